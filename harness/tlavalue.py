@@ -1,0 +1,246 @@
+"""TLA+ values as TLC prints them, parsed into a canonical Python form, and twin states into the same.
+
+Canonical form: records and functions are dicts (keys sorted on output), sequences are lists, sets are
+sorted lists tagged as sets, strings, ints and bools are themselves. Two states are equal exactly when
+their canonical forms are; `canon_key` makes that form hashable for graph comparison.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+from spec import model as M
+
+
+class TlaSet(tuple):
+    """A set, kept as a sorted tuple so that equal sets compare equal."""
+
+
+class ParseError(ValueError):
+    pass
+
+
+_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<num>-?\d+)|(?P<op>\|->|:>|@@|<<|>>|/\\|[\[\]{}(),=])'
+                    r'|(?P<id>[A-Za-z_][A-Za-z0-9_]*))')
+
+
+def _tokens(text: str):
+    pos = 0
+    out = []
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ParseError(f"cannot read TLA+ value at {text[pos:pos + 30]!r}")
+        pos = m.end()
+        kind = m.lastgroup
+        out.append((kind, m.group(kind)))
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def peek(self, k=0):
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else (None, None)
+
+    def take(self, value=None):
+        tok = self.peek()
+        if tok[0] is None or (value is not None and tok[1] != value):
+            raise ParseError(f"expected {value!r}, found {tok[1]!r}")
+        self.i += 1
+        return tok
+
+    def value(self):
+        kind, v = self.peek()
+        if kind == "str":
+            self.i += 1
+            return json.loads(v)
+        if kind == "num":
+            self.i += 1
+            return int(v)
+        if kind == "id" and v in ("TRUE", "FALSE"):
+            self.i += 1
+            return v == "TRUE"
+        if v == "<<":
+            return self._seq()
+        if v == "{":
+            return self._set()
+        if v == "[":
+            return self._record()
+        if v == "(":
+            return self._fcn()
+        raise ParseError(f"unexpected {v!r}")
+
+    def _items(self, close, item):
+        out = []
+        if self.peek()[1] == close:
+            self.take(close)
+            return out
+        while True:
+            out.append(item())
+            if self.peek()[1] == ",":
+                self.take(",")
+                continue
+            self.take(close)
+            return out
+
+    def _seq(self):
+        self.take("<<")
+        return self._items(">>", self.value)
+
+    def _set(self):
+        self.take("{")
+        return TlaSet(sorted(self._items("}", self.value), key=_order))
+
+    def _record(self):
+        self.take("[")
+
+        def field():
+            _k, name = self.take()
+            self.take("|->")
+            return name, self.value()
+        return dict(self._items("]", field))
+
+    def _fcn(self):
+        # (k1 :> v1 @@ k2 :> v2): a function printed by TLC when its domain is not all strings
+        self.take("(")
+        out = {}
+        while True:
+            k = self.value()
+            self.take(":>")
+            out[_hashable(k)] = self.value()
+            if self.peek()[1] == "@@":
+                self.take("@@")
+                continue
+            self.take(")")
+            return out
+
+
+def _hashable(v):
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return ("<<>>",) + tuple(_hashable(x) for x in v)
+    if isinstance(v, TlaSet):
+        return ("{}",) + tuple(_hashable(x) for x in v)
+    return v
+
+
+def _order(v):
+    return json.dumps(to_json(v), sort_keys=True)
+
+
+def parse_value(text: str):
+    p = _Parser(text)
+    v = p.value()
+    if p.peek()[0] is not None:
+        raise ParseError(f"trailing text after value: {p.peek()[1]!r}")
+    return v
+
+
+def _conjuncts(text: str):
+    for part in re.split(r"(?:^|\n)\s*/\\\s+", "\n" + text.strip()):
+        if part.strip():
+            name, _, rest = part.partition("=")
+            yield name.strip(), rest
+
+
+def parse_state(text: str) -> dict:
+    """A TLC state: `/\\ var = value` conjuncts (one per variable), as {var: value}."""
+    return {name: parse_value(rest) for name, rest in _conjuncts(text)}
+
+
+@functools.lru_cache(maxsize=None)
+def _value_key(text: str):
+    return _hashable(parse_value(text))
+
+
+def state_key_from_text(text: str):
+    """canon_key(parse_state(text)), memoized per variable: states share most of their values."""
+    return tuple(sorted((name, _value_key(" ".join(rest.split()))) for name, rest in _conjuncts(text)))
+
+
+def to_json(v):
+    """Canonical value → plain JSON data (sets become sorted lists)."""
+    if isinstance(v, dict):
+        return {str(k): to_json(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(v, (list, tuple)):
+        return [to_json(x) for x in v]
+    return v
+
+
+def canon_key(state: dict):
+    return _hashable(state)
+
+
+# ---------------------------------------------------------------- twin states → canonical
+
+def _rec(nt) -> dict:
+    return dict(nt._asdict())
+
+
+def twin_to_canon(cfg: M.Config, st: M.State) -> dict:
+    """The twin state in the canonical form TLC's printout parses into."""
+    tset = lambda items: TlaSet(sorted((_rec(x) for x in items), key=_order))
+    return {
+        "claim": {s: _rec(c) for s, c in zip(cfg.sessions, st.claim)},
+        "nextExec": st.nextExec,
+        "log": [_rec(e) for e in st.log],
+        "recovery": tset(st.recovery),
+        "inputs": tset(st.inputs),
+        "run": {n: _rec(r) for n, r in zip(cfg.nodes, st.run)},
+        "fin": {n: _rec(f) for n, f in zip(cfg.nodes, st.fin)},
+        "rec": {r: _rec(w) for r, w in zip(cfg.recoverers, st.rec)},
+        "cancelled": tset(st.cancelled),
+        "faults": TlaSet(sorted(st.faults)),
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def _twin_value_key(var: str, value, names: tuple):
+    return _hashable(_TWIN_VAR[var](value, names))
+
+
+_TWIN_VAR = {
+    "claim": lambda v, names: {s: _rec(c) for s, c in zip(names[0], v)},
+    "nextExec": lambda v, names: v,
+    "log": lambda v, names: [_rec(e) for e in v],
+    "recovery": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
+    "inputs": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
+    "run": lambda v, names: {n: _rec(r) for n, r in zip(names[1], v)},
+    "fin": lambda v, names: {n: _rec(f) for n, f in zip(names[1], v)},
+    "rec": lambda v, names: {r: _rec(w) for r, w in zip(names[2], v)},
+    "cancelled": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
+    "faults": lambda v, names: TlaSet(sorted(v)),
+}
+
+
+def twin_key(cfg: M.Config, st: M.State):
+    """canon_key(twin_to_canon(cfg, st)), memoized per variable value."""
+    names = (cfg.sessions, cfg.nodes, cfg.recoverers)
+    return tuple(sorted((var, _twin_value_key(var, getattr(st, var), names)) for var in M.VARIABLES))
+
+
+def canon_to_twin(cfg: M.Config, d: dict) -> M.State:
+    """The inverse of twin_to_canon (for traces that come from TLC or Apalache)."""
+    try:
+        return M.State(
+            claim=tuple(M.Claim(**d["claim"][s]) for s in cfg.sessions),
+            nextExec=int(d["nextExec"]),
+            log=tuple(M.Event(**e) for e in d["log"]),
+            recovery=frozenset(M.RecRow(**r) for r in d["recovery"]),
+            inputs=frozenset(M.Input(**i) for i in d["inputs"]),
+            run=tuple(M.Runner(**d["run"][n]) for n in cfg.nodes),
+            fin=tuple(M.Fin(**d["fin"][n]) for n in cfg.nodes),
+            rec=tuple(M.Rec(**d["rec"][r]) for r in cfg.recoverers),
+            cancelled=frozenset(M.RecRow(**r) for r in d["cancelled"]),
+            faults=frozenset(d["faults"]),
+        )
+    except (KeyError, TypeError) as exc:
+        raise ParseError(f"state does not match the configuration's shape: {exc}") from exc

@@ -1,0 +1,18 @@
+"""claimcheck's implementation of the protocol (see /work/shared/PROTOCOL.md) on SQLModel over sqlite3.
+
+Each twin action (spec/model.py) is one atomic unit here: one transaction, or one in-memory update.
+
+    Acquire(n, i)              Node.acquire(input_id)            PromoteContinuation  Node.promote(input_id)
+    Renew .. RunnerExit        Node.runner.step()  (provider.decide picks PublishStepFailed / PublishStepEnded)
+    CancelRequest(n, s)        Node.cancel(s)
+    FinalizerSettle / Clear    Node.finalizer.step()
+    Heartbeat(k, s)            Node.heartbeat(s) / RecoveryWorker.heartbeat()
+    Tick                       clock.advance(1); Node.supervise() on every node
+    RecoveryTakeover(r, s)     RecoveryWorker.takeover(s)
+    RecoveryConvert / Quar.    RecoveryWorker.step()
+    Crash(k)                   Node.crash() / RecoveryWorker.crash()
+    CorruptRecoveryRow(s, e)   faults.corrupt_recovery_row(db, s, e)
+
+Modules: clock, boundaries, schema, db, context, registry (names bound from spec.names), ids, results,
+claims, events, inputs, wakes, provider, runner, cancel, node, recovery, faults, snapshot.
+"""

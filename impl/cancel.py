@@ -1,0 +1,189 @@
+"""Cancellation: the interrupt (CancelRequest) and the finalizer that settles it.
+
+The interrupt moves the claim running -> cancelling under the claim's own identity, interrupts this
+node's runner if it runs that execution, and starts the finalizer. The finalizer waits for its runner
+to stop, then in one fenced transaction reads the assistant attached to the claimed execution *from
+the database* (publisher memory can lag the commit), publishes at most one Step.Interrupted for an
+open assistant, and moves cancelling -> cancelled; then it removes the exact cancelled claim.
+Supervision: a finalizer whose claim's lease has expired stops before anyone else can act on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import ids
+from . import registry as R
+from .claims import Ident
+from .events import Fence, StepEvent, assistant_row
+from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
+from .runner import record_history
+
+if TYPE_CHECKING:
+    from .node import Node
+
+IDLE, SETTLE, CLEAR = "idle", "settle", "clear"
+
+
+def request(node: "Node", session_id: str) -> Result:
+    """CancelRequest: an authenticated interrupt handled on `node` (routing is the caller's job)."""
+    fin = node.finalizer
+    if fin.pc != IDLE:
+        return NotEnabled("this node's finalizer is busy")
+    ctx = node.ctx
+    now = ctx.now()
+
+    def body(conn):
+        claim = node.claims.get(conn, session_id)
+        if claim is None:
+            return NotEnabled(f"no claim for {session_id}")
+        result = node.claims.advance_phase(conn, claim.ident, now, "running", "cancelling")
+        return Ok(claim.ident) if result else result
+    result = ctx.db.atomic(body)
+    if not result:
+        return result
+    ident: Ident = result.value
+    runner = node.runner
+    if ident.owner_id == node.owner_id and runner.execution_id == ident.execution_id and runner.busy:
+        runner.intr = True
+    fin.start(ident)
+    ctx.boundaries.hit(R.B_CANCEL_REQUESTED, node=node.owner_id, session=session_id,
+                       execution=ident.execution_id)
+    return result
+
+
+class Finalizer:
+    """The twin's finalizer record: pc, session, execution, owner (the identity it writes under)."""
+
+    def __init__(self, node: "Node"):
+        self.node = node
+        self.last: Result | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.pc = IDLE
+        self.session_id: str | None = None
+        self.execution_id: int | None = None
+        self.owner_id: str | None = None
+
+    def start(self, ident: Ident) -> None:
+        self.pc = SETTLE
+        self.session_id, self.execution_id, self.owner_id = ident
+
+    def record(self) -> tuple:
+        return (self.pc, self.session_id, self.execution_id, self.owner_id)
+
+    @property
+    def ident(self) -> Ident:
+        return Ident(self.session_id, self.execution_id, self.owner_id)
+
+    def holds(self, execution_id: int | None) -> bool:
+        """The finalizer is working on this execution (its runner must wait for it to exit)."""
+        return self.pc != IDLE and self.execution_id == execution_id
+
+    # ------------------------------------------------------------------ supervision
+
+    def supervise(self) -> bool:
+        """Stop if the lease of the claimed execution has expired; True if it stopped."""
+        if self.pc == IDLE or self.node.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
+            return False
+        now = self.node.ctx.now()
+        with self.node.ctx.db.read() as conn:
+            claim = self.node.claims.get(conn, self.session_id)
+        if claim is not None and claim.execution_id == self.execution_id and not claim.live(now):
+            self.last = Fenced("lease expired: finalizer stopped by supervision")
+            self.reset()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ the step machine
+
+    def enabled(self) -> str | None:
+        if self.pc == SETTLE:
+            runner = self.node.runner
+            waiting = runner.execution_id == self.execution_id and runner.busy
+            return None if waiting else R.FINALIZER_SETTLE
+        if self.pc == CLEAR:
+            return R.FINALIZER_CLEAR
+        return None
+
+    def step(self) -> str | None:
+        """Supervise, then run the enabled action; return its name (None: nothing ran)."""
+        if self.supervise():
+            return None
+        action = self.enabled()
+        if action is not None:
+            self.last = getattr(self, f"_{action}")()
+        return action
+
+    def run_to_completion(self, max_steps: int = 100) -> list[str]:
+        ran = []
+        while (action := self.step()) is not None:
+            ran.append(action)
+            if len(ran) >= max_steps:
+                raise RuntimeError("finalizer did not finish")
+        return ran
+
+    # ------------------------------------------------------------------ actions
+
+    def _FinalizerSettle(self) -> Result:
+        node, ctx, ident = self.node, self.node.ctx, self.ident
+        now = ctx.now()
+        runner = node.runner
+        mine = runner.execution_id == ident.execution_id
+        mem, active = (runner.mem, runner.active) if mine else (None, False)
+
+        def body(conn):
+            claim = node.claims.get(conn, ident.session_id)
+            if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
+                raise Abort(Fenced(node.claims.why(conn, ident, now, ("cancelling",))))
+            a = claim.assistant_id
+            if ctx.has(R.STEP_STARTED_WINDOW) and a is not None and mem is None:
+                # publisher memory knows no assistant, so it starts one again; the ordinary claim update
+                # rejects it (phase cancelling) and the whole settlement rolls back
+                again = StepEvent(ident.session_id, ident.execution_id, ids.assistant_id(ident.execution_id, 2),
+                                  R.STARTED, ident.owner_id)
+                node.publisher.commit(conn, again, Fence(ident, "running"))
+            row = None
+            if a is not None:
+                row = assistant_row(conn, a)
+                if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
+                    raise Abort(Malformed(f"claim of {ident.session_id} names assistant {a}, which is not its own"))
+            if ctx.has(R.STEP_FAILED_DUPLICATE_INTERRUPT) and active and mem == a:
+                interrupt = True  # the defect: memory's active flag instead of the durable projection
+            else:
+                interrupt = row is not None and not row["completed"]
+            event = None
+            if interrupt:
+                event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, ident.owner_id)
+                node.publisher.commit(conn, event, Fence(ident, "cancelling"))
+            result = node.claims.advance_phase(conn, ident, now, "cancelling", "cancelled")
+            if not result:
+                raise Abort(result)
+            return Ok(event)
+        result = ctx.db.atomic(body)
+        if not result:
+            self.reset()
+            return result
+        if result.value is not None:
+            node.publisher.notify(result.value)
+        self.pc = CLEAR
+        ctx.boundaries.hit(R.B_FINALIZER_SETTLED, node=node.owner_id, session=ident.session_id,
+                           execution=ident.execution_id)
+        return result
+
+    def _FinalizerClear(self) -> Result:
+        node, ctx, ident = self.node, self.node.ctx, self.ident
+        now = ctx.now()
+
+        def body(conn):
+            result = node.claims.clear(conn, ident, now, "cancelled")
+            if not result:
+                raise Abort(result)
+            record_history(conn, ident, "cancelled", now)
+            return result
+        result = ctx.db.atomic(body)
+        self.reset()
+        if result and node.runner.execution_id == ident.execution_id:
+            node.runner.reset()
+        return result

@@ -1,0 +1,221 @@
+"""The execution claim: insert-only acquisition, fenced mutations, recovery's compare-and-swap.
+
+Every mutation is one SQL statement whose WHERE clause is the whole fence (exact Session, execution,
+owner, unexpired lease, and the phase it may move from); its row count decides the typed result. When
+zero rows change, the row is read back only to name the reason. Methods take the caller's connection:
+the caller's transaction is the atomic unit.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from . import registry as R
+from .context import Context
+from .db import dialect_insert
+from .results import Fenced, Lost, Malformed, Occupied, Ok, Result, Superseded
+from .schema import PHASES, claim_t as T
+
+# Ordinary phase moves: forward only. Recovery's running -> recovering happens only in takeover.
+FORWARD = {"running": ("cancelling", "unknown"), "unknown": ("cancelling",), "cancelling": ("cancelled",)}
+
+
+class Ident(NamedTuple):
+    """The identity a writer holds a claim under."""
+    session_id: str
+    execution_id: int
+    owner_id: str
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    session_id: str
+    execution_id: int
+    owner_id: str
+    lease_expires_at: int
+    phase: str
+    assistant_id: str | None
+    recovery_error: str | None
+    created_seq: int
+
+    @property
+    def ident(self) -> Ident:
+        return Ident(self.session_id, self.execution_id, self.owner_id)
+
+    def live(self, now: int) -> bool:
+        return now < self.lease_expires_at
+
+
+def _exact(ident: Ident):
+    return sa.and_(T.c.session_id == ident.session_id, T.c.execution_id == ident.execution_id,
+                   T.c.owner_id == ident.owner_id)
+
+
+def _live(now: int):
+    return T.c.lease_expires_at > now
+
+
+def _typed(method):
+    """A mutation that a constraint refuses (e.g. an UPDATE of a corrupt row that touches a column its
+    CHECK names) returns Malformed instead of raising; the savepoint keeps the caller's transaction usable."""
+    @functools.wraps(method)
+    def wrapper(self, conn, *args, **kwargs):
+        try:
+            with conn.begin_nested():
+                return method(self, conn, *args, **kwargs)
+        except sa.exc.IntegrityError as exc:
+            return Malformed(f"claim row refused by a constraint: {exc.orig}")
+    return wrapper
+
+
+class ClaimStore:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, conn: Connection, session_id: str) -> ClaimRow | None:
+        row = conn.execute(sa.select(T).where(T.c.session_id == session_id)).mappings().first()
+        return ClaimRow(**row) if row else None
+
+    def scan(self, conn: Connection, now: int, bound: int) -> list[ClaimRow]:
+        """Recovery's window: the `bound` oldest expired, unquarantined claims."""
+        rows = conn.execute(sa.select(T).where(T.c.lease_expires_at <= now, T.c.recovery_error.is_(None))
+                            .order_by(T.c.created_seq).limit(bound)).mappings()
+        return [ClaimRow(**r) for r in rows]
+
+    def why(self, conn: Connection, ident: Ident, now: int, phases: tuple[str, ...] | None = None) -> str:
+        """Name the first part of the fence that fails (used only after a zero-row mutation)."""
+        c = self.get(conn, ident.session_id)
+        if c is None:
+            return "no claim"
+        if c.execution_id != ident.execution_id:
+            return f"execution {c.execution_id} != {ident.execution_id}"
+        if c.owner_id != ident.owner_id:
+            return f"owner {c.owner_id} != {ident.owner_id}"
+        if not c.live(now):
+            return "lease expired"
+        if phases is not None and c.phase not in phases:
+            return f"phase {c.phase} not in {'/'.join(phases)}"
+        return "row changed"
+
+    def _fenced(self, conn, ident: Ident, now: int, rowcount: int, phases=None) -> Result:
+        if rowcount == 1:
+            return Ok()
+        return Fenced(self.why(conn, ident, now, phases))
+
+    # ------------------------------------------------------------------ the owner's mutations
+
+    def acquire(self, conn: Connection, ident: Ident, now: int, created_seq: int) -> Result:
+        """Insert-only: an existing claim, live or expired, means Occupied (the caller rolls back)."""
+        values = dict(session_id=ident.session_id, execution_id=ident.execution_id, owner_id=ident.owner_id,
+                      lease_expires_at=self.ctx.lease_from(now), phase="running", assistant_id=None,
+                      recovery_error=None, created_seq=created_seq)
+        if self.ctx.has(R.ACQUIRE_OVERWRITES_EXPIRED):
+            stmt = dialect_insert(conn, T).values(**values)
+            stmt = stmt.on_conflict_do_update(index_elements=[T.c.session_id], set_=values,
+                                              where=T.c.lease_expires_at <= now)
+            return Ok() if conn.execute(stmt).rowcount == 1 else Occupied(ident.session_id)
+        try:
+            with conn.begin_nested():
+                conn.execute(T.insert().values(**values))
+        except sa.exc.IntegrityError:
+            if self.get(conn, ident.session_id) is not None:
+                return Occupied(ident.session_id)
+            raise  # another constraint (e.g. a reused execution id) is a bug, not contention
+        return Ok()
+
+    @_typed
+    def renew(self, conn: Connection, ident: Ident, now: int) -> Result:
+        """Extend the exact, unexpired lease. Renewal never moves a phase."""
+        where = _exact(ident)
+        if not self.ctx.has(R.RENEW_AFTER_EXPIRY):
+            where = sa.and_(where, _live(now))
+        n = conn.execute(sa.update(T).where(where).values(lease_expires_at=self.ctx.lease_from(now))).rowcount
+        return self._fenced(conn, ident, now, n)
+
+    @_typed
+    def check(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
+        """The fence alone, as a locking no-op write (commit hooks of events that change no claim)."""
+        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == phase)
+                         .values(owner_id=T.c.owner_id)).rowcount
+        return self._fenced(conn, ident, now, n, (phase,))
+
+    @_typed
+    def attach_assistant(self, conn: Connection, ident: Ident, now: int, phase: str, assistant_id: str) -> Result:
+        """Step.Started's commit hook: the claim names its assistant (fenced)."""
+        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == phase)
+                         .values(assistant_id=assistant_id)).rowcount
+        return self._fenced(conn, ident, now, n, (phase,))
+
+    @_typed
+    def attach_assistant_unfenced(self, conn: Connection, session_id: str, execution_id: int,
+                                  assistant_id: str) -> Result:
+        """The unfenced-step-publication variant: matches only Session and execution, ignores the count."""
+        conn.execute(sa.update(T).where(T.c.session_id == session_id, T.c.execution_id == execution_id)
+                     .values(assistant_id=assistant_id))
+        return Ok()
+
+    @_typed
+    def advance_phase(self, conn: Connection, ident: Ident, now: int, frm: str, to: str) -> Result:
+        """Move the phase forward (running -> cancelling -> cancelled), never backwards (fenced)."""
+        if to not in FORWARD.get(frm, ()):
+            raise ValueError(f"phase {frm} -> {to} is not a forward move")
+        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == frm)
+                         .values(phase=to)).rowcount
+        return self._fenced(conn, ident, now, n, (frm,))
+
+    @_typed
+    def clear(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
+        """Remove the exact, settled claim: `running` after a terminal Step, or `cancelled`."""
+        if phase not in ("running", "cancelled", "recovering"):
+            raise ValueError(f"a claim in phase {phase} is never cleared")
+        n = conn.execute(sa.delete(T).where(_exact(ident), _live(now), T.c.phase == phase)).rowcount
+        return self._fenced(conn, ident, now, n, (phase,))
+
+    # ------------------------------------------------------------------ recovery
+
+    @_typed
+    def takeover(self, conn: Connection, seen: ClaimRow, owner_id: str, now: int) -> Result:
+        """Compare-and-swap an expired, unquarantined claim to a recovery worker; running -> recovering.
+        A phase string outside PHASES (a corrupt row) becomes `unknown`, so the row can be quarantined."""
+        n = conn.execute(
+            sa.update(T).where(_exact(seen.ident), T.c.lease_expires_at <= now, T.c.recovery_error.is_(None))
+            .values(owner_id=owner_id, lease_expires_at=self.ctx.lease_from(now),
+                    phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
+                                  else_="unknown"))).rowcount
+        if n == 1:
+            return Ok()
+        c = self.get(conn, seen.session_id)
+        if c is None:
+            return Lost("no claim")
+        if c.ident != seen.ident:
+            return Lost(f"claim is now {tuple(c.ident)}")
+        if c.live(now):
+            return Lost("lease live")
+        return Lost("quarantined")
+
+    @_typed
+    def quarantine(self, conn: Connection, ident: Ident, now: int, reason: str) -> Result:
+        """Mark the exact claim this worker owns. Exactly one row must change; zero rows means a
+        confirmed successor owns it (or it is already quarantined): reported, never ignored."""
+        where = sa.and_(_exact(ident), T.c.recovery_error.is_(None))
+        if self.ctx.has(R.SILENT_QUARANTINE_NOOP):
+            conn.execute(sa.update(T).where(where, _live(now)).values(recovery_error=reason))
+            return Ok()  # the defect: the row count is never looked at
+        n = conn.execute(sa.update(T).where(where).values(recovery_error=reason)).rowcount
+        if n == 1:
+            return Ok()
+        c = self.get(conn, ident.session_id)
+        if c is not None and c.ident == ident:
+            return Superseded("already quarantined")
+        return Superseded("no claim" if c is None else f"claim is now {tuple(c.ident)}")
+
+
+def known_phase(phase: str) -> bool:
+    return phase in PHASES

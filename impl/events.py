@@ -1,0 +1,125 @@
+"""Publication of Step events: one transaction, then listeners.
+
+Inside the transaction, in order: projectors (the assistant projection), claim commit hooks (the
+fence; Step.Started also stores its assistant id in the claim), then the event is appended. If any part
+fails, the whole transaction rolls back and the caller gets a typed failure. Listeners run only after
+commit, each isolated: a failing listener is logged, never propagated. The gap between commit and the
+listeners returning is the listener boundary the spec explores.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from . import registry as R
+from .claims import ClaimStore, Ident
+from .context import Context
+from .results import Abort, Malformed, Ok, Result
+from .schema import assistant_t, event_t
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[["StepEvent"], None]
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """A Step event (kind is the twin's short name: Started, Failed, Interrupted, Ended)."""
+    session_id: str
+    execution_id: int
+    assistant_id: str
+    kind: str
+    writer: str
+
+    @property
+    def durable_kind(self) -> str:
+        return R.DURABLE_KIND[self.kind]
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The claim identity an event is published under, and the phase that identity requires:
+    `running` for the runner, `cancelling` for the finalizer, `recovering` for recovery."""
+    ident: Ident
+    phase: str
+
+
+class Publisher:
+    def __init__(self, ctx: Context, claims: ClaimStore):
+        self.ctx = ctx
+        self.claims = claims
+        self.listeners: list[Listener] = []
+
+    def publish(self, event: StepEvent, fence: Fence, *, by_runner: bool = False) -> Result:
+        """Commit `event` in its own transaction (listeners are *not* run: call `notify`)."""
+        return self.ctx.db.atomic(lambda conn: self.commit(conn, event, fence, by_runner=by_runner))
+
+    def commit(self, conn: Connection, event: StepEvent, fence: Fence, *, by_runner: bool = False) -> Result:
+        """Project, run the claim hook, append: inside the caller's transaction. Raises Abort on failure
+        (the caller's transaction rolls back); returns Ok(seq) otherwise."""
+        if event.writer != fence.ident.owner_id or event.session_id != fence.ident.session_id:
+            raise ValueError("an event is written under the identity of its fence")
+        self._project(conn, event)
+        self._hook(conn, event, fence, by_runner)
+        return Ok(self._append(conn, event))
+
+    def notify(self, event: StepEvent) -> None:
+        """Run the listeners after commit; one failing listener never stops the others or the caller."""
+        for listener in list(self.listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("listener %r failed on %s %s", listener, event.kind, event.assistant_id)
+
+    # ------------------------------------------------------------------ the transaction's parts
+
+    def _project(self, conn: Connection, event: StepEvent) -> None:
+        a = assistant_t
+        if event.kind == R.STARTED:
+            try:
+                with conn.begin_nested():
+                    conn.execute(a.insert().values(assistant_id=event.assistant_id, session_id=event.session_id,
+                                                   execution_id=event.execution_id, started=True,
+                                                   completed=False, outcome=None))
+            except sa.exc.IntegrityError:
+                raise Abort(Malformed(f"assistant {event.assistant_id} already started"))
+            return
+        # a terminal event completes the assistant; the first outcome is kept
+        n = conn.execute(sa.update(a).where(a.c.assistant_id == event.assistant_id,
+                                            a.c.session_id == event.session_id)
+                         .values(completed=True,
+                                 outcome=sa.func.coalesce(a.c.outcome, event.kind.lower()))).rowcount
+        if n != 1:
+            raise Abort(Malformed(f"assistant {event.assistant_id} of {event.session_id} was never started"))
+
+    def _hook(self, conn: Connection, event: StepEvent, fence: Fence, by_runner: bool) -> None:
+        now = self.ctx.now()
+        if by_runner and self.ctx.has(R.UNFENCED_STEP_PUBLICATION):
+            if event.kind == R.STARTED:
+                self.claims.attach_assistant_unfenced(conn, event.session_id, event.execution_id, event.assistant_id)
+            return
+        if event.kind == R.STARTED:
+            result = self.claims.attach_assistant(conn, fence.ident, now, fence.phase, event.assistant_id)
+        else:
+            result = self.claims.check(conn, fence.ident, now, fence.phase)
+        if not result:
+            raise Abort(result)
+
+    def _append(self, conn: Connection, event: StepEvent) -> int:
+        e = event_t
+        seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(e.c.seq), 0) + 1)
+                           .where(e.c.session_id == event.session_id)).scalar_one()
+        conn.execute(e.insert().values(session_id=event.session_id, seq=seq, kind=event.durable_kind,
+                                       assistant_id=event.assistant_id, execution_id=event.execution_id,
+                                       writer=event.writer))
+        return seq
+
+
+def assistant_row(conn: Connection, assistant_id: str):
+    """The projection row of an assistant, or None."""
+    return conn.execute(sa.select(assistant_t).where(assistant_t.c.assistant_id == assistant_id)).mappings().first()

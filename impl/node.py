@@ -1,0 +1,147 @@
+"""A node: one server process with an owner id, its runner and its finalizer, over a shared database.
+
+Node-level operations start or touch actors: Acquire and PromoteContinuation (start the runner),
+CancelRequest (start the finalizer), Heartbeat (renew a claim one of its actors works on), supervision
+(after the clock moves), and Crash (the process dies: its in-memory actors are gone).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from . import cancel
+from . import registry as R
+from .boundaries import Boundaries
+from .claims import ClaimStore, Ident
+from .clock import Clock
+from .context import Context
+from .db import Database, next_id
+from .events import Publisher
+from .inputs import InputStore
+from .provider import ScriptedProvider
+from .results import Abort, NotEnabled, Ok, Result
+from .runner import Runner
+
+
+class Node:
+    def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
+                 boundaries: Boundaries | None = None, lease_ticks: int = 1,
+                 provider: ScriptedProvider | None = None):
+        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks)
+        self.owner_id = owner_id
+        self.claims = ClaimStore(self.ctx)
+        self.publisher = Publisher(self.ctx, self.claims)
+        self.inputs = InputStore(self.ctx)
+        self.provider = provider or ScriptedProvider()
+        self.runner = Runner(self)
+        self.finalizer = cancel.Finalizer(self)
+
+    def has(self, defect: str) -> bool:
+        return self.ctx.has(defect)
+
+    def __repr__(self) -> str:
+        return f"Node({self.owner_id!r}, runner={self.runner.pc}, finalizer={self.finalizer.pc})"
+
+    # ------------------------------------------------------------------ starting the runner
+
+    def acquire(self, input_id: str) -> Result:
+        """Acquire: ordinary selection takes a pending, non-recovery input; insert-only claim."""
+        return self._acquire(input_id, ordinary=True)
+
+    def acquire_next(self, session_id: str) -> Result:
+        """Acquire the input ordinary selection would pick next for a Session."""
+        with self.ctx.db.read() as conn:
+            picked = self.inputs.select_ordinary(conn, session_id)
+        return self.acquire(picked[0].id) if picked else NotEnabled(f"no ordinary input for {session_id}")
+
+    def promote(self, input_id: str) -> Result:
+        """PromoteContinuation: recovery's own continuation, exactly, with an insert-only claim."""
+        return self._acquire(input_id, ordinary=False)
+
+    def _acquire(self, input_id: str, ordinary: bool) -> Result:
+        if self.runner.pc != "idle":
+            return NotEnabled("this node's runner is busy")
+        now = self.ctx.now()
+
+        def body(conn):
+            row = self.inputs.get(conn, input_id)
+            if row is None:
+                return NotEnabled(f"no input {input_id}")
+            if ordinary:
+                if not self.inputs.ordinary_selectable(conn, input_id):
+                    return NotEnabled(f"input {input_id} is not ordinarily selectable")
+            else:
+                allowed = self.inputs.check_continuation(conn, row)
+                if not allowed:
+                    return allowed
+            ident = Ident(row.session_id, next_id(conn, "execution"), self.owner_id)
+            for result in (self.claims.acquire(conn, ident, now, next_id(conn, "claim")),
+                           self.inputs.promote(conn, input_id, "ordinary" if ordinary else "recovery")):
+                if not result:
+                    raise Abort(result)  # nothing of the attempt survives, not even the execution id
+            return Ok(ident)
+        result = self.ctx.db.atomic(body)
+        if result:
+            ident = result.value
+            self.runner.start(ident.session_id, ident.execution_id)
+            self.ctx.boundaries.hit(R.B_ACQUIRE_COMMITTED, node=self.owner_id, session=ident.session_id,
+                                    execution=ident.execution_id,
+                                    action=R.ACQUIRE if ordinary else R.PROMOTE_CONTINUATION)
+        return result
+
+    # ------------------------------------------------------------------ cancellation, leases, faults
+
+    def cancel(self, session_id: str) -> Result:
+        """CancelRequest handled on this node (see cancel.request)."""
+        return cancel.request(self, session_id)
+
+    def active_on(self, execution_id: int) -> bool:
+        """One of this node's actors works on the execution (so its heartbeat keeps that lease)."""
+        return ((self.runner.execution_id == execution_id and self.runner.busy)
+                or self.finalizer.holds(execution_id))
+
+    def heartbeat(self, session_id: str) -> Result:
+        """Heartbeat: renew the Session's claim if it is ours, not full, and an actor works on it."""
+        now = self.ctx.now()
+
+        def body(conn):
+            claim = self.claims.get(conn, session_id)
+            if claim is None or claim.owner_id != self.owner_id:
+                return NotEnabled(f"{session_id} is not claimed by {self.owner_id}")
+            if claim.lease_expires_at - now >= self.ctx.lease_ticks:
+                return NotEnabled("lease is full")
+            if not self.active_on(claim.execution_id):
+                return NotEnabled(f"no actor of {self.owner_id} works on execution {claim.execution_id}")
+            return self.claims.renew(conn, claim.ident, now)
+        return self.ctx.db.atomic(body)
+
+    def heartbeat_all(self) -> dict[str, Result]:
+        """The production heartbeat: renew every claim one of this node's actors works on."""
+        sessions = {a.session_id for a in (self.runner, self.finalizer) if a.pc not in ("idle", "stopped")}
+        return {s: self.heartbeat(s) for s in sorted(sessions)}
+
+    def supervise(self) -> bool:
+        """After the clock moved: a supervised finalizer whose lease expired stops (the twin's Tick)."""
+        return self.finalizer.supervise()
+
+    def crash(self) -> None:
+        """Crash: the process dies; runner and finalizer memory are gone (the database is not)."""
+        self.runner.reset()
+        self.finalizer.reset()
+
+    # ------------------------------------------------------------------ production driver
+
+    def run_to_completion(self, max_steps: int = 1000) -> list[str]:
+        """Step runner and finalizer until neither can move."""
+        ran: list[str] = []
+        while True:
+            progressed = False
+            for actor in (self.runner, self.finalizer):
+                action = actor.step()
+                if action is not None:
+                    ran.append(action)
+                    progressed = True
+            if not progressed:
+                return ran
+            if len(ran) >= max_steps:
+                raise RuntimeError(f"node {self.owner_id} did not settle in {max_steps} steps")

@@ -1,0 +1,52 @@
+"""The deterministic stand-in for the language model: a script of outcomes, and a record of calls.
+
+Each dispatch is recorded (the provider effect tests and the harness count). The outcome of an
+execution's step is 'end' or 'fail': by execution id from `script`, else the next entry of `sequence`
+(consumed in dispatch order), else `default`. `decide` sets it later (before the step publishes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+OUTCOMES = ("end", "fail")
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    session_id: str
+    execution_id: int
+    owner_id: str
+    at: int
+
+
+class ScriptedProvider:
+    def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
+                 default: str = "end"):
+        self._script = dict(script or {})
+        self._sequence = list(sequence)
+        self.default = default
+        self.calls: list[ProviderCall] = []
+        for outcome in [*self._script.values(), *self._sequence, default]:
+            _check(outcome)
+
+    def dispatch(self, session_id: str, execution_id: int, owner_id: str, at: int) -> None:
+        self.calls.append(ProviderCall(session_id, execution_id, owner_id, at))
+        if execution_id not in self._script and self._sequence:
+            self._script[execution_id] = self._sequence.pop(0)
+
+    def decide(self, execution_id: int, outcome: str) -> None:
+        self._script[execution_id] = _check(outcome)
+
+    def outcome(self, execution_id: int) -> str:
+        return self._script.get(execution_id, self.default)
+
+    def calls_for(self, session_id: str) -> list[ProviderCall]:
+        return [c for c in self.calls if c.session_id == session_id]
+
+
+def _check(outcome: str) -> str:
+    if outcome not in OUTCOMES:
+        raise ValueError(f"provider outcome {outcome!r} not in {OUTCOMES}")
+    return outcome

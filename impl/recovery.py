@@ -1,0 +1,259 @@
+"""Recovery: a worker with an owner id of its own takes over expired claims and converts them.
+
+Takeover is a compare-and-swap over a bounded, oldest-first window of expired, unquarantined claims.
+Conversion is one fenced transaction that validates the work (phase recovering, the assistant is the
+execution's own, no recovery row for this execution in ANY Session), settles an open assistant with
+Step.Interrupted, inserts exactly one session_recovery row, creates the continuation and clears the
+claim. Anything it cannot convert is quarantined with a reason; a scan never stops on a bad row.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Iterable
+
+import sqlalchemy as sa
+
+from . import ids
+from . import registry as R
+from .boundaries import Boundaries
+from .claims import ClaimRow, ClaimStore, Ident, known_phase
+from .clock import Clock
+from .context import Context
+from .db import Database, dialect_insert
+from .events import Fence, Publisher, StepEvent, assistant_row
+from .inputs import InputStore
+from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Result
+from .runner import record_history
+from .schema import recovery_t
+
+log = logging.getLogger(__name__)
+
+IDLE, CONVERTING, QUARANTINING = "idle", "converting", "quarantining"
+DEFAULT_SCAN_BOUND = 100
+
+
+@dataclass(frozen=True)
+class Handled:
+    """What one scan pass did with one claim."""
+    session_id: str
+    execution_id: int
+    outcome: str  # converted | quarantined | superseded | lost
+    reason: str | None = None
+
+
+class RecoveryWorker:
+    def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
+                 boundaries: Boundaries | None = None, lease_ticks: int = 1,
+                 scan_bound: int = DEFAULT_SCAN_BOUND):
+        if scan_bound < 1:
+            raise ValueError("scan_bound must be at least 1")
+        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks)
+        self.owner_id = owner_id
+        self.scan_bound = scan_bound
+        self.claims = ClaimStore(self.ctx)
+        self.publisher = Publisher(self.ctx, self.claims)
+        self.inputs = InputStore(self.ctx)
+        self.last: Result | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.pc = IDLE
+        self.session_id: str | None = None
+        self.execution_id: int | None = None
+        self.reason: str | None = None
+        self.seen_phase: str | None = None  # the phase the takeover observed (evidence for a quarantine)
+
+    crash = reset  # Crash: the worker's memory is gone
+
+    def record(self) -> tuple:
+        return (self.pc, self.session_id, self.execution_id)
+
+    @property
+    def ident(self) -> Ident:
+        return Ident(self.session_id, self.execution_id, self.owner_id)
+
+    def _hit(self, boundary: str) -> None:
+        self.ctx.boundaries.hit(boundary, worker=self.owner_id, session=self.session_id,
+                                execution=self.execution_id, reason=self.reason)
+
+    # ------------------------------------------------------------------ takeover
+
+    def window(self) -> list[ClaimRow]:
+        """The scan: the `scan_bound` oldest expired, unquarantined claims."""
+        with self.ctx.db.read() as conn:
+            return self.claims.scan(conn, self.ctx.now(), self.scan_bound)
+
+    def takeover(self, session_id: str | None = None) -> Result:
+        """RecoveryTakeover: scan and compare-and-swap in one transaction; the given Session (which must
+        be in the window) or the oldest row the CAS wins."""
+        if self.pc != IDLE:
+            return NotEnabled("worker is busy")
+        now = self.ctx.now()
+
+        def body(conn):
+            rows = self.claims.scan(conn, now, self.scan_bound)
+            if session_id is not None:
+                rows = [r for r in rows if r.session_id == session_id]
+            result: Result = NotEnabled("no claim in the scan window")
+            for row in rows:
+                result = self.claims.takeover(conn, row, self.owner_id, now)
+                if result:
+                    return Ok(row)
+            return result
+        return self._took(self.ctx.db.atomic(body))
+
+    def take(self, seen: ClaimRow) -> Result:
+        """The CAS alone, on a row observed by an earlier scan (the production pass)."""
+        if self.pc != IDLE:
+            return NotEnabled("worker is busy")
+        now = self.ctx.now()
+        result = self.ctx.db.atomic(lambda conn: self.claims.takeover(conn, seen, self.owner_id, now))
+        return self._took(Ok(seen) if result else result)
+
+    def _took(self, result: Result) -> Result:
+        self.last = result
+        if result:
+            row: ClaimRow = result.value
+            self.pc, self.session_id, self.execution_id = CONVERTING, row.session_id, row.execution_id
+            self.reason, self.seen_phase = None, row.phase
+            self._hit(R.B_RECOVERY_TAKEN_OVER)
+        return result
+
+    # ------------------------------------------------------------------ conversion
+
+    def convert(self) -> Result:
+        """RecoveryConvert: convert in one transaction, or move to quarantining with a reason."""
+        if self.pc != CONVERTING:
+            return NotEnabled("worker is not converting")
+        try:
+            result = self.ctx.db.atomic(self._convert)
+        except Exception as exc:  # a bad row must not stop the worker: it is quarantined instead
+            log.exception("conversion of %s failed", self.ident)
+            result = Malformed(f"conversion raised {exc!r}")
+        self.last = result
+        if result:
+            self.reset()
+            if result.value is not None:
+                self.publisher.notify(result.value)
+            return result
+        self.pc, self.reason = QUARANTINING, getattr(result, "reason", type(result).__name__)
+        self._hit(R.B_RECOVERY_CONVERT_FAILED)
+        return result
+
+    def _convert(self, conn) -> Result:
+        now = self.ctx.now()
+        ident = self.ident
+        claim = self.claims.get(conn, ident.session_id)
+        if claim is None or claim.ident != ident or not claim.live(now):
+            raise Abort(Fenced(self.claims.why(conn, ident, now)))
+        if claim.phase != "recovering":
+            if not known_phase(self.seen_phase):
+                raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
+            raise Abort(Malformed(f"phase {claim.phase!r}: only a running execution is recovered"))
+        rows = sa.select(recovery_t).where(recovery_t.c.execution_id == ident.execution_id)
+        if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION):
+            rows = rows.where(recovery_t.c.session_id == ident.session_id)
+        existing = conn.execute(rows).mappings().first()
+        if existing is not None:
+            raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
+                                 f"{existing['session_id']}"))
+        event = None
+        a = claim.assistant_id
+        if a is not None:
+            row = assistant_row(conn, a)
+            if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
+                raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
+            if not row["completed"]:
+                event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
+                self.publisher.commit(conn, event, Fence(ident, "recovering"))
+        cont = ids.continuation_id(ident.session_id, ident.execution_id)
+        self._insert_recovery_row(conn, ident, cont)
+        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
+                       self.claims.clear(conn, ident, now, "recovering")):
+            if not result:
+                raise Abort(result)
+        record_history(conn, ident, "recovered", now)
+        return Ok(event)
+
+    def _insert_recovery_row(self, conn, ident: Ident, cont: str) -> None:
+        values = dict(execution_id=ident.execution_id, session_id=ident.session_id, continuation_input_id=cont)
+        if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION):
+            conn.execute(dialect_insert(conn, recovery_t).values(**values).on_conflict_do_nothing())
+            return  # the defect: the conflict (and the row count) is never looked at
+        try:
+            with conn.begin_nested():
+                n = conn.execute(recovery_t.insert().values(**values)).rowcount
+        except sa.exc.IntegrityError:
+            n = 0
+        if n != 1:
+            raise Abort(Conflict(f"recovery row for execution {ident.execution_id} was not inserted"))
+
+    # ------------------------------------------------------------------ quarantine
+
+    def quarantine(self) -> Result:
+        """RecoveryQuarantine: mark the exact claim this worker owns; the worker is free afterwards."""
+        if self.pc != QUARANTINING:
+            return NotEnabled("worker is not quarantining")
+        now = self.ctx.now()
+        reason = self.reason or "conversion failed"
+        result = self.ctx.db.atomic(lambda conn: self.claims.quarantine(conn, self.ident, now, reason))
+        if not result:
+            log.warning("quarantine of %s changed no row: %s", self.ident, result)
+        self.last = result
+        self.reset()
+        return result
+
+    # ------------------------------------------------------------------ lease and steps
+
+    def heartbeat(self) -> Result:
+        """Heartbeat while converting: renew the claim this worker took over."""
+        if self.pc != CONVERTING:
+            return NotEnabled("worker is not converting")
+        now = self.ctx.now()
+
+        def body(conn):
+            claim = self.claims.get(conn, self.session_id)
+            if claim is None or claim.ident != self.ident:
+                return NotEnabled("the claim is not this worker's")
+            if claim.lease_expires_at - now >= self.ctx.lease_ticks:
+                return NotEnabled("lease is full")
+            return self.claims.renew(conn, self.ident, now)
+        return self.ctx.db.atomic(body)
+
+    def enabled(self) -> str | None:
+        if self.pc == CONVERTING:
+            return R.RECOVERY_CONVERT
+        if self.pc == QUARANTINING:
+            return R.RECOVERY_QUARANTINE
+        return R.RECOVERY_TAKEOVER if self.window() else None
+
+    def step(self) -> str | None:
+        """Run the enabled action (a takeover picks the oldest row); return its name, or None."""
+        action = self.enabled()
+        if action == R.RECOVERY_TAKEOVER:
+            if not self.takeover():
+                return None
+        elif action == R.RECOVERY_CONVERT:
+            self.convert()
+        elif action == R.RECOVERY_QUARANTINE:
+            self.quarantine()
+        return action
+
+    def run_once(self) -> list[Handled]:
+        """One production pass over one scan window: every row is taken, converted or quarantined, or
+        skipped if another worker won it; a bad row never stops the pass."""
+        handled = []
+        for seen in self.window():
+            if not self.take(seen):
+                handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
+                continue
+            if self.convert():
+                handled.append(Handled(seen.session_id, seen.execution_id, "converted"))
+                continue
+            reason = self.reason
+            outcome = "quarantined" if self.quarantine() else "superseded"
+            handled.append(Handled(seen.session_id, seen.execution_id, outcome, reason))
+        return handled
+

@@ -1,0 +1,65 @@
+"""The registry names the implementation uses, bound once from `spec.names`.
+
+Each constant is looked up in the registry at import time, so a misspelt name is an import error
+(KeyError) rather than a silently dead branch.
+"""
+
+from __future__ import annotations
+
+from spec import names as N
+
+
+def _pick(table: dict, name: str) -> str:
+    return table[name].name
+
+
+# defects (spec/names.py DEFECTS)
+STEP_STARTED_WINDOW = _pick(N.DEFECTS, "step-started-window")
+STEP_FAILED_DUPLICATE_INTERRUPT = _pick(N.DEFECTS, "step-failed-duplicate-interrupt")
+CROSS_SESSION_RECOVERY_COLLISION = _pick(N.DEFECTS, "cross-session-recovery-collision")
+UNSUPERVISED_CANCEL_HEARTBEAT = _pick(N.DEFECTS, "unsupervised-cancel-heartbeat")
+SILENT_QUARANTINE_NOOP = _pick(N.DEFECTS, "silent-quarantine-noop")
+MEMORY_BEFORE_PUBLISH = _pick(N.DEFECTS, "memory-before-publish")
+ACQUIRE_OVERWRITES_EXPIRED = _pick(N.DEFECTS, "acquire-overwrites-expired")
+RENEW_AFTER_EXPIRY = _pick(N.DEFECTS, "renew-after-expiry")
+RECOVERY_INPUT_IN_ORDINARY_QUEUE = _pick(N.DEFECTS, "recovery-input-in-ordinary-queue")
+UNFENCED_STEP_PUBLICATION = _pick(N.DEFECTS, "unfenced-step-publication")
+
+# actions (spec/names.py ACTIONS): what a step of an actor reports it ran
+ACQUIRE = _pick(N.ACTIONS, "Acquire")
+PROMOTE_CONTINUATION = _pick(N.ACTIONS, "PromoteContinuation")
+RENEW = _pick(N.ACTIONS, "Renew")
+DISPATCH = _pick(N.ACTIONS, "Dispatch")
+PUBLISH_STEP_STARTED = _pick(N.ACTIONS, "PublishStepStarted")
+STEP_STARTED_RETURN = _pick(N.ACTIONS, "StepStartedReturn")
+PUBLISH_STEP_FAILED = _pick(N.ACTIONS, "PublishStepFailed")
+STEP_FAILED_RETURN = _pick(N.ACTIONS, "StepFailedReturn")
+PUBLISH_STEP_ENDED = _pick(N.ACTIONS, "PublishStepEnded")
+CLEAR_CLAIM = _pick(N.ACTIONS, "ClearClaim")
+RUNNER_STOP = _pick(N.ACTIONS, "RunnerStop")
+RUNNER_EXIT = _pick(N.ACTIONS, "RunnerExit")
+CANCEL_REQUEST = _pick(N.ACTIONS, "CancelRequest")
+FINALIZER_SETTLE = _pick(N.ACTIONS, "FinalizerSettle")
+FINALIZER_CLEAR = _pick(N.ACTIONS, "FinalizerClear")
+HEARTBEAT = _pick(N.ACTIONS, "Heartbeat")
+RECOVERY_TAKEOVER = _pick(N.ACTIONS, "RecoveryTakeover")
+RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
+RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
+
+# boundaries (spec/names.py BOUNDARIES)
+B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
+B_RENEW_COMMITTED = _pick(N.BOUNDARIES, "renew.committed")
+B_PROVIDER_DISPATCHED = _pick(N.BOUNDARIES, "provider.dispatched")
+B_STEP_STARTED_COMMITTED = _pick(N.BOUNDARIES, "step_started.committed")
+B_STEP_FAILED_COMMITTED = _pick(N.BOUNDARIES, "step_failed.committed")
+B_STEP_ENDED_COMMITTED = _pick(N.BOUNDARIES, "step_ended.committed")
+B_CANCEL_REQUESTED = _pick(N.BOUNDARIES, "cancel.requested")
+B_FINALIZER_SETTLED = _pick(N.BOUNDARIES, "finalizer.settled")
+B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
+B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
+
+# event kinds: the twin's short names and the durable names the log stores
+STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS
+DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.EVENT_KINDS}
+SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()}
+TERMINAL = frozenset(N.TERMINAL_KINDS)

@@ -1,0 +1,159 @@
+"""The durable state of the protocol, as SQLModel tables (portable: sqlite now, PostgreSQL later).
+
+Constraints carry the protocol where the database can: one claim per Session (primary key), globally
+unique execution ids, one recovery row per execution, one event per (Session, seq), closed sets of
+phases, kinds and states (CHECK). Rows the database cannot vouch for (e.g. a claim naming a missing
+assistant) are validated by their readers.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from sqlalchemy import CheckConstraint, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+# The claim phases. `running` -> `cancelling` -> `cancelled` is the ordinary order; `unknown` marks an
+# uncertain provider/tool outcome; `recovering` belongs to recovery.
+PHASES = ("running", "unknown", "recovering", "cancelling", "cancelled")
+EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended")
+OUTCOMES = ("failed", "interrupted", "ended")
+INPUT_KINDS = ("prompt", "continuation")
+DELIVERIES = ("steer", "queue")
+INPUT_STATES = ("pending", "ordinary", "recovery")
+HISTORY_OUTCOMES = ("cleared", "cancelled", "recovered")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class ExecutionClaim(SQLModel, table=True):
+    """Which owner runs a Session's execution, until when, in which phase."""
+
+    __tablename__ = "execution_claim"
+    __table_args__ = (
+        CheckConstraint(_in("phase", PHASES), name="ck_claim_phase"),
+        Index("ix_claim_scan", "recovery_error", "lease_expires_at", "created_seq"),
+    )
+
+    session_id: str = Field(primary_key=True)
+    execution_id: int = Field(unique=True)
+    owner_id: str
+    lease_expires_at: int
+    phase: str
+    assistant_id: Optional[str] = None
+    recovery_error: Optional[str] = None
+    created_seq: int = Field(index=True)
+
+
+class Assistant(SQLModel, table=True):
+    """The assistant projection: started by Step.Started, completed by its terminal event."""
+
+    __tablename__ = "assistant"
+    __table_args__ = (
+        CheckConstraint(f"outcome IS NULL OR {_in('outcome', OUTCOMES)}", name="ck_assistant_outcome"),
+    )
+
+    assistant_id: str = Field(primary_key=True)
+    session_id: str = Field(index=True)
+    execution_id: int = Field(index=True)
+    started: bool = True
+    completed: bool = False
+    outcome: Optional[str] = None
+
+
+class SessionEvent(SQLModel, table=True):
+    """The durable event log; `writer` is the claim identity the event was published under."""
+
+    __tablename__ = "session_event"
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", name="uq_event_session_seq"),
+        CheckConstraint(_in("kind", EVENT_KINDS), name="ck_event_kind"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    session_id: str = Field(index=True)
+    seq: int
+    kind: str
+    assistant_id: Optional[str] = Field(default=None, foreign_key="assistant.assistant_id", index=True)
+    execution_id: int
+    writer: str
+
+
+class SessionRecovery(SQLModel, table=True):
+    """One row per recovered execution (execution ids are global: unique across Sessions)."""
+
+    __tablename__ = "session_recovery"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    execution_id: int = Field(unique=True)
+    session_id: str = Field(index=True)
+    continuation_input_id: str
+
+
+class SessionInput(SQLModel, table=True):
+    """Queued prompts and recovery continuations of a Session."""
+
+    __tablename__ = "session_input"
+    __table_args__ = (
+        CheckConstraint(_in("kind", INPUT_KINDS), name="ck_input_kind"),
+        CheckConstraint(_in("delivery", DELIVERIES), name="ck_input_delivery"),
+        CheckConstraint(_in("state", INPUT_STATES), name="ck_input_state"),
+        Index("ix_input_select", "session_id", "state", "admitted_seq"),
+    )
+
+    id: str = Field(primary_key=True)
+    session_id: str
+    kind: str
+    src: int  # prompt number, or the recovered execution of a continuation
+    delivery: str = "queue"
+    state: str = "pending"
+    admitted_seq: int
+    promoted_seq: Optional[int] = None
+
+
+class WakeCounter(SQLModel, table=True):
+    """A bounded wake counter, changed only by compare-and-set; rotates from max to 1."""
+
+    __tablename__ = "wake_counter"
+    __table_args__ = (
+        CheckConstraint("max >= 1 AND value >= 0 AND value <= max", name="ck_wake_bounds"),
+    )
+
+    name: str = Field(primary_key=True)
+    value: int = 0
+    max: int
+
+
+class ExecutionHistory(SQLModel, table=True):
+    """How each settled execution left its claim (the twin's `cancelled` set is outcome 'cancelled')."""
+
+    __tablename__ = "execution_history"
+    __table_args__ = (CheckConstraint(_in("outcome", HISTORY_OUTCOMES), name="ck_history_outcome"),)
+
+    execution_id: int = Field(primary_key=True)
+    session_id: str = Field(index=True)
+    outcome: str
+    at: int
+
+
+class IdSequence(SQLModel, table=True):
+    """Durable counters for execution ids and scan/admission order (dense, never reused)."""
+
+    __tablename__ = "id_sequence"
+
+    name: str = Field(primary_key=True)
+    value: int = 0
+
+
+SEQUENCES = ("execution", "claim", "input")
+
+claim_t = ExecutionClaim.__table__
+assistant_t = Assistant.__table__
+event_t = SessionEvent.__table__
+recovery_t = SessionRecovery.__table__
+input_t = SessionInput.__table__
+wake_t = WakeCounter.__table__
+history_t = ExecutionHistory.__table__
+sequence_t = IdSequence.__table__

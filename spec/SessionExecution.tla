@@ -1,0 +1,558 @@
+-------------------------- MODULE SessionExecution --------------------------
+(***************************************************************************)
+(* Durable agent-session execution: claims with owners and leases,         *)
+(* Step.Started / Step.Failed / Step.Interrupted / Step.Ended,             *)
+(* cancellation, and crash recovery over a shared SQL database.            *)
+(*                                                                         *)
+(* Each action is one atomic unit of the code: one transaction, or one     *)
+(* in-memory update.  Where the code commits, runs listeners, then updates *)
+(* memory, there are two actions and the state between them is explored.  *)
+(* The executable twin is spec/model.py; names come from spec/names.py.    *)
+(*                                                                         *)
+(* Time is a discrete clock kept as each lease's ticks-to-live: Tick takes *)
+(* one tick from every live lease, so the state space stays finite while   *)
+(* the clock runs forever (see spec/README.md).                            *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets
+
+CONSTANTS
+    \* @type: Set(Str);
+    Sessions,
+    \* @type: Set(Str);
+    Nodes,
+    \* @type: Set(Str);
+    Recoverers,     \* recovery workers, each with an owner id of its own
+    \* @type: Int;
+    Prompts,        \* prompts admitted per Session at Init
+    \* @type: Int;
+    MaxExec,        \* execution ids are 1..MaxExec, globally unique
+    \* @type: Int;
+    Lease,          \* ticks a fresh lease lives
+    \* @type: Int;
+    ScanBound,      \* rows a recovery scan looks at, oldest first
+    \* @type: Set(Str);
+    Faults,         \* which of "crash", "pause", "corrupt" the environment may inject
+    \* @type: Bool;
+    TimelyDispatch,
+    \* @type: Bool;
+    SynchronizedClocks,
+    \* @type: Bool;
+    ProcessLocalRouting,
+    \* @type: Set(Str);
+    Defects         \* known defects switched on (names in spec/names.py)
+
+(*
+  @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool};
+  @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
+  @typeAlias: row = {exec: Int, sess: Str};
+  @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
+  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
+  @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
+  @typeAlias: worker = {pc: Str, sess: Str, exec: Int};
+*)
+SessionExecution_typedefs == TRUE
+
+VARIABLES
+    \* the execution claim of each Session (NoClaim when there is none)
+    \* @type: Str -> $claim;
+    claim,
+    \* the next fresh execution id
+    \* @type: Int;
+    nextExec,
+    \* the durable event log, in commit order
+    \* @type: Seq($event);
+    log,
+    \* session_recovery rows
+    \* @type: Set($row);
+    recovery,
+    \* queued prompts and continuations
+    \* @type: Set($input);
+    inputs,
+    \* each node's runner, with its publisher memory (not durable)
+    \* @type: Str -> $runner;
+    run,
+    \* each node's cancellation finalizer (not durable)
+    \* @type: Str -> $finalizer;
+    fin,
+    \* each recovery worker (not durable)
+    \* @type: Str -> $worker;
+    rec,
+    \* history: executions that reached cancelled, with their Session
+    \* @type: Set($row);
+    cancelled,
+    \* history: which faults have happened (the liveness premises)
+    \* @type: Set(Str);
+    faults
+
+vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+
+Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
+RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
+TerminalKinds == {"Failed", "Interrupted", "Ended"}
+
+NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE]
+RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE]
+FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
+RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0]
+
+Has(d) == d \in Defects
+
+-----------------------------------------------------------------------------
+(* Helpers *)
+
+Started(a) == \E k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a
+Completed(a) == \E k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a
+HasRow(s, e) == [exec |-> e, sess |-> s] \in recovery
+RowForExec(e) == \E r \in recovery : r.exec = e
+
+\* exact Session, execution, owner and an unexpired lease
+Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
+\* an ordinary (runner) update: fenced, and phases never move backwards from running
+OrdinaryOK(s, e, o) == Fenced(s, e, o) /\ claim[s].phase = "running"
+
+ActiveOn(n, e) == \/ run[n].exec = e /\ run[n].pc \notin {"idle", "stopped"}
+                  \/ fin[n].exec = e /\ fin[n].pc # "idle"
+OwnerActive(s) == \/ \E n \in Nodes : ActiveOn(n, claim[s].exec)
+                  \/ \E r \in Recoverers : rec[r].exec = claim[s].exec /\ rec[r].pc # "idle"
+
+\* ordinary steer/queue selection excludes recovery-owned inputs (those with a recovery row)
+Selectable(i) == /\ i.state = "pending"
+                 /\ \/ i.kind = "prompt"
+                    \/ Has("recovery-input-in-ordinary-queue")
+                    \/ ~HasRow(i.sess, i.src)
+
+ClaimFree(s, ordinary) == \/ claim[s].phase = "none"
+                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl = 0
+
+Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl = 0 /\ ~claim[s].quar
+
+\* the bounded oldest-first scan (creation order = execution id)
+ScanWindow == LET E == {s \in Sessions : Eligible(s)}
+              IN {s \in E : Cardinality({t \in E : claim[t].exec < claim[s].exec}) < ScanBound}
+
+RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
+
+InputUniverse ==
+    [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}]
+    \cup [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"}]
+
+-----------------------------------------------------------------------------
+Init ==
+    /\ claim = [s \in Sessions |-> NoClaim]
+    /\ nextExec = 1
+    /\ log = <<>>
+    /\ recovery = {}
+    /\ inputs = [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}]
+    /\ run = [n \in Nodes |-> RunnerIdle]
+    /\ fin = [n \in Nodes |-> FinIdle]
+    /\ rec = [r \in Recoverers |-> RecIdle]
+    /\ cancelled = {}
+    /\ faults = {}
+
+-----------------------------------------------------------------------------
+(* The runner *)
+
+AcquireBy(n, i, ordinary) ==
+    LET s == i.sess
+        e == nextExec
+    IN /\ run[n].pc = "idle"
+       /\ i \in inputs
+       /\ nextExec <= MaxExec
+       /\ ClaimFree(s, ordinary)
+       /\ claim' = [claim EXCEPT ![s] = [exec |-> e, owner |-> n, ttl |-> Lease, phase |-> "running",
+                                         asst |-> 0, quar |-> FALSE]]
+       /\ nextExec' = e + 1
+       /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
+       /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
+                                     active |-> FALSE, intr |-> FALSE]]
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults>>
+
+\* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
+Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
+
+\* Recovery promotes its own continuation exactly.
+PromoteContinuation(n, i) ==
+    /\ i.state = "pending" /\ i.kind = "cont" /\ HasRow(i.sess, i.src)
+    /\ AcquireBy(n, i, FALSE)
+
+\* The renewal that precedes provider dispatch: exact Session, execution, owner, unexpired lease.
+Renew(n) ==
+    LET r == run[n]
+        c == claim[r.sess]
+    IN /\ RunnerAt(n, "acquired")
+       /\ IF c.exec = r.exec /\ c.owner = n /\ (c.ttl > 0 \/ Has("renew-after-expiry"))
+          THEN /\ claim' = [claim EXCEPT ![r.sess].ttl = Lease]
+               /\ run' = [run EXCEPT ![n].pc = "renewed"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED claim
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* The provider call begins: an external effect, no transaction.
+Dispatch(n) ==
+    /\ RunnerAt(n, "renewed")
+    /\ run' = [run EXCEPT ![n].pc = "streaming"]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+PublishOK(n) == Has("unfenced-step-publication") \/ OrdinaryOK(run[n].sess, run[n].exec, n)
+
+\* One transaction: append Step.Started, project the assistant, store its id in the claim.
+\* Listeners run after commit; publisher memory is set only when the publish returns.
+PublishStepStarted(n) ==
+    LET r == run[n]
+        early == Has("memory-before-publish")
+    IN /\ RunnerAt(n, "streaming")
+       /\ IF PublishOK(n)
+          THEN /\ claim' = IF claim[r.sess].exec = r.exec
+                           THEN [claim EXCEPT ![r.sess].asst = r.exec] ELSE claim
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> r.exec, node |-> n])
+               /\ run' = [run EXCEPT ![n] = IF early
+                                           THEN [r EXCEPT !.pc = "started", !.mem = r.exec, !.active = TRUE]
+                                           ELSE [r EXCEPT !.pc = "started"]]
+          ELSE /\ run' = [run EXCEPT ![n] = IF early
+                                           THEN [r EXCEPT !.pc = "stopped", !.mem = r.exec, !.active = TRUE]
+                                           ELSE [r EXCEPT !.pc = "stopped"]]
+               /\ UNCHANGED <<claim, log>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* Step.Started's publish returns (after listeners): publisher memory names the assistant.
+StepStartedReturn(n) ==
+    /\ RunnerAt(n, "started")
+    /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = run[n].exec, ![n].active = TRUE]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+PublishTerminal(n, kind, pc, deactivate) ==
+    LET r == run[n]
+    IN IF PublishOK(n)
+       THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> kind, asst |-> r.exec, node |-> n])
+            /\ run' = [run EXCEPT ![n] = IF deactivate THEN [r EXCEPT !.pc = pc, !.active = FALSE]
+                                                      ELSE [r EXCEPT !.pc = pc]]
+       ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+            /\ UNCHANGED log
+
+\* One transaction: append Step.Failed and complete the assistant.  Listeners follow.
+PublishStepFailed(n) ==
+    /\ RunnerAt(n, "stepping")
+    /\ PublishTerminal(n, "Failed", "failed", FALSE)
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* Step.Failed's publish returns: publisher memory marks the assistant inactive.
+StepFailedReturn(n) ==
+    /\ RunnerAt(n, "failed")
+    /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* One transaction: append Step.Ended and complete the assistant; it settles the execution.
+PublishStepEnded(n) ==
+    /\ RunnerAt(n, "stepping")
+    /\ PublishTerminal(n, "Ended", "done", TRUE)
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* Remove the exact, settled claim.
+ClearClaim(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "done")
+       /\ IF OrdinaryOK(r.sess, r.exec, n)
+          THEN /\ claim' = [claim EXCEPT ![r.sess] = NoClaim]
+               /\ run' = [run EXCEPT ![n] = RunnerIdle]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED claim
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* The runner observes the interrupt at its next step and stops.
+RunnerStop(n) ==
+    /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped"}
+    /\ run' = [run EXCEPT ![n].pc = "stopped"]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* A stopped runner with no finalizer of its own releases its memory.
+RunnerExit(n) ==
+    /\ run[n].pc = "stopped"
+    /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
+    /\ run' = [run EXCEPT ![n] = RunnerIdle]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+-----------------------------------------------------------------------------
+(* Cancellation *)
+
+\* An authenticated interrupt, handled on node n: phase running -> cancelling (fenced under the
+\* claim's identity), the runner is interrupted, the finalizer and its supervised heartbeat start.
+CancelRequest(n, s) ==
+    LET c == claim[s]
+        r == run[n]
+    IN /\ fin[n].pc = "idle" /\ c.phase = "running" /\ c.ttl > 0
+       /\ ProcessLocalRouting => c.owner = n
+       /\ claim' = [claim EXCEPT ![s].phase = "cancelling"]
+       /\ fin' = [fin EXCEPT ![n] = [pc |-> "settle", sess |-> s, exec |-> c.exec, owner |-> c.owner]]
+       /\ run' = IF c.owner = n /\ r.exec = c.exec /\ r.pc \notin {"idle", "stopped"}
+                 THEN [run EXCEPT ![n].intr = TRUE] ELSE run
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults>>
+
+\* After the runner stopped: reconcile tools, read the assistant attached to the claimed execution
+\* from the database (never from publisher memory), publish at most one Step.Interrupted, and move
+\* cancelling -> cancelled, in one fenced transaction.
+FinalizerSettle(n) ==
+    LET f == fin[n]
+        r == run[n]
+        c == claim[f.sess]
+        a == c.asst
+        mem == IF r.exec = f.exec THEN r.mem ELSE 0
+        active == IF r.exec = f.exec THEN r.active ELSE FALSE
+        interrupt == IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a
+                     THEN TRUE ELSE a # 0 /\ ~Completed(a)
+    IN /\ f.pc = "settle"
+       /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
+       /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
+             \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
+          THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
+               /\ UNCHANGED <<claim, log>>
+          ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
+               /\ log' = IF interrupt
+                         THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a, node |-> f.owner])
+                         ELSE log
+               /\ fin' = [fin EXCEPT ![n].pc = "clear"]
+       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
+
+\* Remove the exact cancelled claim.  Cancellation creates no recovery state.
+FinalizerClear(n) ==
+    LET f == fin[n]
+    IN /\ f.pc = "clear"
+       /\ IF Fenced(f.sess, f.exec, f.owner) /\ claim[f.sess].phase = "cancelled"
+          THEN /\ claim' = [claim EXCEPT ![f.sess] = NoClaim]
+               /\ cancelled' = cancelled \cup {[exec |-> f.exec, sess |-> f.sess]}
+               /\ fin' = [fin EXCEPT ![n] = FinIdle]
+               /\ run' = IF run[n].exec = f.exec THEN [run EXCEPT ![n] = RunnerIdle] ELSE run
+          ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
+               /\ UNCHANGED <<claim, cancelled, run>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults>>
+
+-----------------------------------------------------------------------------
+(* Lease keeping and time *)
+
+\* A node (or recovery worker) renews the lease of a claim one of its actors is working on.
+Heartbeat(k, s) ==
+    LET c == claim[s]
+    IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
+       /\ c.ttl > 0 \/ Has("renew-after-expiry")
+       /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
+                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec]
+       /\ claim' = [claim EXCEPT ![s].ttl = Lease]
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+
+\* The clock advances one tick.  A lease that expires while an actor still works on it is a pause
+\* (a fault).  A supervised finalizer stops no later than its lease expires.
+Tick ==
+    LET expiring == {s \in Sessions : claim[s].ttl = 1}
+        paused == \E s \in expiring : OwnerActive(s)
+        expiredExecs == {claim[s].exec : s \in expiring}
+        supervised == SynchronizedClocks /\ ~Has("unsupervised-cancel-heartbeat")
+    IN /\ \E s \in Sessions : claim[s].ttl > 0
+       /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
+                                             /\ run[n].sess \in expiring
+                                             /\ claim[run[n].sess].exec = run[n].exec
+       /\ paused => "pause" \in Faults
+       /\ claim' = [s \in Sessions |-> IF claim[s].ttl > 0 THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
+       /\ fin' = IF supervised
+                 THEN [n \in Nodes |-> IF fin[n].pc # "idle" /\ fin[n].exec \in expiredExecs
+                                       THEN FinIdle ELSE fin[n]]
+                 ELSE fin
+       /\ faults' = IF paused THEN faults \cup {"pause"} ELSE faults
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, rec, cancelled>>
+
+-----------------------------------------------------------------------------
+(* Recovery *)
+
+\* The bounded oldest-first scan picks an expired, unquarantined claim; compare-and-swap on exact
+\* Session, execution, former owner, expired lease and null recovery error.
+RecoveryTakeover(r, s) ==
+    LET c == claim[s]
+    IN /\ rec[r].pc = "idle"
+       /\ s \in ScanWindow
+       /\ claim' = [claim EXCEPT ![s] = [c EXCEPT !.owner = r, !.ttl = Lease,
+                                        !.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase]]
+       /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> s, exec |-> c.exec]]
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+
+\* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
+\* assistant with Step.Interrupted, insert exactly one session_recovery row, create the continuation
+\* and clear the claim, in one fenced transaction.  Invalid or lost work goes to quarantine.
+RecoveryConvert(r) ==
+    LET w == rec[r]
+        c == claim[w.sess]
+        a == c.asst
+        conflict == IF Has("cross-session-recovery-collision")
+                    THEN HasRow(w.sess, w.exec) ELSE RowForExec(w.exec)
+        valid == c.phase = "recovering" /\ ~conflict
+    IN /\ w.pc = "converting"
+       /\ IF ~(Fenced(w.sess, w.exec, r) /\ valid)
+          THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining"]
+               /\ UNCHANGED <<claim, log, recovery, inputs>>
+          ELSE /\ log' = IF a # 0 /\ ~Completed(a)
+                         THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                         ELSE log
+               /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
+                              ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
+               /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
+               /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
+               /\ rec' = [rec EXCEPT ![r] = RecIdle]
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults>>
+
+\* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
+\* means a confirmed successor (another worker) owns it now.
+RecoveryQuarantine(r) ==
+    LET w == rec[r]
+        c == claim[w.sess]
+    IN /\ w.pc = "quarantining"
+       /\ claim' = IF /\ c.exec = w.exec /\ c.owner = r /\ ~c.quar
+                      /\ c.ttl > 0 \/ ~Has("silent-quarantine-noop")
+                   THEN [claim EXCEPT ![w.sess].quar = TRUE] ELSE claim
+       /\ rec' = [rec EXCEPT ![r] = RecIdle]
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+
+-----------------------------------------------------------------------------
+(* Faults *)
+
+\* A process dies; its in-memory actors are gone.
+Crash(k) ==
+    /\ "crash" \in Faults
+    /\ IF k \in Nodes
+       THEN /\ ~(run[k].pc = "idle" /\ fin[k].pc = "idle")
+            /\ run' = [run EXCEPT ![k] = RunnerIdle]
+            /\ fin' = [fin EXCEPT ![k] = FinIdle]
+            /\ UNCHANGED rec
+       ELSE /\ rec[k].pc # "idle"
+            /\ rec' = [rec EXCEPT ![k] = RecIdle]
+            /\ UNCHANGED <<run, fin>>
+    /\ faults' = faults \cup {"crash"}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled>>
+
+\* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
+CorruptRecoveryRow(s, e) ==
+    /\ "corrupt" \in Faults /\ "corrupt" \notin faults
+    /\ \E t \in Sessions : t # s /\ claim[t].exec = e
+    /\ ~RowForExec(e)
+    /\ recovery' = recovery \cup {[exec |-> e, sess |-> s]}
+    /\ faults' = faults \cup {"corrupt"}
+    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled>>
+
+-----------------------------------------------------------------------------
+Next ==
+    \/ \E n \in Nodes, i \in InputUniverse : Acquire(n, i)
+    \/ \E n \in Nodes, i \in InputUniverse : PromoteContinuation(n, i)
+    \/ \E n \in Nodes : Renew(n)
+    \/ \E n \in Nodes : Dispatch(n)
+    \/ \E n \in Nodes : PublishStepStarted(n)
+    \/ \E n \in Nodes : StepStartedReturn(n)
+    \/ \E n \in Nodes : PublishStepFailed(n)
+    \/ \E n \in Nodes : StepFailedReturn(n)
+    \/ \E n \in Nodes : PublishStepEnded(n)
+    \/ \E n \in Nodes : ClearClaim(n)
+    \/ \E n \in Nodes : RunnerStop(n)
+    \/ \E n \in Nodes : RunnerExit(n)
+    \/ \E n \in Nodes, s \in Sessions : CancelRequest(n, s)
+    \/ \E n \in Nodes : FinalizerSettle(n)
+    \/ \E n \in Nodes : FinalizerClear(n)
+    \/ \E k \in Nodes \cup Recoverers, s \in Sessions : Heartbeat(k, s)
+    \/ Tick
+    \/ \E r \in Recoverers, s \in Sessions : RecoveryTakeover(r, s)
+    \/ \E r \in Recoverers : RecoveryConvert(r)
+    \/ \E r \in Recoverers : RecoveryQuarantine(r)
+    \/ \E k \in Nodes \cup Recoverers : Crash(k)
+    \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+
+\* Weak fairness of every protocol step; the clock, cancel requests and faults are not fair.
+Fairness ==
+    /\ \A n \in Nodes :
+        /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
+        /\ WF_vars(Renew(n)) /\ WF_vars(Dispatch(n)) /\ WF_vars(PublishStepStarted(n))
+        /\ WF_vars(StepStartedReturn(n)) /\ WF_vars(PublishStepFailed(n)) /\ WF_vars(StepFailedReturn(n))
+        /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(ClearClaim(n)) /\ WF_vars(RunnerStop(n))
+        /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
+    /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
+    /\ \A r \in Recoverers :
+        /\ \A s \in Sessions : WF_vars(RecoveryTakeover(r, s))
+        /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+(* Invariants (names as in spec/names.py) *)
+
+TypeOK ==
+    /\ \A s \in Sessions :
+        \/ claim[s] = NoClaim
+        \/ /\ claim[s].exec \in 1..MaxExec /\ claim[s].owner \in Nodes \cup Recoverers
+           /\ claim[s].ttl \in 0..Lease /\ claim[s].phase \in Phases \ {"none"}
+           /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
+    /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
+    /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
+    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "converting", "quarantining"}
+    /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
+    /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
+    /\ nextExec \in 1..(MaxExec + 1)
+    /\ faults \subseteq {"crash", "pause", "corrupt"}
+
+AtMostOneStart ==
+    \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
+
+AtMostOneTerminal ==
+    \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}) <= 1
+
+InterruptOnlyAfterStart ==
+    \A k \in DOMAIN log : log[k].kind = "Interrupted" =>
+        \E j \in 1..(k - 1) : log[j].kind = "Started" /\ log[j].asst = log[k].asst
+
+MemoryFollowsDurable == \A n \in Nodes : run[n].mem # 0 => Started(run[n].mem)
+
+CancelLeavesNoRecovery ==
+    \A x \in cancelled : /\ x \notin recovery
+                         /\ ~\E i \in inputs : i.kind = "cont" /\ i.src = x.exec /\ i.sess = x.sess
+
+RecoveryRowsIsolated ==
+    \A i \in inputs : i.kind = "cont" => [exec |-> i.src, sess |-> i.sess] \in recovery
+
+ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "ordinary")
+
+(* Action invariants: checked on every step as [][P]_vars. *)
+
+AcquireNeverOverwritesStep ==
+    \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase # "none") => claim'[s].exec = claim[s].exec
+
+AllowedClaimChange(c, d) ==
+    \/ c.phase = "none" \/ d = c
+    \/ c.ttl > 0 /\ (d = NoClaim \/ (d.exec = c.exec /\ d.owner = c.owner))   \* the owner, fenced
+    \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
+    \/ /\ c.ttl = 0 /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers      \* recovery takeover
+       /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
+       /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
+    \/ d = [c EXCEPT !.quar = TRUE]                                               \* quarantine
+
+FencedMutationStep ==
+    /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
+    /\ \A k \in (Len(log) + 1)..Len(log') :
+        LET ev == log'[k]
+        IN claim[ev.sess].exec = ev.asst /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
+
+NoOverlappingEffectsStep ==
+    /\ \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
+            ~\E m \in Nodes : m # n /\ fin[m].pc # "idle" /\ fin[m].sess = run[n].sess
+    /\ \A r \in Recoverers : (rec[r].pc = "idle" /\ rec'[r].pc = "converting") =>
+            ~\E m \in Nodes : fin[m].pc # "idle" /\ fin[m].sess = rec'[r].sess
+
+NoPhysicalReplayStep ==
+    \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
+        LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
+
+AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
+FencedMutation == [][FencedMutationStep]_vars
+NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
+NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
+
+(* Liveness *)
+
+SessionsEventuallyAvailable ==
+    \A s \in Sessions : (claim[s].phase # "none" /\ faults = {}) ~> (claim[s].phase = "none" \/ faults # {})
+
+ExpiredClaimsEventuallyHandled ==
+    \A s \in Sessions : (Eligible(s) /\ "crash" \notin faults) ~> (~Eligible(s) \/ "crash" \in faults)
+
+=============================================================================

@@ -1,0 +1,158 @@
+"""The twin's invariants, one function per name in the registry, each mirroring the TLA+ definition.
+
+State invariants take `(cfg, state)`; action invariants take `(cfg, state, next_state)` and are checked on
+every edge, as TLC checks `[][P]_vars`; the liveness properties are checked on the whole graph by
+`harness.liveness`, which needs their premise and goal predicates from here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from . import names as N
+from .model import NO_CLAIM, Config, State, active_on, si
+
+
+def TypeOK(cfg: Config, st: State) -> bool:
+    ok_claim = all(
+        c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and 0 <= c.ttl <= cfg.lease
+                          and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool))
+        for c in st.claim)
+    ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
+    ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
+    ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
+    ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
+    ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
+    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in
+            and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
+
+
+def AtMostOneStart(cfg: Config, st: State) -> bool:
+    counts = Counter(e.asst for e in st.log if e.kind == "Started")
+    return all(v <= 1 for v in counts.values())
+
+
+def AtMostOneTerminal(cfg: Config, st: State) -> bool:
+    counts = Counter(e.asst for e in st.log if e.kind in N.TERMINAL_KINDS)
+    return all(v <= 1 for v in counts.values())
+
+
+def InterruptOnlyAfterStart(cfg: Config, st: State) -> bool:
+    return all(any(st.log[j].kind == "Started" and st.log[j].asst == e.asst for j in range(k))
+               for k, e in enumerate(st.log) if e.kind == "Interrupted")
+
+
+def MemoryFollowsDurable(cfg: Config, st: State) -> bool:
+    return all(r.mem == 0 or any(e.kind == "Started" and e.asst == r.mem for e in st.log) for r in st.run)
+
+
+def CancelLeavesNoRecovery(cfg: Config, st: State) -> bool:
+    return all(x not in st.recovery
+               and not any(i.kind == "cont" and i.src == x.exec and i.sess == x.sess for i in st.inputs)
+               for x in st.cancelled)
+
+
+def RecoveryRowsIsolated(cfg: Config, st: State) -> bool:
+    return all((i.src, i.sess) in {(r.exec, r.sess) for r in st.recovery}
+               for i in st.inputs if i.kind == "cont")
+
+
+def ContinuationsRecoveryOwned(cfg: Config, st: State) -> bool:
+    return all(not (i.kind == "cont" and i.state == "ordinary") for i in st.inputs)
+
+
+# ---------------------------------------------------------------- action invariants ([][P]_vars)
+
+def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
+    return all(not (c.phase != "none" and d.phase != "none") or d.exec == c.exec
+               for c, d in zip(st.claim, nx.claim))
+
+
+def _allowed_claim_change(cfg: Config, c, d) -> bool:
+    if c.phase == "none" or d == c:
+        return True
+    if c.ttl > 0 and (d == NO_CLAIM or (d.exec == c.exec and d.owner == c.owner)):
+        return True  # a live lease: the owner's fenced update or removal
+    if d == c._replace(ttl=c.ttl - 1):
+        return True  # the clock
+    if (c.ttl == 0 and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
+            and d.asst == c.asst and not d.quar
+            and d.phase == ("recovering" if c.phase == "running" else c.phase)):
+        return True  # recovery takeover (compare-and-swap on an expired claim)
+    return d == c._replace(quar=True)  # quarantine by the recovery worker that owns it
+
+
+def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
+    if not all(_allowed_claim_change(cfg, c, d) for c, d in zip(st.claim, nx.claim)):
+        return False
+    for ev in nx.log[len(st.log):]:
+        c = st.claim[si(cfg, ev.sess)]
+        if not (c.exec == ev.asst and c.owner == ev.node and c.ttl > 0):
+            return False
+    return True
+
+
+def _effects_begun(cfg: Config, st: State, nx: State):
+    """(actor id, Session) for each provider dispatch or recovery takeover that begins in this step."""
+    for n, (r, r2) in enumerate(zip(st.run, nx.run)):
+        if r.pc == "renewed" and r2.pc == "streaming":
+            yield cfg.nodes[n], r.sess
+    for k, (w, w2) in enumerate(zip(st.rec, nx.rec)):
+        if w.pc == "idle" and w2.pc == "converting":
+            yield cfg.recoverers[k], w2.sess
+
+
+def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
+    return not any(cfg.nodes[m] != who and f.pc != "idle" and f.sess == s
+                   for who, s in _effects_begun(cfg, st, nx) for m, f in enumerate(st.fin))
+
+
+def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
+    for n, (r, r2) in enumerate(zip(st.run, nx.run)):
+        if r.pc == "renewed" and r2.pc == "streaming":
+            c = st.claim[si(cfg, r.sess)]
+            if not (c.exec == r.exec and c.owner == cfg.nodes[n] and c.ttl > 0):
+                return False
+    return True
+
+
+STATE_CHECKS = {name: globals()[name] for name in N.STATE_INVARIANTS}
+ACTION_CHECKS = {name: globals()[name] for name in N.ACTION_INVARIANTS}
+
+
+# ---------------------------------------------------------------- liveness: (P ~> Q) per Session
+
+def _claimed(st: State, s: int) -> bool:
+    return st.claim[s].phase != "none"
+
+
+def _eligible(st: State, s: int) -> bool:
+    c = st.claim[s]
+    return c.phase != "none" and c.ttl == 0 and not c.quar
+
+
+def leads_to(name: str, cfg: Config):
+    """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session."""
+    out = []
+    for s, sess in enumerate(cfg.sessions):
+        if name == "SessionsEventuallyAvailable":
+            p = lambda st, s=s: _claimed(st, s) and not st.faults
+            q = lambda st, s=s: not _claimed(st, s) or bool(st.faults)
+        elif name == "ExpiredClaimsEventuallyHandled":
+            p = lambda st, s=s: _eligible(st, s) and "crash" not in st.faults
+            q = lambda st, s=s: not _eligible(st, s) or "crash" in st.faults
+        else:
+            raise KeyError(name)
+        out.append((sess, p, q))
+    return out
+
+
+def check_state(cfg: Config, st: State) -> list[str]:
+    return [name for name, fn in STATE_CHECKS.items() if not fn(cfg, st)]
+
+
+def check_edge(cfg: Config, st: State, nx: State) -> list[str]:
+    return [name for name, fn in ACTION_CHECKS.items() if not fn(cfg, st, nx)]
+
+
+__all__ = ["check_state", "check_edge", "leads_to", "STATE_CHECKS", "ACTION_CHECKS", "active_on"]

@@ -1,0 +1,576 @@
+"""The executable twin of SessionExecution.tla: the same variables, actions, guards and switches.
+
+A state is an immutable, hashable `State`; each action is a function `(cfg, state, *params) -> State |
+None` (None when its guard is false); `successors` enumerates `Next`. Every action mirrors the TLA+
+operator of the same name line for line, so the explorer's state graph equals TLC's (tests/test_equivalence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
+
+from . import names as N
+
+
+@dataclass(frozen=True)
+class Config:
+    """The constants of the specification (MC_*.cfg)."""
+
+    sessions: tuple[str, ...] = ("s1",)
+    nodes: tuple[str, ...] = ("n1", "n2")
+    recoverers: tuple[str, ...] = ("r1",)  # recovery workers: owner ids of their own
+    prompts: int = 1  # prompts admitted per Session at Init
+    max_exec: int = 2  # execution ids are 1..max_exec, globally unique
+    lease: int = 1  # ticks a fresh lease lives
+    scan_bound: int = 1  # rows a recovery scan looks at, oldest first
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS)
+    timely_dispatch: bool = True
+    synchronized_clocks: bool = True
+    process_local_routing: bool = True
+    defects: frozenset[str] = field(default_factory=frozenset)
+
+    def has(self, defect: str) -> bool:
+        return defect in self.defects
+
+
+class Claim(NamedTuple):
+    exec: int
+    owner: str
+    ttl: int  # ticks left on the lease; 0 = expired
+    phase: str
+    asst: int  # assistant id (= its execution id); 0 = none
+    quar: bool  # recovery error set
+
+
+NO_CLAIM = Claim(0, "", 0, "none", 0, False)
+
+
+class Event(NamedTuple):
+    sess: str
+    kind: str
+    asst: int
+    node: str  # the claim identity the publisher wrote under
+
+
+class RecRow(NamedTuple):
+    exec: int
+    sess: str
+
+
+class Input(NamedTuple):
+    sess: str
+    kind: str  # prompt | cont
+    src: int  # prompt number, or the recovered execution of a continuation
+    state: str  # pending | ordinary | recovery
+
+
+class Runner(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+    mem: int  # publisher memory: current assistant id
+    active: bool  # publisher memory: assistant active
+    intr: bool  # interrupt delivered
+
+
+class Fin(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+    owner: str  # the claim identity the finalizer writes under
+
+
+class Rec(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+
+
+RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
+FIN_IDLE = Fin("idle", "", 0, "")
+REC_IDLE = Rec("idle", "", 0)
+
+
+class State(NamedTuple):
+    claim: tuple[Claim, ...]  # indexed like cfg.sessions
+    nextExec: int
+    log: tuple[Event, ...]
+    recovery: frozenset[RecRow]
+    inputs: frozenset[Input]
+    run: tuple[Runner, ...]  # indexed like cfg.nodes
+    fin: tuple[Fin, ...]
+    rec: tuple[Rec, ...]  # indexed like cfg.recoverers
+    cancelled: frozenset[RecRow]  # (execution, Session) pairs that reached cancelled
+    faults: frozenset[str]
+
+
+VARIABLES = State._fields
+
+
+def init(cfg: Config) -> State:
+    return State(
+        claim=tuple(NO_CLAIM for _ in cfg.sessions),
+        nextExec=1,
+        log=(),
+        recovery=frozenset(),
+        inputs=frozenset(Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
+        run=tuple(RUNNER_IDLE for _ in cfg.nodes),
+        fin=tuple(FIN_IDLE for _ in cfg.nodes),
+        rec=tuple(REC_IDLE for _ in cfg.recoverers),
+        cancelled=frozenset(),
+        faults=frozenset(),
+    )
+
+
+# ---------------------------------------------------------------- helpers (TLA+ operators of the same name)
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def si(cfg: Config, s: str) -> int:
+    return cfg.sessions.index(s)
+
+
+def ni(cfg: Config, n: str) -> int:
+    return cfg.nodes.index(n)
+
+
+def owner_id(cfg: Config, k: int) -> str:
+    """Owner id of actor index k: nodes first, then recovery workers (as Heartbeat and Crash number them)."""
+    return (cfg.nodes + cfg.recoverers)[k]
+
+
+def started(st: State, a: int) -> bool:
+    return any(e.kind == "Started" and e.asst == a for e in st.log)
+
+
+def completed(st: State, a: int) -> bool:
+    return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in st.log)
+
+
+def has_row(st: State, s: str, e: int) -> bool:
+    return RecRow(e, s) in st.recovery
+
+
+def row_for_exec(st: State, e: int) -> bool:
+    return any(r.exec == e for r in st.recovery)
+
+
+def fenced(st: State, s: int, e: int, owner: str) -> bool:
+    """Exact Session, execution, owner and an unexpired lease."""
+    c = st.claim[s]
+    return c.exec == e and c.owner == owner and c.ttl > 0
+
+
+def ordinary_ok(st: State, s: int, e: int, owner: str) -> bool:
+    """An ordinary (runner) claim update: fenced, and phases never move backwards from running."""
+    return fenced(st, s, e, owner) and st.claim[s].phase == "running"
+
+
+def active_on(st: State, n: int, e: int) -> bool:
+    """Node n has an actor working on execution e (its heartbeat keeps that lease)."""
+    r, f = st.run[n], st.fin[n]
+    return (r.exec == e and r.pc not in ("idle", "stopped")) or (f.exec == e and f.pc != "idle")
+
+
+def owner_active(cfg: Config, st: State, s: int) -> bool:
+    """Some actor is working on s's claimed execution, so its lease expiring is a pause (a fault)."""
+    e = st.claim[s].exec
+    return (any(active_on(st, n, e) for n in range(len(cfg.nodes)))
+            or any(w.exec == e and w.pc != "idle" for w in st.rec))
+
+
+def selectable(cfg: Config, st: State, i: Input) -> bool:
+    """Ordinary steer/queue selection: excludes recovery-owned inputs (those with a recovery row)."""
+    if i.state != "pending":
+        return False
+    if i.kind == "prompt":
+        return True
+    return cfg.has("recovery-input-in-ordinary-queue") or not has_row(st, i.sess, i.src)
+
+
+def claim_free(cfg: Config, st: State, s: int, ordinary: bool) -> bool:
+    c = st.claim[s]
+    if c.phase == "none":
+        return True
+    return ordinary and cfg.has("acquire-overwrites-expired") and c.ttl == 0
+
+
+def eligible(st: State, s: int) -> bool:
+    c = st.claim[s]
+    return c.phase != "none" and c.ttl == 0 and not c.quar
+
+
+def scan_window(cfg: Config, st: State) -> set[int]:
+    """The recovery scan: the scan_bound oldest (by creation order = execution id) eligible claims."""
+    rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(st, s))
+    return {s for _, s in rows[:cfg.scan_bound]}
+
+
+def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
+    return (st.inputs - {old}) | {old._replace(state=state)}
+
+
+def _stop(st: State, n: int, **memory) -> State:
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
+
+
+def _runner_free(st: State, n: int) -> bool:
+    return st.run[n].pc == "idle"
+
+
+# ---------------------------------------------------------------- runner
+
+def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
+    s = si(cfg, i.sess)
+    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
+            and claim_free(cfg, st, s, ordinary)):
+        return None
+    e = st.nextExec
+    return st._replace(
+        claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
+        nextExec=e + 1,
+        inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
+        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False)),
+    )
+
+
+def Acquire(cfg, st, n, i):
+    if not selectable(cfg, st, i):
+        return None
+    return _acquire(cfg, st, n, i, ordinary=True)
+
+
+def PromoteContinuation(cfg, st, n, i):
+    if not (i.state == "pending" and i.kind == "cont" and has_row(st, i.sess, i.src)):
+        return None
+    return _acquire(cfg, st, n, i, ordinary=False)
+
+
+def _runner_at(st: State, n: int, pc: str) -> bool:
+    r = st.run[n]
+    return r.pc == pc and not r.intr
+
+
+def Renew(cfg, st, n):
+    if not _runner_at(st, n, "acquired"):
+        return None
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    c = st.claim[s]
+    live = c.ttl > 0 or cfg.has("renew-after-expiry")
+    if c.exec == r.exec and c.owner == cfg.nodes[n] and live:
+        return st._replace(claim=_put(st.claim, s, c._replace(ttl=cfg.lease)),
+                           run=_put(st.run, n, r._replace(pc="renewed")))
+    return _stop(st, n)
+
+
+def Dispatch(cfg, st, n):
+    if not _runner_at(st, n, "renewed"):
+        return None
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="streaming")))
+
+
+def _publish_ok(cfg: Config, st: State, n: int) -> bool:
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    if cfg.has("unfenced-step-publication"):
+        return True
+    return ordinary_ok(st, s, r.exec, cfg.nodes[n])
+
+
+def PublishStepStarted(cfg, st, n):
+    if not _runner_at(st, n, "streaming"):
+        return None
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    early = cfg.has("memory-before-publish")
+    mem = dict(mem=r.exec, active=True) if early else {}
+    if not _publish_ok(cfg, st, n):
+        return _stop(st, n, **mem)
+    c = st.claim[s]
+    claim = st.claim if c.exec != r.exec else _put(st.claim, s, c._replace(asst=r.exec))
+    return st._replace(claim=claim, log=st.log + (Event(r.sess, "Started", r.exec, cfg.nodes[n]),),
+                       run=_put(st.run, n, r._replace(pc="started", **mem)))
+
+
+def StepStartedReturn(cfg, st, n):
+    if not _runner_at(st, n, "started"):
+        return None
+    r = st.run[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=r.exec, active=True)))
+
+
+def _publish_terminal(cfg, st, n, kind, pc, **memory):
+    r = st.run[n]
+    if not _publish_ok(cfg, st, n):
+        return _stop(st, n)
+    return st._replace(log=st.log + (Event(r.sess, kind, r.exec, cfg.nodes[n]),),
+                       run=_put(st.run, n, r._replace(pc=pc, **memory)))
+
+
+def PublishStepFailed(cfg, st, n):
+    if not _runner_at(st, n, "stepping"):
+        return None
+    return _publish_terminal(cfg, st, n, "Failed", "failed")
+
+
+def StepFailedReturn(cfg, st, n):
+    if not _runner_at(st, n, "failed"):
+        return None
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="done", active=False)))
+
+
+def PublishStepEnded(cfg, st, n):
+    if not _runner_at(st, n, "stepping"):
+        return None
+    return _publish_terminal(cfg, st, n, "Ended", "done", active=False)
+
+
+def ClearClaim(cfg, st, n):
+    if not _runner_at(st, n, "done"):
+        return None
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    if not ordinary_ok(st, s, r.exec, cfg.nodes[n]):
+        return _stop(st, n)
+    return st._replace(claim=_put(st.claim, s, NO_CLAIM), run=_put(st.run, n, RUNNER_IDLE))
+
+
+def RunnerStop(cfg, st, n):
+    r = st.run[n]
+    if not (r.intr and r.pc not in ("idle", "stopped")):
+        return None
+    return _stop(st, n)
+
+
+def RunnerExit(cfg, st, n):
+    r = st.run[n]
+    f = st.fin[n]
+    if not (r.pc == "stopped" and not (f.pc != "idle" and f.exec == r.exec)):
+        return None
+    return st._replace(run=_put(st.run, n, RUNNER_IDLE))
+
+
+# ---------------------------------------------------------------- cancellation
+
+def CancelRequest(cfg, st, n, s):
+    si_ = si(cfg, s)
+    c = st.claim[si_]
+    node = cfg.nodes[n]
+    if not (st.fin[n].pc == "idle" and c.phase == "running" and c.ttl > 0):
+        return None
+    if cfg.process_local_routing and c.owner != node:
+        return None
+    run = st.run
+    r = st.run[n]
+    if c.owner == node and r.exec == c.exec and r.pc not in ("idle", "stopped"):
+        run = _put(run, n, r._replace(intr=True))
+    return st._replace(claim=_put(st.claim, si_, c._replace(phase="cancelling")),
+                       fin=_put(st.fin, n, Fin("settle", s, c.exec, c.owner)), run=run)
+
+
+def FinalizerSettle(cfg, st, n):
+    f = st.fin[n]
+    r = st.run[n]
+    if f.pc != "settle" or (r.exec == f.exec and r.pc not in ("idle", "stopped")):
+        return None  # the finalizer waits for its runner to stop
+    s = si(cfg, f.sess)
+    c = st.claim[s]
+    if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):
+        return st._replace(fin=_put(st.fin, n, FIN_IDLE))
+    a = c.asst
+    mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
+    if cfg.has("step-started-window") and a != 0 and mem == 0:
+        # publisher memory has no assistant: it starts one again, which the cancelling phase rejects
+        return st._replace(fin=_put(st.fin, n, FIN_IDLE))
+    if cfg.has("step-failed-duplicate-interrupt") and active and mem == a:
+        interrupt = True
+    else:
+        interrupt = a != 0 and not completed(st, a)
+    log = st.log + ((Event(f.sess, "Interrupted", a, f.owner),) if interrupt else ())
+    return st._replace(claim=_put(st.claim, s, c._replace(phase="cancelled")), log=log,
+                       fin=_put(st.fin, n, f._replace(pc="clear")))
+
+
+def FinalizerClear(cfg, st, n):
+    f = st.fin[n]
+    if f.pc != "clear":
+        return None
+    s = si(cfg, f.sess)
+    if not (fenced(st, s, f.exec, f.owner) and st.claim[s].phase == "cancelled"):
+        return st._replace(fin=_put(st.fin, n, FIN_IDLE))
+    run = st.run if st.run[n].exec != f.exec else _put(st.run, n, RUNNER_IDLE)
+    return st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
+                       fin=_put(st.fin, n, FIN_IDLE), run=run)
+
+
+# ---------------------------------------------------------------- lease keeping and time
+
+def Heartbeat(cfg, st, n, s):
+    si_ = si(cfg, s)
+    c = st.claim[si_]
+    live = c.ttl > 0 or cfg.has("renew-after-expiry")
+    if not (c.phase != "none" and c.owner == owner_id(cfg, n) and c.ttl < cfg.lease and live
+            and (active_on(st, n, c.exec) if n < len(cfg.nodes)
+                 else st.rec[n - len(cfg.nodes)] == Rec("converting", s, c.exec))):
+        return None
+    return st._replace(claim=_put(st.claim, si_, c._replace(ttl=cfg.lease)))
+
+
+def Tick(cfg, st):
+    if not any(c.ttl > 0 for c in st.claim):
+        return None
+    expiring = [s for s, c in enumerate(st.claim) if c.ttl == 1]
+    if cfg.timely_dispatch and any(
+            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and si(cfg, r.sess) in expiring
+            for r in st.run):
+        return None
+    paused = any(owner_active(cfg, st, s) for s in expiring)
+    if paused and "pause" not in cfg.faults:
+        return None
+    supervised = cfg.synchronized_clocks and not cfg.has("unsupervised-cancel-heartbeat")
+    fin = st.fin
+    if supervised:
+        expired_execs = {st.claim[s].exec for s in expiring}
+        fin = tuple(FIN_IDLE if f.pc != "idle" and f.exec in expired_execs else f for f in fin)
+    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if c.ttl > 0 else c for c in st.claim),
+                       fin=fin, faults=st.faults | {"pause"} if paused else st.faults)
+
+
+# ---------------------------------------------------------------- recovery
+
+def RecoveryTakeover(cfg, st, r, s):
+    si_ = si(cfg, s)
+    if not (st.rec[r].pc == "idle" and si_ in scan_window(cfg, st)):
+        return None
+    c = st.claim[si_]
+    phase = "recovering" if c.phase == "running" else c.phase
+    return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase)),
+                       rec=_put(st.rec, r, Rec("converting", s, c.exec)))
+
+
+def RecoveryConvert(cfg, st, r):
+    w = st.rec[r]
+    if w.pc != "converting":
+        return None
+    s = si(cfg, w.sess)
+    c = st.claim[s]
+    if cfg.has("cross-session-recovery-collision"):
+        conflict = has_row(st, w.sess, w.exec)
+    else:
+        conflict = row_for_exec(st, w.exec)
+    valid = c.phase == "recovering" and not conflict
+    if not (fenced(st, s, w.exec, cfg.recoverers[r]) and valid):
+        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
+    a = c.asst
+    interrupt = a != 0 and not completed(st, a)
+    log = st.log + ((Event(w.sess, "Interrupted", a, cfg.recoverers[r]),) if interrupt else ())
+    recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
+    return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,
+                       inputs=st.inputs | {Input(w.sess, "cont", w.exec, "pending")},
+                       rec=_put(st.rec, r, REC_IDLE))
+
+
+def RecoveryQuarantine(cfg, st, r):
+    w = st.rec[r]
+    if w.pc != "quarantining":
+        return None
+    s = si(cfg, w.sess)
+    c = st.claim[s]
+    lease_ok = c.ttl > 0 or not cfg.has("silent-quarantine-noop")
+    claim = st.claim
+    if c.exec == w.exec and c.owner == cfg.recoverers[r] and not c.quar and lease_ok:
+        claim = _put(claim, s, c._replace(quar=True))
+    return st._replace(claim=claim, rec=_put(st.rec, r, REC_IDLE))
+
+
+# ---------------------------------------------------------------- faults
+
+def Crash(cfg, st, n):
+    """n indexes cfg.nodes then cfg.recoverers (a recovery worker is a process of its own)."""
+    if "crash" not in cfg.faults:
+        return None
+    if n >= len(cfg.nodes):
+        r = n - len(cfg.nodes)
+        if st.rec[r].pc == "idle":
+            return None
+        return st._replace(rec=_put(st.rec, r, REC_IDLE), faults=st.faults | {"crash"})
+    if st.run[n].pc == "idle" and st.fin[n].pc == "idle":
+        return None
+    return st._replace(run=_put(st.run, n, RUNNER_IDLE), fin=_put(st.fin, n, FIN_IDLE),
+                       faults=st.faults | {"crash"})
+
+
+def CorruptRecoveryRow(cfg, st, s, e):
+    if "corrupt" not in cfg.faults or "corrupt" in st.faults:
+        return None
+    if not any(c.exec == e and cfg.sessions[k] != s for k, c in enumerate(st.claim)) or row_for_exec(st, e):
+        return None
+    return st._replace(recovery=st.recovery | {RecRow(e, s)}, faults=st.faults | {"corrupt"})
+
+
+# ---------------------------------------------------------------- Next
+
+def _inputs_sorted(st: State):
+    return sorted(st.inputs)
+
+
+def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
+    """Yield (action name, parameters, next state) for every enabled action instance that changes state."""
+    nodes = range(len(cfg.nodes))
+
+    def emit(name, params, nxt):
+        if nxt is not None and nxt != st:
+            out.append((name, params, nxt))
+
+    out: list = []
+    for n in nodes:
+        node = cfg.nodes[n]
+        for i in _inputs_sorted(st):
+            emit("Acquire", (node, i), Acquire(cfg, st, n, i))
+            emit("PromoteContinuation", (node, i), PromoteContinuation(cfg, st, n, i))
+        for name, fn in RUNNER_STEPS:
+            emit(name, (node,), fn(cfg, st, n))
+        for s in cfg.sessions:
+            emit("CancelRequest", (node, s), CancelRequest(cfg, st, n, s))
+        emit("FinalizerSettle", (node,), FinalizerSettle(cfg, st, n))
+        emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
+    for k, who in enumerate(cfg.nodes + cfg.recoverers):
+        for s in cfg.sessions:
+            emit("Heartbeat", (who, s), Heartbeat(cfg, st, k, s))
+    emit("Tick", (), Tick(cfg, st))
+    for r, who in enumerate(cfg.recoverers):
+        for s in cfg.sessions:
+            emit("RecoveryTakeover", (who, s), RecoveryTakeover(cfg, st, r, s))
+        emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
+        emit("RecoveryQuarantine", (who,), RecoveryQuarantine(cfg, st, r))
+    for k, who in enumerate(cfg.nodes + cfg.recoverers):
+        emit("Crash", (who,), Crash(cfg, st, k))
+    for s in cfg.sessions:
+        for e in range(1, cfg.max_exec + 1):
+            emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
+    return iter(out)
+
+
+RUNNER_STEPS = (
+    ("Renew", Renew), ("Dispatch", Dispatch), ("PublishStepStarted", PublishStepStarted),
+    ("StepStartedReturn", StepStartedReturn), ("PublishStepFailed", PublishStepFailed),
+    ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
+    ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
+)
+
+assert {name for name, _ in RUNNER_STEPS} | {
+    "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
+    "Tick", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash", "CorruptRecoveryRow",
+} == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
+
+
+def apply(cfg: Config, st: State, name: str, params: tuple) -> State | None:
+    """Apply one named action instance (used by replay): the successor with that label, or None."""
+    for label, p, nxt in successors(cfg, st):
+        if label == name and p == params:
+            return nxt
+    return None

@@ -1,0 +1,224 @@
+"""The registry: every name that the spec, the twin, the implementation and the reports share.
+
+Nothing else in claimcheck spells an action, invariant, assumption, defect or boundary name as a
+literal of its own; it refers to this module, so a rename is one edit and a typo is an import error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    params: tuple[str, ...]
+    actor: str  # runner | finalizer | recovery | node | environment | fault
+    fair: bool  # weakly fair in the liveness specification
+    doc: str
+
+
+@dataclass(frozen=True)
+class Invariant:
+    name: str
+    kind: str  # state | action | liveness
+    doc: str
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    protects: tuple[str, ...]  # invariants whose counterexample appears when the assumption is off
+    doc: str
+    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
+
+
+@dataclass(frozen=True)
+class Defect:
+    name: str
+    violates: tuple[str, ...]  # invariants its counterexample breaks (the first is the headline)
+    source: str
+    doc: str
+    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    name: str
+    after: str  # the action whose commit (or in-memory step) the boundary follows
+    before: str  # the action that the code runs next in the same actor
+    doc: str
+
+
+def _index(items):
+    return {item.name: item for item in items}
+
+
+ACTIONS = _index([
+    # ordinary execution (the runner on a node)
+    Action("Acquire", ("n", "i"), "runner", True,
+           "ordinary selection picks a pending non-recovery input and inserts a claim (insert-only)"),
+    Action("PromoteContinuation", ("n", "i"), "runner", True,
+           "recovery's continuation is promoted exactly: a claim is inserted for it"),
+    Action("Renew", ("n",), "runner", True,
+           "the renewal that precedes provider dispatch (fenced)"),
+    Action("Dispatch", ("n",), "runner", True,
+           "the provider call begins: an external effect, no transaction"),
+    Action("PublishStepStarted", ("n",), "runner", True,
+           "one transaction: append Step.Started, project the assistant, store its id in the claim (fenced)"),
+    Action("StepStartedReturn", ("n",), "runner", True,
+           "after listeners, the publish returns and the runner sets publisher memory"),
+    Action("PublishStepFailed", ("n",), "runner", True,
+           "one transaction: append Step.Failed and complete the assistant (fenced)"),
+    Action("StepFailedReturn", ("n",), "runner", True,
+           "after listeners, the publish returns and publisher memory marks the assistant inactive"),
+    Action("PublishStepEnded", ("n",), "runner", True,
+           "one transaction: append Step.Ended and complete the assistant (fenced); memory follows"),
+    Action("ClearClaim", ("n",), "runner", True,
+           "remove the exact, settled claim (fenced)"),
+    Action("RunnerStop", ("n",), "runner", True,
+           "the runner observes the interrupt and stops at its next step"),
+    Action("RunnerExit", ("n",), "runner", True,
+           "a stopped runner with no finalizer of its own releases its memory"),
+    # cancellation
+    Action("CancelRequest", ("n", "s"), "finalizer", False,
+           "an authenticated interrupt: phase running -> cancelling (fenced); finalizer and heartbeat start"),
+    Action("FinalizerSettle", ("n",), "finalizer", True,
+           "reconcile tools, read the claimed execution's assistant from the database, publish at most "
+           "one Step.Interrupted, phase cancelling -> cancelled (fenced)"),
+    Action("FinalizerClear", ("n",), "finalizer", True,
+           "remove the exact cancelled claim (fenced)"),
+    # lease keeping and time
+    Action("Heartbeat", ("n", "s"), "node", True,
+           "a node renews the lease of a claim one of its actors is working on (fenced)"),
+    Action("Tick", (), "environment", False,
+           "the discrete clock advances: every live lease loses one tick; supervised finalizers whose "
+           "lease expires stop"),
+    # recovery
+    Action("RecoveryTakeover", ("r", "s"), "recovery", True,
+           "bounded oldest-first scan picks an expired unquarantined claim; compare-and-swap to this worker"),
+    Action("RecoveryConvert", ("r",), "recovery", True,
+           "validate, settle an open assistant with Step.Interrupted, insert one session_recovery row, "
+           "create the continuation, clear the claim (fenced); invalid work goes to quarantine"),
+    Action("RecoveryQuarantine", ("r",), "recovery", True,
+           "mark the exact claim this worker owns as quarantined; must change exactly one row"),
+    # faults
+    Action("Crash", ("n",), "fault", False,
+           "a node process dies: its runner, finalizer and recovery worker lose their memory"),
+    Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
+           "an adversary writes a session_recovery row for Session s that reuses another Session's "
+           "execution id e"),
+])
+
+STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
+                    "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
+                    "ContinuationsRecoveryOwned")
+ACTION_INVARIANTS = ("AcquireNeverOverwrites", "FencedMutation", "NoOverlappingEffects",
+                     "NoPhysicalReplay")
+LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled")
+
+INVARIANTS = _index([
+    Invariant("TypeOK", "state", "every variable has its declared shape"),
+    Invariant("AcquireNeverOverwrites", "action",
+              "an ordinary acquisition never replaces an existing claim, live or expired"),
+    Invariant("FencedMutation", "action",
+              "only the exact owner holding an unexpired lease changes or removes a claim or appends its "
+              "Session's events (recovery takeover and quarantine excepted)"),
+    Invariant("AtMostOneStart", "state", "no assistant has two Step.Started events"),
+    Invariant("AtMostOneTerminal", "state",
+              "no assistant has more than one of Step.Failed, Step.Interrupted, Step.Ended"),
+    Invariant("InterruptOnlyAfterStart", "state", "a Step.Interrupted names an assistant that was started"),
+    Invariant("MemoryFollowsDurable", "state",
+              "publisher memory never names an assistant whose Step.Started is not committed"),
+    Invariant("CancelLeavesNoRecovery", "state",
+              "a cancelled execution has no session_recovery row and no continuation"),
+    Invariant("NoOverlappingEffects", "action",
+              "a successor's provider or tool effect (or recovery takeover) never begins while another "
+              "node's finalizer for that Session is still running"),
+    Invariant("RecoveryRowsIsolated", "state",
+              "every continuation has a session_recovery row of the same Session and execution"),
+    Invariant("ContinuationsRecoveryOwned", "state", "ordinary selection never promotes a continuation"),
+    Invariant("NoPhysicalReplay", "action",
+              "a provider call is dispatched only under a live lease of its exact execution, so recovery, "
+              "which takes only expired claims, never re-executes a call whose outcome is uncertain"),
+    Invariant("SessionsEventuallyAvailable", "liveness",
+              "with fair scheduling and no fault (crash, pause, corrupt row), every claimed Session "
+              "eventually has no claim"),
+    Invariant("ExpiredClaimsEventuallyHandled", "liveness",
+              "with fair scheduling and no crash, every expired, unquarantined claim is eventually taken "
+              "over or quarantined, whatever the scan bound"),
+])
+
+ASSUMPTIONS = _index([
+    Assumption("TimelyDispatch", ("NoPhysicalReplay",),
+               "no lease expires between a renewal and the provider dispatch that follows it"),
+    Assumption("SynchronizedClocks", ("NoOverlappingEffects",),
+               "nodes agree on now: a supervised finalizer stops no later than its lease expires"),
+    Assumption("ProcessLocalRouting", ("NoOverlappingEffects",),
+               "an interrupt reaches the node that owns the execution"),
+])
+
+DEFECTS = _index([
+    Defect("step-started-window", ("SessionsEventuallyAvailable",), "seed 000, v18 blocker",
+           "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
+           "return it starts the assistant again, the start is rejected and the claim stays cancelling"),
+    Defect("step-failed-duplicate-interrupt", ("AtMostOneTerminal",), "seed 000, v17",
+           "cancellation trusts publisher memory's active flag instead of the durable assistant and "
+           "publishes Step.Interrupted after Step.Failed committed"),
+    Defect("cross-session-recovery-collision", ("RecoveryRowsIsolated", "ContinuationsRecoveryOwned"),
+           "seed 003, MUST-FIX 1",
+           "the recovery existence check is scoped by execution and Session; the insert's conflict is "
+           "ignored, the claim is cleared without a row, the continuation becomes ordinary", "sessions"),
+    Defect("unsupervised-cancel-heartbeat", ("NoOverlappingEffects",), "seed 003, MUST-FIX 2",
+           "the cancellation heartbeat's failure is never observed; the finalizer keeps running after "
+           "its lease expired and recovery took over"),
+    Defect("silent-quarantine-noop", ("ExpiredClaimsEventuallyHandled",), "seed 003, MUST-FIX 3",
+           "quarantine requires an unexpired lease and ignores its row count; a conversion that outlasts "
+           "its lease leaves the claim eligible and the oldest-first scan starves later claims", "sessions"),
+    Defect("memory-before-publish", ("MemoryFollowsDurable",), "seed 003, CONCERN",
+           "publisher memory is set before Step.Started commits; a failed publication leaves it set"),
+    Defect("acquire-overwrites-expired", ("AcquireNeverOverwrites",), "regression guard (seed 000)",
+           "ordinary acquisition upserts over an expired claim"),
+    Defect("renew-after-expiry", ("FencedMutation",), "regression guard (seed 003)",
+           "renewal accepts an expired lease"),
+    Defect("recovery-input-in-ordinary-queue", ("ContinuationsRecoveryOwned",), "regression guard (seed 003)",
+           "ordinary selection includes recovery-owned continuations"),
+    Defect("unfenced-step-publication", ("FencedMutation",), "regression guard",
+           "Step events are published without the claim fence, so a stale owner keeps appending"),
+])
+
+# Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
+# into two actions, so the deterministic scheduler can hold an actor exactly between them.
+BOUNDARIES = _index([
+    Boundary("acquire.committed", "Acquire", "Renew", "after the claim insert commits"),
+    Boundary("renew.committed", "Renew", "Dispatch", "between the pre-dispatch renewal and the provider call"),
+    Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
+    Boundary("step_started.committed", "PublishStepStarted", "StepStartedReturn",
+             "Step.Started committed; listeners have not returned (the listener gate)"),
+    Boundary("step_failed.committed", "PublishStepFailed", "StepFailedReturn",
+             "Step.Failed committed; listeners have not returned (the listener gate)"),
+    Boundary("step_ended.committed", "PublishStepEnded", "ClearClaim", "Step.Ended committed"),
+    Boundary("cancel.requested", "CancelRequest", "FinalizerSettle", "phase is cancelling; finalizer waits"),
+    Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
+    Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryConvert", "the CAS committed"),
+    Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
+             "conversion refused or lost its lease"),
+])
+
+PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
+RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
+FINALIZER_PCS = ("idle", "settle", "clear")
+RECOVERY_PCS = ("idle", "converting", "quarantining")
+EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
+TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
+FAULT_KINDS = ("crash", "pause", "corrupt")
+INPUT_KINDS = ("prompt", "cont")
+INPUT_STATES = ("pending", "ordinary", "recovery")
+
+
+def check_defects(names) -> tuple[str, ...]:
+    """Validate defect names from a user; raise ValueError naming the unknown one."""
+    for name in names:
+        if name not in DEFECTS:
+            raise ValueError(f"unknown defect {name!r}; known: {', '.join(DEFECTS)}")
+    return tuple(sorted(set(names)))

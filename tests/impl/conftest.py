@@ -1,0 +1,8 @@
+import pytest
+
+from implkit import World
+
+
+@pytest.fixture
+def world():
+    return World()

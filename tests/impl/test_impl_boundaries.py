@@ -1,0 +1,71 @@
+"""Every named boundary fires, right after its unit, on the branch that leads to its `before` unit."""
+
+from impl import registry as R
+from implkit import World
+from spec import names as N
+
+
+def test_every_boundary_fires_in_protocol_order():
+    w = World(sessions=("s1", "s2", "s3"), lease=1)
+    n1 = w.node("n1")
+    # a full run that ends
+    n1.acquire(w.prompt["s1", 1])
+    n1.runner.run_to_completion()
+    # a failing step, then cancellation at the Step.Failed listener gate
+    w.provider.decide(2, "fail")
+    n1.acquire(w.prompt["s2", 1])
+    for _ in range(5):
+        n1.runner.step()
+    n1.cancel("s2")
+    n1.run_to_completion()
+    # recovery that fails to convert (cancellation-owned work)
+    n1.acquire(w.prompt["s3", 1])
+    n1.cancel("s3")
+    n1.crash()
+    w.tick()
+    w.worker().run_once()
+    names = w.recorder.names
+    assert set(names) == set(N.BOUNDARIES)
+    assert names[:5] == ["acquire.committed", "renew.committed", "provider.dispatched", "step_started.committed",
+                         "step_ended.committed"]
+    assert names[-4:] == ["acquire.committed", "cancel.requested", "recovery.taken_over", "recovery.convert_failed"]
+    for name, ctx in w.recorder.hits:
+        assert ctx["session"] and ctx["execution"], (name, ctx)
+
+
+def test_boundaries_follow_the_unit_named_in_after():
+    """At each hit the state is the one right after `after` (checked by what the actor will run next)."""
+    w = World()
+    n1 = w.node()
+    seen = {}
+
+    def hook(name, ctx):
+        seen[name] = n1.runner.enabled()
+    w.boundaries.install(hook)
+    n1.acquire(w.prompt["s1", 1])
+    n1.runner.run_to_completion()
+    for name, nxt in seen.items():
+        assert N.BOUNDARIES[name].before == nxt, (name, nxt)
+
+
+def test_failed_units_do_not_hit_their_boundary():
+    w = World()
+    n1 = w.node()
+    n1.acquire(w.prompt["s1", 1])
+    w.tick()
+    n1.runner.step()  # Renew is fenced: the runner stops, no dispatch follows
+    assert R.B_RENEW_COMMITTED not in w.recorder.names
+
+
+def test_a_hook_can_hold_an_actor_at_the_listener_gate():
+    """The harness's use: act while the runner sits between Step.Started's commit and its return."""
+    w = World()
+    n1 = w.node()
+
+    def hook(name, ctx):
+        if name == R.B_STEP_STARTED_COMMITTED:
+            n1.cancel(ctx["session"])
+    w.boundaries.install(hook)
+    n1.acquire(w.prompt["s1", 1])
+    n1.run_to_completion()
+    assert w.snap().kinds() == ["Started", "Interrupted"] and w.snap().claims == {}

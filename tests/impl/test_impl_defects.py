@@ -1,0 +1,193 @@
+"""Every known defect: one scenario, run with the switch off (the correct behaviour) and on (the
+defective behaviour the reviews describe). The table must cover spec.names.DEFECTS exactly."""
+
+import pytest
+
+from impl import ids
+from impl import registry as R
+from implkit import World
+from spec import names as N
+
+
+def step_started_window(defects):
+    """Cancel between Step.Started's commit and its return (the listener gate holds)."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        node.runner.step()
+    assert node.runner.pc == "started"
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    claim = snap.claims.get("s1")
+    starts = snap.count("Started")
+    w.tick()
+    w.worker().run_once()
+    after = w.snap().claims.get("s1")
+    return (snap.kinds(), starts, claim and claim.phase, after and after.recovery_error is not None)
+
+
+def step_failed_duplicate_interrupt(defects):
+    """Cancel after Step.Failed committed while its listener is blocked."""
+    w = World(defects=defects)
+    w.provider.decide(1, "fail")
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(5):
+        node.runner.step()
+    assert node.runner.pc == "failed"
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    return (snap.kinds(), sorted(snap.claims), sorted(snap.recovery))
+
+
+def cross_session_recovery_collision(defects):
+    """A malformed Session-B recovery row shares Session A's execution id."""
+    w = World(sessions=("A", "B"), defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["A", 1])
+    e = node.runner.execution_id
+    node.crash()
+    from impl import faults
+    faults.corrupt_recovery_row(w.db, "B", e)
+    w.tick()
+    w.worker().run_once()
+    cont = ids.continuation_id("A", e)
+    ordinary = bool(w.node("n2").acquire(cont))  # can ordinary selection take A's continuation?
+    snap = w.snap()
+    return ("A" in snap.claims and snap.claims["A"].execution == e, (e, "A") in snap.recovery,
+            [i.state for i in snap.inputs if i.kind == "cont"], ordinary)
+
+
+def unsupervised_cancel_heartbeat(defects):
+    """Cancel; the heartbeat dies; the finalizer is blocked; the lease expires; recovery takes over."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.runner.step(), node.runner.step()
+    node.cancel("s1")  # the runner has not stopped yet: the finalizer is blocked behind it
+    overlaps = []
+    w.boundaries.install(lambda name, ctx: overlaps.append(node.finalizer.pc != "idle")
+                         if name == R.B_RECOVERY_TAKEN_OVER else None)
+    w.tick()
+    w.worker().step()
+    return (overlaps, node.finalizer.pc)
+
+
+def silent_quarantine_noop(defects):
+    """Conversion crosses lease expiry before failing, with a scan window of one row."""
+    w = World(sessions=("s1", "s2"), defects=defects, scan_bound=1)
+    n1, n2 = w.node("n1"), w.node("n2")
+    n1.acquire(w.prompt["s1", 1])
+    n1.cancel("s1")  # cancellation-owned: conversion must fail
+    n1.crash()
+    n2.acquire(w.prompt["s2", 1])
+    n2.crash()
+    w.boundaries.install(lambda name, ctx: w.clock.advance(1) if name == R.B_RECOVERY_CONVERT_FAILED else None)
+    w.tick()
+    passes = []
+    for _ in range(3):
+        passes += [(h.session_id, h.outcome) for h in w.worker().run_once()]
+        w.tick()
+    snap = w.snap()
+    return (passes, snap.claims["s1"].recovery_error is not None, "s2" in snap.claims)
+
+
+def memory_before_publish(defects):
+    """Step.Started's publication fails (the lease ran out while streaming)."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.runner.step(), node.runner.step()
+    w.tick()
+    node.runner.step()
+    snap = w.snap()
+    return (node.runner.pc, node.runner.mem, snap.events)
+
+
+def acquire_overwrites_expired(defects):
+    """Another node selects a prompt for a Session whose claim has expired."""
+    w = World(prompts=2, defects=defects)
+    w.node("n1").acquire(w.prompt["s1", 1])
+    w.node("n1").crash()
+    w.tick()
+    result = w.node("n2").acquire(w.prompt["s1", 2])
+    c = w.snap().claims["s1"]
+    return (type(result).__name__, c.execution, c.owner)
+
+
+def renew_after_expiry(defects):
+    """The pre-dispatch renewal runs after the lease expired."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    w.tick()
+    node.runner.step()
+    node.runner.step()
+    return (node.runner.pc, len(w.provider.calls), w.snap().claims["s1"].ttl(w.clock.now()))
+
+
+def recovery_input_in_ordinary_queue(defects):
+    """Ordinary selection meets a recovery-owned continuation."""
+    w = World(defects=defects)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().crash()
+    w.tick()
+    w.worker().run_once()
+    picked = w.node("n2").acquire_next("s1")
+    return (bool(picked), [i.state for i in w.snap().inputs if i.kind == "cont"])
+
+
+def unfenced_step_publication(defects):
+    """A stale owner publishes Step.Started after recovery took its claim over."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.runner.step(), node.runner.step()
+    w.tick()
+    w.worker().takeover("s1")
+    node.runner.step()
+    snap = w.snap()
+    return ([(e.kind, e.writer) for e in snap.events], snap.claims["s1"].owner, snap.claims["s1"].assistant)
+
+
+CASES = {
+    "step-started-window": (step_started_window,
+                            (["Started", "Interrupted"], 1, None, None),
+                            (["Started"], 1, "cancelling", True)),
+    "step-failed-duplicate-interrupt": (step_failed_duplicate_interrupt,
+                                        (["Started", "Failed"], [], []),
+                                        (["Started", "Failed", "Interrupted"], [], [])),
+    "cross-session-recovery-collision": (cross_session_recovery_collision,
+                                         (True, False, [], False),
+                                         (False, False, ["ordinary"], True)),
+    "unsupervised-cancel-heartbeat": (unsupervised_cancel_heartbeat, ([False], "idle"), ([True], "settle")),
+    "silent-quarantine-noop": (silent_quarantine_noop,
+                               ([("s1", "quarantined"), ("s2", "converted")], True, False),
+                               ([("s1", "quarantined")] * 3, False, True)),
+    "memory-before-publish": (memory_before_publish, ("stopped", None, []), ("stopped", ids.assistant_id(1), [])),
+    "acquire-overwrites-expired": (acquire_overwrites_expired, ("Occupied", 1, "n1"), ("Ok", 2, "n2")),
+    "renew-after-expiry": (renew_after_expiry, ("idle", 0, 0), ("streaming", 1, 1)),
+    "recovery-input-in-ordinary-queue": (recovery_input_in_ordinary_queue,
+                                         (False, ["pending"]), (True, ["ordinary"])),
+    "unfenced-step-publication": (unfenced_step_publication,
+                                  ([], "r1", None), ([("Started", "n1")], "r1", ids.assistant_id(1))),
+}
+
+
+def test_the_table_covers_the_registry():
+    assert set(CASES) == set(N.DEFECTS)
+
+
+@pytest.mark.parametrize("defect", sorted(CASES))
+def test_correct_without_the_switch(defect):
+    scenario, correct, _ = CASES[defect]
+    assert scenario(()) == correct
+
+
+@pytest.mark.parametrize("defect", sorted(CASES))
+def test_defective_with_the_switch(defect):
+    scenario, _, defective = CASES[defect]
+    assert scenario((defect,)) == defective

@@ -1,0 +1,81 @@
+"""Inputs (ordinary selection vs recovery promotion) and wakes (compare-and-set, bounded, fair)."""
+
+import pytest
+
+from impl import ids
+from impl.clock import ManualClock
+from impl.context import Context
+from impl.db import Database
+from impl.results import Lost, Ok
+from impl.wakes import WakeCounters, plan_batch, rotate
+from implkit import World
+
+
+def test_admission_is_idempotent_and_ordered():
+    w = World(prompts=0)
+    store = w.node().inputs
+    first = store.admit_prompt("s1", 1)
+    assert store.admit_prompt("s1", 1) == first == ids.prompt_id("s1", 1)
+    store.admit_prompt("s1", 2)
+    with w.db.read() as conn:
+        assert [r.src for r in store.select_ordinary(conn, "s1", limit=5)] == [1, 2]
+
+
+def test_ordinary_selection_excludes_only_recovery_owned_continuations():
+    w = World(sessions=("s1", "s2"), lease=1)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    with w.db.transaction() as conn:  # an orphan continuation: no recovery row of its own
+        node.inputs.create_continuation(conn, "s2", 99)
+    with w.db.read() as conn:
+        s1 = [r.kind for r in node.inputs.select_ordinary(conn, "s1", limit=5)]
+        s2 = [r.kind for r in node.inputs.select_ordinary(conn, "s2", limit=5)]
+    assert s1 == [] and s2 == ["prompt", "continuation"]
+
+
+def test_wake_scans_are_bounded_and_split_ordinary_from_recovery():
+    sessions = ("s1", "s2", "s3")
+    w = World(sessions=sessions, lease=1)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    with w.db.read() as conn:
+        assert node.inputs.sessions_to_wake(conn, 1) == ["s2"]
+        assert node.inputs.sessions_to_wake(conn, 5) == ["s2", "s3"]
+        assert node.inputs.sessions_to_wake(conn, 5, recovery=True) == ["s1"]
+
+
+@pytest.fixture
+def counters():
+    c = WakeCounters(Context(Database.memory(), ManualClock()))
+    c.ensure("recovery", 3)
+    return c
+
+
+def test_wake_counter_rotates_from_max_to_one(counters):
+    values = [counters.reserve_next("recovery").value for _ in range(5)]
+    assert values == [1, 2, 3, 1, 2]
+    assert [rotate(v, 3) for v in (0, 1, 2, 3)] == [1, 2, 3, 1]
+
+
+def test_wake_reservation_is_compare_and_set(counters):
+    seen_by_a = counters.observe("recovery")
+    seen_by_b = counters.observe("recovery")
+    assert counters.reserve("recovery", seen_by_a) == Ok(1)
+    assert isinstance(counters.reserve("recovery", seen_by_b), Lost)  # b must re-observe
+    assert counters.reserve_next("recovery") == Ok(2)
+
+
+def test_fresh_work_keeps_capacity_while_retries_saturate():
+    retries = [f"r{k}" for k in range(10)]
+    assert plan_batch(["f1", "f2"], retries, bound=4, fresh_share=1) == ["f1", "r0", "r1", "r2"]
+    assert plan_batch([], retries, bound=4, fresh_share=1) == ["r0", "r1", "r2", "r3"]
+    assert plan_batch(["f1", "f2", "f3"], ["r0"], bound=4, fresh_share=1) == ["f1", "r0", "f2", "f3"]
+    assert plan_batch(["f1"], [], bound=4, fresh_share=2) == ["f1"]
+    with pytest.raises(ValueError):
+        plan_batch([], [], bound=2, fresh_share=3)

@@ -1,0 +1,164 @@
+"""Recovery: takeover, conversion, quarantine, promotion, bounded scans that never stop on a bad row."""
+
+import pytest
+
+from impl import ids
+from impl.results import Conflict, NotEnabled
+from implkit import World
+
+
+def abandoned(w, session="s1", steps=4, node="n1", number=1):
+    """A runner that took `steps` steps and then its node crashed; return the execution id."""
+    assert w.node(node).acquire(w.prompt[session, number])
+    execution = w.node(node).runner.execution_id
+    for _ in range(steps):
+        w.node(node).runner.step()
+    w.node(node).crash()
+    return execution
+
+
+@pytest.mark.parametrize("steps,kinds", [(2, []), (3, ["Started", "Interrupted"]), (4, ["Started", "Interrupted"]),
+                                         (5, ["Started", "Ended"])])
+def test_conversion_settles_records_continues_and_clears(steps, kinds):
+    w = World(lease=2)
+    e = abandoned(w, steps=steps)
+    w.tick(2)
+    r = w.worker()
+    assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e)
+    assert w.snap().claims["s1"].phase == "recovering"
+    assert r.step() == "RecoveryConvert" and r.pc == "idle"
+    snap = w.snap()
+    assert snap.kinds() == kinds
+    assert [x.writer for x in snap.events if x.kind == "Interrupted"] == (["r1"] if "Interrupted" in kinds else [])
+    assert snap.claims == {} and snap.recovery == {(e, "s1")}
+    conts = [i for i in snap.inputs if i.kind == "cont"]
+    assert [(c.id, c.src, c.state) for c in conts] == [(ids.continuation_id("s1", e), e, "pending")]
+
+
+def test_only_recovery_promotes_the_continuation():
+    w = World(lease=2)
+    e = abandoned(w)
+    w.tick(2)
+    w.worker().run_once()
+    cont = ids.continuation_id("s1", e)
+    assert isinstance(w.node("n2").acquire(cont), NotEnabled)
+    assert isinstance(w.node("n2").acquire_next("s1"), NotEnabled)
+    assert w.node("n2").promote(cont)
+    assert w.node("n2").runner.run_to_completion()[-1] == "ClearClaim"
+    assert [i.state for i in w.snap().inputs if i.id == cont] == ["recovery"]
+    assert isinstance(w.node("n1").promote(cont), NotEnabled)  # exactly once
+
+
+def test_promote_refuses_a_prompt():
+    w = World()
+    assert isinstance(w.node().promote(w.prompt["s1", 1]), NotEnabled)
+
+
+def test_live_claims_are_not_taken_over():
+    w = World(lease=2)
+    abandoned(w)
+    w.tick(1)
+    assert w.worker().step() is None and isinstance(w.worker().takeover("s1"), NotEnabled)
+
+
+def test_cancellation_owned_work_is_quarantined_with_a_reason():
+    w = World(lease=1)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().cancel("s1")
+    w.tick()  # the finalizer was supervised away; the claim is left cancelling
+    handled = w.worker().run_once()
+    assert [(h.outcome, h.reason) for h in handled] == [
+        ("quarantined", "phase 'cancelling': only a running execution is recovered")]
+    snap = w.snap()
+    assert snap.claims["s1"].recovery_error.startswith("phase 'cancelling'")
+    assert snap.recovery == frozenset() and not [i for i in snap.inputs if i.kind == "cont"]
+    assert w.worker().window() == []  # never taken over again
+
+
+def test_conversion_that_outlasts_its_lease_is_still_quarantined():
+    w = World(lease=1)
+    abandoned(w)
+    w.tick()
+    r = w.worker()
+    r.takeover("s1")
+    w.tick()  # the worker paused: its lease is gone, conversion is fenced
+    assert r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "lease expired"
+    assert r.step() == "RecoveryQuarantine"
+    assert w.snap().claims["s1"].recovery_error == "lease expired"
+
+
+def test_a_successor_worker_owns_it_then_quarantine_changes_nothing_and_says_so():
+    w = World(workers=("r1", "r2"), lease=1)
+    abandoned(w)
+    w.tick()
+    r1, r2 = w.worker("r1"), w.worker("r2")
+    r1.takeover("s1")
+    w.tick()
+    r1.convert()
+    assert r2.takeover("s1")  # r1's lease expired: r2 took the claim over
+    result = r1.quarantine()
+    assert type(result).__name__ == "Superseded" and "r2" in result.reason
+    assert r1.pc == "idle" and w.snap().claims["s1"].owner == "r2" and w.snap().claims["s1"].recovery_error is None
+
+
+def test_recovery_heartbeat_keeps_its_lease_while_converting():
+    w = World(lease=2)
+    abandoned(w)
+    w.tick(2)
+    r = w.worker()
+    assert isinstance(r.heartbeat(), NotEnabled)
+    r.takeover("s1")
+    w.clock.advance(1)
+    assert r.heartbeat() and w.snap().claims["s1"].lease_expires_at == 5
+
+
+def test_scan_is_bounded_and_run_once_handles_every_row_of_its_window():
+    sessions = tuple(f"s{k}" for k in range(1, 6))
+    w = World(sessions=sessions, lease=1, scan_bound=3)
+    for s in sessions:
+        abandoned(w, session=s, steps=0)
+    w.tick()
+    assert [c.session_id for c in w.worker().window()] == ["s1", "s2", "s3"]
+    assert [h.session_id for h in w.worker().run_once()] == ["s1", "s2", "s3"]
+    assert [h.session_id for h in w.worker().run_once()] == ["s4", "s5"]
+    assert w.snap().claims == {}
+
+
+def test_a_scan_never_stops_on_a_bad_row():
+    sessions = ("s1", "s2", "s3")
+    w = World(sessions=sessions, lease=1, scan_bound=3)
+    abandoned(w, "s1", steps=0)
+    w.node("n2").acquire(w.prompt["s2", 1])
+    w.node("n2").cancel("s2")  # cancellation-owned: a row recovery must not convert
+    abandoned(w, "s3", steps=0)
+    w.node("n2").crash()
+    w.tick()
+    outcomes = [(h.session_id, h.outcome) for h in w.worker().run_once()]
+    assert outcomes == [("s1", "converted"), ("s2", "quarantined"), ("s3", "converted")]
+
+
+def test_run_once_skips_rows_another_worker_won():
+    w = World(workers=("r1", "r2"), lease=1)
+    abandoned(w)
+    w.tick()
+    seen = w.worker("r1").window()
+    assert w.worker("r2").takeover("s1")
+    assert w.worker("r1").take(seen[0]).reason.startswith("claim is now")
+    assert w.worker("r1").pc == "idle"
+
+
+def test_recovery_row_insert_must_change_one_row():
+    """Even if the existence check were raced, the insert's conflict is an error, not a no-op."""
+    w = World(sessions=("s1", "s2"), lease=1)
+    e = abandoned(w)
+    w.tick()
+    r = w.worker()
+    r.takeover("s1")
+    from impl.claims import Ident
+    with w.db.transaction() as conn:
+        from impl.faults import recovery_t
+        conn.execute(recovery_t.insert().values(execution_id=e, session_id="s2", continuation_input_id="x"))
+        from impl.results import Abort
+        with pytest.raises(Abort) as aborted:
+            r._insert_recovery_row(conn, Ident("s1", e, "r1"), ids.continuation_id("s1", e))
+    assert isinstance(aborted.value.result, Conflict)
