@@ -45,8 +45,9 @@ def twin_graph(cfg: M.Config, successors=None):
 
 
 def compare(cfg: M.Config, *, successors=None, timeout: float | None = None) -> Comparison:
+    finish = tlc.start_state_graph(cfg)  # TLC dumps on one core while the twin explores on the other
     t_init, t_states, t_edges = twin_graph(cfg, successors)
-    c_init, c_states, c_edges = tlc.state_graph(cfg, timeout=timeout)
+    c_init, c_states, c_edges = finish(timeout)
     return Comparison(
         twin_states=len(t_states), tlc_states=len(c_states), twin_edges=len(t_edges), tlc_edges=len(c_edges),
         only_twin_states=list(t_states - c_states)[:3], only_tlc_states=list(c_states - t_states)[:3],

@@ -149,8 +149,11 @@ def parse_output(cfg: M.Config, out: str) -> TlcResult:
         elif code == MSG_STUTTER:
             res.loop = len(res.steps) - 1
         elif code == MSG_BACK_TO:
-            m = re.search(r"Back to state (\d+)", body)
-            res.loop = int(m.group(1)) - 1 if m else None
+            # "13: Back to state: <Action ...>": the last state's Action step returns to state 13;
+            # appended as a step so that, as in the explorer's lassos, the last state is steps[loop]
+            m = re.match(r"(\d+): Back to state: <(\w+)", body)
+            res.loop = int(m.group(1)) - 1
+            res.steps.append(TlcStep(m.group(2), res.steps[res.loop].state))
         elif code == MSG_STATS:
             m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", body)
             res.generated, res.distinct = (int(x.replace(",", "")) for x in m.groups())
@@ -188,27 +191,47 @@ _EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
 
 
 def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None):
-    """(initial states, {(src, action, dst)}) of TLC's full state graph, states in canonical form."""
-    with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
-        work = Path(tmp)
-        cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
-        cmd = _command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
-        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}")
-        dot = (work / "graph.dot").read_text()
+    """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form."""
+    return start_state_graph(cfg, workers=workers)(timeout)
+
+
+def start_state_graph(cfg: M.Config, *, workers: int = 1):
+    """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
+    so the caller can explore the twin on the other core meanwhile."""
+    tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
+    work = Path(tmp.name)
+    cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
+    cmd = _command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def finish(timeout: float | None = None):
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
+            return _parse_dot(work / "graph.dot")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            tmp.cleanup()
+    return finish
+
+
+def _parse_dot(path: Path):
     labels: dict[str, object] = {}
     edges = set()
     first = None
-    for line in dot.splitlines():
-        m = _NODE.match(line)
-        if m:
-            text = m.group(2).encode().decode("unicode_escape")
-            labels[m.group(1)] = state_key_from_text(text)
-            first = first or m.group(1)
-            continue
-        m = _EDGE.match(line)
-        if m:
-            edges.add((m.group(1), m.group(3), m.group(2)))
+    with path.open() as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = _NODE.match(line)
+            if m:
+                text = m.group(2).encode().decode("unicode_escape")
+                labels[m.group(1)] = state_key_from_text(text)
+                first = first or m.group(1)
+                continue
+            m = _EDGE.match(line)
+            if m:
+                edges.add((m.group(1), m.group(3), m.group(2)))
     graph = {(labels[a], act, labels[b]) for a, act, b in edges if a != b}
     return {labels[first]}, set(labels.values()), graph

@@ -27,7 +27,9 @@ _BEGIN = "claimcheck_begin"
 R = TypeVar("R")
 
 
-def make_engine(url: str | None = None, *, busy_timeout_s: float = 5.0) -> Engine:
+def make_engine(url: str | None = None, *, busy_timeout_s: float = 5.0, synchronous: str | None = None) -> Engine:
+    """`synchronous` sets sqlite's PRAGMA synchronous (None keeps sqlite's default, FULL: a commit is
+    durable once it returns, which claims need; NORMAL in WAL may lose the last commits on power loss)."""
     url = url or os.environ.get(URL_ENV) or DEFAULT_URL
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() != "sqlite":
@@ -46,6 +48,8 @@ def make_engine(url: str | None = None, *, busy_timeout_s: float = 5.0) -> Engin
         cur.execute("PRAGMA foreign_keys=ON")
         if not memory:
             cur.execute("PRAGMA journal_mode=WAL")
+        if synchronous is not None:
+            cur.execute(f"PRAGMA synchronous={synchronous}")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -68,8 +72,8 @@ def dialect_insert(conn: Connection, table: sa.Table):
 
 
 class Database:
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None):
-        self.engine = engine or make_engine(url)
+    def __init__(self, url: str | None = None, *, engine: Engine | None = None, **engine_options):
+        self.engine = engine or make_engine(url, **engine_options)
 
     @classmethod
     def memory(cls) -> "Database":

@@ -19,9 +19,10 @@ CONFIGS: dict[str, Config] = {
     # assumptions show here; TLC checks it with liveness in well under a minute
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
-    # two Sessions, one node: the cross-Session recovery collision and the scan-window starvation
+    # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
+    # collision and the scan-window starvation
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=1, scan_bound=1, faults=frozenset({"pause", "corrupt"})),
+                       lease=2, scan_bound=1, faults=frozenset({"pause", "corrupt"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),

@@ -1,0 +1,128 @@
+"""The `claimcheck` command line.
+
+Exit codes, for every subcommand: 0 all holds, 1 a violation (or a divergence), 2 bad usage or bad
+input (one line naming what is wrong, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from spec import configs
+from spec import names as N
+
+OK, VIOLATION, USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _progress(prefix: str):
+    state = {"last": 0.0}
+
+    def show(res_or_line):
+        now = time.monotonic()
+        if now - state["last"] < 2.0:
+            return
+        state["last"] = now
+        if isinstance(res_or_line, str):
+            print(f"  {prefix} {res_or_line}", file=sys.stderr, flush=True)
+        else:
+            print(f"  {prefix} … {res_or_line.distinct:,} states, depth {res_or_line.depth}, "
+                  f"{res_or_line.seconds:.0f} s", file=sys.stderr, flush=True)
+    return show
+
+
+def _describe(cfg) -> str:
+    parts = [f"Sessions={{{','.join(cfg.sessions)}}}", f"Nodes={{{','.join(cfg.nodes)}}}",
+             f"Recoverers={{{','.join(cfg.recoverers)}}}", f"Prompts={cfg.prompts}", f"MaxExec={cfg.max_exec}",
+             f"Lease={cfg.lease}", f"ScanBound={cfg.scan_bound}", f"Faults={{{','.join(sorted(cfg.faults))}}}"]
+    off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
+    return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
+
+
+def cmd_check(args) -> int:
+    from .check import run_python, run_tlc
+    cfg = configs.get(args.config, args.defect or (), args.assume_off or ())
+    liveness = args.liveness if args.liveness is not None else args.config != "deep"
+    out_dir = Path(args.out)
+    print(f"claimcheck check: engine={args.engine} config={args.config}")
+    print(f"  constants: {_describe(cfg)}")
+    print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
+    run = run_python if args.engine == "python" else run_tlc
+    o = run(cfg, args.config, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine))
+    print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
+    if o.verdict == "skipped":
+        print(f"  SKIPPED: {o.reason}")
+        return USAGE
+    if o.verdict == "error":
+        print(f"  ERROR: {o.reason}")
+        return USAGE
+    print(f"  states:    {o.distinct:,} distinct, {o.generated:,} generated, depth {o.depth}")
+    print(f"  time:      {o.seconds:.1f} s")
+    if o.verdict == "ok":
+        print("  verdict:   OK, every invariant and property holds")
+        return OK
+    print(f"  verdict:   VIOLATION of {', '.join(o.violated)} ({o.length} steps)")
+    if o.trace_path:
+        print(f"  trace:     {o.trace_path}")
+    return VIOLATION
+
+
+def cmd_bench(args) -> int:
+    from .bench import bench_explorer_vs_tlc
+    return bench_explorer_vs_tlc(args.config, workers=args.workers)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
+                                               "for durable agent-session execution claims.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    c = sub.add_parser("check", help="model-check the spec on one configuration with one engine")
+    c.add_argument("--engine", choices=["python", "tlc"], default="python")
+    c.add_argument("--config", choices=sorted(configs.CONFIGS), default="ci")
+    c.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
+    c.add_argument("--assume-off", action="append", metavar="NAME",
+                   help=f"switch an assumption off: {', '.join(N.ASSUMPTIONS)}")
+    live = c.add_mutually_exclusive_group()
+    live.add_argument("--liveness", dest="liveness", action="store_true", default=None,
+                      help="check the liveness properties (default except for deep)")
+    live.add_argument("--no-liveness", dest="liveness", action="store_false")
+    c.add_argument("--out", default="traces/found", help="where counterexample traces are written")
+    c.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
+    b.add_argument("--config", choices=sorted(configs.CONFIGS), default="deep")
+    b.add_argument("--workers", type=int, default=2)
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return USAGE
+    except ValueError as exc:  # unknown defect / assumption / configuration, malformed input
+        print(f"claimcheck: {exc}", file=sys.stderr)
+        return USAGE
+    except KeyboardInterrupt:
+        print("claimcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,0 @@
-import pytest
-
-from implkit import World
-
-
-@pytest.fixture
-def world():
-    return World()
