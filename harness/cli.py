@@ -78,9 +78,53 @@ def cmd_check(args) -> int:
     return VIOLATION
 
 
+def cmd_replay(args) -> int:
+    from .replay import render, replay_file
+    from .trace import TraceError
+    code = OK
+    for path in args.traces:
+        try:
+            res = replay_file(path, args.defect)
+        except TraceError as exc:
+            print(f"claimcheck replay: {exc}", file=sys.stderr)
+            code = USAGE
+            continue
+        print(render(res))
+        if not res.ok and code == OK:
+            code = VIOLATION
+    return code
+
+
+def cmd_explain(args) -> int:
+    from .explain import explain_file
+    print(explain_file(args.trace, args.format, args.defect))
+    return OK
+
+
+def cmd_itf(args) -> int:
+    from . import itf
+    if args.direction == "export":
+        out = itf.export_file(args.src, args.out)
+    else:
+        out = itf.import_file(args.src, args.out, config=args.config, defects=args.defect or ())
+    print(f"claimcheck itf: wrote {out}")
+    return OK
+
+
 def cmd_bench(args) -> int:
     from .bench import bench_explorer_vs_tlc
     return bench_explorer_vs_tlc(args.config, workers=args.workers)
+
+
+def cmd_gate(args) -> int:
+    from .gate import main_gate
+    return main_gate(args)
+
+
+def cmd_invariants(args) -> int:
+    from .reviewer import render
+    print(render(args.names or None, args.format))
+    return OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,6 +144,41 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--no-liveness", dest="liveness", action="store_false")
     c.add_argument("--out", default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
+
+    r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
+    r.add_argument("traces", nargs="+", metavar="TRACE")
+    r.add_argument("--defect", action="append", metavar="NAME",
+                   help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
+    r.set_defaults(func=cmd_replay)
+
+    e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
+    e.add_argument("trace", metavar="TRACE")
+    e.add_argument("--format", choices=["text", "mermaid"], default="text")
+    e.add_argument("--defect", action="append", metavar="NAME", help="explain the run with this defect on")
+    e.set_defaults(func=cmd_explain)
+
+    t = sub.add_parser("itf", help="convert a trace to ITF (export) or an Apalache ITF file to a trace (import)")
+    t.add_argument("direction", choices=["export", "import"])
+    t.add_argument("src", metavar="FILE")
+    t.add_argument("--out", required=True, metavar="FILE")
+    t.add_argument("--config", choices=sorted(configs.CONFIGS), default=None,
+                   help="import: the configuration the ITF states belong to (default: from its #meta)")
+    t.add_argument("--defect", action="append", metavar="NAME", help="import: defects of the run")
+    t.set_defaults(func=cmd_itf)
+
+    g = sub.add_parser("gate", help="every check in order: the CI conformance gate")
+    g.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
+    g.add_argument("--json", metavar="PATH", help="write a JSON report")
+    g.add_argument("--out", default="traces/found", help="where counterexample traces are written")
+    g.add_argument("--apalache", metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
+    g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
+    g.set_defaults(func=cmd_gate)
+
+    v = sub.add_parser("invariants", help="the reviewer's map: each invariant in TLA+ and Python, "
+                                          "its checks and the defects that break it")
+    v.add_argument("names", nargs="*", metavar="NAME")
+    v.add_argument("--format", choices=["text", "markdown"], default="text")
+    v.set_defaults(func=cmd_invariants)
 
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
     b.add_argument("--config", choices=sorted(configs.CONFIGS), default="deep")

@@ -94,6 +94,7 @@ def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = N
         out = []
         for name, params, nx in next_states(cfg, st):
             res.generated += 1
+            delta = I.changed(st, nx) if check else None
             j = ids.get(nx)
             if j is None:
                 j = len(graph.states)
@@ -103,10 +104,10 @@ def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = N
                 graph.via.append((name, params))
                 graph.depth.append(graph.depth[i] + 1)
                 queue.append(j)
-                bad = I.check_state(cfg, nx) if check else []
+                bad = I.check_state(cfg, nx, delta) if check else []
                 if bad:
                     res.violation = Violation(bad, path_to(graph, j))
-            bad_edge = I.check_edge(cfg, st, nx) if check else []
+            bad_edge = I.check_edge(cfg, st, nx, delta) if check else []
             if bad_edge and res.violation is None:
                 steps = path_to(graph, i) + [Step(name, params, nx)]
                 res.violation = Violation(bad_edge, steps)

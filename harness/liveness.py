@@ -132,7 +132,10 @@ def _lasso(graph: Graph, sources, seen, fair_states, name) -> Violation:
         v = u
     steps = path_to(graph, v) + list(reversed(tail))
     loop_at = len(steps) - 1
-    # close the loop inside the fair component when it has a cycle through `hit`
+    fair_cycle = _fair_cycle(graph, hit, seen)
+    if fair_cycle:
+        return Violation([name], steps + fair_cycle, loop=loop_at)
+    # no fair action is enabled at `hit`: any cycle through it is fair; close the shortest one
     back: dict[int, tuple[int, str, tuple] | None] = {}
     frontier = deque()
     for a, pa, w in succ[hit]:
@@ -156,3 +159,76 @@ def _lasso(graph: Graph, sources, seen, fair_states, name) -> Violation:
                 break
         steps += list(reversed(cyc))
     return Violation([name], steps, loop=loop_at)
+
+
+def _path(graph: Graph, src: int, dst: int, comp: set[int]) -> list[tuple[str, tuple, int]]:
+    """Shortest path src -> dst inside comp, as (action, params, state id) edges; empty when src == dst."""
+    if src == dst:
+        return []
+    parent = {src: None}
+    frontier = deque([src])
+    while frontier and dst not in parent:
+        v = frontier.popleft()
+        for a, pa, w in graph.succ[v]:
+            if w in comp and w not in parent:
+                parent[w] = (v, a, pa)
+                frontier.append(w)
+    out, v = [], dst
+    while parent[v] is not None:
+        u, a, pa = parent[v]
+        out.append((a, pa, v))
+        v = u
+    return list(reversed(out))
+
+
+def _component(graph: Graph, hit: int, seen: set[int]) -> set[int]:
+    """The strongly connected component of `hit` inside the ~Q subgraph `seen`."""
+    fwd = {hit}
+    frontier = deque([hit])
+    while frontier:
+        v = frontier.popleft()
+        for _a, _p, w in graph.succ[v]:
+            if w in seen and w not in fwd:
+                fwd.add(w)
+                frontier.append(w)
+    pred: dict[int, list[int]] = {}
+    for v in fwd:
+        for _a, _p, w in graph.succ[v]:
+            if w in fwd:
+                pred.setdefault(w, []).append(v)
+    comp = {hit}
+    frontier = deque([hit])
+    while frontier:
+        v = frontier.popleft()
+        for u in pred.get(v, ()):
+            if u not in comp:
+                comp.add(u)
+                frontier.append(u)
+    return comp
+
+
+def _fair_cycle(graph: Graph, hit: int, seen: set[int]) -> list[Step]:
+    """A cycle from `hit` back to it inside its fair component that is itself weakly fair: every fair
+    action instance enabled on all the states it visits is taken on it. (A shortest cycle need not be:
+    it can loop on Tick and Heartbeat while RecoveryConvert stays enabled, and would then replay just the
+    same without the defect.) Starting from stuttering at `hit`, each unfair instance X gets a detour
+    through a state where X is disabled or through an X edge; the component being fair, one exists, and
+    each detour settles X for good. Empty: stuttering at `hit` is already fair."""
+    comp = _component(graph, hit, seen)
+    enabled = lambda v: {(a, pa) for a, pa, _w in graph.succ[v] if _fair(a)}
+    cycle: list[tuple[str, tuple, int]] = []
+    visited, taken = {hit}, set()
+    while True:
+        need = set.intersection(*(enabled(v) for v in visited)) - taken
+        if not need:
+            return [Step(a, pa, graph.states[w]) for a, pa, w in cycle]
+        x = min(need, key=repr)
+        off = next((u for u in sorted(comp) if x not in enabled(u)), None)
+        if off is not None:
+            detour = _path(graph, hit, off, comp) + _path(graph, off, hit, comp)
+        else:
+            v, w = next((v, w) for v in sorted(comp) for a, pa, w in graph.succ[v] if (a, pa) == x and w in comp)
+            detour = _path(graph, hit, v, comp) + [(x[0], x[1], w)] + _path(graph, w, hit, comp)
+        cycle += detour
+        visited |= {w for _a, _p, w in detour}
+        taken |= {(a, pa) for a, pa, _w in detour}

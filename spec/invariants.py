@@ -147,12 +147,36 @@ def leads_to(name: str, cfg: Config):
     return out
 
 
-def check_state(cfg: Config, st: State) -> list[str]:
-    return [name for name, fn in STATE_CHECKS.items() if not fn(cfg, st)]
+# the variables each check reads: a state whose parent held an invariant only needs it re-checked when
+# one of these changed; an edge only needs an action check when one of them changed in the step
+READS = {
+    "TypeOK": tuple(State._fields),
+    "AtMostOneStart": ("log",), "AtMostOneTerminal": ("log",), "InterruptOnlyAfterStart": ("log",),
+    "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
+    "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
+    "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
+    "NoOverlappingEffects": ("run", "rec"), "NoPhysicalReplay": ("run",),
+}
 
 
-def check_edge(cfg: Config, st: State, nx: State) -> list[str]:
-    return [name for name, fn in ACTION_CHECKS.items() if not fn(cfg, st, nx)]
+_READ_IDX = {name: frozenset(State._fields.index(v) for v in reads) for name, reads in READS.items()}
+
+
+def changed(a: State, b: State) -> frozenset[int]:
+    """Indexes of the variables that differ between two states."""
+    return frozenset(k for k in range(len(a)) if a[k] is not b[k] and a[k] != b[k])
+
+
+def check_state(cfg: Config, st: State, delta: frozenset[int] | None = None) -> list[str]:
+    """Violated state invariants. With `delta` (the variables changed from a parent that held them
+    all), only the invariants reading a changed variable are evaluated."""
+    return [name for name, fn in STATE_CHECKS.items()
+            if (delta is None or _READ_IDX[name] & delta) and not fn(cfg, st)]
+
+
+def check_edge(cfg: Config, st: State, nx: State, delta: frozenset[int] | None = None) -> list[str]:
+    delta = changed(st, nx) if delta is None else delta
+    return [name for name, fn in ACTION_CHECKS.items() if _READ_IDX[name] & delta and not fn(cfg, st, nx)]
 
 
 __all__ = ["check_state", "check_edge", "leads_to", "STATE_CHECKS", "ACTION_CHECKS", "active_on"]

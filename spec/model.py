@@ -514,44 +514,56 @@ def CorruptRecoveryRow(cfg, st, s, e):
 
 # ---------------------------------------------------------------- Next
 
-def _inputs_sorted(st: State):
-    return sorted(st.inputs)
-
-
 def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
-    """Yield (action name, parameters, next state) for every enabled action instance that changes state."""
-    nodes = range(len(cfg.nodes))
+    """Yield (action name, parameters, next state) for every enabled action instance that changes state.
+
+    Instances are tried in a fixed order; an actor is only offered the actions its pc can enable (each
+    action still checks its own guard), which is what makes the explorer fast enough to matter."""
+    out: list = []
+    runner_fn = dict(RUNNER_STEPS)  # read at call time, so tests can swap in a mutant step
 
     def emit(name, params, nxt):
         if nxt is not None and nxt != st:
             out.append((name, params, nxt))
 
-    out: list = []
-    for n in nodes:
-        node = cfg.nodes[n]
-        for i in _inputs_sorted(st):
-            emit("Acquire", (node, i), Acquire(cfg, st, n, i))
-            emit("PromoteContinuation", (node, i), PromoteContinuation(cfg, st, n, i))
-        for name, fn in RUNNER_STEPS:
-            emit(name, (node,), fn(cfg, st, n))
-        for s in cfg.sessions:
-            emit("CancelRequest", (node, s), CancelRequest(cfg, st, n, s))
-        emit("FinalizerSettle", (node,), FinalizerSettle(cfg, st, n))
-        emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
-    for k, who in enumerate(cfg.nodes + cfg.recoverers):
-        for s in cfg.sessions:
-            emit("Heartbeat", (who, s), Heartbeat(cfg, st, k, s))
+    inputs = sorted(st.inputs) if any(r.pc == "idle" for r in st.run) else ()
+    for n, node in enumerate(cfg.nodes):
+        r = st.run[n]
+        if r.pc == "idle":
+            for i in inputs:
+                emit("Acquire", (node, i), Acquire(cfg, st, n, i))
+                emit("PromoteContinuation", (node, i), PromoteContinuation(cfg, st, n, i))
+        else:
+            for name in _RUNNER_BY_PC[r.pc]:
+                emit(name, (node,), runner_fn[name](cfg, st, n))
+        if st.fin[n].pc == "idle":
+            for s in cfg.sessions:
+                emit("CancelRequest", (node, s), CancelRequest(cfg, st, n, s))
+        elif st.fin[n].pc == "settle":
+            emit("FinalizerSettle", (node,), FinalizerSettle(cfg, st, n))
+        else:
+            emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
+    if cfg.lease > 1 or cfg.has("renew-after-expiry"):
+        for k, who in enumerate(cfg.nodes + cfg.recoverers):
+            for s in cfg.sessions:
+                emit("Heartbeat", (who, s), Heartbeat(cfg, st, k, s))
     emit("Tick", (), Tick(cfg, st))
     for r, who in enumerate(cfg.recoverers):
+        pc = st.rec[r].pc
+        if pc == "idle":
+            for s in cfg.sessions:
+                emit("RecoveryTakeover", (who, s), RecoveryTakeover(cfg, st, r, s))
+        elif pc == "converting":
+            emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
+        else:
+            emit("RecoveryQuarantine", (who,), RecoveryQuarantine(cfg, st, r))
+    if "crash" in cfg.faults:
+        for k, who in enumerate(cfg.nodes + cfg.recoverers):
+            emit("Crash", (who,), Crash(cfg, st, k))
+    if "corrupt" in cfg.faults and "corrupt" not in st.faults:
         for s in cfg.sessions:
-            emit("RecoveryTakeover", (who, s), RecoveryTakeover(cfg, st, r, s))
-        emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
-        emit("RecoveryQuarantine", (who,), RecoveryQuarantine(cfg, st, r))
-    for k, who in enumerate(cfg.nodes + cfg.recoverers):
-        emit("Crash", (who,), Crash(cfg, st, k))
-    for s in cfg.sessions:
-        for e in range(1, cfg.max_exec + 1):
-            emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
+            for e in range(1, cfg.max_exec + 1):
+                emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
     return iter(out)
 
 
@@ -561,6 +573,15 @@ RUNNER_STEPS = (
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
     ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
 )
+
+# which runner actions a pc can enable (RunnerStop: any pc once interrupted; RunnerExit: stopped)
+_RUNNER_BY_PC = {
+    "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
+    "streaming": ("PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
+    "stepping": ("PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "failed": ("StepFailedReturn", "RunnerStop"), "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
+}
+
 
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",

@@ -1,0 +1,211 @@
+"""`claimcheck gate`: every check, in order, with a progress line per stage and a summary table.
+
+Stages pass, fail, or are skipped with a reason (a skip is never a pass: the summary says so, and
+`--strict` turns skips into failures). Exit 0 only when every stage that ran passed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from spec import configs
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+@dataclass
+class StageResult:
+    name: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+    checks: list[dict] = field(default_factory=list)  # sub-results for the JUnit report
+
+
+@dataclass
+class Stage:
+    name: str
+    run: Callable[["Gate"], StageResult]
+
+
+class Gate:
+    def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None):
+        self.out_dir = out_dir
+        self.quick = quick
+        self.apalache = apalache
+        self.results: list[StageResult] = []
+
+
+# ---------------------------------------------------------------- stages
+
+def stage_parse(g: Gate) -> StageResult:
+    from . import tlc
+    try:
+        cmd = [tlc.find_java(), "-cp", str(tlc.find_jar()), "tla2sany.SANY", str(tlc.SPEC)]
+    except tlc.TlcUnavailable as exc:
+        return StageResult("parse", SKIP, str(exc))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return StageResult("parse", FAIL, (proc.stdout + proc.stderr).strip().splitlines()[-1])
+    return StageResult("parse", PASS, "SANY parsed SessionExecution.tla")
+
+
+def stage_equivalence(g: Gate) -> StageResult:
+    from . import tlc
+    from .equivalence import compare
+    try:
+        tlc.find_jar(), tlc.find_java()
+    except tlc.TlcUnavailable as exc:
+        return StageResult("twin = TLC", SKIP, str(exc))
+    c = compare(configs.get("ci"))
+    detail = f"ci: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides"
+    if not c.equal:
+        return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
+                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}")
+    return StageResult("twin = TLC", PASS, detail)
+
+
+def _model_check(g: Gate, engine: str) -> StageResult:
+    from .check import run_python, run_tlc
+    run = run_python if engine == "python" else run_tlc
+    label = "TLC" if engine == "tlc" else "explorer"
+    parts, checks, status = [], [], PASS
+    for name in configs.GATE_CONFIGS:
+        o = run(configs.get(name), name, liveness=True, out_dir=g.out_dir)
+        checks.append({"name": f"{label} {name}", "status": {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL),
+                       "detail": o.reason or ", ".join(o.violated), "seconds": o.seconds})
+        if o.verdict == "skipped":
+            return StageResult(label, SKIP, o.reason, checks=checks)
+        if o.verdict != "ok":
+            status = FAIL
+            parts.append(f"{name}: {o.verdict.upper()} {', '.join(o.violated) or o.reason}"
+                         + (f" (trace {o.trace_path})" if o.trace_path else ""))
+        else:
+            parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s")
+    return StageResult(label, status, "; ".join(parts) + "; every invariant and both liveness properties",
+                       checks=checks)
+
+
+def stage_tlc(g: Gate) -> StageResult:
+    return _model_check(g, "tlc")
+
+
+def stage_explorer(g: Gate) -> StageResult:
+    return _model_check(g, "python")
+
+
+def stage_apalache(g: Gate) -> StageResult:
+    from . import apalache
+    missing = apalache.untyped_variables()
+    if missing:
+        return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}")
+    try:
+        results = apalache.run_all(g.apalache, configs.get("ci"))
+    except apalache.ApalacheUnavailable as exc:
+        return StageResult("Apalache", SKIP, f"{exc}; every VARIABLE has an @type annotation (checked)")
+    parts = []
+    status = PASS
+    for r in results:
+        parts.append(f"{r.command} {r.meaning}")
+        if r.verdict != "ok":
+            status = FAIL
+            saved = [str(T_save(t, g.out_dir)) for t in r.traces]
+            if saved:
+                parts.append("traces: " + ", ".join(saved))
+            parts += [f"not replayable by the twin: {e}" for e in r.import_errors]
+    return StageResult("Apalache", status, "; ".join(parts))
+
+
+def T_save(tr, out_dir: Path):
+    from . import trace as T
+    return T.save(tr, T.found_path(out_dir, "apalache"))
+
+
+STAGES = [
+    Stage("parse", stage_parse),
+    Stage("twin = TLC", stage_equivalence),
+    Stage("TLC", stage_tlc),
+    Stage("explorer", stage_explorer),
+    Stage("Apalache", stage_apalache),
+]
+
+
+# ---------------------------------------------------------------- running and reporting
+
+def run_gate(g: Gate, stages=None) -> list[StageResult]:
+    stages = stages or STAGES
+    total = len(stages)
+    for k, stage in enumerate(stages, start=1):
+        print(f"[{k}/{total}] {stage.name} …", flush=True)
+        t0 = time.perf_counter()
+        try:
+            r = stage.run(g)
+        except Exception as exc:  # noqa: BLE001 - a crashing stage is a failed stage, reported, not raised
+            r = StageResult(stage.name, FAIL, f"{type(exc).__name__}: {exc}")
+        r.name = stage.name
+        r.seconds = time.perf_counter() - t0
+        mark = {PASS: "ok", FAIL: "FAILED", SKIP: "skipped"}[r.status]
+        print(f"      {mark} in {r.seconds:.1f} s: {r.detail}", flush=True)
+        g.results.append(r)
+    return g.results
+
+
+def summary(results: list[StageResult]) -> str:
+    width = max(len(r.name) for r in results)
+    total = sum(r.seconds for r in results)
+    lines = ["", f"{'stage':<{width}}  {'result':<7}  {'time':>7}  share", "-" * (width + 32)]
+    for r in results:
+        share = 100 * r.seconds / total if total else 0
+        lines.append(f"{r.name:<{width}}  {r.status.upper():<7}  {r.seconds:6.1f}s  {share:4.0f}%")
+    lines.append("-" * (width + 32))
+    passed = sum(r.status == PASS for r in results)
+    failed = sum(r.status == FAIL for r in results)
+    skipped = sum(r.status == SKIP for r in results)
+    lines.append(f"{'total':<{width}}  {'':<7}  {total:6.1f}s   (2 cores; target under 300 s)")
+    lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
+    return "\n".join(lines)
+
+
+def write_json(results: list[StageResult], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"stages": [asdict(r) for r in results],
+                                "ok": all(r.status != FAIL for r in results)}, indent=2) + "\n")
+
+
+def write_junit(results: list[StageResult], path: Path) -> None:
+    suite = ET.Element("testsuite", name="claimcheck gate", tests=str(len(results)),
+                       failures=str(sum(r.status == FAIL for r in results)),
+                       skipped=str(sum(r.status == SKIP for r in results)),
+                       time=f"{sum(r.seconds for r in results):.1f}")
+    for r in results:
+        case = ET.SubElement(suite, "testcase", classname="claimcheck.gate", name=r.name, time=f"{r.seconds:.1f}")
+        if r.status == FAIL:
+            ET.SubElement(case, "failure", message=r.detail[:500]).text = r.detail
+        elif r.status == SKIP:
+            ET.SubElement(case, "skipped", message=r.detail[:500])
+        ET.SubElement(case, "system-out").text = r.detail
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="unicode", xml_declaration=True)
+
+
+def main_gate(args) -> int:
+    g = Gate(Path(args.out), apalache=getattr(args, "apalache", None))
+    print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, kill matrix, Apalache")
+    results = run_gate(g)
+    print(summary(results))
+    if args.json:
+        write_json(results, Path(args.json))
+    if args.junit:
+        write_junit(results, Path(args.junit))
+    failed = any(r.status == FAIL for r in results)
+    if args.strict and any(r.status == SKIP for r in results):
+        print("gate: --strict: a skipped stage counts as a failure", file=sys.stderr)
+        return 1
+    return 1 if failed else 0

@@ -1,0 +1,49 @@
+"""`claimcheck` exit codes and output: 0 holds, 1 violation (with a trace path), 2 bad usage."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main
+
+
+def test_check_python_passes(capsys):
+    assert main(["check", "--engine", "python", "--config", "ci", "--out", "unused"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict:   OK" in out and "102,544 distinct" in out and "SessionsEventuallyAvailable" in out
+
+
+def test_check_violation_writes_a_trace(capsys, tmp_path):
+    code = main(["check", "--defect", "memory-before-publish", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "VIOLATION of MemoryFollowsDurable (5 steps)" in out
+    path = out.split("trace:")[1].strip().split()[0]
+    data = json.loads(open(path).read())
+    assert data["meta"]["defect"] == "memory-before-publish" and len(data["steps"]) == 5
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["check", "--defect", "no-such-defect"], "unknown defect 'no-such-defect'"),
+    (["check", "--config", "huge"], "invalid choice: 'huge'"),
+    (["check", "--assume-off", "Gravity"], "unknown assumption 'Gravity'"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_usage_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_console_script_runs_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "check", "--defect", "x"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_check_tlc_passes(capsys, tlc_or_skip):
+    assert main(["check", "--engine", "tlc", "--config", "ci", "--out", "unused"]) == 0
+    assert "102,544 distinct" in capsys.readouterr().out
