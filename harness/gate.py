@@ -101,6 +101,55 @@ def stage_explorer(g: Gate) -> StageResult:
     return _model_check(g, "python")
 
 
+def stage_traces(g: Gate) -> StageResult:
+    from .replay import replay_all
+    results = replay_all()
+    if not results:
+        return StageResult("traces", FAIL, "no trace in traces/: a replay stage that replays nothing proves nothing")
+    bad = [r for r in results if not r.ok]
+    checks = [{"name": f"replay {Path(r.name).name}", "status": PASS if r.ok else FAIL,
+               "detail": "; ".join(r.problems[:3]), "seconds": 0.0} for r in results]
+    if bad:
+        return StageResult("traces", FAIL, "; ".join(f"{Path(r.name).name}: {', '.join(r.problems[:2])}" for r in bad),
+                           checks=checks)
+    steps = sum(r.consumed for r in results)
+    return StageResult("traces", PASS, f"{len(results)} traces, {steps} steps replayed against the "
+                                       "implementation, in lockstep with the twin", checks=checks)
+
+
+def stage_lockstep(g: Gate) -> StageResult:
+    from . import lockstep
+    parts, status, checks = [], PASS, []
+    for name in configs.GATE_CONFIGS:
+        o = lockstep.run(configs.get(name), profile="ci")
+        ok = o.found is None and o.hypothesis_error is None
+        checks.append({"name": f"lockstep {name}", "status": PASS if ok else FAIL,
+                       "detail": "" if ok else str(o.found or o.hypothesis_error), "seconds": o.seconds})
+        if not ok:
+            status = FAIL
+            parts.append(f"{name}: {lockstep.describe(o) if hasattr(lockstep, 'describe') else o.found or o.hypothesis_error}")
+        else:
+            parts.append(f"{name}: {o.coverage.summary() if hasattr(o.coverage, 'summary') else 'ok'}")
+    return StageResult("lockstep", status, "; ".join(parts), checks=checks)
+
+
+def stage_kill_matrix(g: Gate) -> StageResult:
+    from . import killmatrix as K
+    table = K.rows()
+    missed = K.undetected(table)
+    correct = K.correct_failures()
+    checks = [{"name": f"kill {d}", "status": FAIL if d in missed else PASS, "detail": "", "seconds": 0.0}
+              for d in dict.fromkeys(r.defect for r in table)]
+    if missed or correct:
+        detail = (f"defects no check detects: {', '.join(missed)}" if missed else "") + (
+            f"; traces failing on the correct implementation: {', '.join(r.name for r in correct)}" if correct else "")
+        return StageResult("kill matrix", FAIL, detail.strip("; "), checks=checks)
+    killed = len(dict.fromkeys(r.defect for r in table))
+    return StageResult("kill matrix", PASS, f"all {killed} registry defects detected by a trace replayed "
+                                            "against the implementation; the correct implementation passes every trace",
+                       checks=checks)
+
+
 def stage_apalache(g: Gate) -> StageResult:
     from . import apalache
     missing = apalache.untyped_variables()
@@ -133,6 +182,9 @@ STAGES = [
     Stage("twin = TLC", stage_equivalence),
     Stage("TLC", stage_tlc),
     Stage("explorer", stage_explorer),
+    Stage("traces", stage_traces),
+    Stage("lockstep", stage_lockstep),
+    Stage("kill matrix", stage_kill_matrix),
     Stage("Apalache", stage_apalache),
 ]
 

@@ -95,7 +95,10 @@ def _messages(text: str):
 def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
     (workdir / "MC.cfg").write_text(cfg_text)
     shutil.copy(SPEC, workdir / SPEC.name)
-    return [find_java(), "-XX:+UseParallelGC", "-Xss16m", "-cp", str(find_jar()), "tlc2.TLC", "-tool",
+    # TLC unpacks its standard modules into java.io.tmpdir: a private one keeps parallel runs apart
+    (workdir / "tmp").mkdir(exist_ok=True)
+    return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / 'tmp'}",
+            "-cp", str(find_jar()), "tlc2.TLC", "-tool",
             "-deadlock", "-workers", str(workers), "-metadir", str(workdir / "states"),
             "-config", "MC.cfg", *extra, SPEC.name]
 

@@ -55,11 +55,51 @@ class TraceConfig(BaseModel):
     assumptions_off: list[str] = Field(default_factory=list)
 
 
+BoundaryName = Literal[tuple(N.BOUNDARIES)]
+InvariantName = Literal[tuple(N.INVARIANTS)]
+EventKind = Literal[N.EVENT_KINDS]
+
+
 class TraceStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: str
     params: dict[str, Any] = Field(default_factory=dict)
     state: dict[str, Any] | None = Field(None, description="the twin state expected after this step")
+    boundary: BoundaryName | None = Field(None, description="a named boundary that must fire during this step "
+                                                            "(the listener gate the schedule holds)")
+    note: str | None = Field(None, description="what this step stands for in the reported race")
+
+
+class EventCount(BaseModel):
+    """How many events of one kind the final log holds for one assistant (= its execution id)."""
+
+    model_config = ConfigDict(extra="forbid")
+    assistant: int
+    kind: EventKind
+    count: int = Field(ge=0)
+
+
+class ClaimExpect(BaseModel):
+    """The final claim of one Session: absent, or present with (optionally) its phase and quarantine."""
+
+    model_config = ConfigDict(extra="forbid")
+    session: str
+    present: bool
+    phase: Literal[N.PHASES[1:]] | None = None
+    quarantined: bool | None = None
+
+
+class Expect(BaseModel):
+    """Expectations on the final outcome, checked on the implementation's mapped state after the last step."""
+
+    model_config = ConfigDict(extra="forbid")
+    events: list[EventCount] = Field(default_factory=list)
+    claims: list[ClaimExpect] = Field(default_factory=list)
+    recovery_rows: int | None = Field(None, ge=0, description="session_recovery rows in total")
+    continuations: int | None = Field(None, ge=0, description="continuation inputs in total")
+    memory: dict[str, int] | None = Field(None, description="publisher memory per node (assistant id, 0 = none)")
+    invariants: list[InvariantName] = Field(default_factory=list, description="properties this trace is about: "
+                                            "safety on every state, liveness as its goal reached at the end")
 
 
 class Trace(BaseModel):
@@ -69,6 +109,7 @@ class Trace(BaseModel):
     meta: Meta
     config: TraceConfig
     steps: list[TraceStep]
+    expect: Expect | None = None
     loop: int | None = Field(None, description="lasso: the step index the behaviour returns to forever "
                                                "(0 = the initial state)")
 
@@ -218,3 +259,8 @@ def replay_twin(trace: Trace, defects=None, name: str = "trace"):
         st = nxt
         states.append(st)
     return cfg, states
+
+
+def schema_text() -> str:
+    """The committed `traces/schema.json` (tests/test_replay.py checks the file is current)."""
+    return json.dumps(schema(), indent=2, sort_keys=True) + "\n"
