@@ -79,10 +79,11 @@ def cmd_check(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from .replay import render, replay_file
+    from .replay import committed_traces, render, replay_file
     from .trace import TraceError
     code = OK
-    for path in args.traces:
+    paths = [p for arg in args.traces for p in (committed_traces(arg) if Path(arg).is_dir() else [arg])]
+    for path in paths:
         try:
             res = replay_file(path, args.defect)
         except TraceError as exc:
@@ -127,6 +128,11 @@ def cmd_invariants(args) -> int:
     return OK
 
 
+def cmd_fuzz(args) -> int:
+    from .fuzz import fuzz
+    return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
                                                "for durable agent-session execution claims.")
@@ -146,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
-    r.add_argument("traces", nargs="+", metavar="TRACE")
+    r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
     r.add_argument("--defect", action="append", metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
     r.set_defaults(func=cmd_replay)
@@ -184,6 +190,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--config", choices=sorted(configs.CONFIGS), default="deep")
     b.add_argument("--workers", type=int, default=2)
     b.set_defaults(func=cmd_bench)
+
+    f = sub.add_parser("fuzz", help="Hypothesis lockstep: the twin drives the SQL implementation")
+    f.add_argument("--profile", choices=["ci", "deep"], default="ci")
+    f.add_argument("--config", choices=sorted(configs.CONFIGS),
+                   help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
+    f.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
+    f.add_argument("--db", metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory")
+    f.add_argument("--out", default="traces/found", help="where failure traces are written")
+    f.set_defaults(func=cmd_fuzz)
     return p
 
 

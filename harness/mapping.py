@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from impl import ids
 from impl.schema import sequence_t
+from impl.snapshot import read as read_snapshot
 from spec import model as M
 
 
@@ -19,15 +20,15 @@ def _asst(aid):
 
 def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     """`w` is a harness.scheduler.World; `faults` is the environment's history (not stored by the code)."""
-    snap = w.snap()
+    with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
+        snap = read_snapshot(conn, assistants=False)
+        issued = conn.execute(sa.select(sequence_t.c.value).where(sequence_t.c.name == "execution")).scalar_one()
     now = w.clock.now()
     claim = []
     for s in cfg.sessions:
         c = snap.claims.get(s)
         claim.append(M.NO_CLAIM if c is None else
                      M.Claim(c.execution, c.owner, c.ttl(now), c.phase, _asst(c.assistant), c.quarantined))
-    with w.db.read() as conn:
-        issued = conn.execute(sa.select(sequence_t.c.value).where(sequence_t.c.name == "execution")).scalar_one()
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)

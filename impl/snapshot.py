@@ -86,17 +86,23 @@ class Snapshot:
 
 def snapshot(db: Database) -> Snapshot:
     with db.read() as conn:
-        claims = {r.session_id: ClaimView(r.execution_id, r.owner_id, r.lease_expires_at, r.phase, r.assistant_id,
-                                          r.recovery_error)
-                  for r in conn.execute(sa.select(claim_t))}
-        events = [EventView(r.session_id, R.SHORT_KIND[r.kind], r.assistant_id, r.execution_id, r.writer)
-                  for r in conn.execute(sa.select(event_t).order_by(event_t.c.id))]
-        recovery = frozenset((r.execution_id, r.session_id) for r in conn.execute(sa.select(recovery_t)))
-        inputs = [InputView(r.id, r.session_id, "cont" if r.kind == "continuation" else "prompt", r.src, r.state)
-                  for r in conn.execute(sa.select(input_t).order_by(input_t.c.admitted_seq))]
-        cancelled = frozenset((r.execution_id, r.session_id) for r in
-                              conn.execute(sa.select(history_t).where(history_t.c.outcome == "cancelled")))
-        assistants = {r.assistant_id: AssistantView(r.session_id, r.execution_id, bool(r.started),
-                                                    bool(r.completed), r.outcome)
-                      for r in conn.execute(sa.select(assistant_t))}
-    return Snapshot(claims, events, recovery, inputs, cancelled, assistants)
+        return read(conn)
+
+
+def read(conn, *, assistants: bool = True) -> Snapshot:
+    """The snapshot inside a caller's read transaction (the harness's state mapping reads the execution
+    sequence in the same one and needs no assistant projection)."""
+    claims = {r.session_id: ClaimView(r.execution_id, r.owner_id, r.lease_expires_at, r.phase, r.assistant_id,
+                                      r.recovery_error)
+              for r in conn.execute(sa.select(claim_t))}
+    events = [EventView(r.session_id, R.SHORT_KIND[r.kind], r.assistant_id, r.execution_id, r.writer)
+              for r in conn.execute(sa.select(event_t).order_by(event_t.c.id))]
+    recovery = frozenset((r.execution_id, r.session_id) for r in conn.execute(sa.select(recovery_t)))
+    inputs = [InputView(r.id, r.session_id, "cont" if r.kind == "continuation" else "prompt", r.src, r.state)
+              for r in conn.execute(sa.select(input_t).order_by(input_t.c.admitted_seq))]
+    cancelled = frozenset((r.execution_id, r.session_id) for r in
+                          conn.execute(sa.select(history_t).where(history_t.c.outcome == "cancelled")))
+    projection = {r.assistant_id: AssistantView(r.session_id, r.execution_id, bool(r.started),
+                                                bool(r.completed), r.outcome)
+                  for r in conn.execute(sa.select(assistant_t))} if assistants else {}
+    return Snapshot(claims, events, recovery, inputs, cancelled, projection)

@@ -1,0 +1,104 @@
+"""Lockstep throughput and time-to-detect: a benchmark, not a test.
+
+Run `python ci/bench_lockstep.py [--seeds N] [--examples N]`. Prints
+
+1. lockstep steps per second on the default file database (sqlite, WAL, a fresh file per example),
+   invariant checks included, with where the time goes: the implementation's atomic units (SQL
+   commits), the state mapping (snapshot reads), the twin (successors, invariants), machine set-up
+   (a fresh database and World per example) and Hypothesis (the rest);
+2. per defect, the median seconds to the first failing example over several seeds (derandomize=False,
+   fixed seeds, no shrinking), on the defect's witness configuration.
+
+Targets: 1,000 steps/s; each defect under 10 s median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from hypothesis import settings  # noqa: E402
+
+from harness import lockstep as L  # noqa: E402
+from harness.scheduler import Scheduler  # noqa: E402
+from spec import configs  # noqa: E402
+from spec import invariants as I  # noqa: E402
+from spec import model as M  # noqa: E402
+from spec import names as N  # noqa: E402
+
+
+def _timed(owner, attr, bucket, totals):
+    real = getattr(owner, attr)
+
+    def wrapper(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return real(*a, **k)
+        finally:
+            totals[bucket] += time.perf_counter() - t0
+    setattr(owner, attr, wrapper)
+    return lambda: setattr(owner, attr, real)
+
+
+def throughput(examples: int, synchronous: str) -> None:
+    totals: dict[str, float] = defaultdict(float)
+    undo = [_timed(Scheduler, "apply", "implementation (atomic units, SQL commits)", totals),
+            _timed(Scheduler, "state", "mapping (snapshot reads)", totals),
+            _timed(M, "successors", "twin (successors)", totals),
+            _timed(I, "check_state", "invariants", totals),
+            _timed(I, "check_edge", "invariants", totals),
+            _timed(L.LockstepMachine, "__init__", "set-up (fresh database + World)", totals)]
+    try:
+        s = settings(L.PROFILES["ci"], max_examples=examples)
+        out = L.run(configs.get("ci"), settings_=s, synchronous=synchronous)
+    finally:
+        for u in undo:
+            u()
+    # set-up includes its own first mapping; the nested buckets are reported as measured
+    steps, secs = out.coverage.steps, out.seconds
+    print(f"lockstep on a file database (synchronous={synchronous}), config ci, {out.coverage.examples} examples: "
+          f"{steps} steps in {secs:.1f} s = {steps / secs:,.0f} steps/s (target 1,000)")
+    accounted = 0.0
+    for bucket, t in sorted(totals.items(), key=lambda kv: -kv[1]):
+        accounted += t if not bucket.startswith("set-up") else 0.0
+        print(f"  {bucket:<45} {t:6.2f} s  {100 * t / secs:5.1f}%")
+    rest = secs - accounted - totals["set-up (fresh database + World)"]
+    print(f"  {'Hypothesis and the machine (the rest)':<45} {rest:6.2f} s  {100 * rest / secs:5.1f}%")
+
+
+def detection(seeds: int, budget: int) -> None:
+    print(f"\ntime to first detection (no shrinking), {seeds} seeds, derandomize=False, up to {budget} examples")
+    print(f"  {'defect':<36} {'config':<9} {'median s':>8} {'max s':>7} {'found':>6}")
+    s = settings(L.PROFILES["ci"], derandomize=False, max_examples=budget, phases=L.NO_SHRINK)
+    for defect, d in N.DEFECTS.items():
+        cfg = configs.get(d.config, [defect])
+        times, found = [], 0
+        for seed in range(seeds):
+            out = L.run(cfg, settings_=s, seed=seed)
+            times.append(out.seconds)
+            found += out.found is not None
+        print(f"  {defect:<36} {d.config:<9} {statistics.median(times):8.1f} {max(times):7.1f} {found:>3}/{seeds}",
+              flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--examples", type=int, default=300, help="examples for the throughput run")
+    ap.add_argument("--budget", type=int, default=3000, help="example budget per detection run")
+    ap.add_argument("--skip-detection", action="store_true")
+    args = ap.parse_args()
+    for sync in ("NORMAL", "FULL"):
+        throughput(args.examples, sync)
+    if not args.skip_detection:
+        detection(args.seeds, args.budget)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,373 @@
+"""Hypothesis lockstep conformance: the twin chooses, the SQL implementation follows, step by step.
+
+Why: the explorer proves the twin and replay checks schedules someone wrote down; this checks that the
+code follows the twin on schedules nobody picked. The machine has no action list of its own: its one
+rule draws from `M.successors` (the twin's enabled action instances, every registry action; an action
+by per-example swarm weight, then an instance), applies that instance to the twin and, through the Scheduler, to the implementation, then compares the
+mapped implementation state with the twin's (harness.mapping.diff) and checks every state invariant on
+the mapped state and every action invariant on the mapped edge.
+
+Liveness is checked on the run's own path (sound under the twin's weak fairness, like harness.liveness):
+
+- a *stuck* state: no fair action instance is enabled, so stuttering there forever is a fair behaviour;
+  if a leads-to premise holds there without its goal, the property fails (`step-started-window`);
+- a *fair cycle*: the run returns to a state it visited, the goal is false all along the cycle, the
+  premise held on the way in, and every fair action instance enabled throughout the cycle is taken in
+  it (`silent-quarantine-noop`: takeover, failed conversion, no-op quarantine, again).
+
+It cannot see a liveness failure whose fair lasso the run never walks (a cycle it leaves before closing,
+or one needing a choice it did not make); the explorer's SCC check over the whole graph covers those.
+Both checks run after every step (not only at teardown) so a failure's trace ends where it is first seen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from impl.db import Database
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+from .explore import Step
+from .mapping import diff
+from .scheduler import DivergenceError, Scheduler
+
+ACTION_NAMES = tuple(N.ACTIONS)
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+# no Phase.explain: it traces every line of the implementation under sys.settrace, which made shrinking
+# a failure take minutes; the trace file explains a failure better
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+PROFILES = {
+    # sized so `claimcheck fuzz --profile ci` (ci and sessions configurations) stays well under 2 minutes
+    "ci": settings(max_examples=450, stateful_step_count=40, derandomize=True, print_blob=True,
+                   deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
+                   phases=_PHASES),
+    # nightly: random seeds, many more and longer runs
+    "deep": settings(max_examples=3000, stateful_step_count=100, derandomize=False, print_blob=True,
+                     deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
+                   phases=_PHASES),
+}
+for _name, _s in PROFILES.items():
+    settings.register_profile(f"claimcheck-{_name}", _s)
+
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)  # detection benchmarks: first failure only
+
+
+class LockstepFailure(AssertionError):
+    """The implementation diverged from the twin, or the run broke an invariant or liveness property."""
+
+
+@dataclass
+class Found:
+    kind: str  # divergence | safety | liveness | error
+    invariants: list[str]
+    message: str
+    steps: list[Step]  # the twin's steps, Init first, up to and including the failing one
+    loop: int | None = None  # liveness: the step index the behaviour returns to forever
+
+
+@dataclass
+class Coverage:
+    """What one campaign exercised: action instances taken, boundary hits, distinct twin states."""
+
+    actions: Counter = field(default_factory=Counter)
+    boundaries: Counter = field(default_factory=Counter)
+    states: set = field(default_factory=set)
+    examples: int = 0
+    steps: int = 0
+
+
+# ---------------------------------------------------------------- databases
+
+def _is_memory(url: str) -> bool:
+    return url.rstrip("/") in ("sqlite:", "sqlite:/", "sqlite://") or url.endswith(":memory:")
+
+
+class Databases:
+    """A fresh database per example, on one long-lived engine.
+
+    Why one engine: SQLAlchemy caches compiled statements per engine; a new engine per example spent
+    more time compiling SQL than running it. So the default is one file (WAL) at a fixed path in a
+    temporary folder, replaced per example by a copy of a template holding the empty schema, with the
+    engine's pool disposed in between. `synchronous` defaults to NORMAL: lockstep checks the protocol's
+    semantics, not durability on power loss, and an fsync per commit was the largest single cost.
+    `sqlite://` gives a fresh in-memory database per example; another URL is emptied per example.
+    """
+
+    def __init__(self, url: str | None = None, *, synchronous: str | None = "NORMAL"):
+        self.url = url
+        self.synchronous = synchronous
+        self._root: str | None = None
+        self._db: Database | None = None
+
+    def fresh(self) -> Database:
+        if self._db is None:
+            self._db = self._open()
+        elif self.url is None:
+            self._db.engine.dispose()
+            self._replace_file()
+        else:
+            self._db.engine.dispose()
+            self._empty(self._db, self.url)
+        return self._db
+
+    @classmethod
+    def _empty(cls, db: Database, url: str) -> None:
+        if not db.is_sqlite:
+            from sqlmodel import SQLModel
+            SQLModel.metadata.drop_all(db.engine)
+        elif not _is_memory(url):
+            cls._remove(db.engine.url.database or "")
+        db.create_schema()
+
+    def _open(self) -> Database:
+        if self.url is not None:
+            db = Database(self.url, synchronous=self.synchronous)
+            self._empty(db, self.url)
+            return db
+        self._root = tempfile.mkdtemp(prefix="claimcheck-lockstep-")
+        template = Database(f"sqlite:///{self._template}")
+        template.create_schema()
+        template.dispose()  # the last connection closes: sqlite checkpoints the WAL into the file
+        self._replace_file()
+        return Database(f"sqlite:///{self.path}", synchronous=self.synchronous)
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self._root, "lockstep.db")
+
+    @property
+    def _template(self) -> str:
+        return os.path.join(self._root, "template.db")
+
+    def _replace_file(self) -> None:
+        self._remove(self.path)
+        shutil.copyfile(self._template, self.path)
+
+    @staticmethod
+    def _remove(path: str) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            if path and os.path.exists(path + suffix):
+                os.remove(path + suffix)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.dispose()
+            self._db = None
+        if self._root:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+
+
+# ---------------------------------------------------------------- the campaign and its machine
+
+class Campaign:
+    """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
+
+    def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL"):
+        self.cfg = cfg
+        self.dbs = Databases(db_url, synchronous=synchronous)
+        self.coverage = Coverage()
+        self.found: list[Found] = []
+        self.last: Found | None = None  # the latest failure seen (the only one when shrinking is off)
+        self.leads_to = [(name, p, q) for name in N.LIVENESS for _s, p, q in I.leads_to(name, cfg)]
+
+    def record(self, found: Found) -> None:
+        self.last = found
+        try:
+            final = current_build_context().is_final
+        except Exception:  # noqa: BLE001 - outside a Hypothesis run (direct use in tests)
+            final = True
+        if final:
+            self.found.append(found)
+
+
+def machine_class(campaign: Campaign) -> type[RuleBasedStateMachine]:
+    """A machine bound to one campaign (Hypothesis caches rules per class, so the class is made once)."""
+
+    class Lockstep(LockstepMachine):
+        pass
+    Lockstep.campaign = campaign
+    return Lockstep
+
+
+class LockstepMachine(RuleBasedStateMachine):
+    campaign: Campaign
+
+    def __init__(self):
+        super().__init__()
+        c = self.campaign
+        self.cfg = c.cfg
+        self.db = c.dbs.fresh()
+        self.sched = Scheduler(self.cfg, db=self.db)
+        self.weights = dict.fromkeys(ACTION_NAMES, 1)
+        self.twin = M.init(self.cfg)
+        self.path = [Step(None, (), self.twin)]
+        self.enabled: list[list[tuple]] = []  # per path index: the twin's enabled instances
+        self.visits: dict[M.State, list[int]] = {}
+        c.coverage.examples += 1
+        c.coverage.states.add(self.twin)
+        self.impl = self.sched.state()
+        self._check(None, self.twin, self.impl, [])
+
+    # Swarm testing, generated from the registry: each example weighs every action (fair ones 1, 2 or 4;
+    # the environment's unfair ones, interrupts, time and faults, 1 or 0 = only when nothing else is
+    # enabled), so some examples run long protocol paths undisturbed and others are all interruption.
+    # Weights shrink to 1 (uniform over enabled actions). Rule preconditions are not used for this
+    # because a swarm-disabled rule could leave no runnable rule and reject the example.
+    @initialize(weights=st.fixed_dictionaries(
+        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}))
+    def choose_swarm(self, weights):
+        self.weights = weights
+
+    @precondition(lambda self: bool(self.options))
+    @rule(data=st.data())
+    def step(self, data):
+        """Draw an enabled action (by weight), then one of its enabled instances."""
+        names = sorted({o[0] for o in self.options})
+        weights = [self.weights[n] for n in names]
+        if not any(weights):
+            weights = [1] * len(names)
+        k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
+        for name, w in zip(names, weights):
+            if k < w:
+                break
+            k -= w
+        pool = [o for o in self.options if o[0] == name]
+        _n, params, nxt = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
+        self.advance(name, params, nxt)
+
+    @precondition(lambda self: not self.options)
+    @rule()
+    def deadlocked(self):
+        """The twin has no enabled action: nothing to do (Hypothesis needs one runnable rule)."""
+
+    def teardown(self):
+        self.campaign.coverage.boundaries.update(self.sched.world.recorder.names)
+
+    @property
+    def options(self):
+        return self.enabled[-1]
+
+    # ------------------------------------------------------------ one lockstep step
+
+    def advance(self, name: str, params: tuple, nxt: M.State) -> None:
+        self.path.append(Step(name, params, nxt))
+        try:
+            self.sched.apply(name, params, nxt)
+            impl = self.sched.state()
+        except DivergenceError as exc:
+            self._fail("divergence", [], f"{name}{params}: {exc}")
+        except Exception as exc:  # the implementation crashed: still leave a trace behind
+            self._fail("error", [], f"{name}{params} raised {type(exc).__name__}: {exc}", cause=exc)
+        cov = self.campaign.coverage
+        cov.actions[name] += 1
+        cov.steps += 1
+        cov.states.add(nxt)
+        prev, self.impl, self.twin = self.impl, impl, nxt
+        self._check(prev, nxt, impl, I.check_edge(self.cfg, prev, impl))
+
+    def _check(self, prev, twin, impl, bad_edge) -> None:
+        bad = I.check_state(self.cfg, impl) + bad_edge
+        delta = diff(twin, impl)
+        if bad or delta:
+            lines = [f"after {self._label(-1)}:"]
+            lines += [f"  invariant violated: {name}" for name in bad]
+            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
+        here = len(self.path) - 1
+        self.enabled.append([o for o in M.successors(self.cfg, twin)])
+        self._liveness(here)
+        self.visits.setdefault(twin, []).append(here)
+
+    def _liveness(self, here: int) -> None:
+        st_ = self.path[here].state
+        if not any(N.ACTIONS[a].fair for a, _p, _n in self.enabled[here]):
+            for name, p, q in self.campaign.leads_to:
+                if p(st_) and not q(st_):
+                    self._fail("liveness", [name], f"stuck after {self._label(here)}: no fair action is "
+                               f"enabled, {name} premise holds without its goal", loop=here)
+        for j in self.visits.get(st_, ()):
+            name = self._fair_cycle(j, here)
+            if name:
+                self._fail("liveness", [name], f"fair cycle: steps {j}..{here} return to the same state, "
+                           f"{name} premise held and its goal never does", loop=j)
+
+    def _fair_cycle(self, j: int, end: int) -> str | None:
+        cycle = range(j, end)  # states j..end-1; path[end].state == path[j].state
+        always = set.intersection(*({(a, p) for a, p, _n in self.enabled[k] if N.ACTIONS[a].fair}
+                                    for k in cycle))
+        taken = {(self.path[k].action, self.path[k].params) for k in range(j + 1, end + 1)}
+        if not always <= taken:
+            return None
+        for name, p, q in self.campaign.leads_to:
+            start = end  # the longest suffix of the path on which the goal is false
+            while start > 0 and not q(self.path[start - 1].state):
+                start -= 1
+            if q(self.path[end].state) or start > j:
+                continue
+            if any(p(self.path[k].state) for k in range(start, end + 1)):
+                return name
+        return None
+
+    def _label(self, k: int) -> str:
+        s = self.path[k]
+        return "Init" if s.action is None else f"step {len(self.path) - 1 if k < 0 else k}: {s.action}{s.params}"
+
+    def _fail(self, kind, invariants, message, *, loop=None, cause=None):
+        self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop))
+        raise LockstepFailure(f"{kind}: {message}") from cause
+
+
+# ---------------------------------------------------------------- running
+
+@dataclass
+class Outcome:
+    cfg: M.Config
+    coverage: Coverage
+    found: Found | None
+    seconds: float
+    hypothesis_error: str | None = None  # Hypothesis's own report when it failed for another reason
+
+
+def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
+        seed: int | None = None, synchronous: str | None = "NORMAL") -> Outcome:
+    """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
+    failure of the implementation: the Outcome carries it."""
+    import time
+
+    from hypothesis import seed as hseed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    s = settings_ or PROFILES[profile]
+    campaign = Campaign(cfg, db_url, synchronous)
+    cls = machine_class(campaign)
+
+    def factory():
+        return cls()
+    if seed is not None:
+        factory = hseed(seed)(factory)
+    t0 = time.perf_counter()
+    other = None
+    try:
+        run_state_machine_as_test(factory, settings=s)
+    except LockstepFailure:
+        pass
+    except Exception as exc:  # noqa: BLE001 - Hypothesis errors (health checks, flakiness) are reported
+        if campaign.last is None:
+            other = f"{type(exc).__name__}: {exc}"
+    finally:
+        campaign.dbs.close()
+    found = campaign.found[-1] if campaign.found else campaign.last
+    return Outcome(cfg, campaign.coverage, found, time.perf_counter() - t0, other)
