@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from spec import configs
+from spec import names as N
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -118,18 +119,27 @@ def stage_traces(g: Gate) -> StageResult:
 
 
 def stage_lockstep(g: Gate) -> StageResult:
-    from . import lockstep
+    """Hypothesis drives the implementation from the twin (ci profile) on each gate configuration; a
+    failure is saved as a trace with the replay command that reproduces it."""
+    from . import fuzz, lockstep
     parts, status, checks = [], PASS, []
     for name in configs.GATE_CONFIGS:
-        o = lockstep.run(configs.get(name), profile="ci")
-        ok = o.found is None and o.hypothesis_error is None
-        checks.append({"name": f"lockstep {name}", "status": PASS if ok else FAIL,
-                       "detail": "" if ok else str(o.found or o.hypothesis_error), "seconds": o.seconds})
-        if not ok:
-            status = FAIL
-            parts.append(f"{name}: {lockstep.describe(o) if hasattr(lockstep, 'describe') else o.found or o.hypothesis_error}")
+        cfg = configs.get(name)
+        o = lockstep.run(cfg, profile="ci")
+        cov = o.coverage
+        if o.found is None and o.hypothesis_error is None:
+            checks.append({"name": f"lockstep {name}", "status": PASS, "detail": "", "seconds": o.seconds})
+            parts.append(f"{name}: {cov.examples} examples, {cov.steps:,} steps, "
+                         f"{len(cov.states):,} distinct states, {len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
+            continue
+        status = FAIL
+        if o.found is not None:
+            path = fuzz.write_trace(o, name, g.out_dir)
+            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg)}"
         else:
-            parts.append(f"{name}: {o.coverage.summary() if hasattr(o.coverage, 'summary') else 'ok'}")
+            why = f"Hypothesis error: {o.hypothesis_error}"
+        checks.append({"name": f"lockstep {name}", "status": FAIL, "detail": why, "seconds": o.seconds})
+        parts.append(f"{name}: {why}")
     return StageResult("lockstep", status, "; ".join(parts), checks=checks)
 
 
