@@ -7,6 +7,7 @@ reviewer sees which guard or update disagrees.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from spec import model as M
@@ -27,6 +28,8 @@ class Comparison:
     only_twin_edges: list = field(default_factory=list)
     only_tlc_edges: list = field(default_factory=list)
     same_init: bool = True
+    only_twin_labels: dict = field(default_factory=dict)  # action -> count of edges only the twin has
+    only_tlc_labels: dict = field(default_factory=dict)
 
     @property
     def equal(self) -> bool:
@@ -48,8 +51,10 @@ def compare(cfg: M.Config, *, successors=None, timeout: float | None = None) -> 
     finish = tlc.start_state_graph(cfg)  # TLC dumps on one core while the twin explores on the other
     t_init, t_states, t_edges = twin_graph(cfg, successors)
     c_init, c_states, c_edges = finish(timeout)
+    only_t, only_c = t_edges - c_edges, c_edges - t_edges
     return Comparison(
         twin_states=len(t_states), tlc_states=len(c_states), twin_edges=len(t_edges), tlc_edges=len(c_edges),
+        only_twin_labels=dict(Counter(a for _s, a, _d in only_t)), only_tlc_labels=dict(Counter(a for _s, a, _d in only_c)),
         only_twin_states=list(t_states - c_states)[:3], only_tlc_states=list(c_states - t_states)[:3],
-        only_twin_edges=list(t_edges - c_edges)[:3], only_tlc_edges=list(c_edges - t_edges)[:3],
+        only_twin_edges=list(only_t)[:3], only_tlc_edges=list(only_c)[:3],
         same_init=t_init == c_init)
