@@ -133,6 +133,18 @@ def cmd_fuzz(args) -> int:
     return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out)
 
 
+def cmd_stress(args) -> int:
+    from .stress import StressOptions, StressUsage, run
+    try:
+        code, _ = run(StressOptions(
+            nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
+            seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
+            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep))
+    except StressUsage as exc:
+        raise UsageError(f"claimcheck stress: {exc}") from exc
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
                                                "for durable agent-session execution claims.")
@@ -196,9 +208,27 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--config", choices=sorted(configs.CONFIGS),
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
     f.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
-    f.add_argument("--db", metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory")
+    f.add_argument("--db", metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
+                   "postgresql+psycopg2:// URL (e.g. from `python -m harness.pgserver start DIR`) is emptied first")
     f.add_argument("--out", default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
+
+    s = sub.add_parser("stress", help="N node processes on one database with crashes; the commit history checked "
+                                      "against the twin")
+    s.add_argument("--nodes", type=int, default=2)
+    s.add_argument("--seconds", type=float, default=10.0, help="stop after this long (or --executions)")
+    s.add_argument("--db", metavar="URL", help="a sqlite file or a PostgreSQL on this machine (default: a fresh "
+                   "sqlite file, WAL, under --out)")
+    s.add_argument("--sessions", type=int, default=8)
+    s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS")
+    s.add_argument("--seed", default="0")
+    s.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
+    s.add_argument("--out", default="traces/found", help="where the run's files and violation traces go")
+    s.add_argument("--executions", type=int, help="stop once this many executions ran")
+    s.add_argument("--crash-every", type=float, default=2.0, metavar="SECONDS", help="mean time between crashes")
+    s.add_argument("--crash-every-commits", type=int, metavar="C", help="crash every ~C commits instead")
+    s.add_argument("--keep", action="store_true", help="keep the run's database and logs when it passes")
+    s.set_defaults(func=cmd_stress)
     return p
 
 

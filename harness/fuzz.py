@@ -53,7 +53,7 @@ def replay_command(path: Path, cfg: M.Config) -> str:
 
 def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> list[str]:
     cov = outcome.coverage
-    lines = [f"  examples {cov.examples}, lockstep steps {cov.steps}, "
+    lines = [f"  examples {cov.examples} ({cov.runs} runs from Init), lockstep steps {cov.steps}, "
              f"{cov.steps / outcome.seconds:,.0f} steps/s (invariant checks included)"]
     acts = "  ".join(f"{a} {cov.actions[a]}" for a in N.ACTIONS if cov.actions[a])
     missed = [a for a in N.ACTIONS if not cov.actions[a]]

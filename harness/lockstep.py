@@ -84,25 +84,24 @@ class Coverage:
     actions: Counter = field(default_factory=Counter)
     boundaries: Counter = field(default_factory=Counter)
     states: set = field(default_factory=set)
-    examples: int = 0
+    examples: int = 0  # Hypothesis examples
+    runs: int = 0  # runs from Init (an example starts a new run when the bounded twin ends)
     steps: int = 0
 
 
 # ---------------------------------------------------------------- databases
 
-def _is_memory(url: str) -> bool:
-    return url.rstrip("/") in ("sqlite:", "sqlite:/", "sqlite://") or url.endswith(":memory:")
-
-
 class Databases:
-    """A fresh database per example, on one long-lived engine.
+    """A fresh database per example, on one long-lived engine and connection pool.
 
-    Why one engine: SQLAlchemy caches compiled statements per engine; a new engine per example spent
-    more time compiling SQL than running it. So the default is one file (WAL) at a fixed path in a
-    temporary folder, replaced per example by a copy of a template holding the empty schema, with the
-    engine's pool disposed in between. `synchronous` defaults to NORMAL: lockstep checks the protocol's
-    semantics, not durability on power loss, and an fsync per commit was the largest single cost.
-    `sqlite://` gives a fresh in-memory database per example; another URL is emptied per example.
+    Why: a new engine, file or connection per example cost more than the example's steps (SQLAlchemy
+    compiles statements per engine; opening a sqlite connection runs its PRAGMAs; admitting the prompts
+    is a transaction each). So the first example runs on an empty database, its World admits the
+    prompts through the implementation, and `seed()` keeps every row; each later example gets the
+    same database back by one transaction that empties every table and inserts those rows again.
+    The default is a sqlite file (WAL) in a temporary folder; `synchronous` defaults to NORMAL:
+    lockstep checks the protocol's semantics, not durability on power loss, and an fsync per commit
+    was the largest single cost. `sqlite://` is one in-memory database; another URL is emptied first.
     """
 
     def __init__(self, url: str | None = None, *, synchronous: str | None = "NORMAL"):
@@ -110,56 +109,50 @@ class Databases:
         self.synchronous = synchronous
         self._root: str | None = None
         self._db: Database | None = None
+        self._seed: dict | None = None  # table -> rows, taken after the first example's set-up
 
-    def fresh(self) -> Database:
+    def fresh(self) -> tuple[Database, bool]:
+        """The database for the next example, and whether it already holds the seeded rows."""
         if self._db is None:
             self._db = self._open()
-        elif self.url is None:
-            self._db.engine.dispose()
-            self._replace_file()
-        else:
-            self._db.engine.dispose()
-            self._empty(self._db, self.url)
-        return self._db
+            return self._db, False
+        if self._seed is None:
+            self._empty(self._db)
+            return self._db, False
+        self._restore()
+        return self._db, True
 
-    @classmethod
-    def _empty(cls, db: Database, url: str) -> None:
-        if not db.is_sqlite:
-            from sqlmodel import SQLModel
-            SQLModel.metadata.drop_all(db.engine)
-        elif not _is_memory(url):
-            cls._remove(db.engine.url.database or "")
+    def seed(self) -> None:
+        """Keep the rows the set-up wrote, to restore before every later example."""
+        with self._db.read() as conn:
+            self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
+
+    def _restore(self) -> None:
+        with self._db.transaction() as conn:
+            for t in reversed(_tables()):
+                conn.execute(t.delete())
+            for t in _tables():
+                if self._seed[t]:
+                    conn.execute(t.insert(), self._seed[t])
+
+    @staticmethod
+    def _empty(db: Database) -> None:
+        with db.transaction() as conn:
+            for t in reversed(_tables()):
+                conn.execute(t.delete())
         db.create_schema()
 
     def _open(self) -> Database:
+        if self.url is None:
+            self._root = tempfile.mkdtemp(prefix="claimcheck-lockstep-")
+            url = f"sqlite:///{os.path.join(self._root, 'lockstep.db')}"
+        else:
+            url = self.url
+        db = Database(url, synchronous=self.synchronous)
+        db.create_schema()
         if self.url is not None:
-            db = Database(self.url, synchronous=self.synchronous)
-            self._empty(db, self.url)
-            return db
-        self._root = tempfile.mkdtemp(prefix="claimcheck-lockstep-")
-        template = Database(f"sqlite:///{self._template}")
-        template.create_schema()
-        template.dispose()  # the last connection closes: sqlite checkpoints the WAL into the file
-        self._replace_file()
-        return Database(f"sqlite:///{self.path}", synchronous=self.synchronous)
-
-    @property
-    def path(self) -> str:
-        return os.path.join(self._root, "lockstep.db")
-
-    @property
-    def _template(self) -> str:
-        return os.path.join(self._root, "template.db")
-
-    def _replace_file(self) -> None:
-        self._remove(self.path)
-        shutil.copyfile(self._template, self.path)
-
-    @staticmethod
-    def _remove(path: str) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            if path and os.path.exists(path + suffix):
-                os.remove(path + suffix)
+            self._empty(db)
+        return db
 
     def close(self) -> None:
         if self._db is not None:
@@ -168,6 +161,12 @@ class Databases:
         if self._root:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
+
+
+def _tables():
+    """Every table of the schema, parents before children."""
+    from sqlmodel import SQLModel
+    return SQLModel.metadata.sorted_tables
 
 
 # ---------------------------------------------------------------- the campaign and its machine
@@ -207,16 +206,26 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        c = self.campaign
-        self.cfg = c.cfg
-        self.db = c.dbs.fresh()
-        self.sched = Scheduler(self.cfg, db=self.db)
+        self.cfg = self.campaign.cfg
         self.weights = dict.fromkeys(ACTION_NAMES, 1)
+        self.focus: str | None = None  # the action after which environment actions come (see choose_swarm)
+        self.campaign.coverage.examples += 1
+        self._start()
+
+    def _start(self) -> None:
+        """A run from Init on a fresh database. An example holds several runs: when the twin can go
+        no further (the bounded model ends), the next run starts at once instead of Hypothesis
+        spending the rest of the example's steps on a rule that does nothing."""
+        c = self.campaign
+        self.db, seeded = c.dbs.fresh()
+        self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded)
+        if not seeded:
+            c.dbs.seed()
         self.twin = M.init(self.cfg)
         self.path = [Step(None, (), self.twin)]
         self.enabled: list[list[tuple]] = []  # per path index: the twin's enabled instances
         self.visits: dict[M.State, list[int]] = {}
-        c.coverage.examples += 1
+        c.coverage.runs += 1
         c.coverage.states.add(self.twin)
         self.impl = self.sched.state()
         self._check(None, self.twin, self.impl, [])
@@ -226,17 +235,26 @@ class LockstepMachine(RuleBasedStateMachine):
     # enabled), so some examples run long protocol paths undisturbed and others are all interruption.
     # Weights shrink to 1 (uniform over enabled actions). Rule preconditions are not used for this
     # because a swarm-disabled rule could leave no runnable rule and reject the example.
+    #
+    # Interruptions at a boundary: the races the protocol has to survive happen when an environment
+    # action (a cancel, a tick, a crash) lands while an actor is held at a named boundary. Half the
+    # examples pick one boundary of the registry as their focus: environment actions are then held
+    # back until some actor has just passed that boundary's `after` action, and are then all but certain
+    # to come next (one interruption per passage). Without a focus (what the focus shrinks to) the
+    # plain swarm decides.
     @initialize(weights=st.fixed_dictionaries(
-        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}))
-    def choose_swarm(self, weights):
+        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
+        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)))
+    def choose_swarm(self, weights, focus):
         self.weights = weights
+        self.focus = N.BOUNDARIES[focus].after if focus else None
 
     @precondition(lambda self: bool(self.options))
     @rule(data=st.data())
     def step(self, data):
         """Draw an enabled action (by weight), then one of its enabled instances."""
         names = sorted({o[0] for o in self.options})
-        weights = [self.weights[n] for n in names]
+        weights = [self._weight(n) for n in names]
         if not any(weights):
             weights = [1] * len(names)
         k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
@@ -248,6 +266,13 @@ class LockstepMachine(RuleBasedStateMachine):
         _n, params, nxt = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
         self.advance(name, params, nxt)
 
+    def _weight(self, name: str) -> int:
+        if self.focus is None or N.ACTIONS[name].fair:
+            return self.weights[name]
+        if self.path[-1].action != self.focus:
+            return 0  # held back until the focus boundary is passed
+        return 8 * (self.weights[name] or 1)
+
     @precondition(lambda self: not self.options)
     @rule()
     def deadlocked(self):
@@ -255,6 +280,11 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def teardown(self):
         self.campaign.coverage.boundaries.update(self.sched.world.recorder.names)
+
+    def _restart_if_ended(self) -> None:
+        if not self.options and len(self.path) > 1:  # (an Init with no action is the `deadlocked` rule's)
+            self.teardown()
+            self._start()
 
     @property
     def options(self):
@@ -277,6 +307,7 @@ class LockstepMachine(RuleBasedStateMachine):
         cov.states.add(nxt)
         prev, self.impl, self.twin = self.impl, impl, nxt
         self._check(prev, nxt, impl, I.check_edge(self.cfg, prev, impl))
+        self._restart_if_ended()
 
     def _check(self, prev, twin, impl, bad_edge) -> None:
         bad = I.check_state(self.cfg, impl) + bad_edge

@@ -6,12 +6,12 @@ function; `diff` names the variables that differ, model value beside implementat
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-
 from impl import ids
-from impl.schema import sequence_t
 from impl.snapshot import read as read_snapshot
 from spec import model as M
+
+
+_ISSUED = "SELECT value FROM id_sequence WHERE name = 'execution'"
 
 
 def _asst(aid):
@@ -22,7 +22,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     """`w` is a harness.scheduler.World; `faults` is the environment's history (not stored by the code)."""
     with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
         snap = read_snapshot(conn, assistants=False)
-        issued = conn.execute(sa.select(sequence_t.c.value).where(sequence_t.c.name == "execution")).scalar_one()
+        issued = conn.exec_driver_sql(_ISSUED).scalar_one()
     now = w.clock.now()
     claim = []
     for s in cfg.sessions:

@@ -27,7 +27,8 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None):
+                 sessions=("s1",), prompts=1, db=None, admitted=False):
+        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
@@ -38,7 +39,8 @@ class World:
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, **common)
                         for r in workers}
         any_node = next(iter(self.nodes.values()))
-        self.prompt = {(s, k): any_node.inputs.admit_prompt(s, k) for s in sessions for k in range(1, prompts + 1)}
+        admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
+        self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
 
     def node(self, name="n1") -> Node:
         return self.nodes[name]
@@ -64,10 +66,11 @@ def input_id(i: M.Input) -> str:
 class Scheduler:
     """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
 
-    def __init__(self, cfg: M.Config, db: Database | None = None):
+    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False):
         self.cfg = cfg
         self.world = World(cfg.nodes, cfg.recoverers, defects=cfg.defects, lease=cfg.lease,
-                           scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db)
+                           scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
+                           admitted=admitted)
         self.faults = frozenset()
 
     @staticmethod

@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 IDLE, SETTLE, CLEAR = "idle", "settle", "clear"
 
 
-def request(node: "Node", session_id: str) -> Result:
-    """CancelRequest: an authenticated interrupt handled on `node` (routing is the caller's job)."""
+def request(node: "Node", session_id: str, execution_id: int | None = None) -> Result:
+    """CancelRequest: an authenticated interrupt handled on `node` (routing is the caller's job). A caller
+    that names the execution it interrupts (`execution_id`) never cancels a later one of the Session: the
+    check is in the same transaction, so an interrupt routed to the owner of execution e is exact."""
     fin = node.finalizer
     if fin.pc != IDLE:
         return NotEnabled("this node's finalizer is busy")
@@ -37,6 +39,8 @@ def request(node: "Node", session_id: str) -> Result:
         claim = node.claims.get(conn, session_id)
         if claim is None:
             return NotEnabled(f"no claim for {session_id}")
+        if execution_id is not None and claim.execution_id != execution_id:
+            return NotEnabled(f"{session_id} runs execution {claim.execution_id}, not {execution_id}")
         result = node.claims.advance_phase(conn, claim.ident, now, "running", "cancelling")
         return Ok(claim.ident) if result else result
     result = ctx.db.atomic(body)

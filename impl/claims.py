@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from . import registry as R
 from .context import Context
-from .db import dialect_insert
+from .db import dialect_insert, guarded
 from .results import Fenced, Lost, Malformed, Occupied, Ok, Result, Superseded
 from .schema import PHASES, claim_t as T
 
@@ -51,13 +51,31 @@ class ClaimRow:
         return now < self.lease_expires_at
 
 
-def _exact(ident: Ident):
-    return sa.and_(T.c.session_id == ident.session_id, T.c.execution_id == ident.execution_id,
-                   T.c.owner_id == ident.owner_id)
+# The statements are built once, with bind parameters: building a SQLAlchemy expression per call cost
+# more than running it. `_EXACT` is the identity part of every fence, `_LIVE` its lease part.
+_P = sa.bindparam
+_EXACT = sa.and_(T.c.session_id == _P("session"), T.c.execution_id == _P("execution"), T.c.owner_id == _P("owner"))
+_LIVE = T.c.lease_expires_at > _P("now")
+_AT = T.c.phase == _P("at")  # the phase the mutation may move from
+_GET = sa.select(T).where(T.c.session_id == _P("session"))
+_SCAN = sa.select(T).where(T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)) \
+    .order_by(T.c.created_seq).limit(_P("bound"))
+_RENEW = sa.update(T).where(_EXACT, _LIVE).values(lease_expires_at=_P("until"))
+_RENEW_ANY = sa.update(T).where(_EXACT).values(lease_expires_at=_P("until"))  # renew-after-expiry
+_CHECK = sa.update(T).where(_EXACT, _LIVE, _AT).values(owner_id=T.c.owner_id)
+_ATTACH = sa.update(T).where(_EXACT, _LIVE, _AT).values(assistant_id=_P("assistant"))
+_ADVANCE = sa.update(T).where(_EXACT, _LIVE, _AT).values(phase=_P("to"))
+_CLEAR = sa.delete(T).where(_EXACT, _LIVE, _AT)
+_TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
+    owner_id=_P("taker"), lease_expires_at=_P("until"),
+    phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase), else_="unknown"))
+_QUARANTINE = sa.update(T).where(_EXACT, T.c.recovery_error.is_(None)).values(recovery_error=_P("reason"))
+_QUARANTINE_LIVE = sa.update(T).where(_EXACT, T.c.recovery_error.is_(None), _LIVE).values(
+    recovery_error=_P("reason"))  # silent-quarantine-noop
 
 
-def _live(now: int):
-    return T.c.lease_expires_at > now
+def _fence(ident: Ident, now: int, **more) -> dict:
+    return dict(session=ident.session_id, execution=ident.execution_id, owner=ident.owner_id, now=now, **more)
 
 
 def _typed(method):
@@ -66,7 +84,7 @@ def _typed(method):
     @functools.wraps(method)
     def wrapper(self, conn, *args, **kwargs):
         try:
-            with conn.begin_nested():
+            with guarded(conn):
                 return method(self, conn, *args, **kwargs)
         except sa.exc.IntegrityError as exc:
             return Malformed(f"claim row refused by a constraint: {exc.orig}")
@@ -80,13 +98,12 @@ class ClaimStore:
     # ------------------------------------------------------------------ reads
 
     def get(self, conn: Connection, session_id: str) -> ClaimRow | None:
-        row = conn.execute(sa.select(T).where(T.c.session_id == session_id)).mappings().first()
+        row = conn.execute(_GET, {"session": session_id}).mappings().first()
         return ClaimRow(**row) if row else None
 
     def scan(self, conn: Connection, now: int, bound: int) -> list[ClaimRow]:
         """Recovery's window: the `bound` oldest expired, unquarantined claims."""
-        rows = conn.execute(sa.select(T).where(T.c.lease_expires_at <= now, T.c.recovery_error.is_(None))
-                            .order_by(T.c.created_seq).limit(bound)).mappings()
+        rows = conn.execute(_SCAN, {"now": now, "bound": bound}).mappings()
         return [ClaimRow(**r) for r in rows]
 
     def why(self, conn: Connection, ident: Ident, now: int, phases: tuple[str, ...] | None = None) -> str:
@@ -122,8 +139,8 @@ class ClaimStore:
                                               where=T.c.lease_expires_at <= now)
             return Ok() if conn.execute(stmt).rowcount == 1 else Occupied(ident.session_id)
         try:
-            with conn.begin_nested():
-                conn.execute(T.insert().values(**values))
+            with guarded(conn):
+                conn.execute(T.insert(), values)
         except sa.exc.IntegrityError:
             if self.get(conn, ident.session_id) is not None:
                 return Occupied(ident.session_id)
@@ -133,24 +150,20 @@ class ClaimStore:
     @_typed
     def renew(self, conn: Connection, ident: Ident, now: int) -> Result:
         """Extend the exact, unexpired lease. Renewal never moves a phase."""
-        where = _exact(ident)
-        if not self.ctx.has(R.RENEW_AFTER_EXPIRY):
-            where = sa.and_(where, _live(now))
-        n = conn.execute(sa.update(T).where(where).values(lease_expires_at=self.ctx.lease_from(now))).rowcount
+        stmt = _RENEW_ANY if self.ctx.has(R.RENEW_AFTER_EXPIRY) else _RENEW
+        n = conn.execute(stmt, _fence(ident, now, until=self.ctx.lease_from(now))).rowcount
         return self._fenced(conn, ident, now, n)
 
     @_typed
     def check(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
         """The fence alone, as a locking no-op write (commit hooks of events that change no claim)."""
-        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == phase)
-                         .values(owner_id=T.c.owner_id)).rowcount
+        n = conn.execute(_CHECK, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
     def attach_assistant(self, conn: Connection, ident: Ident, now: int, phase: str, assistant_id: str) -> Result:
         """Step.Started's commit hook: the claim names its assistant (fenced)."""
-        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == phase)
-                         .values(assistant_id=assistant_id)).rowcount
+        n = conn.execute(_ATTACH, _fence(ident, now, at=phase, assistant=assistant_id)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
@@ -166,8 +179,7 @@ class ClaimStore:
         """Move the phase forward (running -> cancelling -> cancelled), never backwards (fenced)."""
         if to not in FORWARD.get(frm, ()):
             raise ValueError(f"phase {frm} -> {to} is not a forward move")
-        n = conn.execute(sa.update(T).where(_exact(ident), _live(now), T.c.phase == frm)
-                         .values(phase=to)).rowcount
+        n = conn.execute(_ADVANCE, _fence(ident, now, at=frm, to=to)).rowcount
         return self._fenced(conn, ident, now, n, (frm,))
 
     @_typed
@@ -175,7 +187,7 @@ class ClaimStore:
         """Remove the exact, settled claim: `running` after a terminal Step, or `cancelled`."""
         if phase not in ("running", "cancelled", "recovering"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
-        n = conn.execute(sa.delete(T).where(_exact(ident), _live(now), T.c.phase == phase)).rowcount
+        n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     # ------------------------------------------------------------------ recovery
@@ -184,11 +196,8 @@ class ClaimStore:
     def takeover(self, conn: Connection, seen: ClaimRow, owner_id: str, now: int) -> Result:
         """Compare-and-swap an expired, unquarantined claim to a recovery worker; running -> recovering.
         A phase string outside PHASES (a corrupt row) becomes `unknown`, so the row can be quarantined."""
-        n = conn.execute(
-            sa.update(T).where(_exact(seen.ident), T.c.lease_expires_at <= now, T.c.recovery_error.is_(None))
-            .values(owner_id=owner_id, lease_expires_at=self.ctx.lease_from(now),
-                    phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
-                                  else_="unknown"))).rowcount
+        n = conn.execute(_TAKEOVER, _fence(seen.ident, now, taker=owner_id,
+                                           until=self.ctx.lease_from(now))).rowcount
         if n == 1:
             return Ok()
         c = self.get(conn, seen.session_id)
@@ -204,11 +213,10 @@ class ClaimStore:
     def quarantine(self, conn: Connection, ident: Ident, now: int, reason: str) -> Result:
         """Mark the exact claim this worker owns. Exactly one row must change; zero rows means a
         confirmed successor owns it (or it is already quarantined): reported, never ignored."""
-        where = sa.and_(_exact(ident), T.c.recovery_error.is_(None))
         if self.ctx.has(R.SILENT_QUARANTINE_NOOP):
-            conn.execute(sa.update(T).where(where, _live(now)).values(recovery_error=reason))
+            conn.execute(_QUARANTINE_LIVE, _fence(ident, now, reason=reason))
             return Ok()  # the defect: the row count is never looked at
-        n = conn.execute(sa.update(T).where(where).values(recovery_error=reason)).rowcount
+        n = conn.execute(_QUARANTINE, _fence(ident, now, reason=reason)).rowcount
         if n == 1:
             return Ok()
         c = self.get(conn, ident.session_id)

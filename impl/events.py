@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 from . import registry as R
 from .claims import ClaimStore, Ident
 from .context import Context
+from .db import guarded
 from .results import Abort, Malformed, Ok, Result
 from .schema import assistant_t, event_t
 
@@ -82,18 +83,16 @@ class Publisher:
         a = assistant_t
         if event.kind == R.STARTED:
             try:
-                with conn.begin_nested():
-                    conn.execute(a.insert().values(assistant_id=event.assistant_id, session_id=event.session_id,
-                                                   execution_id=event.execution_id, started=True,
-                                                   completed=False, outcome=None))
+                with guarded(conn):
+                    conn.execute(a.insert(), dict(assistant_id=event.assistant_id, session_id=event.session_id,
+                                                  execution_id=event.execution_id, started=True,
+                                                  completed=False, outcome=None))
             except sa.exc.IntegrityError:
                 raise Abort(Malformed(f"assistant {event.assistant_id} already started"))
             return
         # a terminal event completes the assistant; the first outcome is kept
-        n = conn.execute(sa.update(a).where(a.c.assistant_id == event.assistant_id,
-                                            a.c.session_id == event.session_id)
-                         .values(completed=True,
-                                 outcome=sa.func.coalesce(a.c.outcome, event.kind.lower()))).rowcount
+        n = conn.execute(_COMPLETE, {"assistant": event.assistant_id, "session": event.session_id,
+                                     "first_outcome": event.kind.lower()}).rowcount
         if n != 1:
             raise Abort(Malformed(f"assistant {event.assistant_id} of {event.session_id} was never started"))
 
@@ -111,13 +110,19 @@ class Publisher:
             raise Abort(result)
 
     def _append(self, conn: Connection, event: StepEvent) -> int:
-        e = event_t
-        seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(e.c.seq), 0) + 1)
-                           .where(e.c.session_id == event.session_id)).scalar_one()
-        conn.execute(e.insert().values(session_id=event.session_id, seq=seq, kind=event.durable_kind,
-                                       assistant_id=event.assistant_id, execution_id=event.execution_id,
-                                       writer=event.writer))
+        seq = conn.execute(_NEXT_SEQ, {"session": event.session_id}).scalar_one()
+        conn.execute(event_t.insert(), dict(session_id=event.session_id, seq=seq, kind=event.durable_kind,
+                                            assistant_id=event.assistant_id, execution_id=event.execution_id,
+                                            writer=event.writer))
         return seq
+
+
+# built once (a SQLAlchemy expression per call cost more than the statement)
+_COMPLETE = sa.update(assistant_t).where(assistant_t.c.assistant_id == sa.bindparam("assistant"),
+                                         assistant_t.c.session_id == sa.bindparam("session")) \
+    .values(completed=True, outcome=sa.func.coalesce(assistant_t.c.outcome, sa.bindparam("first_outcome")))
+_NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
+    .where(event_t.c.session_id == sa.bindparam("session"))
 
 
 def assistant_row(conn: Connection, assistant_id: str):

@@ -38,6 +38,16 @@ def _owned_by_recovery():
                              T.c.kind == "continuation")
 
 
+# built once (a SQLAlchemy expression per call cost more than the statement)
+_GET = sa.select(T).where(T.c.id == sa.bindparam("id"))
+# ordinary selection may take it: pending and not recovery-owned (True: the recovery-input defect)
+_SELECTABLE = {defect: sa.select(sa.exists().where(T.c.id == sa.bindparam("id"), T.c.state == "pending",
+                                                   sa.true() if defect else sa.not_(_owned_by_recovery())))
+               for defect in (False, True)}
+_PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == "pending") \
+    .values(state=sa.bindparam("to"), promoted_seq=sa.bindparam("seq"))
+
+
 class InputStore:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -55,7 +65,7 @@ class InputStore:
         return self.ctx.db.atomic(body)
 
     def get(self, conn: Connection, input_id: str) -> InputRow | None:
-        row = conn.execute(sa.select(T).where(T.c.id == input_id)).mappings().first()
+        row = conn.execute(_GET, {"id": input_id}).mappings().first()
         return InputRow(**row) if row else None
 
     def _ordinary_filter(self):
@@ -71,8 +81,8 @@ class InputStore:
         return [InputRow(**r) for r in rows]
 
     def ordinary_selectable(self, conn: Connection, input_id: str) -> bool:
-        return conn.execute(sa.select(sa.exists().where(T.c.id == input_id, T.c.state == "pending",
-                                                        self._ordinary_filter()))).scalar_one()
+        stmt = _SELECTABLE[self.ctx.has(R.RECOVERY_INPUT_IN_ORDINARY_QUEUE)]
+        return conn.execute(stmt, {"id": input_id}).scalar_one()
 
     def check_continuation(self, conn: Connection, row: InputRow) -> Result:
         """Recovery may promote this input: a pending continuation whose recovery row is its own
@@ -89,8 +99,7 @@ class InputStore:
 
     def promote(self, conn: Connection, input_id: str, state: str) -> Result:
         """pending -> ordinary|recovery, exactly once (compare-and-set on the state)."""
-        n = conn.execute(sa.update(T).where(T.c.id == input_id, T.c.state == "pending")
-                         .values(state=state, promoted_seq=next_id(conn, "input"))).rowcount
+        n = conn.execute(_PROMOTE, {"input": input_id, "to": state, "seq": next_id(conn, "input")}).rowcount
         return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
 
     def create_continuation(self, conn: Connection, session_id: str, execution_id: int) -> Result:

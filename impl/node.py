@@ -91,9 +91,9 @@ class Node:
 
     # ------------------------------------------------------------------ cancellation, leases, faults
 
-    def cancel(self, session_id: str) -> Result:
+    def cancel(self, session_id: str, execution_id: int | None = None) -> Result:
         """CancelRequest handled on this node (see cancel.request)."""
-        return cancel.request(self, session_id)
+        return cancel.request(self, session_id, execution_id)
 
     def active_on(self, execution_id: int) -> bool:
         """One of this node's actors works on the execution (so its heartbeat keeps that lease)."""

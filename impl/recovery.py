@@ -21,7 +21,7 @@ from .boundaries import Boundaries
 from .claims import ClaimRow, ClaimStore, Ident, known_phase
 from .clock import Clock
 from .context import Context
-from .db import Database, dialect_insert
+from .db import Database, dialect_insert, guarded
 from .events import Fence, Publisher, StepEvent, assistant_row
 from .inputs import InputStore
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Result
@@ -183,7 +183,7 @@ class RecoveryWorker:
             conn.execute(dialect_insert(conn, recovery_t).values(**values).on_conflict_do_nothing())
             return  # the defect: the conflict (and the row count) is never looked at
         try:
-            with conn.begin_nested():
+            with guarded(conn):
                 n = conn.execute(recovery_t.insert().values(**values)).rowcount
         except sa.exc.IntegrityError:
             n = 0

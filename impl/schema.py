@@ -1,4 +1,4 @@
-"""The durable state of the protocol, as SQLModel tables (portable: sqlite now, PostgreSQL later).
+"""The durable state of the protocol, as SQLModel tables (portable: sqlite and PostgreSQL).
 
 Constraints carry the protocol where the database can: one claim per Session (primary key), globally
 unique execution ids, one recovery row per execution, one event per (Session, seq), closed sets of
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from sqlalchemy import CheckConstraint, Index, UniqueConstraint
+from sqlalchemy import BigInteger, CheckConstraint, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 # The claim phases. `running` -> `cancelling` -> `cancelled` is the ordinary order; `unknown` marks an
@@ -40,7 +40,7 @@ class ExecutionClaim(SQLModel, table=True):
     session_id: str = Field(primary_key=True)
     execution_id: int = Field(unique=True)
     owner_id: str
-    lease_expires_at: int
+    lease_expires_at: int = Field(sa_type=BigInteger)  # clock ticks: 64-bit (ms ticks overflow 32 bits)
     phase: str
     assistant_id: Optional[str] = None
     recovery_error: Optional[str] = None
@@ -135,7 +135,7 @@ class ExecutionHistory(SQLModel, table=True):
     execution_id: int = Field(primary_key=True)
     session_id: str = Field(index=True)
     outcome: str
-    at: int
+    at: int = Field(sa_type=BigInteger)
 
 
 class IdSequence(SQLModel, table=True):

@@ -17,11 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlalchemy as sa
-
 from . import registry as R
 from .db import Database
-from .schema import assistant_t, claim_t, event_t, history_t, input_t, recovery_t
 
 
 @dataclass(frozen=True)
@@ -89,20 +86,31 @@ def snapshot(db: Database) -> Snapshot:
         return read(conn)
 
 
+# Plain SQL on the DBAPI cursor: the harness maps the database to the twin after every lockstep step,
+# and SQLAlchemy's per-statement work (building, cache keys, result proxies) cost more than the reads.
+_CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error "
+           "FROM execution_claim")
+_EVENTS = "SELECT session_id, kind, assistant_id, execution_id, writer FROM session_event ORDER BY id"
+_RECOVERY = "SELECT execution_id, session_id FROM session_recovery"
+_INPUTS = "SELECT id, session_id, kind, src, state FROM session_input ORDER BY admitted_seq"
+_CANCELLED = "SELECT execution_id, session_id FROM execution_history WHERE outcome = 'cancelled'"
+_ASSISTANTS = "SELECT assistant_id, session_id, execution_id, started, completed, outcome FROM assistant"
+
+
 def read(conn, *, assistants: bool = True) -> Snapshot:
     """The snapshot inside a caller's read transaction (the harness's state mapping reads the execution
     sequence in the same one and needs no assistant projection)."""
-    claims = {r.session_id: ClaimView(r.execution_id, r.owner_id, r.lease_expires_at, r.phase, r.assistant_id,
-                                      r.recovery_error)
-              for r in conn.execute(sa.select(claim_t))}
-    events = [EventView(r.session_id, R.SHORT_KIND[r.kind], r.assistant_id, r.execution_id, r.writer)
-              for r in conn.execute(sa.select(event_t).order_by(event_t.c.id))]
-    recovery = frozenset((r.execution_id, r.session_id) for r in conn.execute(sa.select(recovery_t)))
-    inputs = [InputView(r.id, r.session_id, "cont" if r.kind == "continuation" else "prompt", r.src, r.state)
-              for r in conn.execute(sa.select(input_t).order_by(input_t.c.admitted_seq))]
-    cancelled = frozenset((r.execution_id, r.session_id) for r in
-                          conn.execute(sa.select(history_t).where(history_t.c.outcome == "cancelled")))
-    projection = {r.assistant_id: AssistantView(r.session_id, r.execution_id, bool(r.started),
-                                                bool(r.completed), r.outcome)
-                  for r in conn.execute(sa.select(assistant_t))} if assistants else {}
+    cur = conn.connection.dbapi_connection.cursor()  # the caller's transaction, without per-statement overhead
+
+    def q(sql):
+        cur.execute(sql)
+        return cur.fetchall()
+    claims = {r[0]: ClaimView(*r[1:]) for r in q(_CLAIMS)}
+    events = [EventView(s, R.SHORT_KIND[k], a, e, w) for s, k, a, e, w in q(_EVENTS)]
+    recovery = frozenset(tuple(r) for r in q(_RECOVERY))
+    inputs = [InputView(i, s, "cont" if k == "continuation" else "prompt", src, st)
+              for i, s, k, src, st in q(_INPUTS)]
+    cancelled = frozenset(tuple(r) for r in q(_CANCELLED))
+    projection = {a: AssistantView(s, e, bool(st), bool(c), o) for a, s, e, st, c, o in q(_ASSISTANTS)} \
+        if assistants else {}
     return Snapshot(claims, events, recovery, inputs, cancelled, projection)

@@ -1,8 +1,11 @@
-"""Shared fixtures. Tests that need Java/TLC skip (never pass) when TLC cannot run here."""
+"""Shared fixtures. Tests that need Java/TLC skip (never pass) when TLC cannot run here. Tests that need
+PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here, and fail under CI=true."""
 
 import shutil
 
 import pytest
+
+import pgkit
 
 
 def _tlc_available() -> str | None:
@@ -31,3 +34,25 @@ def out_dir(tmp_path):
 
 def have_java() -> bool:
     return shutil.which("java") is not None
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One PostgreSQL server for the whole test session (started on first use, stopped at the end)."""
+    server = pgkit.start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_pool(pg_server):
+    """Databases with the schema, emptied and reused from test to test."""
+    return pgkit.PgPool(pg_server)
+
+
+@pytest.fixture
+def pg_databases(pg_pool):
+    """Empty databases with the schema for one test (`.new()` gives a Database, `.url()` a URL)."""
+    dbs = pgkit.PgDatabases(pg_pool)
+    yield dbs
+    dbs.close()

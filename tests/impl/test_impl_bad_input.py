@@ -9,6 +9,8 @@ from impl.results import Fenced, Malformed, NotEnabled
 from impl.schema import claim_t, recovery_t
 from implkit import World
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 
 def crashed_after(w, session, steps):
     node = w.node("n1")
@@ -126,18 +128,34 @@ def test_conversion_that_raises_is_quarantined_not_fatal(monkeypatch):
     assert w.snap().recovery == {(2, "s2")}  # s1's partial conversion rolled back
 
 
-def test_a_runner_meeting_a_corrupt_claim_row_gets_a_typed_refusal():
-    """Renewal has no phase predicate (as in the twin); the publication fence refuses the phase."""
+def test_a_runner_meeting_a_corrupt_claim_row_gets_a_typed_refusal(backend):
+    """Renewal has no phase predicate (as in the twin); the publication fence refuses the phase. On
+    PostgreSQL the phase CHECK that force_claim re-adds (NOT VALID) refuses every UPDATE of the corrupt
+    row, so the refusal comes one step earlier, at Renew, as Malformed; nothing is published either way."""
     w = World()
     node = w.node()
     node.acquire(w.prompt["s1", 1])
     faults.force_claim(w.db, "s1", phase="paused")
-    assert [node.runner.step() for _ in range(3)] == ["Renew", "Dispatch", "PublishStepStarted"]
-    assert isinstance(node.runner.last, Fenced) and "phase paused" in node.runner.last.reason
+    if backend == "sqlite":
+        assert [node.runner.step() for _ in range(3)] == ["Renew", "Dispatch", "PublishStepStarted"]
+        assert isinstance(node.runner.last, Fenced) and "phase paused" in node.runner.last.reason
+    else:
+        assert node.runner.step() == "Renew"
+        assert isinstance(node.runner.last, Malformed) and "ck_claim_phase" in node.runner.last.reason
     assert node.runner.pc == "stopped" and w.snap().events == []
 
 
-def test_a_constraint_refusal_inside_a_mutation_is_a_typed_result():
+NO_RENEW = {  # a trigger that refuses any change of the lease as a CHECK would
+    "sqlite": ["CREATE TRIGGER no_renew BEFORE UPDATE OF lease_expires_at ON execution_claim "
+               "BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: lease'); END"],
+    "postgresql": ["CREATE FUNCTION no_renew() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                   "RAISE check_violation USING MESSAGE = 'CHECK constraint failed: lease'; END $$",
+                   "CREATE TRIGGER no_renew BEFORE UPDATE OF lease_expires_at ON execution_claim "
+                   "FOR EACH ROW EXECUTE FUNCTION no_renew()"],
+}
+
+
+def test_a_constraint_refusal_inside_a_mutation_is_a_typed_result(backend):
     from implkit import ClaimBench
     from impl.claims import Ident
     bench = ClaimBench()
@@ -148,10 +166,14 @@ def test_a_constraint_refusal_inside_a_mutation_is_a_typed_result():
     assert bench.run(lambda c: bench.claims.takeover(c, seen, "r1", 2))
     assert bench.claim().phase == "unknown"
     with bench.db.transaction() as conn:  # a direct constraint violation is turned into Malformed
-        conn.exec_driver_sql("CREATE TRIGGER no_renew BEFORE UPDATE OF lease_expires_at ON execution_claim "
-                             "BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: lease'); END")
-    result = bench.run(lambda c: bench.claims.renew(c, Ident("s1", 1, "r1"), 2))
+        for ddl in NO_RENEW[backend]:
+            conn.exec_driver_sql(ddl)
+
+    def renew_then_read(c):  # the refusal leaves the caller's transaction usable
+        return bench.claims.renew(c, Ident("s1", 1, "r1"), 2), bench.claims.get(c, "s1")
+    result, row = bench.run(renew_then_read)
     assert isinstance(result, Malformed) and "constraint" in result.reason
+    assert row.owner_id == "r1" and row.phase == "unknown"
 
 
 def test_heartbeat_all_renews_what_this_node_works_on():

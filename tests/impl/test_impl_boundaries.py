@@ -1,8 +1,12 @@
 """Every named boundary fires, right after its unit, on the branch that leads to its `before` unit."""
 
+import pytest
+
 from impl import registry as R
 from implkit import World
 from spec import names as N
+
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
 
 def test_every_boundary_fires_in_protocol_order():

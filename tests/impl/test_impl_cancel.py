@@ -5,6 +5,8 @@ import pytest
 from impl.results import Fenced, NotEnabled
 from implkit import World
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 
 def at(w, steps, outcome="end"):
     """Acquire on n1 and run its runner `steps` steps."""

@@ -8,6 +8,8 @@ from impl.events import Fence, StepEvent
 from impl.results import Fenced, Lost, Occupied, Ok, Superseded
 from implkit import ClaimBench
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 EXACT = Ident("s1", 1, "n1")
 # (label, identity presented, ticks advanced, expected reason fragment)
 FENCE_CASES = [

@@ -8,6 +8,8 @@ from impl import registry as R
 from implkit import World
 from spec import names as N
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 
 def step_started_window(defects):
     """Cancel between Step.Started's commit and its return (the listener gate holds)."""

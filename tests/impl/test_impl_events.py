@@ -2,11 +2,15 @@
 
 import logging
 
+import pytest
+
 from impl.claims import Ident
 from impl.events import Fence, StepEvent
 from impl.results import Fenced, Malformed
 from impl.snapshot import snapshot
 from implkit import ClaimBench
+
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
 ID = Ident("s1", 1, "n1")
 FENCE = Fence(ID, "running")

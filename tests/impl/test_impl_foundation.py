@@ -84,6 +84,12 @@ def test_writers_serialize_with_begin_immediate(tmp_path):
     first.dispose(), second.dispose()
 
 
+def test_other_databases_are_refused_in_one_line():
+    from impl.db import make_engine
+    with pytest.raises(ValueError, match="unsupported database 'mysql'.*sqlite and PostgreSQL"):
+        make_engine("mysql://u@localhost/db")
+
+
 def test_in_memory_database_is_shared_between_connections():
     db = Database.memory()
     with db.transaction() as conn:
@@ -92,6 +98,7 @@ def test_in_memory_database_is_shared_between_connections():
         assert conn.execute(sa.select(input_t.c.id)).scalars().all() == ["i"]
 
 
+@pytest.mark.backends()
 def test_transaction_rolls_back_on_error():
     db = Database.memory()
     with pytest.raises(RuntimeError):
@@ -102,6 +109,7 @@ def test_transaction_rolls_back_on_error():
         assert conn.execute(sa.select(sa.func.count()).select_from(input_t)).scalar_one() == 0
 
 
+@pytest.mark.backends()
 @pytest.mark.parametrize("column,value", [
     ("phase", "paused"), ("phase", "none"),
 ])
@@ -115,6 +123,7 @@ def test_claim_phase_check_constraint(column, value):
             conn.execute(sa.update(claim_t).values(**{column: value}))
 
 
+@pytest.mark.backends()
 @pytest.mark.parametrize("column,value", [("kind", "tool"), ("delivery", "push"), ("state", "done")])
 def test_input_check_constraints(column, value):
     db = Database.memory()

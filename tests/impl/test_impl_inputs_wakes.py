@@ -10,6 +10,8 @@ from impl.results import Lost, Ok
 from impl.wakes import WakeCounters, plan_batch, rotate
 from implkit import World
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 
 def test_admission_is_idempotent_and_ordered():
     w = World(prompts=0)

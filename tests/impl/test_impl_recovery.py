@@ -6,6 +6,8 @@ from impl import ids
 from impl.results import Conflict, NotEnabled
 from implkit import World
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 
 def abandoned(w, session="s1", steps=4, node="n1", number=1):
     """A runner that took `steps` steps and then its node crashed; return the execution id."""

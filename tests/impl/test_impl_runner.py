@@ -6,6 +6,8 @@ from impl import ids
 from impl.results import Fenced
 from implkit import World
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 HAPPY = ["Renew", "Dispatch", "PublishStepStarted", "StepStartedReturn", "PublishStepEnded", "ClearClaim"]
 FAILING = ["Renew", "Dispatch", "PublishStepStarted", "StepStartedReturn", "PublishStepFailed",
            "StepFailedReturn", "ClearClaim"]

@@ -1,7 +1,11 @@
 """The read-side API maps the database into the twin's vocabulary."""
 
+import pytest
+
 from impl import ids
 from implkit import World
+
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
 
 def test_snapshot_of_a_cancelled_and_a_recovered_session():

@@ -8,6 +8,8 @@ from implkit import random_walk
 from spec import model as M
 from spec import names as N
 
+pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
+
 CONFIGS = {
     "default": dict(),
     "two-sessions": dict(sessions=("s1", "s2"), max_exec=3, lease=2),

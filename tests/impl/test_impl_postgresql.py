@@ -1,0 +1,130 @@
+"""The transaction discipline on PostgreSQL (impl/db.py): writers one at a time under an advisory lock,
+each seeing every earlier commit; readers on a REPEATABLE READ, READ ONLY snapshot, never blocked."""
+
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from impl.db import Database, make_engine
+from impl.schema import SEQUENCES, claim_t, input_t, sequence_t
+
+pytestmark = pytest.mark.backends("postgresql")
+
+
+def count_inputs(conn) -> int:
+    return conn.execute(sa.select(sa.func.count()).select_from(input_t)).scalar_one()
+
+
+def admit(conn, iid: str) -> None:
+    conn.execute(input_t.insert().values(id=iid, session_id="s", kind="prompt", src=1, admitted_seq=1))
+
+
+def test_writers_serialize_and_readers_are_not_blocked():
+    first = Database.memory()
+    second = Database(engine=make_engine(first.engine.url.render_as_string(hide_password=False), busy_timeout_s=0.2))
+    try:
+        with first.transaction():
+            # a second writer waits for the write lock, then gives up (lock_timeout = busy_timeout_s)
+            with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
+                with second.transaction():
+                    pass
+            with second.read() as conn:
+                assert count_inputs(conn) == 0
+    finally:
+        second.dispose()
+
+
+def test_a_writer_that_waited_sees_the_commit_it_waited_for():
+    """Writers are READ COMMITTED: under REPEATABLE READ the lock statement would fix the snapshot before
+    the wait, and the second writer would not see the first one's row."""
+    db = Database.memory()
+    locked, seen = threading.Event(), []
+
+    def first():
+        with db.transaction() as conn:
+            admit(conn, "i1")
+            locked.set()
+            time.sleep(0.3)
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert locked.wait(5)
+    with db.transaction() as conn:  # waits for `first` to commit
+        seen.append(count_inputs(conn))
+    t.join()
+    assert seen == [1]
+
+
+def test_read_is_a_read_only_snapshot():
+    db = Database.memory()
+    with db.read() as conn:
+        assert count_inputs(conn) == 0
+        with db.transaction() as w:
+            admit(w, "i1")
+        assert count_inputs(conn) == 0  # the snapshot does not move within one read
+    with db.read() as conn:
+        assert count_inputs(conn) == 1
+        with pytest.raises(sa.exc.DBAPIError, match="read-only transaction"):
+            admit(conn, "i2")
+
+
+def test_read_modify_write_from_many_threads_loses_no_update():
+    """A plain SELECT then UPDATE in each write transaction (no row lock of its own): the write lock alone
+    makes it exact (under READ COMMITTED without it, concurrent writers lose updates)."""
+    db = Database.memory()
+    t = sequence_t
+
+    def bump(conn):
+        value = conn.execute(sa.select(t.c.value).where(t.c.name == "input")).scalar_one()
+        time.sleep(0.001)
+        conn.execute(sa.update(t).where(t.c.name == "input").values(value=value + 1))
+
+    def worker():
+        for _ in range(15):
+            db.atomic(bump)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    with db.read() as conn:
+        assert conn.execute(sa.select(t.c.value).where(t.c.name == "input")).scalar_one() == 60
+
+
+def test_clock_columns_are_64_bit():
+    db = Database.memory()
+    far = 2 ** 40  # millisecond ticks of today's wall clock overflow a 32-bit integer
+    with db.transaction() as conn:
+        conn.execute(claim_t.insert().values(session_id="s", execution_id=1, owner_id="n", lease_expires_at=far,
+                                             phase="running", created_seq=1))
+    with db.read() as conn:
+        assert conn.execute(sa.select(claim_t.c.lease_expires_at)).scalar_one() == far
+
+
+def test_two_nodes_creating_the_schema_at_once_do_not_race(pg_server):
+    url = pg_server.fresh_database(prefix="schema")  # empty: no tables
+    dbs = [Database(url) for _ in range(3)]
+    errors = []
+
+    def create(db):
+        try:
+            db.create_schema()
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create, args=(db,)) for db in dbs]
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert errors == []
+        with dbs[0].read() as conn:
+            assert sorted(conn.execute(sa.select(sequence_t.c.name)).scalars()) == sorted(SEQUENCES)
+    finally:
+        for db in dbs:
+            db.dispose()
+        pg_server.drop_database(sa.engine.make_url(url).database)
