@@ -16,8 +16,9 @@ from . import tlc
 from .explore import explore
 
 
-def bench_explorer_vs_tlc(config_name: str, *, workers: int = 2) -> int:
-    cfg = configs.get(config_name)
+def bench_explorer_vs_tlc(config_name: str, *, workers: int = 2, cfg=None) -> int:
+    """`cfg` (a configuration file's) or else the registered configuration `config_name`."""
+    cfg = cfg or configs.get(config_name)
     print(f"claimcheck bench: config={config_name}, safety only, TLC -workers {workers}")
     t0 = time.perf_counter()
     res = explore(cfg, liveness=False, keep_edges=False)

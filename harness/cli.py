@@ -1,20 +1,25 @@
 """The `claimcheck` command line.
 
 Exit codes, for every subcommand: 0 all holds, 1 a violation (or a divergence), 2 bad usage or bad
-input (one line naming what is wrong, never a traceback).
+input (one line naming what is wrong, never a traceback), 3 an internal error (a bug in claimcheck: the
+traceback is printed), 130 interrupted, 141 stdout closed early. See harness/README.md ("Bad input").
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from spec import configs
 from spec import names as N
 
-OK, VIOLATION, USAGE = 0, 1, 2
+from .inputfile import InputError, one_line
+
+OK, VIOLATION, USAGE, INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -24,6 +29,86 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         raise UsageError(f"{self.prog}: {message}")
+
+
+# ---------------------------------------------------------------- argument types (argparse `type=`)
+
+def _defect(text: str) -> str:
+    if text not in N.DEFECTS:
+        raise argparse.ArgumentTypeError(f"unknown defect {text!r}; known: {', '.join(N.DEFECTS)}")
+    return text
+
+
+def _assumption(text: str) -> str:
+    if text not in configs.ASSUMPTION_FIELDS:
+        raise argparse.ArgumentTypeError(f"unknown assumption {text!r}; known: {', '.join(configs.ASSUMPTION_FIELDS)}")
+    return text
+
+
+def _invariant(text: str) -> str:
+    if text not in N.INVARIANTS:
+        raise argparse.ArgumentTypeError(f"unknown invariant {text!r}; known: {', '.join(N.INVARIANTS)}")
+    return text
+
+
+def _config(text: str) -> str:
+    """A registered configuration name or a path to a JSON configuration file (loaded by the command,
+    so that its errors name the file and field)."""
+    from .configfile import looks_like_path
+    if text in configs.CONFIGS or looks_like_path(text):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(sorted(configs.CONFIGS))}, "
+                                     "or give a path to a .json configuration file)")
+
+
+def _count(lo: int, hi: int):
+    def count(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer from {lo} to {hi}, got {text!r}")
+        return v
+    return count
+
+
+def _out_dir(text: str) -> str:
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
+    return text
+
+
+def _out_file(text: str) -> str:
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: is a folder; give a file name")
+    return text
+
+
+def _report_file(text: str) -> str:
+    """A report written at the end of a long run: fail now, not after it."""
+    _out_file(text)
+    folder = os.path.dirname(text) or "."
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text}: folder {folder} does not exist")
+    return text
+
+
+def _existing_file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    return text
+
+
+def _db_url(text: str) -> str:
+    import sqlalchemy as sa
+    try:
+        backend = sa.engine.make_url(text).get_backend_name()
+    except Exception:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or a ValueError from the port
+        raise argparse.ArgumentTypeError(f"not a database URL: {text!r}") from None
+    if backend not in ("sqlite", "postgresql"):
+        raise argparse.ArgumentTypeError(f"unsupported database {backend!r}: claimcheck runs on sqlite and PostgreSQL")
+    return text
 
 
 def _progress(prefix: str):
@@ -52,14 +137,16 @@ def _describe(cfg) -> str:
 
 def cmd_check(args) -> int:
     from .check import run_python, run_tlc
-    cfg = configs.get(args.config, args.defect or (), args.assume_off or ())
+    from .configfile import resolve
+    chosen = resolve(args.config, args.defect or (), args.assume_off or ())
+    cfg = chosen.cfg
     liveness = args.liveness if args.liveness is not None else args.config != "deep"
     out_dir = Path(args.out)
     print(f"claimcheck check: engine={args.engine} config={args.config}")
     print(f"  constants: {_describe(cfg)}")
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
     run = run_python if args.engine == "python" else run_tlc
-    o = run(cfg, args.config, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine))
+    o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine))
     print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
     if o.verdict == "skipped":
         print(f"  SKIPPED: {o.reason}")
@@ -80,14 +167,19 @@ def cmd_check(args) -> int:
 
 def cmd_replay(args) -> int:
     from .replay import committed_traces, render, replay_file
-    from .trace import TraceError
     code = OK
-    paths = [p for arg in args.traces for p in (committed_traces(arg) if Path(arg).is_dir() else [arg])]
+    paths = []
+    for arg in args.traces:
+        found = committed_traces(arg) if Path(arg).is_dir() else [arg]
+        if not found:
+            _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
+            code = USAGE
+        paths += found
     for path in paths:
         try:
             res = replay_file(path, args.defect)
-        except TraceError as exc:
-            print(f"claimcheck replay: {exc}", file=sys.stderr)
+        except InputError as exc:
+            _say(f"claimcheck replay: {exc}")
             code = USAGE
             continue
         print(render(res))
@@ -114,7 +206,9 @@ def cmd_itf(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import bench_explorer_vs_tlc
-    return bench_explorer_vs_tlc(args.config, workers=args.workers)
+    from .configfile import resolve
+    chosen = resolve(args.config)
+    return bench_explorer_vs_tlc(chosen.label, workers=args.workers, cfg=chosen.cfg)
 
 
 def cmd_gate(args) -> int:
@@ -130,7 +224,8 @@ def cmd_invariants(args) -> int:
 
 def cmd_fuzz(args) -> int:
     from .fuzz import fuzz
-    return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out)
+    return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
+                mutant=args.mutant)
 
 
 def cmd_stress(args) -> int:
@@ -152,65 +247,73 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="model-check the spec on one configuration with one engine")
     c.add_argument("--engine", choices=["python", "tlc"], default="python")
-    c.add_argument("--config", choices=sorted(configs.CONFIGS), default="ci")
-    c.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
-    c.add_argument("--assume-off", action="append", metavar="NAME",
+    c.add_argument("--config", type=_config, default="ci", metavar="NAME|FILE",
+                   help=f"a registered configuration ({', '.join(sorted(configs.CONFIGS))}) or a JSON configuration "
+                        "file (README: configuration files)")
+    c.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+                   help="switch a registry defect on (repeatable)")
+    c.add_argument("--assume-off", action="append", type=_assumption, metavar="NAME",
                    help=f"switch an assumption off: {', '.join(N.ASSUMPTIONS)}")
     live = c.add_mutually_exclusive_group()
     live.add_argument("--liveness", dest="liveness", action="store_true", default=None,
                       help="check the liveness properties (default except for deep)")
     live.add_argument("--no-liveness", dest="liveness", action="store_false")
-    c.add_argument("--out", default="traces/found", help="where counterexample traces are written")
+    c.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
-    r.add_argument("--defect", action="append", metavar="NAME",
+    r.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
     r.set_defaults(func=cmd_replay)
 
     e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
     e.add_argument("trace", metavar="TRACE")
     e.add_argument("--format", choices=["text", "mermaid"], default="text")
-    e.add_argument("--defect", action="append", metavar="NAME", help="explain the run with this defect on")
+    e.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+                   help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)
 
     t = sub.add_parser("itf", help="convert a trace to ITF (export) or an Apalache ITF file to a trace (import)")
     t.add_argument("direction", choices=["export", "import"])
     t.add_argument("src", metavar="FILE")
-    t.add_argument("--out", required=True, metavar="FILE")
-    t.add_argument("--config", choices=sorted(configs.CONFIGS), default=None,
+    t.add_argument("--out", required=True, type=_out_file, metavar="FILE")
+    t.add_argument("--config", type=_config, default=None, metavar="NAME|FILE",
                    help="import: the configuration the ITF states belong to (default: from its #meta)")
-    t.add_argument("--defect", action="append", metavar="NAME", help="import: defects of the run")
+    t.add_argument("--defect", action="append", type=_defect, metavar="NAME", help="import: defects of the run")
     t.set_defaults(func=cmd_itf)
 
     g = sub.add_parser("gate", help="every check in order: the CI conformance gate")
-    g.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
-    g.add_argument("--json", metavar="PATH", help="write a JSON report")
-    g.add_argument("--out", default="traces/found", help="where counterexample traces are written")
-    g.add_argument("--apalache", metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
+    g.add_argument("--junit", type=_report_file, metavar="PATH", help="write a JUnit XML report")
+    g.add_argument("--json", type=_report_file, metavar="PATH", help="write a JSON report")
+    g.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
+    g.add_argument("--apalache", type=_existing_file, metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
     g.set_defaults(func=cmd_gate)
 
     v = sub.add_parser("invariants", help="the reviewer's map: each invariant in TLA+ and Python, "
                                           "its checks and the defects that break it")
-    v.add_argument("names", nargs="*", metavar="NAME")
+    v.add_argument("names", nargs="*", type=_invariant, metavar="NAME")
     v.add_argument("--format", choices=["text", "markdown"], default="text")
     v.set_defaults(func=cmd_invariants)
 
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
-    b.add_argument("--config", choices=sorted(configs.CONFIGS), default="deep")
-    b.add_argument("--workers", type=int, default=2)
+    b.add_argument("--config", type=_config, default="deep", metavar="NAME|FILE")
+    b.add_argument("--workers", type=_count(1, 1024), default=2)
     b.set_defaults(func=cmd_bench)
 
     f = sub.add_parser("fuzz", help="Hypothesis lockstep: the twin drives the SQL implementation")
     f.add_argument("--profile", choices=["ci", "deep"], default="ci")
-    f.add_argument("--config", choices=sorted(configs.CONFIGS),
+    f.add_argument("--config", type=_config, metavar="NAME|FILE",
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
-    f.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
-    f.add_argument("--db", metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
+    f.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+                   help="switch a registry defect on (repeatable)")
+    f.add_argument("--db", type=_db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
                    "postgresql+psycopg2:// URL (e.g. from `python -m harness.pgserver start DIR`) is emptied first")
-    f.add_argument("--out", default="traces/found", help="where failure traces are written")
+    f.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
+                   help="switch a registry defect on in the implementation only: the twin stays correct and must "
+                        "catch it (mutation testing; repeatable)")
+    f.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
 
     s = sub.add_parser("stress", help="N node processes on one database with crashes; the commit history checked "
@@ -232,20 +335,43 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _say(line: str) -> None:
+    """One line on stderr, whatever bytes a file name or field holds."""
+    print(one_line(line), file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
-    parser = build_parser()
+    """Every error a user can cause (bad arguments, a bad file, a file system refusal) is one line on
+    stderr and exit 2; anything else is a bug in claimcheck: "internal error", the traceback, exit 3."""
+    where = "claimcheck"
     try:
-        args = parser.parse_args(argv)
+        args, extra = build_parser().parse_known_args(argv)
+        where = f"claimcheck {args.command}"
+        if extra:
+            raise UsageError(f"{where}: unrecognized arguments: {' '.join(extra)}")
         return args.func(args)
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _say(str(exc))
         return USAGE
-    except ValueError as exc:  # unknown defect / assumption / configuration, malformed input
-        print(f"claimcheck: {exc}", file=sys.stderr)
+    except (InputError, N.UnknownName) as exc:  # a bad file or field; a name the registry does not have
+        _say(f"{where}: {exc}")
         return USAGE
     except KeyboardInterrupt:
-        print("claimcheck: interrupted", file=sys.stderr)
+        _say(f"{where}: interrupted")
         return 130
+    except BrokenPipeError:  # `claimcheck explain x | head`: the reader went away, as a shell reports it
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the exit flush does not fail again
+        except OSError:
+            pass
+        return 141
+    except OSError as exc:  # the file system refused: a missing folder, no permission, a full disk
+        _say(f"{where}: {exc.filename}: {exc.strerror}" if exc.filename else f"{where}: {exc}")
+        return USAGE
+    except Exception as exc:  # noqa: BLE001 - not the user's fault: say so, and show where
+        _say(f"{where}: internal error (a bug in claimcheck, not in your input): {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+        return INTERNAL
 
 
 if __name__ == "__main__":

@@ -86,7 +86,10 @@ def effects(cfg: M.Config, st: M.State, nx: M.State) -> list[str]:
 
 
 def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
-    cfg = T.trace_to_config(trace.config, defects)
+    try:
+        cfg = T.trace_to_config(trace.config, defects)
+    except T.TraceError as exc:
+        raise T.TraceError(f"{name}: {exc}") from None
     bare = trace.model_copy(deep=True)  # the code's own boundary hits, whatever gates the trace names
     for step in bare.steps:
         step.boundary = None
@@ -95,6 +98,10 @@ def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
     lines, stuck = [], None
     for k, (step, params) in enumerate(zip(trace.steps, parse_steps(trace, cfg, name)), start=1):
         nx = M.apply(cfg, st, step.action, params)
+        if step.refused and nx is None:  # an attempt the implementation must refuse: nothing changes
+            lines.append(Line(k, actor_of(step.action, params), step.action, params,
+                              ["must be refused: the twin does not enable it"], None, fired.get(k, []), [], step.note))
+            continue
         if nx is None:
             stuck = f"step {k} {step.action}({fmt_params(params)}) is not enabled"
             break

@@ -13,7 +13,7 @@ from spec import configs
 from spec import model as M
 from spec import names as N
 
-from . import lockstep
+from . import configfile, lockstep
 from .trace import found_path, from_steps, save
 
 REACHABLE_CAP = 400_000  # the coverage denominator is skipped (reported as "> cap") beyond this
@@ -41,9 +41,10 @@ def write_trace(outcome: lockstep.Outcome, base: str, out_dir: str | Path) -> Pa
     cfg = outcome.cfg
     defect = next(iter(cfg.defects)) if len(cfg.defects) == 1 else None
     what = ", ".join(f.invariants) or f.kind
+    mutant = sorted(set(outcome.mutant or ()) - cfg.defects)
     trace = from_steps(cfg, f.steps, title=f"lockstep {f.kind} on {base}: {what}", source="fuzz", base=base,
-                       invariants=f.invariants, defect=defect, loop=f.loop)
-    label = f"fuzz-{base}-" + ("-".join(sorted(cfg.defects)) or "correct")
+                       invariants=f.invariants, defect=defect, loop=f.loop, refused=f.probe, mutant=mutant)
+    label = f"fuzz-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
     return save(trace, found_path(out_dir, label))
 
 
@@ -60,6 +61,9 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
     lines.append(f"  actions:    {len(N.ACTIONS) - len(missed)}/{len(N.ACTIONS)} exercised: {acts}")
     if missed:
         lines.append(f"              never: {', '.join(missed)}")
+    probed = "  ".join(f"{a} {cov.probes[a]}" for a in N.ACTIONS if cov.probes[a])
+    lines.append(f"  refusals:   {sum(cov.probes.values())} probes of attempts the twin does not enable: "
+                 f"{probed or 'none'}")
     hit = "  ".join(f"{b} {cov.boundaries[b]}" for b in N.BOUNDARIES if cov.boundaries[b])
     bmissed = [b for b in N.BOUNDARIES if not cov.boundaries[b]]
     lines.append(f"  boundaries: {len(N.BOUNDARIES) - len(bmissed)}/{len(N.BOUNDARIES)} hit: {hit}")
@@ -77,15 +81,20 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
 
 
 def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
-         denominator: bool = True, echo=print) -> int:
-    """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace)."""
+         denominator: bool = True, echo=print, mutant=()) -> int:
+    """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace). `mutant`:
+    defects switched on in the implementation only (the twin keeps `defects`)."""
     defects = N.check_defects(defects or ())
+    mutant = N.check_defects(mutant or ())
+    code = frozenset(defects) | frozenset(mutant) if mutant else None
     failed = False
-    for base in configs_for(config, defects):
-        cfg = configs.get(base, defects)
+    for base in configs_for(config, defects or mutant):
+        chosen = configfile.resolve(base, defects)  # a registered name or a configuration file
+        cfg, base = chosen.cfg, chosen.label
         echo(f"claimcheck fuzz: profile={profile} config={base} defects={', '.join(defects) or 'none'} "
-             f"db={db_url or 'fresh sqlite file per example'}")
-        outcome = lockstep.run(cfg, profile=profile, db_url=db_url)
+             + (f"code-only defects={', '.join(mutant)} " if mutant else "")
+             + f"db={db_url or 'a sqlite file, restored per run'}")
+        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code)
         echo(f"  time:       {outcome.seconds:.1f} s")
         for line in coverage_lines(outcome, denominator=denominator):
             echo(line)

@@ -12,16 +12,18 @@ Python identifiers; the canonical form (harness.tlavalue) needs plain dicts anyw
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import itf_py
+from pydantic import ValidationError
 
-from spec import configs
 from spec import model as M
 
 from . import trace as T
 from .explore import Step
-from .tlavalue import ParseError, TlaSet, _hashable, _order, canon_to_twin
+from .inputfile import read_json, short, validation_error
+from .tlavalue import ParseError, ShapeError, TlaSet, _hashable, _order, canon_to_twin
 
 ADR = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -50,9 +52,10 @@ def _sorted_sets(v):
     return v
 
 
-def export(trace: T.Trace) -> dict:
-    """The trace's twin states (with its recorded switches) as an ITF document."""
-    cfg, states = T.replay_twin(trace)
+def export(trace: T.Trace, name: str = "trace") -> dict:
+    """The trace's twin states (with its recorded switches) as an ITF document. A step the twin cannot
+    take is a TraceError: there is no state to write for it."""
+    cfg, states = T.replay_twin(trace, name=name)
     itf_states = [itf_py.State(meta={"index": k, **({"action": trace.steps[k - 1].action} if k else {})},
                                values=_itf_state(cfg, st)) for k, st in enumerate(states)]
     meta = {"format": "ITF", "format-description": ADR, "source": "claimcheck",
@@ -66,7 +69,7 @@ def export(trace: T.Trace) -> dict:
 
 
 def export_file(src, out) -> Path:
-    doc = export(T.load(src))
+    doc = export(T.load(src), str(src))
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(doc, indent=1) + "\n")
@@ -75,83 +78,143 @@ def export_file(src, out) -> Path:
 
 # ---------------------------------------------------------------- import
 
+_BIGINT = re.compile(r"-?[0-9]{1,100}")
+
+
 def decode(v, where: str = "value"):
     """An ITF value in the canonical form: records and maps as dicts (any key), sets as TlaSet, variants as
-    {"tag": .., "value": ..} dicts, integers from #bigint."""
+    {"tag": .., "value": ..} dicts, integers from #bigint. Raises ParseError naming the field."""
     if isinstance(v, list):
-        return [decode(x, where) for x in v]
+        return [decode(x, f"{where}[{k}]") for k, x in enumerate(v)]
     if not isinstance(v, dict):
         if isinstance(v, float):
             raise ParseError(f"{where}: JSON number {v!r}; ITF integers are {{\"#bigint\": ...}}")
         return v
     if "#bigint" in v:
-        try:
-            return int(v["#bigint"])
-        except (TypeError, ValueError) as exc:
-            raise ParseError(f"{where}: bad #bigint {v['#bigint']!r}") from exc
+        b = v["#bigint"]
+        if not isinstance(b, str) or not _BIGINT.fullmatch(b):
+            raise ParseError(f"{where}.#bigint: expected a string of decimal digits, got {short(b)}")
+        return int(b)
     if "#tup" in v:
-        return [decode(x, where) for x in v["#tup"]]
+        return [decode(x, f"{where}.#tup[{k}]") for k, x in enumerate(_array(v["#tup"], f"{where}.#tup"))]
     if "#set" in v:
-        return TlaSet(sorted((decode(x, where) for x in v["#set"]), key=_order))
+        items = [decode(x, f"{where}.#set[{k}]") for k, x in enumerate(_array(v["#set"], f"{where}.#set"))]
+        return TlaSet(sorted(items, key=_order))
     if "#map" in v:
-        return {_hashable(decode(k, where)): decode(x, where) for k, x in v["#map"]}
+        out = {}
+        for k, pair in enumerate(_array(v["#map"], f"{where}.#map")):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ParseError(f"{where}.#map[{k}]: expected a [key, value] pair")
+            out[_hashable(decode(pair[0], f"{where}.#map[{k}][0]"))] = decode(pair[1], f"{where}.#map[{k}][1]")
+        return out
     if "#unserializable" in v:
-        raise ParseError(f"{where}: unserializable value {v['#unserializable']!r}")
-    return {k: decode(x, f"{where}.{k}") for k, x in v.items()}
+        raise ParseError(f"{where}: unserializable value {short(v['#unserializable'])}")
+    return {k: decode(x, _sub(where, k)) for k, x in v.items()}
 
 
-def _config(doc: dict, config: str | None, defects) -> tuple[M.Config, str | None]:
-    embedded = doc.get("#meta", {}).get("claimcheck", {}).get("config")
+def _sub(where: str, key: str) -> str:
+    return f"{where}.{key}" if re.fullmatch(r"[#A-Za-z_][#A-Za-z0-9_-]*", key) else f"{where}[{short(key)}]"
+
+
+def _array(v, where: str) -> list:
+    if not isinstance(v, list):
+        raise ParseError(f"{where}: expected an array")
+    return v
+
+
+def _object(v, where: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise T.TraceError(f"{where}: expected an object")
+    return v
+
+
+def _config(doc: dict, config: str | None, defects, where: str) -> tuple[M.Config, str | None]:
+    from . import configfile
     if config is not None:
-        return configs.get(config, defects), config
+        chosen = configfile.resolve(config, defects)
+        return chosen.cfg, chosen.label
+    ours = _object(_object(doc.get("#meta"), f"{where}: #meta").get("claimcheck"), f"{where}: #meta.claimcheck")
+    embedded = ours.get("config")
     if embedded is None:
-        raise T.TraceError("#meta: no claimcheck configuration; name one (--config)")
-    tc = T.TraceConfig.model_validate(embedded)
-    return T.trace_to_config(tc, defects if defects else None), tc.base
+        raise T.TraceError(f"{where}: #meta: no claimcheck configuration; name one (--config)")
+    try:
+        tc = T.TraceConfig.model_validate(embedded)
+        return T.trace_to_config(tc, defects if defects else None, prefix=""), tc.base
+    except ValidationError as exc:
+        raise validation_error(exc, where, "#meta.claimcheck.config.", error=T.TraceError) from None
+    except T.TraceError as exc:
+        raise T.TraceError(f"{where}: #meta.claimcheck.config.{exc}") from None
+
+
+def _loop(doc: dict, n_states: int, where: str) -> int | None:
+    loop = doc.get("loop")
+    try:
+        loop = decode(loop, "loop")
+    except ParseError as exc:
+        raise T.TraceError(f"{where}: {exc}") from None
+    if loop is None:
+        return None
+    if not isinstance(loop, int) or isinstance(loop, bool) or not 0 <= loop < n_states:
+        raise T.TraceError(f"{where}: loop: expected a state index 0..{n_states - 1}, got {short(loop)}")
+    return loop
 
 
 def from_itf(doc: dict, *, config: str | None = None, defects=(), title: str | None = None,
              where: str = "itf") -> T.Trace:
-    """An ITF document as a trace: each step's action and parameters inferred from the twin."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not doc["states"]:
+    """An ITF document as a trace: each step's action and parameters inferred from the twin. `config` is
+    a registered name or a configuration file (else the configuration in `#meta.claimcheck`)."""
+    if not isinstance(doc, dict):
+        raise T.TraceError(f"{where}: (top): expected an ITF object, got {type(doc).__name__}")
+    if not isinstance(doc.get("states"), list) or not doc["states"]:
         raise T.TraceError(f"{where}: states: expected a non-empty array of states")
-    missing = set(M.VARIABLES) - set(doc.get("vars", M.VARIABLES))
+    names = doc.get("vars", list(M.VARIABLES))
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise T.TraceError(f"{where}: vars: expected an array of variable names")
+    missing = set(M.VARIABLES) - set(names)
     if missing:
         raise T.TraceError(f"{where}: vars: missing {sorted(missing)}")
-    cfg, base = _config(doc, config, defects)
+    cfg, base = _config(doc, config, defects, where)
     states = []
     for k, raw in enumerate(doc["states"]):
+        if not isinstance(raw, dict):
+            raise T.TraceError(f"{where}: states[{k}]: expected an object")
         try:
             values = {var: decode(raw[var], f"states[{k}].{var}") for var in M.VARIABLES}
             states.append(canon_to_twin(cfg, values))
         except KeyError as exc:
-            raise T.TraceError(f"{where}: states[{k}]: missing variable {exc}") from exc
-        except ParseError as exc:
-            raise T.TraceError(f"{where}: states[{k}]: {exc}") from exc
-    if states[0] != M.init(cfg):
+            raise T.TraceError(f"{where}: states[{k}]: missing variable {exc}") from None
+        except ShapeError as exc:
+            raise T.TraceError(f"{where}: states[{k}]{'.' + exc.field if exc.field else ''}: {exc.reason}") from None
+        except ParseError as exc:  # decode's messages start with the field
+            raise T.TraceError(f"{where}: {exc}") from None
+    init = M.init(cfg)
+    if states[0] != init:
         raise T.TraceError(f"{where}: states[0]: not the twin's initial state for this configuration")
-    steps = [Step(None, (), states[0])]
+    steps = [Step(None, (), init)]
     for k, st in enumerate(states[1:], start=1):
-        match = [(a, p) for a, p, nx in M.successors(cfg, steps[-1].state) if nx == st]
+        match = [(a, p, nx) for a, p, nx in M.successors(cfg, steps[-1].state) if nx == st]
         if not match:
             raise T.TraceError(f"{where}: states[{k}]: no twin action leads here from states[{k - 1}]")
-        steps.append(Step(match[0][0], match[0][1], st))
-    meta = doc.get("#meta", {}).get("claimcheck", {}).get("meta", {})
-    loop = doc.get("loop")
-    if isinstance(loop, dict):
-        loop = decode(loop)
-    return T.from_steps(cfg, steps, title=title or meta.get("title") or doc.get("#meta", {}).get("description")
-                        or "imported from ITF", source="apalache" if not meta else meta.get("source", "hand"),
-                        base=base, invariants=meta.get("invariants", ()), defect=meta.get("defect"),
-                        loop=loop, reported=meta.get("reported"))
+        steps.append(Step(*match[0]))  # the twin's own state: equal, and of the twin's types
+    loop = _loop(doc, len(states), where)
+    top = _object(doc.get("#meta"), f"{where}: #meta")
+    meta = _object(_object(top.get("claimcheck"), f"{where}: #meta.claimcheck").get("meta"),
+                   f"{where}: #meta.claimcheck.meta")
+    described = top.get("description") if isinstance(top.get("description"), str) else None
+    try:
+        return T.from_steps(cfg, steps, title=title or meta.get("title") or described or "imported from ITF",
+                            source="apalache" if not meta else meta.get("source", "hand"),
+                            base=base, invariants=meta.get("invariants") or [], defect=meta.get("defect"),
+                            loop=loop, reported=meta.get("reported"))
+    except ValidationError as exc:
+        raise validation_error(exc, where, "#meta.claimcheck.meta.", error=T.TraceError) from None
+    except TypeError as exc:  # invariants that are not a list
+        raise T.TraceError(f"{where}: #meta.claimcheck.meta: {exc}") from None
 
 
 def import_file(src, out, *, config: str | None = None, defects=()) -> Path:
     p = Path(src)
-    try:
-        doc = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise T.TraceError(f"{p}: cannot read ({exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise T.TraceError(f"{p}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    doc = read_json(p, T.TraceError)
     return T.save(from_itf(doc, config=config, defects=defects, where=str(p)), out)

@@ -43,6 +43,8 @@ from .mapping import diff
 from .scheduler import DivergenceError, Scheduler
 
 ACTION_NAMES = tuple(N.ACTIONS)
+STEPS_PER_RULE = 4
+PROBE = "(refusal probe)"  # drawn beside the actions: attempt an instance the twin does not enable
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 # no Phase.explain: it traces every line of the implementation under sys.settrace, which made shrinking
 # a failure take minutes; the trace file explains a failure better
@@ -50,11 +52,11 @@ _PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shri
 
 PROFILES = {
     # sized so `claimcheck fuzz --profile ci` (ci and sessions configurations) stays well under 2 minutes
-    "ci": settings(max_examples=450, stateful_step_count=40, derandomize=True, print_blob=True,
+    "ci": settings(max_examples=450, stateful_step_count=10, derandomize=True, print_blob=True,
                    deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
                    phases=_PHASES),
     # nightly: random seeds, many more and longer runs
-    "deep": settings(max_examples=3000, stateful_step_count=100, derandomize=False, print_blob=True,
+    "deep": settings(max_examples=3000, stateful_step_count=25, derandomize=False, print_blob=True,
                      deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
                    phases=_PHASES),
 }
@@ -75,6 +77,7 @@ class Found:
     message: str
     steps: list[Step]  # the twin's steps, Init first, up to and including the failing one
     loop: int | None = None  # liveness: the step index the behaviour returns to forever
+    probe: tuple | None = None  # (action, params) the implementation took although the twin refuses it
 
 
 @dataclass
@@ -84,6 +87,7 @@ class Coverage:
     actions: Counter = field(default_factory=Counter)
     boundaries: Counter = field(default_factory=Counter)
     states: set = field(default_factory=set)
+    probes: Counter = field(default_factory=Counter)  # refusals checked, per action
     examples: int = 0  # Hypothesis examples
     runs: int = 0  # runs from Init (an example starts a new run when the bounded twin ends)
     steps: int = 0
@@ -174,8 +178,10 @@ def _tables():
 class Campaign:
     """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
 
-    def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL"):
+    def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL",
+                 mutant=None):
         self.cfg = cfg
+        self.mutant = None if mutant is None else frozenset(mutant)  # implementation-only defects
         self.dbs = Databases(db_url, synchronous=synchronous)
         self.coverage = Coverage()
         self.found: list[Found] = []
@@ -208,7 +214,9 @@ class LockstepMachine(RuleBasedStateMachine):
         super().__init__()
         self.cfg = self.campaign.cfg
         self.weights = dict.fromkeys(ACTION_NAMES, 1)
-        self.focus: str | None = None  # the action after which environment actions come (see choose_swarm)
+        self.focus: frozenset[str] = frozenset()  # actions after which environment actions come
+        self.probe_weight = 1  # the weight of a refusal probe beside the enabled actions
+        self.burst = False  # environment actions have been coming since a focused boundary
         self.campaign.coverage.examples += 1
         self._start()
 
@@ -218,10 +226,11 @@ class LockstepMachine(RuleBasedStateMachine):
         spending the rest of the example's steps on a rule that does nothing."""
         c = self.campaign
         self.db, seeded = c.dbs.fresh()
-        self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded)
+        self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
         if not seeded:
             c.dbs.seed()
         self.twin = M.init(self.cfg)
+        self.burst = False
         self.path = [Step(None, (), self.twin)]
         self.enabled: list[list[tuple]] = []  # per path index: the twin's enabled instances
         self.visits: dict[M.State, list[int]] = {}
@@ -234,44 +243,89 @@ class LockstepMachine(RuleBasedStateMachine):
     # the environment's unfair ones, interrupts, time and faults, 1 or 0 = only when nothing else is
     # enabled), so some examples run long protocol paths undisturbed and others are all interruption.
     # Weights shrink to 1 (uniform over enabled actions). Rule preconditions are not used for this
-    # because a swarm-disabled rule could leave no runnable rule and reject the example.
+    # because a swarm-disabled rule could leave no runnable rule and reject the example. A refusal probe
+    # is drawn beside the actions with weight 0, 1 or 2 (shrinking to 1).
     #
-    # Interruptions at a boundary: the races the protocol has to survive happen when an environment
-    # action (a cancel, a tick, a crash) lands while an actor is held at a named boundary. Half the
+    # Interruptions at a boundary: the races the protocol has to survive happen when environment
+    # actions (cancels, ticks, crashes) land while an actor is held at a named boundary. Half the
     # examples pick one boundary of the registry as their focus: environment actions are then held
-    # back until some actor has just passed that boundary's `after` action, and are then all but certain
-    # to come next (one interruption per passage). Without a focus (what the focus shrinks to) the
-    # plain swarm decides.
+    # back except right after some actor passed that boundary's `after` action, where one is all but
+    # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
+    # No focus (what it shrinks to) leaves the plain swarm.
     @initialize(weights=st.fixed_dictionaries(
         {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
-        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)))
-    def choose_swarm(self, weights, focus):
+        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
+        probe_weight=st.sampled_from((1, 0, 2)))
+    def choose_swarm(self, weights, focus, probe_weight):
         self.weights = weights
-        self.focus = N.BOUNDARIES[focus].after if focus else None
+        self.probe_weight = probe_weight
+        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
 
     @precondition(lambda self: bool(self.options))
     @rule(data=st.data())
-    def step(self, data):
-        """Draw an enabled action (by weight), then one of its enabled instances."""
+    def steps(self, data):
+        """STEPS_PER_RULE lockstep steps: Hypothesis's own work per rule (choosing it, stopping or not)
+        cost as much as a step, and shrinking still works on every draw inside."""
+        for _ in range(STEPS_PER_RULE):
+            if not self.options:
+                return
+            self.step(data)
+
+    def step(self, data) -> None:
+        """Draw an enabled action (by weight) or a refusal probe (PROBE), then one of its instances."""
         names = sorted({o[0] for o in self.options})
         weights = [self._weight(n) for n in names]
         if not any(weights):
             weights = [1] * len(names)
+        if self.probe_weight and self.refusals:
+            names.append(PROBE)
+            weights.append(self.probe_weight)
         k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
         for name, w in zip(names, weights):
             if k < w:
                 break
             k -= w
-        pool = [o for o in self.options if o[0] == name]
-        _n, params, nxt = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
-        self.advance(name, params, nxt)
+        pool = self.refusals if name == PROBE else [o for o in self.options if o[0] == name]
+        pick = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
+        if name == PROBE:
+            self.probe(*pick)
+        else:
+            self.advance(*pick)
 
     def _weight(self, name: str) -> int:
-        if self.focus is None or N.ACTIONS[name].fair:
+        if not self.focus or N.ACTIONS[name].fair:
             return self.weights[name]
-        if self.path[-1].action != self.focus:
-            return 0  # held back until the focus boundary is passed
-        return 8 * (self.weights[name] or 1)
+        if self.path[-1].action in self.focus:
+            return 8 * (self.weights[name] or 1)  # at a focused boundary: interrupt now
+        if self.burst:
+            return self.weights[name]  # may go on, with the kinds the swarm allows
+        return 0  # held back
+
+    def probe(self, name: str, params: tuple) -> None:
+        """Attempt an instance the twin does not enable: the implementation must refuse it (or take it
+        without any visible change). Only actions a caller attempts with parameters of its own choice
+        are probed; without this a guard the code lacks is never exercised, since the twin never asks."""
+        try:
+            answer = self.sched.attempt(name, params)
+            impl = self.sched.state()
+        except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
+            self._fail("error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}", cause=exc,
+                       probe=(name, params))
+        self.campaign.coverage.probes[name] += 1
+        delta = diff(self.twin, impl)
+        if delta:
+            lines = [f"probe after {self._label(-1)}: the implementation took {name}{params}, which the twin "
+                     f"does not enable (answer: {answer})"]
+            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            self._fail("divergence", [], "\n".join(lines), probe=(name, params))
+        self.impl = impl
+
+    @property
+    def refusals(self) -> list[tuple[str, tuple]]:
+        """The probe-able instances the twin does not enable here (cached per state)."""
+        if self._refusals is None:
+            self._refusals = refusals(self.cfg, self.twin, self.options)
+        return self._refusals
 
     @precondition(lambda self: not self.options)
     @rule()
@@ -293,6 +347,7 @@ class LockstepMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------ one lockstep step
 
     def advance(self, name: str, params: tuple, nxt: M.State) -> None:
+        self.burst = not N.ACTIONS[name].fair and (self.burst or self.path[-1].action in self.focus)
         self.path.append(Step(name, params, nxt))
         try:
             self.sched.apply(name, params, nxt)
@@ -319,6 +374,7 @@ class LockstepMachine(RuleBasedStateMachine):
             self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
         here = len(self.path) - 1
         self.enabled.append([o for o in M.successors(self.cfg, twin)])
+        self._refusals = None
         self._liveness(here)
         self.visits.setdefault(twin, []).append(here)
 
@@ -356,9 +412,27 @@ class LockstepMachine(RuleBasedStateMachine):
         s = self.path[k]
         return "Init" if s.action is None else f"step {len(self.path) - 1 if k < 0 else k}: {s.action}{s.params}"
 
-    def _fail(self, kind, invariants, message, *, loop=None, cause=None):
-        self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop))
+    def _fail(self, kind, invariants, message, *, loop=None, cause=None, probe=None):
+        self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop, probe))
         raise LockstepFailure(f"{kind}: {message}") from cause
+
+
+def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
+    """Every attempt (names.ATTEMPTS) the twin does not enable in `st`, except where only the
+    model's own bound disables it (execution ids beyond max_exec: the code has no such bound), a cancel
+    sent to a node that does not own the claim (routing it is the caller's job: ProcessLocalRouting),
+    and recovery workers' heartbeats (the code's renews whatever claim the worker holds)."""
+    taken = {(a, p) for a, p, _n in enabled}
+    out = []
+    if st.nextExec <= cfg.max_exec:
+        out += [(a, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)
+                for a in ("Acquire", "PromoteContinuation")]
+    out += [("CancelRequest", (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
+            if not cfg.process_local_routing or st.claim[k].owner == node]
+    out += [("Heartbeat", (node, s)) for node in cfg.nodes for s in cfg.sessions]
+    out += [("RecoveryTakeover", (r, s)) for r in cfg.recoverers for s in cfg.sessions]
+    assert {a for a, _p in out} <= set(N.ATTEMPTS)
+    return [o for o in out if o not in taken]
 
 
 # ---------------------------------------------------------------- running
@@ -369,20 +443,23 @@ class Outcome:
     coverage: Coverage
     found: Found | None
     seconds: float
+    mutant: frozenset | None = None  # the implementation's own defects, when they differ from cfg's
     hypothesis_error: str | None = None  # Hypothesis's own report when it failed for another reason
 
 
 def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
-        seed: int | None = None, synchronous: str | None = "NORMAL") -> Outcome:
+        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None) -> Outcome:
     """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
-    failure of the implementation: the Outcome carries it."""
+    failure of the implementation: the Outcome carries it. `mutant` runs the implementation with these
+    defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch a defective
+    implementation, by a divergence or a violated invariant)."""
     import time
 
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
     s = settings_ or PROFILES[profile]
-    campaign = Campaign(cfg, db_url, synchronous)
+    campaign = Campaign(cfg, db_url, synchronous, mutant)
     cls = machine_class(campaign)
 
     def factory():
@@ -392,7 +469,9 @@ def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settin
     t0 = time.perf_counter()
     other = None
     try:
-        run_state_machine_as_test(factory, settings=s)
+        # every example runs its full step count: Hypothesis otherwise ends many examples after a few
+        # steps (its search tries the stop branch), and an example holds several runs anyway (_start)
+        run_state_machine_as_test(factory, settings=s, _min_steps=s.stateful_step_count)
     except LockstepFailure:
         pass
     except Exception as exc:  # noqa: BLE001 - Hypothesis errors (health checks, flakiness) are reported
@@ -401,4 +480,5 @@ def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settin
     finally:
         campaign.dbs.close()
     found = campaign.found[-1] if campaign.found else campaign.last
-    return Outcome(cfg, campaign.coverage, found, time.perf_counter() - t0, other)
+    return Outcome(cfg, campaign.coverage, found, time.perf_counter() - t0, mutant=campaign.mutant,
+                   hypothesis_error=other)

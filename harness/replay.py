@@ -32,6 +32,7 @@ class StepRecord:
     fired: list[str] = field(default_factory=list)  # boundaries hit during the step
     violated: list[str] = field(default_factory=list)
     note: str | None = None
+    refused: bool = False  # an attempt the twin does not enable: the implementation had to refuse it
 
 
 @dataclass
@@ -61,36 +62,10 @@ class ReplayResult:
                     self.problems.append(f"{where}: {n} violated")
 
 
-def _check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> None:
-    """A step naming an actor or Session outside the configuration is malformed, not a violation."""
-    actors = cfg.nodes + cfg.recoverers if action in ("Heartbeat", "Crash") else cfg.nodes
-    domains = {"n": actors, "r": cfg.recoverers, "s": cfg.sessions}
-    for k, v in zip(N.ACTIONS[action].params, params):
-        if k in domains and v not in domains[k]:
-            raise T.TraceError(f"{where}.params.{k}: {v!r} is not in the configuration ({', '.join(domains[k])})")
-        if k == "i" and v.sess not in cfg.sessions:
-            raise T.TraceError(f"{where}.params.i.sess: {v.sess!r} is not a configured Session")
-
-
 def parse_steps(trace: T.Trace, cfg: M.Config, name: str) -> list[tuple]:
     """Validate every step (and the names `expect` uses) up front, so a malformed trace fails before
-    anything runs; returns each step's parameters."""
-    out = []
-    for k, step in enumerate(trace.steps):
-        where = f"{name}: steps[{k}]"
-        params = T.params_from_json(step.action, step.params, where)
-        _check_param_names(cfg, step.action, params, where)
-        out.append(params)
-    ex = trace.expect
-    for k, c in enumerate(ex.claims if ex else []):
-        if c.session not in cfg.sessions:
-            raise T.TraceError(f"{name}: expect.claims[{k}].session: {c.session!r} is not a configured Session")
-    for node in (ex.memory or {}) if ex else ():
-        if node not in cfg.nodes:
-            raise T.TraceError(f"{name}: expect.memory: {node!r} is not a configured node")
-    if trace.loop is not None and not 0 <= trace.loop <= len(trace.steps):
-        raise T.TraceError(f"{name}: loop: {trace.loop} is outside 0..{len(trace.steps)}")
-    return out
+    anything runs; returns each step's parameters (harness.trace.check_steps)."""
+    return T.check_steps(trace, cfg, name)
 
 
 def liveness_failures(cfg: M.Config, st: M.State, names) -> list[tuple[str, str]]:
@@ -140,16 +115,21 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
     all_params = parse_steps(trace, cfg, name)
     same_switches = defects is None or set(defects) == set(trace.config.defects)
     res = ReplayResult(name, trace, cfg)
-    sched = Scheduler(cfg)
+    mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
+    sched = Scheduler(cfg, mutant=mutant)
     hits = sched.world.recorder.hits
     twin = M.init(cfg)
     impl = sched.state()
     res._violate(I.check_state(cfg, impl), "initial state")
     seen = [impl]  # the implementation's mapped states, by step index
     for k, (step, params) in enumerate(zip(trace.steps, all_params), start=1):
-        rec = StepRecord(k, step.action, params, step.boundary, note=step.note)
+        rec = StepRecord(k, step.action, params, step.boundary, note=step.note, refused=step.refused)
         label = f"step {k} {step.action}({fmt_params(params)})"
         nxt = M.apply(cfg, twin, step.action, params)
+        if step.refused:
+            if not _refused(res, sched, cfg, twin, nxt, rec, label, hits):
+                break
+            continue
         if nxt is None:
             res.problems.append(f"{label}: not enabled in the twin; {len(trace.steps) - k + 1} step(s) not consumed")
             break
@@ -188,6 +168,32 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
     if trace.expect is not None:
         res.problems += check_expect(cfg, impl, trace.expect)
     return res
+
+
+def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
+    """A step marked `refused`: the twin does not enable it and the implementation must leave its state
+    as the twin's. False (with the problem recorded) when either does otherwise."""
+    if nxt is not None:
+        res.problems.append(f"{label}: marked refused, but the twin enables it")
+        return False
+    mark = len(hits)
+    res.steps.append(rec)
+    try:
+        answer = sched.attempt(rec.action, rec.params)
+    except Exception as exc:  # noqa: BLE001 - the implementation's failure is the finding
+        res.problems.append(f"{label}: the implementation raised {type(exc).__name__}: {exc}")
+        return False
+    rec.fired = [h for h, _ in hits[mark:]]
+    got = sched.state()
+    rec.violated = I.check_state(cfg, got)
+    res._violate(rec.violated, label)
+    delta = diff(twin, got)
+    if delta:
+        var, model_v, impl_v = delta[0]
+        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable "
+                            f"it: {var} model {model_v!r} / implementation {impl_v!r}")
+        return False
+    return True
 
 
 def _unfair(cfg: M.Config, states: list[M.State], steps) -> str | None:
@@ -252,13 +258,15 @@ def fmt_params(params: tuple) -> str:
 
 def render(res: ReplayResult) -> str:
     lines = [f"replay {res.name}: {res.trace.meta.title}",
-             f"  defects: {', '.join(sorted(res.cfg.defects)) or 'none'}"]
+             f"  defects: {', '.join(sorted(res.cfg.defects)) or 'none'}"
+             + (f"; in the implementation only: {', '.join(res.trace.mutant)}" if res.trace.mutant else "")]
     for r in res.steps:
         gate = ""
         if r.boundary:
             gate = f"  [{r.boundary} {'fired' if r.boundary in r.fired else 'NOT FIRED'}]"
         bad = f"  VIOLATES {', '.join(r.violated)}" if r.violated else ""
         note = f"  -- {r.note}" if r.note else ""
+        note += "  [must be refused]" if r.refused else ""
         lines.append(f"  {r.index:3d}  {r.action}({fmt_params(r.params)}){gate}{bad}{note}")
     if res.trace.loop is not None:
         lines.append(f"       (loop back to step {res.trace.loop}; replayed once)")

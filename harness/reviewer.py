@@ -71,7 +71,7 @@ def render(names=None, fmt: str = "text") -> str:
     chosen = names or list(N.INVARIANTS)
     for n in chosen:
         if n not in N.INVARIANTS:
-            raise ValueError(f"unknown invariant {n!r}; known: {', '.join(N.INVARIANTS)}")
+            raise N.UnknownName(f"unknown invariant {n!r}; known: {', '.join(N.INVARIANTS)}")
     out = []
     for n in chosen:
         e = entry(n, tla)

@@ -17,6 +17,7 @@ from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
 from impl.snapshot import snapshot
 from spec import model as M
+from spec import names as N
 
 
 class DivergenceError(AssertionError):
@@ -66,9 +67,11 @@ def input_id(i: M.Input) -> str:
 class Scheduler:
     """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
 
-    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False):
+    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False, mutant=None):
+        """`mutant`: the defects the implementation runs with, when they differ from the twin's."""
         self.cfg = cfg
-        self.world = World(cfg.nodes, cfg.recoverers, defects=cfg.defects, lease=cfg.lease,
+        defects = cfg.defects if mutant is None else mutant
+        self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
                            admitted=admitted)
         self.faults = frozenset()
@@ -80,32 +83,19 @@ class Scheduler:
 
     def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
         w = self.world
-        if name in ("Acquire", "PromoteContinuation"):
-            node, i = params
-            op = w.node(node).acquire if name == "Acquire" else w.node(node).promote
-            result = op(input_id(i))
-            self._require(result, name, params)
+        if name in N.ATTEMPTS:
+            self._require(self.attempt(name, params), name, params)
         elif name in dict(M.RUNNER_STEPS):
             runner = w.node(params[0]).runner
             if name in ("PublishStepFailed", "PublishStepEnded"):
                 w.provider.decide(runner.execution_id, "fail" if name == "PublishStepFailed" else "end")
             ran = runner.step()
             self._require(ran == name, name, params, ran)
-        elif name == "CancelRequest":
-            result = w.node(params[0]).cancel(params[1])
-            self._require(result, name, params)
         elif name in ("FinalizerSettle", "FinalizerClear"):
             ran = w.node(params[0]).finalizer.step()
             self._require(ran == name, name, params, ran)
-        elif name == "Heartbeat":
-            who, s = params
-            result = w.node(who).heartbeat(s) if who in w.nodes else w.worker(who).heartbeat()
-            self._require(result, name, params)
         elif name == "Tick":
             w.tick()
-        elif name == "RecoveryTakeover":
-            result = w.worker(params[0]).takeover(params[1])
-            self._require(result, name, params)
         elif name in ("RecoveryConvert", "RecoveryQuarantine"):
             ran = w.worker(params[0]).step()
             self._require(ran == name, name, params, ran)
@@ -117,6 +107,21 @@ class Scheduler:
         else:
             raise KeyError(name)
         self.faults = twin_next.faults  # history flags: the environment's, not the implementation's
+
+    def attempt(self, name: str, params: tuple):
+        """An action whose parameters the caller chooses (names.ATTEMPTS): the implementation's answer."""
+        w = self.world
+        if name in ("Acquire", "PromoteContinuation"):
+            node, i = params
+            return (w.node(node).acquire if name == "Acquire" else w.node(node).promote)(input_id(i))
+        if name == "CancelRequest":
+            return w.node(params[0]).cancel(params[1])
+        if name == "Heartbeat":
+            who, s = params
+            return w.node(who).heartbeat(s) if who in w.nodes else w.worker(who).heartbeat()
+        if name == "RecoveryTakeover":
+            return w.worker(params[0]).takeover(params[1])
+        raise KeyError(name)
 
     def state(self) -> M.State:
         from .mapping import twin_state

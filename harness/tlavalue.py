@@ -227,20 +227,64 @@ def twin_key(cfg: M.Config, st: M.State):
     return tuple(sorted((var, _twin_value_key(var, getattr(st, var), names)) for var in M.VARIABLES))
 
 
+def _int(v) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"not an integer: {v!r:.40}")
+    return v
+
+
+def _records(kind, items):
+    if isinstance(items, (dict, str)):
+        raise TypeError(f"not a set: {type(items).__name__}")
+    return [kind(**x) for x in items]
+
+
+def _names(items):
+    if isinstance(items, (dict, str)) or not all(isinstance(x, str) for x in items):
+        raise TypeError("not a set of strings")
+    return items
+
+
+_FROM_CANON = {  # variable: (what it must be, canonical value -> twin value)
+    "claim": ("a claim record per Session", lambda cfg, v: tuple(M.Claim(**v[s]) for s in cfg.sessions)),
+    "nextExec": ("an integer", lambda cfg, v: _int(v)),
+    "log": ("a sequence of event records", lambda cfg, v: tuple(_records(M.Event, v))),
+    "recovery": ("a set of {exec, sess} records", lambda cfg, v: frozenset(_records(M.RecRow, v))),
+    "inputs": ("a set of input records", lambda cfg, v: frozenset(_records(M.Input, v))),
+    "run": ("a runner record per node", lambda cfg, v: tuple(M.Runner(**v[n]) for n in cfg.nodes)),
+    "fin": ("a finalizer record per node", lambda cfg, v: tuple(M.Fin(**v[n]) for n in cfg.nodes)),
+    "rec": ("a recovery-worker record per recoverer", lambda cfg, v: tuple(M.Rec(**v[r]) for r in cfg.recoverers)),
+    "cancelled": ("a set of {exec, sess} records", lambda cfg, v: frozenset(_records(M.RecRow, v))),
+    "faults": ("a set of fault names", lambda cfg, v: frozenset(_names(v))),
+}
+
+
+class ShapeError(ParseError):
+    """A state whose variable `field` does not have the configuration's shape."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.field, self.reason = field, reason
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"no entry for {exc.args[0]!r:.40}"
+    return str(exc).replace("spec.model.", "").replace(".__new__()", "")[:100]
+
+
 def canon_to_twin(cfg: M.Config, d: dict) -> M.State:
-    """The inverse of twin_to_canon (for traces that come from TLC or Apalache)."""
-    try:
-        return M.State(
-            claim=tuple(M.Claim(**d["claim"][s]) for s in cfg.sessions),
-            nextExec=int(d["nextExec"]),
-            log=tuple(M.Event(**e) for e in d["log"]),
-            recovery=frozenset(M.RecRow(**r) for r in d["recovery"]),
-            inputs=frozenset(M.Input(**i) for i in d["inputs"]),
-            run=tuple(M.Runner(**d["run"][n]) for n in cfg.nodes),
-            fin=tuple(M.Fin(**d["fin"][n]) for n in cfg.nodes),
-            rec=tuple(M.Rec(**d["rec"][r]) for r in cfg.recoverers),
-            cancelled=frozenset(M.RecRow(**r) for r in d["cancelled"]),
-            faults=frozenset(d["faults"]),
-        )
-    except (KeyError, TypeError) as exc:
-        raise ParseError(f"state does not match the configuration's shape: {exc}") from exc
+    """The inverse of twin_to_canon (for traces that come from TLC or Apalache). A value of the wrong shape
+    is a ShapeError naming the variable."""
+    if not isinstance(d, dict):
+        raise ShapeError("", f"expected an object of the spec's variables, got {type(d).__name__}")
+    out = {}
+    for var, (what, convert) in _FROM_CANON.items():
+        if var not in d:
+            raise ShapeError(var, "missing")
+        try:
+            out[var] = convert(cfg, d[var])
+            hash(out[var])
+        except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+            raise ShapeError(var, f"expected {what} ({_why(exc)})") from exc
+    return M.State(**out)

@@ -88,14 +88,17 @@ class Finalizer:
     # ------------------------------------------------------------------ supervision
 
     def supervise(self) -> bool:
-        """Stop if the lease of the claimed execution has expired; True if it stopped."""
+        """Stop if this finalizer no longer holds its exact, live claim; True if it stopped. An expired
+        lease is the usual reason; a claim that is gone or names another owner means the lease expired
+        while this node was stalled (a pause, a long lock wait) and another worker acted on it since: its
+        lease is lost too (claimcheck stress found a finalizer resuming after recovery's takeover)."""
         if self.pc == IDLE or self.node.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
             return False
         now = self.node.ctx.now()
         with self.node.ctx.db.read() as conn:
             claim = self.node.claims.get(conn, self.session_id)
-        if claim is not None and claim.execution_id == self.execution_id and not claim.live(now):
-            self.last = Fenced("lease expired: finalizer stopped by supervision")
+        if claim is None or claim.ident != self.ident or not claim.live(now):
+            self.last = Fenced("lease lost: finalizer stopped by supervision")
             self.reset()
             return True
         return False

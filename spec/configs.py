@@ -37,11 +37,11 @@ ASSUMPTION_FIELDS = {"TimelyDispatch": "timely_dispatch", "SynchronizedClocks": 
 def get(name: str, defects=(), assumptions_off=()) -> Config:
     """The named configuration with defects switched on and assumptions switched off."""
     if name not in CONFIGS:
-        raise ValueError(f"unknown configuration {name!r}; known: {', '.join(CONFIGS)}")
+        raise N.UnknownName(f"unknown configuration {name!r}; known: {', '.join(CONFIGS)}")
     off = {}
     for a in assumptions_off:
         if a not in ASSUMPTION_FIELDS:
-            raise ValueError(f"unknown assumption {a!r}; known: {', '.join(ASSUMPTION_FIELDS)}")
+            raise N.UnknownName(f"unknown assumption {a!r}; known: {', '.join(ASSUMPTION_FIELDS)}")
         off[ASSUMPTION_FIELDS[a]] = False
     return replace(CONFIGS[name], defects=frozenset(N.check_defects(defects)), **off)
 

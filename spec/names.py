@@ -115,6 +115,12 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "ContinuationsRecoveryOwned")
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "FencedMutation", "NoOverlappingEffects",
                      "NoPhysicalReplay")
+# Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
+# the actor picks from its own record): the implementation must refuse every instance the twin does
+# not enable, which the lockstep harness probes and a trace step marked `refused` replays.
+ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryTakeover")
+assert set(ATTEMPTS) <= set(ACTIONS)
+
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled")
 
 INVARIANTS = _index([
@@ -216,9 +222,14 @@ INPUT_KINDS = ("prompt", "cont")
 INPUT_STATES = ("pending", "ordinary", "recovery")
 
 
+class UnknownName(ValueError):
+    """A user named a defect, assumption, configuration or invariant the registry does not have (the
+    command line reports it as bad usage, exit 2)."""
+
+
 def check_defects(names) -> tuple[str, ...]:
-    """Validate defect names from a user; raise ValueError naming the unknown one."""
+    """Validate defect names from a user; raise UnknownName naming the unknown one."""
     for name in names:
         if name not in DEFECTS:
-            raise ValueError(f"unknown defect {name!r}; known: {', '.join(DEFECTS)}")
+            raise UnknownName(f"unknown defect {name!r}; known: {', '.join(DEFECTS)}")
     return tuple(sorted(set(names)))

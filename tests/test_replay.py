@@ -94,13 +94,13 @@ def test_recorded_state_must_match_the_twin(tmp_path):
 @pytest.mark.parametrize("mutate, field", [
     (lambda raw: raw.pop("meta"), "meta: Field required"),
     (lambda raw: raw["steps"][0].update(action="Teleport"), "steps[0].action: unknown action 'Teleport'"),
-    (lambda raw: raw["steps"][1].update(boundary="listener.gate"), "steps.1.boundary"),
+    (lambda raw: raw["steps"][1].update(boundary="listener.gate"), "steps[1].boundary"),
     (lambda raw: raw["steps"][1].update(params={"n": "n9"}), "steps[1].params.n: 'n9' is not in the configuration"),
     (lambda raw: raw["steps"][1].update(params={}), "steps[1].params: Renew takes ['n']"),
-    (lambda raw: raw["expect"]["events"][0].update(kind="Paused"), "expect.events.0.kind"),
-    (lambda raw: raw["expect"].update(invariants=["NoSuchThing"]), "expect.invariants.0"),
+    (lambda raw: raw["expect"]["events"][0].update(kind="Paused"), "expect.events[0].kind"),
+    (lambda raw: raw["expect"].update(invariants=["NoSuchThing"]), "expect.invariants[0]"),
     (lambda raw: raw.update(loop=99), "loop: 99 is outside 0..10"),
-    (lambda raw: raw["config"].update(defects=["nope"]), "config.defects: unknown defect 'nope'"),
+    (lambda raw: raw["config"].update(defects=["nope"]), "config.defects[0]: unknown defect 'nope'"),
     (lambda raw: raw["expect"]["claims"][0].update(session="s7"), "expect.claims[0].session: 's7'"),
 ])
 def test_malformed_traces_exit_2_naming_file_and_field(tmp_path, capsys, mutate, field):
