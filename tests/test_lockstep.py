@@ -45,7 +45,7 @@ def test_each_defect_is_detected_on_its_witness_configuration(defect):
     assert set(out.found.invariants) & set(N.DEFECTS[defect].violates), out.found.message
 
 
-@pytest.mark.parametrize("defect", CI_DETECTS)
+@pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_a_correct_twin_catches_each_defect_in_the_code_alone(defect):
     """Mutation testing of the gate's lockstep stage: the twin has no defect, the implementation has one."""
     out = L.run(configs.get(N.DEFECTS[defect].config), settings_=DETECT, mutant=[defect])
