@@ -175,14 +175,15 @@ def stage_apalache(g: Gate) -> StageResult:
         parts.append(f"{r.command} {r.meaning}")
         if r.verdict != "ok":
             status = FAIL
-            saved = [str(T_save(t, g.out_dir)) for t in r.traces]
+            saved = [str(_save_apalache_trace(t, g.out_dir)) for t in r.traces]
             if saved:
                 parts.append("traces: " + ", ".join(saved))
             parts += [f"not replayable by the twin: {e}" for e in r.import_errors]
     return StageResult("Apalache", status, "; ".join(parts))
 
 
-def T_save(tr, out_dir: Path):
+def _save_apalache_trace(tr, out_dir: Path):
+    """An Apalache counterexample (already imported from ITF) under traces/found/."""
     from . import trace as T
     return T.save(tr, T.found_path(out_dir, "apalache"))
 
