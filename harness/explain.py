@@ -86,10 +86,7 @@ def effects(cfg: M.Config, st: M.State, nx: M.State) -> list[str]:
 
 
 def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
-    try:
-        cfg = T.trace_to_config(trace.config, defects)
-    except T.TraceError as exc:
-        raise T.TraceError(f"{name}: {exc}") from None
+    cfg = T.config_of(trace, defects, name)
     bare = trace.model_copy(deep=True)  # the code's own boundary hits, whatever gates the trace names
     for step in bare.steps:
         step.boundary = None

@@ -108,10 +108,7 @@ def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
 
 def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
     """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed."""
-    try:
-        cfg = T.trace_to_config(trace.config, defects)
-    except T.TraceError as exc:
-        raise T.TraceError(f"{name}: {exc}") from exc
+    cfg = T.config_of(trace, defects, name)
     all_params = parse_steps(trace, cfg, name)
     same_switches = defects is None or set(defects) == set(trace.config.defects)
     res = ReplayResult(name, trace, cfg)

@@ -168,6 +168,14 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
                        defects=sorted(cfg.defects), assumptions_off=off)
 
 
+def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:
+    """trace_to_config of a whole trace, its errors naming the trace."""
+    try:
+        return trace_to_config(trace.config, defects)
+    except TraceError as exc:
+        raise TraceError(f"{name}: {exc}") from None
+
+
 def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M.Config:
     """The twin configuration of a trace; `defects` (when given) overrides the recorded switches. The
     model has validated every field; this re-checks the switches (a model built with model_construct)."""
@@ -322,11 +330,7 @@ def load(path: str | Path, *, check: bool = True) -> Trace:
     except ValidationError as exc:
         raise validation_error(exc, str(p), error=TraceError) from None
     if check:
-        try:
-            cfg = trace_to_config(trace.config)
-        except TraceError as exc:
-            raise TraceError(f"{p}: {exc}") from None
-        check_steps(trace, cfg, str(p))
+        check_steps(trace, config_of(trace, name=str(p)), str(p))
     return trace
 
 
@@ -356,10 +360,7 @@ def schema() -> dict:
 def replay_twin(trace: Trace, defects=None, name: str = "trace"):
     """Apply every step to the twin; returns (cfg, states). Raises TraceError at the first step that is
     not enabled, or whose resulting state differs from the recorded one."""
-    try:
-        cfg = trace_to_config(trace.config, defects)
-    except TraceError as exc:
-        raise TraceError(f"{name}: {exc}") from None
+    cfg = config_of(trace, defects, name)
     st = M.init(cfg)
     states = [st]
     for k, step in enumerate(trace.steps, start=1):
