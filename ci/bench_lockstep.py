@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from hypothesis import settings  # noqa: E402
 
-from harness import lockstep as L  # noqa: E402
-from harness.scheduler import Scheduler  # noqa: E402
+from harness.conformance import lockstep as L  # noqa: E402
+from harness.conformance.scheduler import Scheduler  # noqa: E402
 from spec import configs  # noqa: E402
 from spec import invariants as I  # noqa: E402
 from spec import model as M  # noqa: E402

@@ -17,7 +17,7 @@ from pathlib import Path
 from spec import configs
 from spec import names as N
 
-from .inputfile import InputError, one_line
+from harness.traces.inputfile import InputError, one_line
 
 OK, VIOLATION, USAGE, INTERNAL = 0, 1, 2, 3
 
@@ -54,7 +54,7 @@ def _invariant(text: str) -> str:
 def _config(text: str) -> str:
     """A registered configuration name or a path to a JSON configuration file (loaded by the command,
     so that its errors name the file and field)."""
-    from .configfile import looks_like_path
+    from harness.traces.configfile import looks_like_path
     if text in configs.CONFIGS or looks_like_path(text):
         return text
     raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(sorted(configs.CONFIGS))}, "
@@ -136,8 +136,8 @@ def _describe(cfg) -> str:
 
 
 def cmd_check(args) -> int:
-    from .check import run_python, run_tlc
-    from .configfile import resolve
+    from harness.engines.check import run_python, run_tlc
+    from harness.traces.configfile import resolve
     chosen = resolve(args.config, args.defect or (), args.assume_off or ())
     cfg = chosen.cfg
     liveness = args.liveness if args.liveness is not None else args.config != "deep"
@@ -166,7 +166,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from .replay import committed_traces, render, replay_file
+    from harness.conformance.replay import committed_traces, render, replay_file
     code = OK
     paths = []
     for arg in args.traces:
@@ -189,13 +189,13 @@ def cmd_replay(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .explain import explain_file
+    from harness.reports.explain import explain_file
     print(explain_file(args.trace, args.format, args.defect))
     return OK
 
 
 def cmd_itf(args) -> int:
-    from . import itf
+    from harness.traces import itf
     if args.direction == "export":
         out = itf.export_file(args.src, args.out)
     else:
@@ -205,31 +205,31 @@ def cmd_itf(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench_explorer_vs_tlc
-    from .configfile import resolve
+    from harness.reports.bench import bench_explorer_vs_tlc
+    from harness.traces.configfile import resolve
     chosen = resolve(args.config)
     return bench_explorer_vs_tlc(chosen.label, workers=args.workers, cfg=chosen.cfg)
 
 
 def cmd_gate(args) -> int:
-    from .gate import main_gate
+    from harness.reports.gate import main_gate
     return main_gate(args)
 
 
 def cmd_invariants(args) -> int:
-    from .reviewer import render
+    from harness.reports.reviewer import render
     print(render(args.names or None, args.format))
     return OK
 
 
 def cmd_fuzz(args) -> int:
-    from .fuzz import fuzz
+    from harness.conformance.fuzz import fuzz
     return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
                 mutant=args.mutant)
 
 
 def cmd_stress(args) -> int:
-    from .stress import StressOptions, StressUsage, run
+    from harness.stress.supervisor import StressOptions, StressUsage, run
     try:
         code, _ = run(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
     f.add_argument("--db", type=_db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
-                   "postgresql+psycopg2:// URL (e.g. from `python -m harness.pgserver start DIR`) is emptied first")
+                   "postgresql+psycopg2:// URL (e.g. from `python -m harness.conformance.pgserver start DIR`) is emptied first")
     f.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
                         "catch it (mutation testing; repeatable)")

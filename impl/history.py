@@ -20,14 +20,14 @@ One `commit_history` row per commit:
 - `now`: the clock reading the step used for every lease decision (`wall`: the wall time of the hook).
 - `memory`: the in-memory records of the committing process's actors *before* the step, in the twin's
   vocabulary: `{"run": {node: [pc, sess, exec, mem, active, intr]}, "fin": {node: [pc, sess, exec,
-  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields harness/mapping.py reads).
+  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields harness/conformance/mapping.py reads).
 - the durable state after, as a delta: `claims` (the whole claim table: one row per Session, small),
   `delta` (the rows this commit appended or changed: events, session_recovery rows, inputs admitted or
   promoted, execution_history rows of executions whose claim it removed) and `marks` (high-water marks
   the next commit's delta is taken against: last event id, last recovery row id, the input and
   execution sequences, the execution_history row count). Events, recovery and history rows are
   insert-only and inputs change state once (stamped from the input sequence), so the fold of the deltas
-  is the durable state after every commit; `harness/history.py` checks that fold against the final
+  is the durable state after every commit; `harness/stress/history.py` checks that fold against the final
   database too. Measured: recording the full snapshot instead grows with the event log (the run's
   whole log per commit); the delta costs ~8 small statements per commit, independent of run length.
 - `changed`: whether the commit changed anything recorded (a fenced step that failed commits nothing).

@@ -2,7 +2,7 @@
 
 State invariants take `(cfg, state)`; action invariants take `(cfg, state, next_state)` and are checked on
 every edge, as TLC checks `[][P]_vars`; the liveness properties are checked on the whole graph by
-`harness.liveness`, which needs their premise and goal predicates from here.
+`harness.engines.liveness`, which needs their premise and goal predicates from here.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pgkit
 
 def _tlc_available() -> str | None:
     try:
-        from harness import tlc
+        from harness.engines import tlc
         tlc.find_jar()
         tlc.find_java()
     except Exception as exc:  # noqa: BLE001 - any reason is a reason to skip

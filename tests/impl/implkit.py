@@ -1,12 +1,12 @@
-"""Shared helpers of the impl tests. The world and the twin driver live in harness.scheduler (the
+"""Shared helpers of the impl tests. The world and the twin driver live in harness.conformance.scheduler (the
 deterministic scheduler); these re-exports keep the tests short."""
 
 from __future__ import annotations
 
 import random
 
-from harness.scheduler import Scheduler as TwinDriver  # noqa: F401
-from harness.scheduler import World, input_id  # noqa: F401
+from harness.conformance.scheduler import Scheduler as TwinDriver  # noqa: F401
+from harness.conformance.scheduler import World, input_id  # noqa: F401
 from impl.boundaries import Boundaries
 from impl.clock import ManualClock
 from impl.db import Database

@@ -1,0 +1,1 @@
+"""Driving the implementation from the model: scheduler, mapping, replay, lockstep, kill matrix."""

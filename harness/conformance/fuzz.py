@@ -1,0 +1,117 @@
+"""`claimcheck fuzz`: lockstep campaigns per configuration, a replayable trace per failure, a coverage table.
+
+Why a module of its own: harness.conformance.lockstep is the machine; this is what a person or CI runs and reads
+(which configurations, where the trace went, how to replay it, what the run exercised).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+from harness.traces import configfile
+from harness.conformance import lockstep
+from harness.traces.trace import found_path, from_steps, save
+
+REACHABLE_CAP = 400_000  # the coverage denominator is skipped (reported as "> cap") beyond this
+
+
+def configs_for(config: str | None, defects) -> list[str]:
+    """The configurations a run uses: the named one, else each defect's witness, else the gate's."""
+    if config:
+        return [config]
+    if defects:
+        return sorted({N.DEFECTS[d].config for d in defects})
+    return list(configs.GATE_CONFIGS)
+
+
+@lru_cache(maxsize=None)
+def reachable(cfg: M.Config) -> tuple[int, bool]:
+    """(distinct reachable twin states, complete?) — the coverage denominator."""
+    from harness.engines.explore import explore
+    res = explore(cfg, liveness=False, keep_edges=False, check=False, max_states=REACHABLE_CAP)
+    return res.distinct, res.complete
+
+
+def write_trace(outcome: lockstep.Outcome, base: str, out_dir: str | Path) -> Path:
+    f = outcome.found
+    cfg = outcome.cfg
+    defect = next(iter(cfg.defects)) if len(cfg.defects) == 1 else None
+    what = ", ".join(f.invariants) or f.kind
+    mutant = sorted(set(outcome.mutant or ()) - cfg.defects)
+    trace = from_steps(cfg, f.steps, title=f"lockstep {f.kind} on {base}: {what}", source="fuzz", base=base,
+                       invariants=f.invariants, defect=defect, loop=f.loop, refused=f.probe, mutant=mutant)
+    label = f"fuzz-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
+    return save(trace, found_path(out_dir, label))
+
+
+def replay_command(path: Path, cfg: M.Config) -> str:
+    return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)])
+
+
+def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> list[str]:
+    cov = outcome.coverage
+    lines = [f"  examples {cov.examples} ({cov.runs} runs from Init), lockstep steps {cov.steps}, "
+             f"{cov.steps / outcome.seconds:,.0f} steps/s (invariant checks included)"]
+    acts = "  ".join(f"{a} {cov.actions[a]}" for a in N.ACTIONS if cov.actions[a])
+    missed = [a for a in N.ACTIONS if not cov.actions[a]]
+    lines.append(f"  actions:    {len(N.ACTIONS) - len(missed)}/{len(N.ACTIONS)} exercised: {acts}")
+    if missed:
+        lines.append(f"              never: {', '.join(missed)}")
+    probed = "  ".join(f"{a} {cov.probes[a]}" for a in N.ACTIONS if cov.probes[a])
+    lines.append(f"  refusals:   {sum(cov.probes.values())} probes of attempts the twin does not enable: "
+                 f"{probed or 'none'}")
+    hit = "  ".join(f"{b} {cov.boundaries[b]}" for b in N.BOUNDARIES if cov.boundaries[b])
+    bmissed = [b for b in N.BOUNDARIES if not cov.boundaries[b]]
+    lines.append(f"  boundaries: {len(N.BOUNDARIES) - len(bmissed)}/{len(N.BOUNDARIES)} hit: {hit}")
+    if bmissed:
+        lines.append(f"              never: {', '.join(bmissed)}")
+    seen = len(cov.states)
+    if denominator:
+        total, complete = reachable(outcome.cfg)
+        share = f"{seen:,} of {total:,} reachable ({100 * seen / total:.2f}%)" if complete else \
+            f"{seen:,} of more than {total:,} reachable"
+    else:
+        share = f"{seen:,} distinct (denominator not computed)"
+    lines.append(f"  states:     {share}")
+    return lines
+
+
+def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
+         denominator: bool = True, echo=print, mutant=()) -> int:
+    """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace). `mutant`:
+    defects switched on in the implementation only (the twin keeps `defects`)."""
+    defects = N.check_defects(defects or ())
+    mutant = N.check_defects(mutant or ())
+    code = frozenset(defects) | frozenset(mutant) if mutant else None
+    failed = False
+    for base in configs_for(config, defects or mutant):
+        chosen = configfile.resolve(base, defects)  # a registered name or a configuration file
+        cfg, base = chosen.cfg, chosen.label
+        echo(f"claimcheck fuzz: profile={profile} config={base} defects={', '.join(defects) or 'none'} "
+             + (f"code-only defects={', '.join(mutant)} " if mutant else "")
+             + f"db={db_url or 'a sqlite file, restored per run'}")
+        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code)
+        echo(f"  time:       {outcome.seconds:.1f} s")
+        for line in coverage_lines(outcome, denominator=denominator):
+            echo(line)
+        if outcome.found is not None:
+            failed = True
+            f = outcome.found
+            path = write_trace(outcome, base, out_dir)
+            echo(f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
+                 f"{len(f.steps) - 1} steps)")
+            for line in f.message.splitlines():
+                echo(f"    {line}")
+            echo(f"  trace:      {path}")
+            echo(f"  replay:     {replay_command(path, cfg)}")
+        elif outcome.hypothesis_error:
+            failed = True
+            echo(f"  verdict:    ERROR {outcome.hypothesis_error.splitlines()[0]}")
+        else:
+            echo("  verdict:    OK, the implementation followed the twin; every invariant held")
+    return 1 if failed else 0

@@ -1,0 +1,106 @@
+"""The kill matrix: every registry defect must be caught by some replay against the implementation.
+
+Each committed trace in traces/ is replayed with each defect switched on; a defect that no committed trace
+catches falls back to the explorer's counterexample for it (replayed with the defect on, as a trace). The
+correct implementation must pass every committed trace. `rows()` is what the gate prints.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spec import configs
+from spec import names as N
+
+from harness.traces import trace as T
+from harness.engines.explore import explore
+from harness.conformance.replay import TRACES, ReplayResult, committed_traces, replay, replay_file
+
+EXPLORER = "explorer counterexample"
+
+
+@dataclass
+class Row:
+    defect: str
+    trace: str  # a committed trace path, or EXPLORER
+    detected: bool
+    violated: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def detects(defect: str, res: ReplayResult) -> bool:
+    """The replay failed, and it says why: the defect's invariant, or a failed expectation of the trace."""
+    if res.ok:
+        return False
+    return bool(set(res.violated) & set(N.DEFECTS[defect].violates)) or any(
+        p.startswith("expect.") for p in res.problems)
+
+
+_FOUND: dict[str, T.Trace] = {}
+
+
+def _explore(defect: str) -> T.Trace:
+    d = N.DEFECTS[defect]
+    cfg = configs.get(d.config, [defect])
+    liveness = any(N.INVARIANTS[v].kind == "liveness" for v in d.violates)
+    res = explore(cfg, liveness=liveness)
+    if res.violation is None:
+        raise AssertionError(f"the explorer finds no counterexample for {defect} on {d.config}")
+    v = res.violation
+    return T.from_steps(cfg, v.steps, title=f"explore: {', '.join(v.invariants)} with {defect}", source="explore",
+                        base=d.config, invariants=v.invariants, defect=defect, loop=v.loop)
+
+
+def counterexample(defect: str) -> T.Trace:
+    """The explorer's shortest counterexample for `defect` on its configuration, as a trace (cached)."""
+    if defect not in _FOUND:
+        _FOUND[defect] = _explore(defect)
+    return _FOUND[defect]
+
+
+def counterexamples(defects, workers: int = 2) -> dict[str, T.Trace]:
+    """Several counterexamples at once; the liveness ones explore whole graphs, so they run in processes."""
+    missing = [d for d in defects if d not in _FOUND]
+    if len(missing) > 1 and workers > 1:
+        with concurrent.futures.ProcessPoolExecutor(min(workers, len(missing))) as pool:
+            _FOUND.update(zip(missing, pool.map(_explore, missing)))
+    return {d: counterexample(d) for d in defects}
+
+
+def rows(root: Path = TRACES, defects=None) -> list[Row]:
+    """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
+    counterexample for each defect no committed trace detects."""
+    paths = committed_traces(root)
+    traces = [(str(p), T.load(p)) for p in paths]
+    out = []
+    for defect in defects or N.DEFECTS:
+        mine = []
+        for name, tr in traces:
+            res = replay(tr, [defect], name)
+            mine.append(Row(defect, name, detects(defect, res), res.violated, res.problems))
+        if not any(r.detected for r in mine):
+            res = replay(counterexample(defect), None, EXPLORER)
+            mine.append(Row(defect, EXPLORER, detects(defect, res), res.violated, res.problems))
+        out += mine
+    return out
+
+
+def undetected(table: list[Row]) -> list[str]:
+    return [d for d in dict.fromkeys(r.defect for r in table) if not any(r.detected for r in table if r.defect == d)]
+
+
+def correct_failures(root: Path = TRACES) -> list[ReplayResult]:
+    """Committed traces that fail on the correct implementation (the gate wants none)."""
+    return [r for r in (replay_file(p) for p in committed_traces(root)) if not r.ok]
+
+
+def render(table: list[Row]) -> str:
+    lines = ["kill matrix (defect on -> replay against the implementation)"]
+    for d in dict.fromkeys(r.defect for r in table):
+        hits = [r for r in table if r.defect == d and r.detected]
+        how = ", ".join(f"{Path(r.trace).name if r.trace != EXPLORER else r.trace} ({', '.join(r.violated) or 'expectation'})"
+                        for r in hits)
+        lines.append(f"  {d:34s} {'KILLED' if hits else 'SURVIVES'}  {how}")
+    return "\n".join(lines)

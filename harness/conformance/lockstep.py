@@ -1,0 +1,484 @@
+"""Hypothesis lockstep conformance: the twin chooses, the SQL implementation follows, step by step.
+
+Why: the explorer proves the twin and replay checks schedules someone wrote down; this checks that the
+code follows the twin on schedules nobody picked. The machine has no action list of its own: its one
+rule draws from `M.successors` (the twin's enabled action instances, every registry action; an action
+by per-example swarm weight, then an instance), applies that instance to the twin and, through the Scheduler, to the implementation, then compares the
+mapped implementation state with the twin's (harness.conformance.mapping.diff) and checks every state invariant on
+the mapped state and every action invariant on the mapped edge.
+
+Liveness is checked on the run's own path (sound under the twin's weak fairness, like harness.engines.liveness):
+
+- a *stuck* state: no fair action instance is enabled, so stuttering there forever is a fair behaviour;
+  if a leads-to premise holds there without its goal, the property fails (`step-started-window`);
+- a *fair cycle*: the run returns to a state it visited, the goal is false all along the cycle, the
+  premise held on the way in, and every fair action instance enabled throughout the cycle is taken in
+  it (`silent-quarantine-noop`: takeover, failed conversion, no-op quarantine, again).
+
+It cannot see a liveness failure whose fair lasso the run never walks (a cycle it leaves before closing,
+or one needing a choice it did not make); the explorer's SCC check over the whole graph covers those.
+Both checks run after every step (not only at teardown) so a failure's trace ends where it is first seen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from impl.db import Database
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+from harness.traces.paths import Step
+from harness.conformance.mapping import diff
+from harness.conformance.scheduler import DivergenceError, Scheduler
+
+ACTION_NAMES = tuple(N.ACTIONS)
+STEPS_PER_RULE = 4
+PROBE = "(refusal probe)"  # drawn beside the actions: attempt an instance the twin does not enable
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large]
+# no Phase.explain: it traces every line of the implementation under sys.settrace, which made shrinking
+# a failure take minutes; the trace file explains a failure better
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+PROFILES = {
+    # sized so `claimcheck fuzz --profile ci` (ci and sessions configurations) stays well under 2 minutes
+    "ci": settings(max_examples=450, stateful_step_count=10, derandomize=True, print_blob=True,
+                   deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
+                   phases=_PHASES),
+    # nightly: random seeds, many more and longer runs
+    "deep": settings(max_examples=3000, stateful_step_count=25, derandomize=False, print_blob=True,
+                     deadline=None, database=None, report_multiple_bugs=False, suppress_health_check=_SUPPRESS,
+                   phases=_PHASES),
+}
+for _name, _s in PROFILES.items():
+    settings.register_profile(f"claimcheck-{_name}", _s)
+
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)  # detection benchmarks: first failure only
+
+
+class LockstepFailure(AssertionError):
+    """The implementation diverged from the twin, or the run broke an invariant or liveness property."""
+
+
+@dataclass
+class Found:
+    kind: str  # divergence | safety | liveness | error
+    invariants: list[str]
+    message: str
+    steps: list[Step]  # the twin's steps, Init first, up to and including the failing one
+    loop: int | None = None  # liveness: the step index the behaviour returns to forever
+    probe: tuple | None = None  # (action, params) the implementation took although the twin refuses it
+
+
+@dataclass
+class Coverage:
+    """What one campaign exercised: action instances taken, boundary hits, distinct twin states."""
+
+    actions: Counter = field(default_factory=Counter)
+    boundaries: Counter = field(default_factory=Counter)
+    states: set = field(default_factory=set)
+    probes: Counter = field(default_factory=Counter)  # refusals checked, per action
+    examples: int = 0  # Hypothesis examples
+    runs: int = 0  # runs from Init (an example starts a new run when the bounded twin ends)
+    steps: int = 0
+
+
+# ---------------------------------------------------------------- databases
+
+class Databases:
+    """A fresh database per example, on one long-lived engine and connection pool.
+
+    Why: a new engine, file or connection per example cost more than the example's steps (SQLAlchemy
+    compiles statements per engine; opening a sqlite connection runs its PRAGMAs; admitting the prompts
+    is a transaction each). So the first example runs on an empty database, its World admits the
+    prompts through the implementation, and `seed()` keeps every row; each later example gets the
+    same database back by one transaction that empties every table and inserts those rows again.
+    The default is a sqlite file (WAL) in a temporary folder; `synchronous` defaults to NORMAL:
+    lockstep checks the protocol's semantics, not durability on power loss, and an fsync per commit
+    was the largest single cost. `sqlite://` is one in-memory database; another URL is emptied first.
+    """
+
+    def __init__(self, url: str | None = None, *, synchronous: str | None = "NORMAL"):
+        self.url = url
+        self.synchronous = synchronous
+        self._root: str | None = None
+        self._db: Database | None = None
+        self._seed: dict | None = None  # table -> rows, taken after the first example's set-up
+
+    def fresh(self) -> tuple[Database, bool]:
+        """The database for the next example, and whether it already holds the seeded rows."""
+        if self._db is None:
+            self._db = self._open()
+            return self._db, False
+        if self._seed is None:
+            self._empty(self._db)
+            return self._db, False
+        self._restore()
+        return self._db, True
+
+    def seed(self) -> None:
+        """Keep the rows the set-up wrote, to restore before every later example."""
+        with self._db.read() as conn:
+            self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
+
+    def _restore(self) -> None:
+        with self._db.transaction() as conn:
+            for t in reversed(_tables()):
+                conn.execute(t.delete())
+            for t in _tables():
+                if self._seed[t]:
+                    conn.execute(t.insert(), self._seed[t])
+
+    @staticmethod
+    def _empty(db: Database) -> None:
+        with db.transaction() as conn:
+            for t in reversed(_tables()):
+                conn.execute(t.delete())
+        db.create_schema()
+
+    def _open(self) -> Database:
+        if self.url is None:
+            self._root = tempfile.mkdtemp(prefix="claimcheck-lockstep-")
+            url = f"sqlite:///{os.path.join(self._root, 'lockstep.db')}"
+        else:
+            url = self.url
+        db = Database(url, synchronous=self.synchronous)
+        db.create_schema()
+        if self.url is not None:
+            self._empty(db)
+        return db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.dispose()
+            self._db = None
+        if self._root:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+
+
+def _tables():
+    """Every table of the schema, parents before children."""
+    from sqlmodel import SQLModel
+    return SQLModel.metadata.sorted_tables
+
+
+# ---------------------------------------------------------------- the campaign and its machine
+
+class Campaign:
+    """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
+
+    def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL",
+                 mutant=None):
+        self.cfg = cfg
+        self.mutant = None if mutant is None else frozenset(mutant)  # implementation-only defects
+        self.dbs = Databases(db_url, synchronous=synchronous)
+        self.coverage = Coverage()
+        self.found: list[Found] = []
+        self.last: Found | None = None  # the latest failure seen (the only one when shrinking is off)
+        self.leads_to = [(name, p, q) for name in N.LIVENESS for _s, p, q in I.leads_to(name, cfg)]
+
+    def record(self, found: Found) -> None:
+        self.last = found
+        try:
+            final = current_build_context().is_final
+        except Exception:  # noqa: BLE001 - outside a Hypothesis run (direct use in tests)
+            final = True
+        if final:
+            self.found.append(found)
+
+
+def machine_class(campaign: Campaign) -> type[RuleBasedStateMachine]:
+    """A machine bound to one campaign (Hypothesis caches rules per class, so the class is made once)."""
+
+    class Lockstep(LockstepMachine):
+        pass
+    Lockstep.campaign = campaign
+    return Lockstep
+
+
+class LockstepMachine(RuleBasedStateMachine):
+    campaign: Campaign
+
+    def __init__(self):
+        super().__init__()
+        self.cfg = self.campaign.cfg
+        self.weights = dict.fromkeys(ACTION_NAMES, 1)
+        self.focus: frozenset[str] = frozenset()  # actions after which environment actions come
+        self.probe_weight = 1  # the weight of a refusal probe beside the enabled actions
+        self.burst = False  # environment actions have been coming since a focused boundary
+        self.campaign.coverage.examples += 1
+        self._start()
+
+    def _start(self) -> None:
+        """A run from Init on a fresh database. An example holds several runs: when the twin can go
+        no further (the bounded model ends), the next run starts at once instead of Hypothesis
+        spending the rest of the example's steps on a rule that does nothing."""
+        c = self.campaign
+        self.db, seeded = c.dbs.fresh()
+        self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
+        if not seeded:
+            c.dbs.seed()
+        self.twin = M.init(self.cfg)
+        self.burst = False
+        self.path = [Step(None, (), self.twin)]
+        self.enabled: list[list[tuple]] = []  # per path index: the twin's enabled instances
+        self.visits: dict[M.State, list[int]] = {}
+        c.coverage.runs += 1
+        c.coverage.states.add(self.twin)
+        self.impl = self.sched.state()
+        self._check(None, self.twin, self.impl, [])
+
+    # Swarm testing, generated from the registry: each example weighs every action (fair ones 1, 2 or 4;
+    # the environment's unfair ones, interrupts, time and faults, 1 or 0 = only when nothing else is
+    # enabled), so some examples run long protocol paths undisturbed and others are all interruption.
+    # Weights shrink to 1 (uniform over enabled actions). Rule preconditions are not used for this
+    # because a swarm-disabled rule could leave no runnable rule and reject the example. A refusal probe
+    # is drawn beside the actions with weight 0, 1 or 2 (shrinking to 1).
+    #
+    # Interruptions at a boundary: the races the protocol has to survive happen when environment
+    # actions (cancels, ticks, crashes) land while an actor is held at a named boundary. Half the
+    # examples pick one boundary of the registry as their focus: environment actions are then held
+    # back except right after some actor passed that boundary's `after` action, where one is all but
+    # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
+    # No focus (what it shrinks to) leaves the plain swarm.
+    @initialize(weights=st.fixed_dictionaries(
+        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
+        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
+        probe_weight=st.sampled_from((1, 0, 2)))
+    def choose_swarm(self, weights, focus, probe_weight):
+        self.weights = weights
+        self.probe_weight = probe_weight
+        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
+
+    @precondition(lambda self: bool(self.options))
+    @rule(data=st.data())
+    def steps(self, data):
+        """STEPS_PER_RULE lockstep steps: Hypothesis's own work per rule (choosing it, stopping or not)
+        cost as much as a step, and shrinking still works on every draw inside."""
+        for _ in range(STEPS_PER_RULE):
+            if not self.options:
+                return
+            self.step(data)
+
+    def step(self, data) -> None:
+        """Draw an enabled action (by weight) or a refusal probe (PROBE), then one of its instances."""
+        names = sorted({o[0] for o in self.options})
+        weights = [self._weight(n) for n in names]
+        if not any(weights):
+            weights = [1] * len(names)
+        if self.probe_weight and self.refusals:
+            names.append(PROBE)
+            weights.append(self.probe_weight)
+        k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
+        for name, w in zip(names, weights):
+            if k < w:
+                break
+            k -= w
+        pool = self.refusals if name == PROBE else [o for o in self.options if o[0] == name]
+        pick = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
+        if name == PROBE:
+            self.probe(*pick)
+        else:
+            self.advance(*pick)
+
+    def _weight(self, name: str) -> int:
+        if not self.focus or N.ACTIONS[name].fair:
+            return self.weights[name]
+        if self.path[-1].action in self.focus:
+            return 8 * (self.weights[name] or 1)  # at a focused boundary: interrupt now
+        if self.burst:
+            return self.weights[name]  # may go on, with the kinds the swarm allows
+        return 0  # held back
+
+    def probe(self, name: str, params: tuple) -> None:
+        """Attempt an instance the twin does not enable: the implementation must refuse it (or take it
+        without any visible change). Only actions a caller attempts with parameters of its own choice
+        are probed; without this a guard the code lacks is never exercised, since the twin never asks."""
+        try:
+            answer = self.sched.attempt(name, params)
+            impl = self.sched.state()
+        except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
+            self._fail("error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}", cause=exc,
+                       probe=(name, params))
+        self.campaign.coverage.probes[name] += 1
+        delta = diff(self.twin, impl)
+        if delta:
+            lines = [f"probe after {self._label(-1)}: the implementation took {name}{params}, which the twin "
+                     f"does not enable (answer: {answer})"]
+            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            self._fail("divergence", [], "\n".join(lines), probe=(name, params))
+        self.impl = impl
+
+    @property
+    def refusals(self) -> list[tuple[str, tuple]]:
+        """The probe-able instances the twin does not enable here (cached per state)."""
+        if self._refusals is None:
+            self._refusals = refusals(self.cfg, self.twin, self.options)
+        return self._refusals
+
+    @precondition(lambda self: not self.options)
+    @rule()
+    def deadlocked(self):
+        """The twin has no enabled action: nothing to do (Hypothesis needs one runnable rule)."""
+
+    def teardown(self):
+        self.campaign.coverage.boundaries.update(self.sched.world.recorder.names)
+
+    def _restart_if_ended(self) -> None:
+        if not self.options and len(self.path) > 1:  # (an Init with no action is the `deadlocked` rule's)
+            self.teardown()
+            self._start()
+
+    @property
+    def options(self):
+        return self.enabled[-1]
+
+    # ------------------------------------------------------------ one lockstep step
+
+    def advance(self, name: str, params: tuple, nxt: M.State) -> None:
+        self.burst = not N.ACTIONS[name].fair and (self.burst or self.path[-1].action in self.focus)
+        self.path.append(Step(name, params, nxt))
+        try:
+            self.sched.apply(name, params, nxt)
+            impl = self.sched.state()
+        except DivergenceError as exc:
+            self._fail("divergence", [], f"{name}{params}: {exc}")
+        except Exception as exc:  # the implementation crashed: still leave a trace behind
+            self._fail("error", [], f"{name}{params} raised {type(exc).__name__}: {exc}", cause=exc)
+        cov = self.campaign.coverage
+        cov.actions[name] += 1
+        cov.steps += 1
+        cov.states.add(nxt)
+        prev, self.impl, self.twin = self.impl, impl, nxt
+        self._check(prev, nxt, impl, I.check_edge(self.cfg, prev, impl))
+        self._restart_if_ended()
+
+    def _check(self, prev, twin, impl, bad_edge) -> None:
+        bad = I.check_state(self.cfg, impl) + bad_edge
+        delta = diff(twin, impl)
+        if bad or delta:
+            lines = [f"after {self._label(-1)}:"]
+            lines += [f"  invariant violated: {name}" for name in bad]
+            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
+        here = len(self.path) - 1
+        self.enabled.append([o for o in M.successors(self.cfg, twin)])
+        self._refusals = None
+        self._liveness(here)
+        self.visits.setdefault(twin, []).append(here)
+
+    def _liveness(self, here: int) -> None:
+        st_ = self.path[here].state
+        if not any(N.ACTIONS[a].fair for a, _p, _n in self.enabled[here]):
+            for name, p, q in self.campaign.leads_to:
+                if p(st_) and not q(st_):
+                    self._fail("liveness", [name], f"stuck after {self._label(here)}: no fair action is "
+                               f"enabled, {name} premise holds without its goal", loop=here)
+        for j in self.visits.get(st_, ()):
+            name = self._fair_cycle(j, here)
+            if name:
+                self._fail("liveness", [name], f"fair cycle: steps {j}..{here} return to the same state, "
+                           f"{name} premise held and its goal never does", loop=j)
+
+    def _fair_cycle(self, j: int, end: int) -> str | None:
+        cycle = range(j, end)  # states j..end-1; path[end].state == path[j].state
+        always = set.intersection(*({(a, p) for a, p, _n in self.enabled[k] if N.ACTIONS[a].fair}
+                                    for k in cycle))
+        taken = {(self.path[k].action, self.path[k].params) for k in range(j + 1, end + 1)}
+        if not always <= taken:
+            return None
+        for name, p, q in self.campaign.leads_to:
+            start = end  # the longest suffix of the path on which the goal is false
+            while start > 0 and not q(self.path[start - 1].state):
+                start -= 1
+            if q(self.path[end].state) or start > j:
+                continue
+            if any(p(self.path[k].state) for k in range(start, end + 1)):
+                return name
+        return None
+
+    def _label(self, k: int) -> str:
+        s = self.path[k]
+        return "Init" if s.action is None else f"step {len(self.path) - 1 if k < 0 else k}: {s.action}{s.params}"
+
+    def _fail(self, kind, invariants, message, *, loop=None, cause=None, probe=None):
+        self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop, probe))
+        raise LockstepFailure(f"{kind}: {message}") from cause
+
+
+def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
+    """Every attempt (names.ATTEMPTS) the twin does not enable in `st`, except where only the
+    model's own bound disables it (execution ids beyond max_exec: the code has no such bound), a cancel
+    sent to a node that does not own the claim (routing it is the caller's job: ProcessLocalRouting),
+    and recovery workers' heartbeats (the code's renews whatever claim the worker holds)."""
+    taken = {(a, p) for a, p, _n in enabled}
+    out = []
+    if st.nextExec <= cfg.max_exec:
+        out += [(a, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)
+                for a in ("Acquire", "PromoteContinuation")]
+    out += [("CancelRequest", (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
+            if not cfg.process_local_routing or st.claim[k].owner == node]
+    out += [("Heartbeat", (node, s)) for node in cfg.nodes for s in cfg.sessions]
+    out += [("RecoveryTakeover", (r, s)) for r in cfg.recoverers for s in cfg.sessions]
+    assert {a for a, _p in out} <= set(N.ATTEMPTS)
+    return [o for o in out if o not in taken]
+
+
+# ---------------------------------------------------------------- running
+
+@dataclass
+class Outcome:
+    cfg: M.Config
+    coverage: Coverage
+    found: Found | None
+    seconds: float
+    mutant: frozenset | None = None  # the implementation's own defects, when they differ from cfg's
+    hypothesis_error: str | None = None  # Hypothesis's own report when it failed for another reason
+
+
+def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
+        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None) -> Outcome:
+    """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
+    failure of the implementation: the Outcome carries it. `mutant` runs the implementation with these
+    defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch a defective
+    implementation, by a divergence or a violated invariant)."""
+    import time
+
+    from hypothesis import seed as hseed
+    from hypothesis.stateful import run_state_machine_as_test
+
+    s = settings_ or PROFILES[profile]
+    campaign = Campaign(cfg, db_url, synchronous, mutant)
+    cls = machine_class(campaign)
+
+    def factory():
+        return cls()
+    if seed is not None:
+        factory = hseed(seed)(factory)
+    t0 = time.perf_counter()
+    other = None
+    try:
+        # every example runs its full step count: Hypothesis otherwise ends many examples after a few
+        # steps (its search tries the stop branch), and an example holds several runs anyway (_start)
+        run_state_machine_as_test(factory, settings=s, _min_steps=s.stateful_step_count)
+    except LockstepFailure:
+        pass
+    except Exception as exc:  # noqa: BLE001 - Hypothesis errors (health checks, flakiness) are reported
+        if campaign.last is None:
+            other = f"{type(exc).__name__}: {exc}"
+    finally:
+        campaign.dbs.close()
+    found = campaign.found[-1] if campaign.found else campaign.last
+    return Outcome(cfg, campaign.coverage, found, time.perf_counter() - t0, mutant=campaign.mutant,
+                   hypothesis_error=other)

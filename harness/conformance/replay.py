@@ -1,0 +1,279 @@
+"""Replay a trace against the SQL implementation, in lockstep with the twin.
+
+Each step is applied to the twin and, through the deterministic scheduler, to the implementation; after
+every step the implementation's mapped state must equal the twin's, every state and action invariant must
+hold on it, and the step's named boundary must have fired. A replay is never vacuous: a step that cannot
+be taken, or a boundary that does not fire, fails it. At the end the trace's `expect` block and the goals of
+its liveness properties are checked on the implementation's final state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+from harness.traces import trace as T
+from harness.conformance.mapping import diff
+from harness.conformance.scheduler import DivergenceError, Scheduler
+
+TRACES = Path(__file__).resolve().parents[2] / "traces"
+
+
+@dataclass
+class StepRecord:
+    index: int  # 1-based
+    action: str
+    params: tuple
+    boundary: str | None
+    fired: list[str] = field(default_factory=list)  # boundaries hit during the step
+    violated: list[str] = field(default_factory=list)
+    note: str | None = None
+    refused: bool = False  # an attempt the twin does not enable: the implementation had to refuse it
+
+
+@dataclass
+class ReplayResult:
+    name: str
+    trace: T.Trace
+    cfg: M.Config
+    steps: list[StepRecord] = field(default_factory=list)
+    violated: list[str] = field(default_factory=list)  # invariant / property names, first occurrence order
+    problems: list[str] = field(default_factory=list)  # divergence, unfired boundary, failed expectation
+    final: M.State | None = None
+    completed: bool = False  # every step ran, in lockstep, with its boundary
+
+    @property
+    def ok(self) -> bool:
+        return not self.violated and not self.problems
+
+    @property
+    def consumed(self) -> int:
+        return len(self.steps)
+
+    def _violate(self, names, where: str | None = None) -> None:
+        for n in names:
+            if n not in self.violated:  # report each property where it first breaks
+                self.violated.append(n)
+                if where:
+                    self.problems.append(f"{where}: {n} violated")
+
+
+def parse_steps(trace: T.Trace, cfg: M.Config, name: str) -> list[tuple]:
+    """Validate every step (and the names `expect` uses) up front, so a malformed trace fails before
+    anything runs; returns each step's parameters (harness.traces.trace.check_steps)."""
+    return T.check_steps(trace, cfg, name)
+
+
+def liveness_failures(cfg: M.Config, st: M.State, names) -> list[tuple[str, str]]:
+    """(property, Session) where the final state satisfies the property's premise and not its goal."""
+    out = []
+    for name in names:
+        if N.INVARIANTS[name].kind != "liveness":
+            continue
+        out += [(name, sess) for sess, p, q in I.leads_to(name, cfg) if p(st) and not q(st)]
+    return out
+
+
+def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
+    """Each failed expectation as one line naming its field, expected beside actual."""
+    bad = []
+    for k, e in enumerate(ex.events):
+        got = sum(1 for ev in st.log if ev.asst == e.assistant and ev.kind == e.kind)
+        if got != e.count:
+            bad.append(f"expect.events[{k}]: {e.count} Step.{e.kind} for assistant {e.assistant}, found {got}")
+    for k, c in enumerate(ex.claims):
+        got = st.claim[M.si(cfg, c.session)]
+        present = got.phase != "none"
+        if present != c.present:
+            bad.append(f"expect.claims[{k}]: claim of {c.session} {'present' if c.present else 'absent'}, "
+                       f"found {'present (' + got.phase + ')' if present else 'absent'}")
+        elif present and c.phase is not None and got.phase != c.phase:
+            bad.append(f"expect.claims[{k}].phase: {c.phase}, found {got.phase}")
+        elif present and c.quarantined is not None and got.quar != c.quarantined:
+            bad.append(f"expect.claims[{k}].quarantined: {c.quarantined}, found {got.quar}")
+    if ex.recovery_rows is not None and len(st.recovery) != ex.recovery_rows:
+        bad.append(f"expect.recovery_rows: {ex.recovery_rows}, found {len(st.recovery)}")
+    conts = sum(1 for i in st.inputs if i.kind == "cont")
+    if ex.continuations is not None and conts != ex.continuations:
+        bad.append(f"expect.continuations: {ex.continuations}, found {conts}")
+    for node, mem in (ex.memory or {}).items():
+        if st.run[M.ni(cfg, node)].mem != mem:
+            bad.append(f"expect.memory.{node}: publisher memory {mem}, found {st.run[M.ni(cfg, node)].mem}")
+    return bad
+
+
+def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
+    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed."""
+    cfg = T.config_of(trace, defects, name)
+    all_params = parse_steps(trace, cfg, name)
+    same_switches = defects is None or set(defects) == set(trace.config.defects)
+    res = ReplayResult(name, trace, cfg)
+    mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
+    sched = Scheduler(cfg, mutant=mutant)
+    hits = sched.world.recorder.hits
+    twin = M.init(cfg)
+    impl = sched.state()
+    res._violate(I.check_state(cfg, impl), "initial state")
+    seen = [impl]  # the implementation's mapped states, by step index
+    for k, (step, params) in enumerate(zip(trace.steps, all_params), start=1):
+        rec = StepRecord(k, step.action, params, step.boundary, note=step.note, refused=step.refused)
+        label = f"step {k} {step.action}({fmt_params(params)})"
+        nxt = M.apply(cfg, twin, step.action, params)
+        if step.refused:
+            if not _refused(res, sched, cfg, twin, nxt, rec, label, hits):
+                break
+            continue
+        if nxt is None:
+            res.problems.append(f"{label}: not enabled in the twin; {len(trace.steps) - k + 1} step(s) not consumed")
+            break
+        if same_switches and step.state is not None and T.state_from_json(cfg, step.state, f"{name}: steps[{k - 1}]") != nxt:
+            res.problems.append(f"{label}: the twin's state differs from the state recorded in the trace")
+            break
+        mark = len(hits)
+        res.steps.append(rec)
+        try:
+            sched.apply(step.action, params, nxt)
+        except DivergenceError as exc:
+            res.problems.append(f"{label}: divergence: {exc}")
+            impl = sched.state()
+            break
+        except Exception as exc:  # noqa: BLE001 - the implementation's failure is the finding
+            res.problems.append(f"{label}: the implementation raised {type(exc).__name__}: {exc}")
+            break
+        rec.fired = [h for h, _ in hits[mark:]]
+        got = sched.state()
+        rec.violated = I.check_state(cfg, got) + I.check_edge(cfg, impl, got)
+        res._violate(rec.violated, label)
+        delta = diff(nxt, got)
+        impl, twin = got, nxt
+        seen.append(got)
+        if delta:
+            var, model_v, impl_v = delta[0]
+            res.problems.append(f"{label}: divergence in {var}: model {model_v!r} / implementation {impl_v!r}")
+            break
+        if step.boundary and step.boundary not in rec.fired:
+            res.problems.append(f"{label}: boundary {step.boundary} did not fire (fired: {', '.join(rec.fired) or 'none'})")
+            break
+    else:
+        res.completed = True
+    res.final = impl
+    _judge_liveness(res, seen)
+    if trace.expect is not None:
+        res.problems += check_expect(cfg, impl, trace.expect)
+    return res
+
+
+def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
+    """A step marked `refused`: the twin does not enable it and the implementation must leave its state
+    as the twin's. False (with the problem recorded) when either does otherwise."""
+    if nxt is not None:
+        res.problems.append(f"{label}: marked refused, but the twin enables it")
+        return False
+    mark = len(hits)
+    res.steps.append(rec)
+    try:
+        answer = sched.attempt(rec.action, rec.params)
+    except Exception as exc:  # noqa: BLE001 - the implementation's failure is the finding
+        res.problems.append(f"{label}: the implementation raised {type(exc).__name__}: {exc}")
+        return False
+    rec.fired = [h for h, _ in hits[mark:]]
+    got = sched.state()
+    rec.violated = I.check_state(cfg, got)
+    res._violate(rec.violated, label)
+    delta = diff(twin, got)
+    if delta:
+        var, model_v, impl_v = delta[0]
+        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable "
+                            f"it: {var} model {model_v!r} / implementation {impl_v!r}")
+        return False
+    return True
+
+
+def _unfair(cfg: M.Config, states: list[M.State], steps) -> str | None:
+    """A fair action instance enabled on every state of the loop and taken on none of its steps."""
+    enabled = [{(a, p) for a, p, _ in M.successors(cfg, st) if N.ACTIONS[a].fair} for st in states]
+    taken = {(s.action, T.params_from_json(s.action, s.params, "loop")) for s in steps}
+    missing = sorted(set.intersection(*enabled) - taken, key=repr)
+    return f"{missing[0][0]}({fmt_params(missing[0][1])})" if missing else None
+
+
+def _judge_liveness(res: ReplayResult, seen: list[M.State]) -> None:
+    """A lasso (trace with `loop`) violates a property when it closes on the implementation, is weakly fair
+    (on the twin's enabled actions), and the property's premise holds without its goal on every state of
+    the loop; a goal the trace expects
+    (expect.invariants) must be reached wherever the schedule ended. A lasso that did not run to its end
+    proves nothing about liveness (its divergence is already reported)."""
+    trace, cfg = res.trace, res.cfg
+    expected = trace.expect.invariants if trace.expect else []
+    claimed = trace.meta.invariants if res.completed else []
+    if res.completed and trace.loop is not None and seen[-1] != seen[trace.loop]:
+        res.problems.append(f"loop: the state after the last step is not the state after step {trace.loop}; "
+                            "the lasso does not close on the implementation")
+        claimed = []
+    if claimed and trace.loop is not None:
+        unfair = _unfair(cfg, seen[trace.loop:], trace.steps[trace.loop:])
+        if unfair:
+            res.problems.append(f"loop: not weakly fair: {unfair} is enabled on every state of the loop and "
+                                "never taken, so the lasso is no counterexample")
+            claimed = []
+    found = {}
+    for prop in dict.fromkeys(claimed + expected):
+        states = seen[trace.loop:] if prop in claimed and trace.loop is not None else [seen[-1]]
+        bad = set.intersection(*(set(liveness_failures(cfg, st, [prop])) for st in states))
+        for _, sess in sorted(bad):
+            found.setdefault(prop, []).append(sess)
+    for prop, sessions in found.items():
+        res._violate([prop])
+        where = "on every state of the loop" if trace.loop is not None and prop in claimed else "at the end"
+        res.problems.append(f"{prop} violated for Session {', '.join(sessions)}: its premise holds {where}, "
+                            "its goal never")
+
+
+def replay_file(path, defects=None) -> ReplayResult:
+    return replay(T.load(path), defects, str(path))
+
+
+def committed_traces(root: Path = TRACES) -> list[Path]:
+    """The committed race traces: traces/*.json (not traces/found/, not the schema)."""
+    return sorted(p for p in Path(root).glob("*.json") if p.name != "schema.json")
+
+
+def replay_all(root: Path = TRACES, defects=None) -> list[ReplayResult]:
+    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation."""
+    return [replay_file(p, defects) for p in committed_traces(root)]
+
+
+# ---------------------------------------------------------------- report
+
+def fmt_params(params: tuple) -> str:
+    return ", ".join(f"{i.sess}/{i.kind}#{i.src}" if isinstance(i, M.Input) else str(i) for i in params)
+
+
+def render(res: ReplayResult) -> str:
+    lines = [f"replay {res.name}: {res.trace.meta.title}",
+             f"  defects: {', '.join(sorted(res.cfg.defects)) or 'none'}"
+             + (f"; in the implementation only: {', '.join(res.trace.mutant)}" if res.trace.mutant else "")]
+    for r in res.steps:
+        gate = ""
+        if r.boundary:
+            gate = f"  [{r.boundary} {'fired' if r.boundary in r.fired else 'NOT FIRED'}]"
+        bad = f"  VIOLATES {', '.join(r.violated)}" if r.violated else ""
+        note = f"  -- {r.note}" if r.note else ""
+        note += "  [must be refused]" if r.refused else ""
+        lines.append(f"  {r.index:3d}  {r.action}({fmt_params(r.params)}){gate}{bad}{note}")
+    if res.trace.loop is not None:
+        lines.append(f"       (loop back to step {res.trace.loop}; replayed once)")
+    lines.append(f"  steps:   {res.consumed}/{len(res.trace.steps)} consumed")
+    if res.ok:
+        lines.append("  verdict: PASS, every invariant and expectation holds")
+    else:
+        if res.violated:
+            lines.append(f"  verdict: FAIL, violates {', '.join(res.violated)}")
+        else:
+            lines.append("  verdict: FAIL")
+        lines += [f"    - {p}" for p in res.problems]
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The deterministic scheduler: the implementation's actors (runners, finalizers, recovery workers, the
+clock) on one shared database, moved one at a time, each exactly one atomic unit (one twin action) up to
+its next named boundary, in the order a trace, the explorer or Hypothesis chooses.
+
+The actors' `step()` methods are the production code paths (a production loop calls them back to back,
+with boundaries as no-ops); the scheduler only chooses who moves next.
+"""
+
+from __future__ import annotations
+
+from impl import faults, ids
+from impl.boundaries import Boundaries, Recorder
+from impl.clock import ManualClock
+from impl.db import Database
+from impl.node import Node
+from impl.provider import ScriptedProvider
+from impl.recovery import RecoveryWorker
+from impl.snapshot import snapshot
+from spec import model as M
+from spec import names as N
+
+
+class DivergenceError(AssertionError):
+    """The implementation refused or ran a different step than the twin's action."""
+
+
+class World:
+    """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
+
+    def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
+                 sessions=("s1",), prompts=1, db=None, admitted=False):
+        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
+        self.db = db or Database.memory()
+        self.clock = ManualClock()
+        self.recorder = Recorder()
+        self.boundaries = Boundaries(self.recorder)
+        self.provider = ScriptedProvider()
+        common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease)
+        self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
+        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, **common)
+                        for r in workers}
+        any_node = next(iter(self.nodes.values()))
+        admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
+        self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+
+    def node(self, name="n1") -> Node:
+        return self.nodes[name]
+
+    def worker(self, name="r1") -> RecoveryWorker:
+        return self.workers[name]
+
+    def snap(self):
+        return snapshot(self.db)
+
+    def tick(self, ticks=1):
+        """The twin's Tick: the clock moves, supervised finalizers observe it."""
+        for _ in range(ticks):
+            self.clock.advance(1)
+            for node in self.nodes.values():
+                node.supervise()
+
+
+def input_id(i: M.Input) -> str:
+    return ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else ids.continuation_id(i.sess, i.src)
+
+
+class Scheduler:
+    """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
+
+    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False, mutant=None):
+        """`mutant`: the defects the implementation runs with, when they differ from the twin's."""
+        self.cfg = cfg
+        defects = cfg.defects if mutant is None else mutant
+        self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
+                           scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
+                           admitted=admitted)
+        self.faults = frozenset()
+
+    @staticmethod
+    def _require(ok, name, params, got=None):
+        if not ok:
+            raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: {got if got is not None else ok}")
+
+    def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
+        w = self.world
+        if name in N.ATTEMPTS:
+            self._require(self.attempt(name, params), name, params)
+        elif name in dict(M.RUNNER_STEPS):
+            runner = w.node(params[0]).runner
+            if name in ("PublishStepFailed", "PublishStepEnded"):
+                w.provider.decide(runner.execution_id, "fail" if name == "PublishStepFailed" else "end")
+            ran = runner.step()
+            self._require(ran == name, name, params, ran)
+        elif name in ("FinalizerSettle", "FinalizerClear"):
+            ran = w.node(params[0]).finalizer.step()
+            self._require(ran == name, name, params, ran)
+        elif name == "Tick":
+            w.tick()
+        elif name in ("RecoveryConvert", "RecoveryQuarantine"):
+            ran = w.worker(params[0]).step()
+            self._require(ran == name, name, params, ran)
+        elif name == "Crash":
+            (who,) = params
+            (w.node(who) if who in w.nodes else w.worker(who)).crash()
+        elif name == "CorruptRecoveryRow":
+            faults.corrupt_recovery_row(w.db, *params)
+        else:
+            raise KeyError(name)
+        self.faults = twin_next.faults  # history flags: the environment's, not the implementation's
+
+    def attempt(self, name: str, params: tuple):
+        """An action whose parameters the caller chooses (names.ATTEMPTS): the implementation's answer."""
+        w = self.world
+        if name in ("Acquire", "PromoteContinuation"):
+            node, i = params
+            return (w.node(node).acquire if name == "Acquire" else w.node(node).promote)(input_id(i))
+        if name == "CancelRequest":
+            return w.node(params[0]).cancel(params[1])
+        if name == "Heartbeat":
+            who, s = params
+            return w.node(who).heartbeat(s) if who in w.nodes else w.worker(who).heartbeat()
+        if name == "RecoveryTakeover":
+            return w.worker(params[0]).takeover(params[1])
+        raise KeyError(name)
+
+    def state(self) -> M.State:
+        from harness.conformance.mapping import twin_state
+        return twin_state(self.cfg, self.world, self.faults)
+
+    def enabled_actors_agree(self, st: M.State) -> None:
+        """Each actor's `enabled()` names a twin action that is enabled (or nothing, when none is)."""
+        twin = {}
+        for name, params, _ in M.successors(self.cfg, st):
+            twin.setdefault((name, params[0] if params else None), True)
+        for n in self.cfg.nodes:
+            for actor, names in ((self.world.node(n).runner, dict(M.RUNNER_STEPS)),
+                                 (self.world.node(n).finalizer, ("FinalizerSettle", "FinalizerClear"))):
+                mine = actor.enabled()
+                theirs = {a for (a, who) in twin if who == n and a in names}
+                if mine is None:
+                    assert not theirs, (n, theirs)
+                else:
+                    assert mine in theirs, (n, mine, theirs)
+
+

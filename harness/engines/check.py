@@ -1,0 +1,142 @@
+"""`claimcheck check`: model-check one configuration with one engine; one outcome shape for both.
+
+A violation always becomes a trace file (harness.traces.trace), whichever engine found it, so that every
+counterexample can be replayed and explained the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spec import model as M
+from spec import names as N
+
+from harness.traces import trace as T
+from harness.traces.paths import Step
+from harness.engines.explore import explore
+
+
+@dataclass
+class Outcome:
+    engine: str
+    config_name: str
+    cfg: M.Config
+    verdict: str  # ok | violation | skipped | error
+    distinct: int = 0
+    generated: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    invariants: list[str] = field(default_factory=list)
+    liveness: bool = False
+    violated: list[str] = field(default_factory=list)
+    length: int | None = None  # counterexample steps
+    trace_path: Path | None = None
+    reason: str = ""
+
+
+def _checked(liveness: bool) -> list[str]:
+    return list(N.STATE_INVARIANTS) + list(N.ACTION_INVARIANTS) + (list(N.LIVENESS) if liveness else [])
+
+
+def _label(cfg: M.Config, config_name: str) -> str:
+    return "-".join([config_name] + sorted(cfg.defects)) or config_name
+
+
+def run_python(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None,
+               progress=None) -> Outcome:
+    res = explore(cfg, liveness=liveness, keep_edges=liveness, progress=progress)
+    o = Outcome("python", config_name, cfg, "ok", res.distinct, res.generated, res.depth, res.seconds,
+                _checked(liveness), liveness)
+    if res.violation:
+        o.verdict = "violation"
+        o.violated = res.violation.invariants
+        o.length = len(res.violation.steps) - 1
+        o.trace_path = _write(cfg, config_name, res.violation.steps, o.violated, "explore",
+                              res.violation.loop, out_dir)
+    return o
+
+
+def steps_from_tlc(cfg: M.Config, tlc_steps) -> list[Step]:
+    """TLC prints action names, not parameters: recover each step's parameters from the twin's successors."""
+    out = [Step(None, (), tlc_steps[0].state)]
+    for k, s in enumerate(tlc_steps[1:], start=1):
+        prev = out[-1].state
+        match = [p for a, p, nx in M.successors(cfg, prev) if a == s.action and nx == s.state]
+        if not match:
+            raise RuntimeError(f"TLC's step {k} ({s.action}) is not a twin step: the spec and the twin disagree")
+        out.append(Step(s.action, match[0], s.state))
+    return out
+
+
+def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None, workers: int = 2,
+            progress=None) -> Outcome:
+    from harness.engines import tlc
+    t0 = time.perf_counter()
+    try:
+        res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
+    except tlc.TlcUnavailable as exc:
+        return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness),
+                       liveness=liveness)
+    o = Outcome("tlc", config_name, cfg, res.verdict, res.distinct, res.generated, max(res.depth - 1, 0),
+                time.perf_counter() - t0, _checked(liveness), liveness)
+    if res.verdict == "error":
+        o.reason = "TLC failed:\n" + "\n".join(res.output.strip().splitlines()[-15:])
+        return o
+    if res.verdict == "violation":
+        names = [v for v in res.violated if v != "<temporal>"] or tlc.liveness_names(cfg, res) or ["<temporal>"]
+        o.violated = names
+        steps = steps_from_tlc(cfg, res.steps)
+        o.length = len(steps) - 1
+        o.trace_path = _write(cfg, config_name, steps, names, "tlc", res.loop, out_dir)
+    return o
+
+
+def _write(cfg, config_name, steps, violated, source, loop, out_dir) -> Path | None:
+    if out_dir is None:
+        return None
+    defect = next(iter(sorted(cfg.defects)), None)
+    title = f"{source}: {', '.join(violated)} on {config_name}" + (f" with {defect}" if defect else "")
+    tr = T.from_steps(cfg, steps, title=title, source=source, base=config_name, invariants=violated,
+                      defect=defect, loop=loop)
+    return T.save(tr, T.found_path(out_dir, f"{source}-{_label(cfg, config_name)}"))
+
+
+@dataclass
+class Witness:
+    """One row of the defect table: a defect on (or an assumption off) and what each engine found."""
+
+    kind: str  # defect | assumption
+    name: str
+    config_name: str
+    expected: tuple[str, ...]
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def detected(self, engine: str) -> bool:
+        o = self.outcomes.get(engine)
+        return o is not None and o.verdict == "violation" and bool(set(o.violated) & set(self.expected))
+
+
+def witnesses() -> list[Witness]:
+    rows = [Witness("defect", d.name, d.config, d.violates) for d in N.DEFECTS.values()]
+    rows += [Witness("assumption", a.name, a.config, a.protects) for a in N.ASSUMPTIONS.values()]
+    return rows
+
+
+def witness_config(w: Witness) -> M.Config:
+    from spec import configs
+    if w.kind == "defect":
+        return configs.get(w.config_name, defects=[w.name])
+    return configs.get(w.config_name, assumptions_off=[w.name])
+
+
+def defect_table(engines=("python", "tlc"), out_dir: Path | None = None) -> list[Witness]:
+    """Run every witness on every engine (liveness on: some defects only break liveness)."""
+    rows = witnesses()
+    for w in rows:
+        cfg = witness_config(w)
+        for engine in engines:
+            run = run_python if engine == "python" else run_tlc
+            w.outcomes[engine] = run(cfg, w.config_name, liveness=True, out_dir=out_dir)
+    return rows

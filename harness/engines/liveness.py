@@ -1,0 +1,234 @@
+"""P ~> Q on a finished state graph, under weak fairness of every fair action instance.
+
+A behaviour violates P ~> Q iff from a reachable P /\\ ~Q state it can stay in ~Q forever, fairly. Within
+the ~Q subgraph, a maximal strongly connected component C (a single state stuttering counts) hosts such
+a fair suffix iff every fair action instance that is enabled in all of C's states is taken on some edge
+inside C; for weak fairness the maximal components suffice, since a larger component only has more
+edges and more states where an action is disabled.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+from harness.traces.paths import Graph, Step, Violation, path_to
+
+
+def _fair(name: str) -> bool:
+    return N.ACTIONS[name].fair
+
+
+def _sccs(nodes: list[int], succ) -> list[list[int]]:
+    """Tarjan's algorithm, iterative. `succ(v)` yields successor ids inside the subgraph."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(succ(w))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+def check_leads_to(cfg: M.Config, graph: Graph, name: str) -> Violation | None:
+    for _sess, p, q in I.leads_to(name, cfg):
+        v = _check_one(graph, p, q, name)
+        if v is not None:
+            return v
+    return None
+
+
+def _check_one(graph: Graph, p, q, name: str) -> Violation | None:
+    states, succ = graph.states, graph.succ
+    notq = [not q(st) for st in states]
+    sources = [i for i, st in enumerate(states) if notq[i] and p(st)]
+    if not sources:
+        return None
+    # the ~Q subgraph reachable from the sources
+    seen = set(sources)
+    frontier = deque(sources)
+    while frontier:
+        v = frontier.popleft()
+        for _a, _p, w in succ[v]:
+            if notq[w] and w not in seen:
+                seen.add(w)
+                frontier.append(w)
+    inner = lambda v: (w for _a, _p, w in succ[v] if w in seen)
+    fair_states: set[int] = set()
+    for comp in _sccs(sorted(seen), inner):
+        members = set(comp)
+        enabled_everywhere = None
+        taken = set()
+        for v in comp:
+            en = {(a, pa) for a, pa, _w in succ[v] if _fair(a)}
+            enabled_everywhere = en if enabled_everywhere is None else enabled_everywhere & en
+            taken |= {(a, pa) for a, pa, w in succ[v] if w in members and _fair(a)}
+        if enabled_everywhere <= taken:
+            fair_states |= members
+    if not fair_states:
+        return None
+    return _lasso(graph, sources, seen, fair_states, name)
+
+
+def _lasso(graph: Graph, sources, seen, fair_states, name) -> Violation:
+    succ = graph.succ
+    order = sorted(sources, key=lambda i: graph.depth[i])
+    parent: dict[int, tuple[int, str, tuple] | None] = {s: None for s in order}
+    frontier = deque(order)
+    hit = None
+    while frontier:
+        v = frontier.popleft()
+        if v in fair_states:
+            hit = v
+            break
+        for a, pa, w in succ[v]:
+            if w in seen and w not in parent:
+                parent[w] = (v, a, pa)
+                frontier.append(w)
+    tail: list[Step] = []
+    v = hit
+    while parent[v] is not None:
+        u, a, pa = parent[v]
+        tail.append(Step(a, pa, graph.states[v]))
+        v = u
+    steps = path_to(graph, v) + list(reversed(tail))
+    loop_at = len(steps) - 1
+    fair_cycle = _fair_cycle(graph, hit, seen)
+    if fair_cycle:
+        return Violation([name], steps + fair_cycle, loop=loop_at)
+    # no fair action is enabled at `hit`: any cycle through it is fair; close the shortest one
+    back: dict[int, tuple[int, str, tuple] | None] = {}
+    frontier = deque()
+    for a, pa, w in succ[hit]:
+        if w in fair_states and w not in back:
+            back[w] = (hit, a, pa)
+            frontier.append(w)
+    while frontier and hit not in back:
+        v = frontier.popleft()
+        for a, pa, w in succ[v]:
+            if w in fair_states and w not in back:
+                back[w] = (v, a, pa)
+                frontier.append(w)
+    if hit in back:
+        cyc = []
+        v = hit
+        while True:
+            u, a, pa = back[v]
+            cyc.append(Step(a, pa, graph.states[v]))
+            v = u
+            if v == hit:
+                break
+        steps += list(reversed(cyc))
+    return Violation([name], steps, loop=loop_at)
+
+
+def _path(graph: Graph, src: int, dst: int, comp: set[int]) -> list[tuple[str, tuple, int]]:
+    """Shortest path src -> dst inside comp, as (action, params, state id) edges; empty when src == dst."""
+    if src == dst:
+        return []
+    parent = {src: None}
+    frontier = deque([src])
+    while frontier and dst not in parent:
+        v = frontier.popleft()
+        for a, pa, w in graph.succ[v]:
+            if w in comp and w not in parent:
+                parent[w] = (v, a, pa)
+                frontier.append(w)
+    out, v = [], dst
+    while parent[v] is not None:
+        u, a, pa = parent[v]
+        out.append((a, pa, v))
+        v = u
+    return list(reversed(out))
+
+
+def _component(graph: Graph, hit: int, seen: set[int]) -> set[int]:
+    """The strongly connected component of `hit` inside the ~Q subgraph `seen`."""
+    fwd = {hit}
+    frontier = deque([hit])
+    while frontier:
+        v = frontier.popleft()
+        for _a, _p, w in graph.succ[v]:
+            if w in seen and w not in fwd:
+                fwd.add(w)
+                frontier.append(w)
+    pred: dict[int, list[int]] = {}
+    for v in fwd:
+        for _a, _p, w in graph.succ[v]:
+            if w in fwd:
+                pred.setdefault(w, []).append(v)
+    comp = {hit}
+    frontier = deque([hit])
+    while frontier:
+        v = frontier.popleft()
+        for u in pred.get(v, ()):
+            if u not in comp:
+                comp.add(u)
+                frontier.append(u)
+    return comp
+
+
+def _fair_cycle(graph: Graph, hit: int, seen: set[int]) -> list[Step]:
+    """A cycle from `hit` back to it inside its fair component that is itself weakly fair: every fair
+    action instance enabled on all the states it visits is taken on it. (A shortest cycle need not be:
+    it can loop on Tick and Heartbeat while RecoveryConvert stays enabled, and would then replay just the
+    same without the defect.) Starting from stuttering at `hit`, each unfair instance X gets a detour
+    through a state where X is disabled or through an X edge; the component being fair, one exists, and
+    each detour settles X for good. Empty: stuttering at `hit` is already fair."""
+    comp = _component(graph, hit, seen)
+    enabled = lambda v: {(a, pa) for a, pa, _w in graph.succ[v] if _fair(a)}
+    cycle: list[tuple[str, tuple, int]] = []
+    visited, taken = {hit}, set()
+    while True:
+        need = set.intersection(*(enabled(v) for v in visited)) - taken
+        if not need:
+            return [Step(a, pa, graph.states[w]) for a, pa, w in cycle]
+        x = min(need, key=repr)
+        off = next((u for u in sorted(comp) if x not in enabled(u)), None)
+        if off is not None:
+            detour = _path(graph, hit, off, comp) + _path(graph, off, hit, comp)
+        else:
+            v, w = next((v, w) for v in sorted(comp) for a, pa, w in graph.succ[v] if (a, pa) == x and w in comp)
+            detour = _path(graph, hit, v, comp) + [(x[0], x[1], w)] + _path(graph, w, hit, comp)
+        cycle += detour
+        visited |= {w for _a, _p, w in detour}
+        taken |= {(a, pa) for a, pa, _w in detour}

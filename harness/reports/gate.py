@@ -1,0 +1,275 @@
+"""`claimcheck gate`: every check, in order, with a progress line per stage and a summary table.
+
+Stages pass, fail, or are skipped with a reason (a skip is never a pass: the summary says so, and
+`--strict` turns skips into failures). Exit 0 only when every stage that ran passed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from spec import configs
+from spec import names as N
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+@dataclass
+class StageResult:
+    name: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+    checks: list[dict] = field(default_factory=list)  # sub-results for the JUnit report
+
+
+@dataclass
+class Stage:
+    name: str
+    run: Callable[["Gate"], StageResult]
+
+
+class Gate:
+    def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None):
+        self.out_dir = out_dir
+        self.quick = quick
+        self.apalache = apalache
+        self.results: list[StageResult] = []
+
+
+# ---------------------------------------------------------------- stages
+
+def stage_parse(g: Gate) -> StageResult:
+    from harness.engines import tlc
+    try:
+        cmd = [tlc.find_java(), "-cp", str(tlc.find_jar()), "tla2sany.SANY", str(tlc.SPEC)]
+    except tlc.TlcUnavailable as exc:
+        return StageResult("parse", SKIP, str(exc))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return StageResult("parse", FAIL, (proc.stdout + proc.stderr).strip().splitlines()[-1])
+    return StageResult("parse", PASS, "SANY parsed SessionExecution.tla")
+
+
+def stage_equivalence(g: Gate) -> StageResult:
+    from harness.engines import tlc
+    from harness.engines.equivalence import compare
+    try:
+        tlc.find_jar(), tlc.find_java()
+    except tlc.TlcUnavailable as exc:
+        return StageResult("twin = TLC", SKIP, str(exc))
+    c = compare(configs.get("ci"))
+    detail = f"ci: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides"
+    if not c.equal:
+        return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
+                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}")
+    return StageResult("twin = TLC", PASS, detail)
+
+
+def _model_check(g: Gate, engine: str) -> StageResult:
+    from harness.engines.check import run_python, run_tlc
+    run = run_python if engine == "python" else run_tlc
+    label = "TLC" if engine == "tlc" else "explorer"
+    parts, checks, status = [], [], PASS
+    for name in configs.GATE_CONFIGS:
+        o = run(configs.get(name), name, liveness=True, out_dir=g.out_dir)
+        checks.append({"name": f"{label} {name}", "status": {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL),
+                       "detail": o.reason or ", ".join(o.violated), "seconds": o.seconds})
+        if o.verdict == "skipped":
+            return StageResult(label, SKIP, o.reason, checks=checks)
+        if o.verdict != "ok":
+            status = FAIL
+            parts.append(f"{name}: {o.verdict.upper()} {', '.join(o.violated) or o.reason}"
+                         + (f" (trace {o.trace_path})" if o.trace_path else ""))
+        else:
+            parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s")
+    return StageResult(label, status, "; ".join(parts) + "; every invariant and both liveness properties",
+                       checks=checks)
+
+
+def stage_tlc(g: Gate) -> StageResult:
+    return _model_check(g, "tlc")
+
+
+def stage_explorer(g: Gate) -> StageResult:
+    return _model_check(g, "python")
+
+
+def stage_traces(g: Gate) -> StageResult:
+    from harness.conformance.replay import replay_all
+    results = replay_all()
+    if not results:
+        return StageResult("traces", FAIL, "no trace in traces/: a replay stage that replays nothing proves nothing")
+    bad = [r for r in results if not r.ok]
+    checks = [{"name": f"replay {Path(r.name).name}", "status": PASS if r.ok else FAIL,
+               "detail": "; ".join(r.problems[:3]), "seconds": 0.0} for r in results]
+    if bad:
+        return StageResult("traces", FAIL, "; ".join(f"{Path(r.name).name}: {', '.join(r.problems[:2])}" for r in bad),
+                           checks=checks)
+    steps = sum(r.consumed for r in results)
+    return StageResult("traces", PASS, f"{len(results)} traces, {steps} steps replayed against the "
+                                       "implementation, in lockstep with the twin", checks=checks)
+
+
+def stage_lockstep(g: Gate) -> StageResult:
+    """Hypothesis drives the implementation from the twin (ci profile) on each gate configuration; a
+    failure is saved as a trace with the replay command that reproduces it."""
+    from harness.conformance import fuzz
+    from harness.conformance import lockstep
+    parts, status, checks = [], PASS, []
+    for name in configs.GATE_CONFIGS:
+        cfg = configs.get(name)
+        o = lockstep.run(cfg, profile="ci")
+        cov = o.coverage
+        if o.found is None and o.hypothesis_error is None:
+            checks.append({"name": f"lockstep {name}", "status": PASS, "detail": "", "seconds": o.seconds})
+            parts.append(f"{name}: {cov.examples} examples, {cov.steps:,} steps, "
+                         f"{len(cov.states):,} distinct states, {len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
+            continue
+        status = FAIL
+        if o.found is not None:
+            path = fuzz.write_trace(o, name, g.out_dir)
+            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg)}"
+        else:
+            why = f"Hypothesis error: {o.hypothesis_error}"
+        checks.append({"name": f"lockstep {name}", "status": FAIL, "detail": why, "seconds": o.seconds})
+        parts.append(f"{name}: {why}")
+    return StageResult("lockstep", status, "; ".join(parts), checks=checks)
+
+
+def stage_kill_matrix(g: Gate) -> StageResult:
+    from harness.conformance import killmatrix as K
+    table = K.rows()
+    missed = K.undetected(table)
+    correct = K.correct_failures()
+    checks = [{"name": f"kill {d}", "status": FAIL if d in missed else PASS, "detail": "", "seconds": 0.0}
+              for d in dict.fromkeys(r.defect for r in table)]
+    if missed or correct:
+        detail = (f"defects no check detects: {', '.join(missed)}" if missed else "") + (
+            f"; traces failing on the correct implementation: {', '.join(r.name for r in correct)}" if correct else "")
+        return StageResult("kill matrix", FAIL, detail.strip("; "), checks=checks)
+    killed = len(dict.fromkeys(r.defect for r in table))
+    return StageResult("kill matrix", PASS, f"all {killed} registry defects detected by a trace replayed "
+                                            "against the implementation; the correct implementation passes every trace",
+                       checks=checks)
+
+
+def stage_apalache(g: Gate) -> StageResult:
+    from harness.engines import apalache
+    missing = apalache.untyped_variables()
+    if missing:
+        return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}")
+    try:
+        results = apalache.run_all(g.apalache, configs.get("ci"))
+    except apalache.ApalacheUnavailable as exc:
+        return StageResult("Apalache", SKIP, f"{exc}; every VARIABLE has an @type annotation (checked)")
+    parts = []
+    status = PASS
+    for r in results:
+        parts.append(f"{r.command} {r.meaning}")
+        if r.verdict != "ok":
+            status = FAIL
+            saved = [str(_save_apalache_trace(t, g.out_dir)) for t in r.traces]
+            if saved:
+                parts.append("traces: " + ", ".join(saved))
+            parts += [f"not replayable by the twin: {e}" for e in r.import_errors]
+    return StageResult("Apalache", status, "; ".join(parts))
+
+
+def _save_apalache_trace(tr, out_dir: Path):
+    """An Apalache counterexample (already imported from ITF) under traces/found/."""
+    from harness.traces import trace as T
+    return T.save(tr, T.found_path(out_dir, "apalache"))
+
+
+STAGES = [
+    Stage("parse", stage_parse),
+    Stage("twin = TLC", stage_equivalence),
+    Stage("TLC", stage_tlc),
+    Stage("explorer", stage_explorer),
+    Stage("traces", stage_traces),
+    Stage("lockstep", stage_lockstep),
+    Stage("kill matrix", stage_kill_matrix),
+    Stage("Apalache", stage_apalache),
+]
+
+
+# ---------------------------------------------------------------- running and reporting
+
+def run_gate(g: Gate, stages=None) -> list[StageResult]:
+    stages = stages or STAGES
+    total = len(stages)
+    for k, stage in enumerate(stages, start=1):
+        print(f"[{k}/{total}] {stage.name} …", flush=True)
+        t0 = time.perf_counter()
+        try:
+            r = stage.run(g)
+        except Exception as exc:  # noqa: BLE001 - a crashing stage is a failed stage, reported, not raised
+            r = StageResult(stage.name, FAIL, f"{type(exc).__name__}: {exc}")
+        r.name = stage.name
+        r.seconds = time.perf_counter() - t0
+        mark = {PASS: "ok", FAIL: "FAILED", SKIP: "skipped"}[r.status]
+        print(f"      {mark} in {r.seconds:.1f} s: {r.detail}", flush=True)
+        g.results.append(r)
+    return g.results
+
+
+def summary(results: list[StageResult]) -> str:
+    width = max(len(r.name) for r in results)
+    total = sum(r.seconds for r in results)
+    lines = ["", f"{'stage':<{width}}  {'result':<7}  {'time':>7}  share", "-" * (width + 32)]
+    for r in results:
+        share = 100 * r.seconds / total if total else 0
+        lines.append(f"{r.name:<{width}}  {r.status.upper():<7}  {r.seconds:6.1f}s  {share:4.0f}%")
+    lines.append("-" * (width + 32))
+    passed = sum(r.status == PASS for r in results)
+    failed = sum(r.status == FAIL for r in results)
+    skipped = sum(r.status == SKIP for r in results)
+    lines.append(f"{'total':<{width}}  {'':<7}  {total:6.1f}s   (2 cores; target under 300 s)")
+    lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
+    return "\n".join(lines)
+
+
+def write_json(results: list[StageResult], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"stages": [asdict(r) for r in results],
+                                "ok": all(r.status != FAIL for r in results)}, indent=2) + "\n")
+
+
+def write_junit(results: list[StageResult], path: Path) -> None:
+    suite = ET.Element("testsuite", name="claimcheck gate", tests=str(len(results)),
+                       failures=str(sum(r.status == FAIL for r in results)),
+                       skipped=str(sum(r.status == SKIP for r in results)),
+                       time=f"{sum(r.seconds for r in results):.1f}")
+    for r in results:
+        case = ET.SubElement(suite, "testcase", classname="claimcheck.gate", name=r.name, time=f"{r.seconds:.1f}")
+        if r.status == FAIL:
+            ET.SubElement(case, "failure", message=r.detail[:500]).text = r.detail
+        elif r.status == SKIP:
+            ET.SubElement(case, "skipped", message=r.detail[:500])
+        ET.SubElement(case, "system-out").text = r.detail
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="unicode", xml_declaration=True)
+
+
+def main_gate(args) -> int:
+    g = Gate(Path(args.out), apalache=getattr(args, "apalache", None))
+    print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, kill matrix, Apalache")
+    results = run_gate(g)
+    print(summary(results))
+    if args.json:
+        write_json(results, Path(args.json))
+    if args.junit:
+        write_junit(results, Path(args.junit))
+    failed = any(r.status == FAIL for r in results)
+    if args.strict and any(r.status == SKIP for r in results):
+        print("gate: --strict: a skipped stage counts as a failure", file=sys.stderr)
+        return 1
+    return 1 if failed else 0

@@ -1,0 +1,380 @@
+"""One process of a stress run (`claimcheck stress`, harness/stress/supervisor.py): a node or the cancel caller.
+
+    python -m harness.stress.node node   --db URL --run-dir DIR --owner n1 --worker r1 [--incarnation K] ...
+    python -m harness.stress.node caller --db URL --run-dir DIR ...
+
+A **node** is one server process over the shared database: its Node (runner and finalizer, owner id
+`--owner`) and a recovery worker (owner id `--worker`: recovery workers have owner ids of their own,
+spec/README.md decision 5). It runs the production step machines one atomic unit at a time, as a real
+loop would, with every commit recorded (impl/history.py): each step pins the clock (one wall-clock
+reading, in ticks, for every lease decision of the step), runs supervision (a finalizer whose lease
+expired stops: the twin's Tick), records the process's memory, and runs the step. Work: admitted prompts
+and recovery's continuations of unclaimed Sessions; Step.Failed or Step.Ended chosen by a seeded
+scripted provider; heartbeats every third of a lease for the claims its actors work on; recovery scans
+of expired claims; interrupts delivered to its inbox by the caller.
+
+The **caller** is an authenticated client: every so often it picks a running execution from the claims
+and routes an interrupt naming that execution to its owning node's inbox (`ProcessLocalRouting`).
+
+A node stops when `DIR/stop` exists (after its current step); a crash is the parent's SIGKILL. Effects
+that commit nothing are appended to `DIR/effects-<owner>.jsonl` (one unbuffered write per line, so a
+SIGKILL loses none that happened): provider dispatches and finalizer steps with their clock readings and
+wall-clock intervals, for the physical checks of NoPhysicalReplay and NoOverlappingEffects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from impl.clock import SystemClock
+from impl.db import Database
+from impl.history import HistoryRecorder, memory_of
+from impl.node import Node
+from impl.provider import ScriptedProvider
+from impl.recovery import RecoveryWorker
+from impl.schema import claim_t, input_t, recovery_t
+
+STOP_FILE = "stop"
+
+
+class PinnedClock:
+    """Wall time in ticks, read once per step: `pin()` samples the wall clock (never backwards in this
+    process); `now()` returns the pinned reading, so every lease decision of a step sees one instant."""
+
+    def __init__(self, tick_seconds: float):
+        self.inner = SystemClock(tick_seconds)
+        self._now = self.inner.now()
+
+    def pin(self) -> int:
+        self._now = self.inner.now()
+        return self._now
+
+    def now(self) -> int:
+        return self._now
+
+
+class EffectLog:
+    def __init__(self, path: Path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def write(self, **record) -> None:
+        os.write(self.fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+
+
+class StressProvider(ScriptedProvider):
+    """The scripted provider with a seeded outcome per dispatch and a short physical effect (the call),
+    logged with its clock reading and wall-clock interval."""
+
+    def __init__(self, rng: random.Random, fail_rate: float, effects: EffectLog, clock: PinnedClock,
+                 lease_ticks: int, effect_s: float):
+        super().__init__()
+        self.rng, self.fail_rate, self.effects, self.clock = rng, fail_rate, effects, clock
+        self.lease_ticks, self.effect_s = lease_ticks, effect_s
+        self.renewed_at: dict[int, int] = {}  # execution -> clock reading of its last successful Renew
+        self.recorder: HistoryRecorder | None = None
+
+    def dispatch(self, session_id, execution_id, owner_id, at):
+        t0 = time.time()
+        if self.effect_s:
+            time.sleep(self.rng.uniform(0, self.effect_s))
+        super().dispatch(session_id, execution_id, owner_id, at)
+        self.decide(execution_id, "fail" if self.rng.random() < self.fail_rate else "end")
+        self.calls.clear()  # the in-memory call list is not needed here and would grow without bound
+        self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at,
+                           renewed=self.renewed_at.get(execution_id), t0=t0, t1=time.time(),
+                           after=self.recorder.last_seq if self.recorder else 0)
+
+
+class NodeProcess:
+    def __init__(self, args):
+        self.args = args
+        self.rng = random.Random(f"{args.seed}:{args.owner}:{args.incarnation}")
+        self.run_dir = Path(args.run_dir)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
+        self.clock = PinnedClock(args.tick)
+        self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
+        self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
+        self.provider = StressProvider(self.rng, args.fail_rate, self.effects, self.clock, args.lease_ticks,
+                                       args.effect_ms / 1000)
+        self.provider.recorder = self.recorder
+        defects = args.defect or ()
+        self.node = Node(self.db, self.clock, args.owner, defects=defects, lease_ticks=args.lease_ticks,
+                         provider=self.provider)
+        self.worker = RecoveryWorker(self.db, self.clock, args.worker, defects=defects,
+                                     lease_ticks=args.lease_ticks, scan_bound=args.scan_bound)
+        self.inbox = self.run_dir / "inbox" / args.owner
+        self.inbox.mkdir(parents=True, exist_ok=True)
+        self.stop_file = self.run_dir / STOP_FILE
+        self.beat_every = max(args.tick, args.lease_ticks * args.tick / 3)
+        self.last_beat: dict[str, float] = {}
+        self.next_scan = 0.0
+        self.next_work = 0.0
+        self.db_errors = 0
+
+    # ------------------------------------------------------------------ one step
+
+    def memory(self) -> dict:
+        return memory_of(nodes=[self.node], workers=[self.worker])
+
+    def pin(self) -> int:
+        now = self.clock.pin()
+        self.node.supervise()  # the clock moved: a supervised finalizer whose lease expired stops
+        return now
+
+    def step(self, actor: str, action, params: dict, fn, *, repin: bool = True):
+        """Pin the clock, supervise, record the memory, run one atomic unit under the recorder's step.
+        `action` is a name, or the actor's `enabled` (evaluated after the pin: the name recorded is the
+        step that runs); returns the action run, or None."""
+        now = self.pin() if repin else self.clock.now()
+        name = action() if callable(action) else action
+        if name is None:
+            return None
+        try:
+            with self.recorder.step(actor, name, params, self.memory(), now):
+                fn()
+            return name
+        except sa.exc.OperationalError as exc:  # a lock wait timed out: the step did not happen
+            self.db_errors += 1
+            print(f"stress node {self.args.owner}: {action}: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return None
+
+    # ------------------------------------------------------------------ the actors
+
+    def cancels(self) -> bool:
+        did = False
+        try:
+            names = sorted(n for n in os.listdir(self.inbox) if n.endswith(".json"))  # not the caller's .tmp
+        except FileNotFoundError:
+            return False
+        for name in names:
+            path = self.inbox / name
+            try:
+                msg = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            finally:
+                path.unlink(missing_ok=True)
+            if self.node.finalizer.pc != "idle":
+                continue  # busy: the caller will ask again
+            owner = self.args.owner
+            self.step(owner, "CancelRequest", {"n": owner, "s": msg["s"], "_execution": msg["e"]},
+                      lambda: self.node.cancel(msg["s"], msg["e"]))
+            did = True
+        return did
+
+    def runner(self) -> bool:
+        runner, owner = self.node.runner, self.args.owner
+        did = False
+        for _ in range(12):  # a runner's steps back to back, as a real loop runs them
+            execution = runner.execution_id
+            action = self.step(owner, runner.enabled, {"n": owner}, runner.step)
+            if action is None:
+                break
+            if action == "Renew" and runner.pc == "renewed":
+                self.provider.renewed_at[execution] = self.clock.now()
+            did = True
+            if runner.pc in ("started", "failed") and self.args.listener_ms:
+                time.sleep(self.rng.uniform(0, self.args.listener_ms / 1000))  # listeners run after the commit
+            self.cancels()  # an interrupt can arrive between any two steps (the listener gate included)
+        if runner.pc == "idle" and time.monotonic() >= self.next_work:
+            did |= self.acquire()
+        return did
+
+    def acquire(self) -> bool:
+        """Ordinary work or recovery's continuation of an unclaimed Session, chosen at random."""
+        with self.db.read() as conn:
+            if self.rng.random() < self.args.wake_claimed:
+                # a wake for a Session with pending input whatever its claim (a prompt arriving): ordinary
+                # acquisition must refuse a claimed Session, live or expired (insert-only)
+                ordinary = [r[0] for r in conn.execute(sa.select(input_t.c.session_id).distinct()
+                                                       .where(input_t.c.state == "pending"))]
+                recovery = set()
+            else:
+                ordinary = self.node.inputs.sessions_to_wake(conn, 64)
+                recovery = set(self.node.inputs.sessions_to_wake(conn, 64, recovery=True))
+            sessions = sorted(set(ordinary) | recovery)
+            if not sessions:
+                self.next_work = time.monotonic() + 0.01
+                return False
+            s = self.rng.choice(sessions)
+            if s in recovery:
+                row = conn.execute(sa.select(input_t).where(
+                    input_t.c.session_id == s, input_t.c.kind == "continuation", input_t.c.state == "pending",
+                    sa.exists().where(recovery_t.c.execution_id == input_t.c.src,
+                                      recovery_t.c.session_id == s)).order_by(input_t.c.admitted_seq)).first()
+                promote = True
+            else:
+                picked = self.node.inputs.select_ordinary(conn, s)
+                row = picked[0] if picked else None
+                promote = False
+        if row is None:
+            return False
+        owner = self.args.owner
+        i = {"sess": row.session_id, "kind": "cont" if row.kind == "continuation" else "prompt",
+             "src": row.src, "state": "pending"}
+        if promote:
+            self.step(owner, "PromoteContinuation", {"n": owner, "i": i}, lambda: self.node.promote(row.id))
+        else:
+            self.step(owner, "Acquire", {"n": owner, "i": i}, lambda: self.node.acquire(row.id))
+        return True
+
+    def finalizer(self) -> bool:
+        fin, owner = self.node.finalizer, self.args.owner
+        did = False
+        for _ in range(4):
+            now = self.pin()
+            if fin.enabled() is None:
+                break
+            with self.db.read() as conn:  # what the finalizer's claim is as its step begins (effect log)
+                c = self.node.claims.get(conn, fin.session_id)
+            seen = None if c is None else [c.execution_id, c.owner_id, c.lease_expires_at]
+            s, e, t0 = fin.session_id, fin.execution_id, time.time()
+            action = self.step(owner, fin.enabled, {"n": owner}, fin.step, repin=False)
+            if action is None:
+                break
+            self.effects.write(k="fin", s=s, e=e, o=owner, now=now, action=action, seen=seen,
+                               ok=bool(fin.last), t0=t0, t1=time.time(), after=self.recorder.last_seq)
+            did = True
+        return did
+
+    def recovery(self) -> bool:
+        w, wid = self.worker, self.args.worker
+        if w.pc != "idle":
+            self.step(wid, w.enabled, {"r": wid}, w.step)
+            return True
+        if time.monotonic() < self.next_scan:
+            return False
+        self.pin()
+        rows = w.window()
+        if not rows:
+            self.next_scan = time.monotonic() + self.args.scan_every
+            return False
+        s = self.rng.choice(rows[:4]).session_id
+        self.step(wid, "RecoveryTakeover", {"r": wid, "s": s}, lambda: w.takeover(s))
+        return True
+
+    def heartbeats(self) -> bool:
+        did = False
+        t = time.monotonic()
+        owner = self.args.owner
+        busy = {a.session_id for a in (self.node.runner, self.node.finalizer) if a.pc not in ("idle", "stopped")}
+        for s in sorted(busy):
+            if t - self.last_beat.get(s, 0.0) >= self.beat_every:
+                self.last_beat[s] = t
+                self.step(owner, "Heartbeat", {"n": owner, "s": s}, lambda: self.node.heartbeat(s))
+                did = True
+        if self.worker.pc == "converting" and t - self.last_beat.get("@worker", 0.0) >= self.beat_every:
+            self.last_beat["@worker"] = t
+            wid = self.args.worker
+            self.step(wid, "Heartbeat", {"n": wid, "s": self.worker.session_id}, self.worker.heartbeat)
+            did = True
+        for s in list(self.last_beat):
+            if s not in busy and s != "@worker":
+                del self.last_beat[s]
+        return did
+
+    def loop(self) -> int:
+        idle_sleep = min(0.005, self.args.tick)
+        while not self.stop_file.exists():
+            did = self.cancels()
+            did |= self.runner()
+            did |= self.finalizer()
+            did |= self.recovery()
+            did |= self.heartbeats()
+            if not did:
+                time.sleep(idle_sleep)
+        self.db.dispose()
+        return 0
+
+
+class Caller:
+    """The authenticated client: interrupts of running executions, routed to their owners' inboxes."""
+
+    def __init__(self, args):
+        self.args = args
+        self.rng = random.Random(f"{args.seed}:caller")
+        self.run_dir = Path(args.run_dir)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
+        self.clock = SystemClock(args.tick)
+        self.nodes = set(args.nodes or ())
+
+    def loop(self) -> int:
+        k = 0
+        stop = self.run_dir / STOP_FILE
+        while not stop.exists():
+            time.sleep(self.rng.expovariate(1.0 / self.args.cancel_every))
+            now = self.clock.now()
+            with self.db.read() as conn:
+                rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
+                                    .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
+            rows = [r for r in rows if r.owner_id in self.nodes]
+            if not rows:
+                continue
+            s, e, owner = self.rng.choice(rows)
+            box = self.run_dir / "inbox" / owner
+            box.mkdir(parents=True, exist_ok=True)
+            tmp = box / f".{k}.tmp"
+            tmp.write_text(json.dumps({"s": s, "e": e}))
+            tmp.rename(box / f"{time.time():.6f}-{k}.json")  # atomic: the node never reads half a message
+            k += 1
+        self.db.dispose()
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness.stress.node")
+    p.add_argument("role", choices=["node", "caller"])
+    p.add_argument("--db", required=True)
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--owner", default="n1")
+    p.add_argument("--worker", default="r1")
+    p.add_argument("--nodes", nargs="*", help="caller: the node owner ids it routes to")
+    p.add_argument("--incarnation", type=int, default=0)
+    p.add_argument("--seed", default="0")
+    p.add_argument("--tick", type=float, default=0.01, help="seconds per clock tick")
+    p.add_argument("--lease-ticks", type=int, default=30)
+    p.add_argument("--scan-bound", type=int, default=100)
+    p.add_argument("--scan-every", type=float, default=0.05, help="seconds between empty recovery scans")
+    p.add_argument("--fail-rate", type=float, default=0.25)
+    p.add_argument("--listener-ms", type=float, default=3.0,
+                   help="longest listener delay after Step.Started / Step.Failed commit (the listener gate)")
+    p.add_argument("--wake-claimed", type=float, default=0.2,
+                   help="share of acquisitions tried on any Session with pending input, claimed or not")
+    p.add_argument("--effect-ms", type=float, default=1.0, help="longest simulated provider call")
+    p.add_argument("--cancel-every", type=float, default=0.2, help="caller: mean seconds between interrupts")
+    p.add_argument("--busy-timeout", type=float, default=30.0)
+    p.add_argument("--defect", action="append")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if args.role == "node":
+        proc = NodeProcess(args)
+        (Path(args.run_dir) / f"ready-{args.owner}-{args.incarnation}").touch()
+        return proc.loop()
+    return Caller(args).loop()
+
+
+def child(argv: list[str], log_path: str) -> None:
+    """The entry point of a multiprocessing child (forkserver context): output to its log, then main."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+    sys.exit(main(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

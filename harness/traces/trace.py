@@ -1,0 +1,387 @@
+"""Trace format v1: a counterexample or a reported race as a JSON file anyone can replay.
+
+A trace names its model configuration, then lists steps as registry action names with their parameters
+(by the registry's parameter names), optionally each with the twin state expected after it. Engines
+(the explorer, TLC, Apalache, Hypothesis) all write this format; `traces/schema.json` is generated from
+these models.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
+from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
+
+FORMAT = "claimcheck-trace"
+VERSION = 1
+
+
+class TraceError(InputError):
+    """A trace file that cannot be used: the message (one line) names the file and the field."""
+
+
+BoundaryName = Literal[tuple(N.BOUNDARIES)]
+InvariantName = Literal[tuple(N.INVARIANTS)]
+EventKind = Literal[N.EVENT_KINDS]
+DefectName = Literal[tuple(N.DEFECTS)]
+FaultKind = Literal[tuple(N.FAULT_KINDS)]
+AssumptionName = Literal[tuple(configs.ASSUMPTION_FIELDS)]
+
+# sanity limits on a configuration's constants (against a file that would exhaust memory or time before
+# any check runs), far beyond what a model checker finishes: raise them here if you really need more
+MAX_NAMES, MAX_PROMPTS, MAX_EXEC, MAX_LEASE, MAX_SCAN = 64, 1_000, 100_000, 10_000, 10_000
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _name(v: str) -> str:
+    if not _NAME.fullmatch(v):
+        raise ValueError(f"{short(v)} is not a name (1 to 64 letters, digits, '_', '.' or '-', "
+                         "starting with a letter or digit)")
+    return v
+
+
+def _unique(v: list) -> list:
+    seen = set()
+    for x in v:
+        if x in seen:
+            raise ValueError(f"{short(x)} is listed twice")
+        seen.add(x)
+    return v
+
+
+Name = Annotated[str, AfterValidator(_name)]
+Names = Annotated[list[Name], AfterValidator(_unique)]
+
+
+class Meta(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    title: str
+    reported: str | None = Field(None, description="where the race was reported (review note, issue)")
+    defect: DefectName | None = Field(None, description="the registry defect this trace reproduces")
+    invariants: list[InvariantName] = Field(default_factory=list, description="invariants the trace breaks")
+    source: str = Field("hand", description="explore | tlc | apalache | fuzz | hand")
+
+
+class TraceConfig(BaseModel):
+    """The twin's constants; `defects` and `assumptions_off` are the switches of the recorded run. A
+    configuration file (`claimcheck check --config FILE.json`) is this object on its own."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    base: Name | None = Field(None, description="a label: the named configuration (or file) this was derived from")
+    sessions: Names = Field(min_length=1, max_length=MAX_NAMES)
+    nodes: Names = Field(min_length=1, max_length=MAX_NAMES)
+    recoverers: Names = Field(max_length=MAX_NAMES, description="recovery workers (owner ids of their own)")
+    prompts: int = Field(ge=0, le=MAX_PROMPTS, description="prompts admitted per Session at Init")
+    max_exec: int = Field(ge=1, le=MAX_EXEC, description="execution ids are 1..max_exec")
+    lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")
+    scan_bound: int = Field(ge=1, le=MAX_SCAN, description="rows a recovery scan looks at")
+    faults: Annotated[list[FaultKind], AfterValidator(_unique)]
+    defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
+    assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
+
+    @field_validator("recoverers")
+    @classmethod
+    def _own_ids(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        both = [r for r in v if r in (info.data.get("nodes") or ())]
+        if both:
+            raise ValueError(f"{short(both[0])} is also a node; recovery workers need owner ids of their own")
+        return v
+
+
+class TraceStep(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    action: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    state: dict[str, Any] | None = Field(None, description="the twin state expected after this step")
+    boundary: BoundaryName | None = Field(None, description="a named boundary that must fire during this step "
+                                                            "(the listener gate the schedule holds)")
+    note: str | None = Field(None, description="what this step stands for in the reported race")
+    refused: bool = Field(False, description="an attempt the twin does not enable (a lockstep refusal probe): "
+                                             "the implementation must refuse it, its state staying the twin's")
+
+
+class EventCount(BaseModel):
+    """How many events of one kind the final log holds for one assistant (= its execution id)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    assistant: int
+    kind: EventKind
+    count: int = Field(ge=0)
+
+
+class ClaimExpect(BaseModel):
+    """The final claim of one Session: absent, or present with (optionally) its phase and quarantine."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    session: str
+    present: bool
+    phase: Literal[N.PHASES[1:]] | None = None
+    quarantined: bool | None = None
+
+
+class Expect(BaseModel):
+    """Expectations on the final outcome, checked on the implementation's mapped state after the last step."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    events: list[EventCount] = Field(default_factory=list)
+    claims: list[ClaimExpect] = Field(default_factory=list)
+    recovery_rows: int | None = Field(None, ge=0, description="session_recovery rows in total")
+    continuations: int | None = Field(None, ge=0, description="continuation inputs in total")
+    memory: dict[str, int] | None = Field(None, description="publisher memory per node (assistant id, 0 = none)")
+    invariants: list[InvariantName] = Field(default_factory=list, description="properties this trace is about: "
+                                            "safety on every state, liveness as its goal reached at the end")
+
+
+class Trace(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    format: Literal["claimcheck-trace"] = FORMAT
+    version: Literal[1] = VERSION
+    meta: Meta
+    config: TraceConfig
+    steps: list[TraceStep]
+    mutant: Annotated[list[DefectName], AfterValidator(_unique)] = Field(
+        default_factory=list, description="defects switched on in the implementation only (the twin keeps "
+                                          "config.defects): a mutation-testing run")
+    expect: Expect | None = None
+    loop: int | None = Field(None, ge=0, description="lasso: the step index the behaviour returns to forever "
+                                               "(0 = the initial state)")
+
+
+# ---------------------------------------------------------------- configuration <-> trace
+
+def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
+    off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
+    return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
+                       recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
+                       lease=cfg.lease, scan_bound=cfg.scan_bound, faults=sorted(cfg.faults),
+                       defects=sorted(cfg.defects), assumptions_off=off)
+
+
+def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:
+    """trace_to_config of a whole trace, its errors naming the trace."""
+    try:
+        return trace_to_config(trace.config, defects)
+    except TraceError as exc:
+        raise TraceError(f"{name}: {exc}") from None
+
+
+def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M.Config:
+    """The twin configuration of a trace; `defects` (when given) overrides the recorded switches. The
+    model has validated every field; this re-checks the switches (a model built with model_construct)."""
+    unknown = set(tc.faults) - set(N.FAULT_KINDS)
+    if unknown:
+        raise TraceError(f"{prefix}faults: unknown fault {sorted(unknown)[0]!r}")
+    try:
+        chosen = N.check_defects(tc.defects if defects is None else defects)
+    except ValueError as exc:
+        raise TraceError(f"{prefix}defects: {exc}") from exc
+    off = {}
+    for a in tc.assumptions_off:
+        if a not in configs.ASSUMPTION_FIELDS:
+            raise TraceError(f"{prefix}assumptions_off: unknown assumption {a!r}")
+        off[configs.ASSUMPTION_FIELDS[a]] = False
+    if set(tc.nodes) & set(tc.recoverers):
+        raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
+    return M.Config(sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
+                    prompts=tc.prompts, max_exec=tc.max_exec, lease=tc.lease, scan_bound=tc.scan_bound,
+                    faults=frozenset(tc.faults), defects=frozenset(chosen), **off)
+
+
+# ---------------------------------------------------------------- steps <-> twin
+
+def params_to_json(action: str, params: tuple) -> dict[str, Any]:
+    names = N.ACTIONS[action].params
+    return {k: (v._asdict() if isinstance(v, M.Input) else v) for k, v in zip(names, params)}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _input_from_json(v, where: str) -> M.Input:
+    fields = M.Input._fields
+    if not isinstance(v, dict) or set(v) != set(fields):
+        got = f"keys {short(sorted(map(str, v)), 80)}" if isinstance(v, dict) else json_type(v)
+        raise TraceError(f"{where}: not an input record (expected an object with {', '.join(fields)}; got {got})")
+    if not isinstance(v["sess"], str):
+        raise TraceError(f"{where}.sess: expected a Session name (string)")
+    if v["kind"] not in N.INPUT_KINDS:
+        raise TraceError(f"{where}.kind: unknown input kind {short(v['kind'])} (expected one of {', '.join(N.INPUT_KINDS)})")
+    if not _is_int(v["src"]):
+        raise TraceError(f"{where}.src: expected an integer")
+    if v["state"] not in N.INPUT_STATES:
+        raise TraceError(f"{where}.state: unknown input state {short(v['state'])} "
+                         f"(expected one of {', '.join(N.INPUT_STATES)})")
+    return M.Input(**v)
+
+
+def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
+    if not isinstance(action, str) or action not in N.ACTIONS:
+        raise TraceError(f"{where}.action: unknown action {short(action)} (expected one of {', '.join(N.ACTIONS)})")
+    names = N.ACTIONS[action].params
+    if not isinstance(params, dict) or set(params) != set(names):
+        got = short(sorted(map(str, params)), 120) if isinstance(params, dict) else json_type(params)
+        raise TraceError(f"{where}.params: {action} takes {list(names)}, got {got}")
+    out = []
+    for k in names:
+        v = params[k]
+        if k == "i":
+            v = _input_from_json(v, f"{where}.params.i")
+        elif k == "e":
+            if not _is_int(v):
+                raise TraceError(f"{where}.params.e: expected an execution id (integer)")
+        elif not isinstance(v, str):
+            raise TraceError(f"{where}.params.{k}: expected a name (string)")
+        out.append(v)
+    return tuple(out)
+
+
+def check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> None:
+    """A step naming an actor or Session outside the configuration is malformed, not a violation."""
+    actors = cfg.nodes + cfg.recoverers if action in ("Heartbeat", "Crash") else cfg.nodes
+    domains = {"n": actors, "r": cfg.recoverers, "s": cfg.sessions}
+    for k, v in zip(N.ACTIONS[action].params, params):
+        if k in domains and v not in domains[k]:
+            raise TraceError(f"{where}.params.{k}: {short(v)} is not in the configuration ({', '.join(domains[k])})")
+        if k == "i" and v.sess not in cfg.sessions:
+            raise TraceError(f"{where}.params.i.sess: {short(v.sess)} is not a configured Session")
+
+
+def check_steps(trace: "Trace", cfg: M.Config, name: str) -> list[tuple]:
+    """Validate every step (its action, parameters and recorded state) and the names `expect` and `loop`
+    use, so a malformed trace fails before anything runs; returns each step's parameters."""
+    out = []
+    for k, step in enumerate(trace.steps):
+        where = f"{name}: steps[{k}]"
+        params = params_from_json(step.action, step.params, where)
+        check_param_names(cfg, step.action, params, where)
+        if step.state is not None:
+            state_from_json(cfg, step.state, where)
+        if step.refused and step.action not in N.ATTEMPTS:
+            raise TraceError(f"{where}.refused: only an attempt ({', '.join(N.ATTEMPTS)}) can be refused, "
+                             f"not {step.action}")
+        out.append(params)
+    ex = trace.expect
+    for k, c in enumerate(ex.claims if ex else []):
+        if c.session not in cfg.sessions:
+            raise TraceError(f"{name}: expect.claims[{k}].session: {short(c.session)} is not a configured Session")
+    for node in (ex.memory or {}) if ex else ():
+        if node not in cfg.nodes:
+            raise TraceError(f"{name}: expect.memory: {short(node)} is not a configured node")
+    if trace.loop is not None and not 0 <= trace.loop <= len(trace.steps):
+        raise TraceError(f"{name}: loop: {trace.loop} is outside 0..{len(trace.steps)}")
+    return out
+
+
+def state_to_json(cfg: M.Config, st: M.State) -> dict[str, Any]:
+    return to_json(twin_to_canon(cfg, st))
+
+
+def state_from_json(cfg: M.Config, d: dict[str, Any], where: str) -> M.State:
+    try:
+        return canon_to_twin(cfg, d)
+    except ShapeError as exc:
+        raise TraceError(f"{where}.state.{exc.field}: {exc.reason}" if exc.field else f"{where}.state: {exc.reason}") \
+            from None
+    except (ParseError, TypeError, ValueError, OverflowError) as exc:
+        raise TraceError(f"{where}.state: {exc}") from None
+
+
+def from_steps(cfg: M.Config, steps, *, title: str, source: str, base: str | None = None,
+               invariants=(), defect: str | None = None, loop: int | None = None,
+               reported: str | None = None, refused: tuple | None = None, mutant=()) -> Trace:
+    """A trace from engine steps: each has .action, .params (tuple) and .state; the first is Init.
+    `refused` (action, params) ends it with an attempt the twin does not enable."""
+    body = [TraceStep(action=s.action, params=params_to_json(s.action, s.params), state=state_to_json(cfg, s.state))
+            for s in steps[1:]]
+    if refused is not None:
+        body.append(TraceStep(action=refused[0], params=params_to_json(*refused), refused=True))
+    return Trace(meta=Meta(title=title, reported=reported, defect=defect, invariants=list(invariants),
+                           source=source),
+                 config=config_to_trace(cfg, base), steps=body, loop=loop, mutant=sorted(mutant))
+
+
+# ---------------------------------------------------------------- files
+
+def load(path: str | Path, *, check: bool = True) -> Trace:
+    """A trace file, validated field by field and (with `check`) against the registry and its own
+    configuration (actions, parameters, names, recorded states, loop). Any problem is a TraceError,
+    one line: `<file>: <field path>: <reason>`."""
+    p = Path(path)
+    raw = read_json(p, TraceError)
+    if not isinstance(raw, dict):
+        raise TraceError(f"{p}: (top): expected a trace object, got {type(raw).__name__}")
+    if raw.get("format") != FORMAT:
+        hint = " (an ITF file? use `claimcheck itf import`)" if "states" in raw or "#meta" in raw else ""
+        raise TraceError(f"{p}: format: expected {FORMAT!r}, got {short(raw.get('format'))}{hint}")
+    try:
+        trace = Trace.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, str(p), error=TraceError) from None
+    if check:
+        check_steps(trace, config_of(trace, name=str(p)), str(p))
+    return trace
+
+
+def save(trace: Trace, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(trace.model_dump_json(indent=2, exclude_none=True) + "\n")
+    return p
+
+
+def found_path(root: str | Path, label: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = Path(root) / f"{label}-{stamp}.json"
+    k = 1
+    while base.exists():
+        base = Path(root) / f"{label}-{stamp}-{k}.json"
+        k += 1
+    return base
+
+
+def schema() -> dict:
+    return Trace.model_json_schema()
+
+
+# ---------------------------------------------------------------- replay on the twin
+
+def replay_twin(trace: Trace, defects=None, name: str = "trace"):
+    """Apply every step to the twin; returns (cfg, states). Raises TraceError at the first step that is
+    not enabled, or whose resulting state differs from the recorded one."""
+    cfg = config_of(trace, defects, name)
+    st = M.init(cfg)
+    states = [st]
+    for k, step in enumerate(trace.steps, start=1):
+        where = f"{name}: steps[{k - 1}]"
+        params = params_from_json(step.action, step.params, where)
+        check_param_names(cfg, step.action, params, where)
+        nxt = M.apply(cfg, st, step.action, params)
+        if step.refused:
+            if nxt is not None:
+                raise TraceError(f"{where}: {step.action}{params} is marked refused but the twin enables it")
+            states.append(st)
+            continue
+        if nxt is None:
+            raise TraceError(f"{where}: {step.action}{params} is not enabled in the twin")
+        if step.state is not None and state_from_json(cfg, step.state, where) != nxt:
+            raise TraceError(f"{where}: the twin's state after {step.action} differs from the recorded state")
+        st = nxt
+        states.append(st)
+    return cfg, states
+
+
+def schema_text() -> str:
+    """The committed `traces/schema.json` (tests/test_replay.py checks the file is current)."""
+    return json.dumps(schema(), indent=2, sort_keys=True) + "\n"

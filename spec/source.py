@@ -1,0 +1,49 @@
+"""The TLA+ source: where the specification is, and tree-sitter's parser for reading its declarations.
+
+One place for both, so that the engines (TLC, Apalache) and the reviewer's map read the same file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SPEC = Path(__file__).resolve().parent / "SessionExecution.tla"
+
+
+def declarations(path: Path = SPEC) -> dict[str, dict[str, str | None]]:
+    """{'VARIABLES': {name: type or None}, 'CONSTANTS': {...}} from the spec, with each declaration's
+    `@type:` annotation (the comment that precedes it), parsed with tree-sitter's TLA+ grammar."""
+    tree = tla_parser().parse(path.read_bytes())
+    if tree.root_node.has_error:
+        raise ValueError(f"{path}: the TLA+ parser reports a syntax error")
+    out: dict[str, dict[str, str | None]] = {"VARIABLES": {}, "CONSTANTS": {}}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        kind = {"variable_declaration": "VARIABLES", "constant_declaration": "CONSTANTS"}.get(node.type)
+        if kind:
+            pending = None
+            for child in node.children:
+                text = child.text.decode()
+                if child.type in ("comment", "block_comment") and "@type:" in text:
+                    pending = text.split("@type:", 1)[1].strip().rstrip("*)").strip().rstrip(";").strip()
+                elif child.type == "identifier":
+                    out[kind][text] = pending
+                    pending = None
+        stack.extend(node.children)
+    return out
+
+
+def tla_parser():
+    """tree-sitter's TLA+ grammar (the tree-sitter-tlaplus wheel)."""
+    import warnings
+
+    import tree_sitter_tlaplus
+    from tree_sitter import Language, Parser
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # older grammars hand over an int pointer
+        return Parser(Language(tree_sitter_tlaplus.language()))
+
+
+def untyped_variables(path: Path = SPEC) -> list[str]:
+    return [v for v, t in declarations(path)["VARIABLES"].items() if not t]

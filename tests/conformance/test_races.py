@@ -1,0 +1,61 @@
+"""The six reported races of PROTOCOL.md: each passes on the correct implementation and fails, naming its
+invariant, with its defect switched on."""
+
+import json
+
+import pytest
+
+from harness.conformance import replay as R
+from harness.cli import main
+from spec import names as N
+
+RACES = ("step-started-window", "step-failed-duplicate-interrupt", "cross-session-recovery-collision",
+         "unsupervised-cancel-heartbeat", "silent-quarantine-noop", "memory-before-publish")
+
+
+def path(name):
+    return R.TRACES / f"{name}.json"
+
+
+def test_every_race_is_committed_and_named_after_its_defect():
+    assert {p.stem for p in R.committed_traces()} >= set(RACES)
+    for name in RACES:
+        assert name in N.DEFECTS
+        tr = R.replay_file(path(name)).trace
+        assert tr.meta.defect == name
+        assert tr.meta.reported and "seed" in tr.meta.reported
+        assert tr.meta.invariants and set(tr.meta.invariants) <= set(N.DEFECTS[name].violates)
+        assert tr.expect is not None and any(s.boundary for s in tr.steps)
+
+
+@pytest.mark.parametrize("name", RACES)
+def test_race_holds_on_the_correct_implementation(name, capsys):
+    assert main(["replay", str(path(name))]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: PASS" in out
+    res = R.replay_file(path(name))
+    assert res.consumed == len(res.trace.steps)  # never vacuous
+    for rec, step in zip(res.steps, res.trace.steps):
+        assert step.boundary is None or step.boundary in rec.fired
+
+
+@pytest.mark.parametrize("name", RACES)
+def test_race_fails_with_its_defect_naming_the_invariant(name, capsys):
+    assert main(["replay", str(path(name)), "--defect", name]) == 1
+    out = capsys.readouterr().out
+    headline = N.DEFECTS[name].violates[0]
+    assert f"verdict: FAIL, violates {headline}" in out or f"violates {headline}," in out
+    assert headline in R.replay_file(path(name), [name]).violated
+
+
+def test_step_started_window_reports_the_stuck_cancellation():
+    res = R.replay_file(path("step-started-window"), ["step-started-window"])
+    text = "\n".join(res.problems)
+    assert "boundary finalizer.settled did not fire" in text
+    assert "expect.claims[0]: claim of s1 absent, found present (cancelling)" in text
+
+
+def test_race_files_are_valid_json_with_the_v1_header():
+    for name in RACES:
+        raw = json.loads(path(name).read_text())
+        assert raw["format"] == "claimcheck-trace" and raw["version"] == 1

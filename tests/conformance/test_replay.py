@@ -1,0 +1,129 @@
+"""Replay: lockstep with the twin, named boundaries, expectations, exit codes, and the committed schema."""
+
+import json
+
+import pytest
+
+from harness.conformance import replay as R
+from harness.traces import trace as T
+from harness.cli import main
+from harness.conformance.scheduler import Scheduler
+
+RACE = R.TRACES / "step-failed-duplicate-interrupt.json"
+
+
+def _edit(tmp_path, fn, src=RACE, name="t.json"):
+    raw = json.loads(src.read_text())
+    fn(raw)
+    p = tmp_path / name
+    p.write_text(json.dumps(raw))
+    return p
+
+
+def test_committed_schema_is_current():
+    assert (R.TRACES / "schema.json").read_text() == T.schema_text()
+
+
+def test_schema_lists_boundaries_and_the_expect_block():
+    s = T.schema()
+    assert "Expect" in s["$defs"] and "expect" in s["properties"]
+    assert "step_started.committed" in json.dumps(s["$defs"]["TraceStep"])
+
+
+def test_replay_all_passes_on_the_correct_implementation():
+    results = R.replay_all()
+    assert len(results) >= 6 and all(r.ok for r in results), [r.problems for r in results if not r.ok]
+
+
+def test_a_boundary_that_does_not_fire_fails_the_replay(tmp_path, capsys):
+    p = _edit(tmp_path, lambda raw: raw["steps"][1].update(boundary="step_started.committed"))
+    assert main(["replay", str(p)]) == 1
+    assert "step 2 Renew(n1): boundary step_started.committed did not fire" in capsys.readouterr().out
+
+
+def test_a_step_the_twin_cannot_take_is_not_skipped(tmp_path, capsys):
+    p = _edit(tmp_path, lambda raw: raw["steps"].insert(2, {"action": "ClearClaim", "params": {"n": "n1"}}))
+    assert main(["replay", str(p)]) == 1
+    out = capsys.readouterr().out
+    assert "step 3 ClearClaim(n1): not enabled in the twin; 9 step(s) not consumed" in out
+    assert "steps:   2/11 consumed" in out
+
+
+def test_a_failed_expectation_names_its_field(tmp_path):
+    p = _edit(tmp_path, lambda raw: raw["expect"]["events"][0].update(count=2))
+    res = R.replay_file(p)
+    assert not res.ok and res.problems == ["expect.events[0]: 2 Step.Failed for assistant 1, found 1"]
+
+
+def test_divergence_names_variable_model_and_implementation_values(monkeypatch):
+    class Lying(Scheduler):
+        def state(self):
+            st = super().state()
+            return st._replace(nextExec=st.nextExec + 7) if st.log else st
+
+    monkeypatch.setattr(R, "Scheduler", Lying)
+    res = R.replay_file(RACE)
+    assert not res.ok
+    assert "step 4 PublishStepStarted(n1): divergence in nextExec: model 2 / implementation 9" in res.problems
+    assert res.consumed == 4
+
+
+def test_the_implementation_refusing_a_step_is_a_divergence(monkeypatch):
+    from harness.conformance import scheduler
+    original = Scheduler.apply
+
+    def refuse(self, name, params, nxt):
+        if name == "CancelRequest":
+            raise scheduler.DivergenceError("refused")
+        return original(self, name, params, nxt)
+
+    monkeypatch.setattr(R.Scheduler, "apply", refuse)
+    res = R.replay_file(RACE)
+    assert any("step 7 CancelRequest(n1, s1): divergence: refused" in p for p in res.problems)
+
+
+def test_recorded_state_must_match_the_twin(tmp_path):
+    tr = T.load(RACE)
+    cfg, states = T.replay_twin(tr)
+    tr.steps[0].state = T.state_to_json(cfg, states[2])  # step 2's state recorded after step 1
+    res = R.replay(tr, name="x")
+    assert res.consumed == 0 and res.problems[0] == ("step 1 Acquire(n1, s1/prompt#1): "
+                            "the twin's state differs from the state recorded in the trace")
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda raw: raw.pop("meta"), "meta: Field required"),
+    (lambda raw: raw["steps"][0].update(action="Teleport"), "steps[0].action: unknown action 'Teleport'"),
+    (lambda raw: raw["steps"][1].update(boundary="listener.gate"), "steps[1].boundary"),
+    (lambda raw: raw["steps"][1].update(params={"n": "n9"}), "steps[1].params.n: 'n9' is not in the configuration"),
+    (lambda raw: raw["steps"][1].update(params={}), "steps[1].params: Renew takes ['n']"),
+    (lambda raw: raw["expect"]["events"][0].update(kind="Paused"), "expect.events[0].kind"),
+    (lambda raw: raw["expect"].update(invariants=["NoSuchThing"]), "expect.invariants[0]"),
+    (lambda raw: raw.update(loop=99), "loop: 99 is outside 0..10"),
+    (lambda raw: raw["config"].update(defects=["nope"]), "config.defects[0]: unknown defect 'nope'"),
+    (lambda raw: raw["expect"]["claims"][0].update(session="s7"), "expect.claims[0].session: 's7'"),
+])
+def test_malformed_traces_exit_2_naming_file_and_field(tmp_path, capsys, mutate, field):
+    p = _edit(tmp_path, mutate)
+    assert main(["replay", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert str(p) in err and field in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_folder_replays_its_committed_traces(capsys):
+    assert main(["replay", str(R.TRACES)]) == 0
+    assert capsys.readouterr().out.count("verdict: PASS") == len(R.committed_traces()) >= 6
+
+
+def test_not_json_and_missing_file_exit_2(tmp_path, capsys):
+    p = tmp_path / "x.json"
+    p.write_text("{")
+    assert main(["replay", str(p), str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not JSON" in err and "no such file" in err
+
+
+def test_defect_override_replaces_the_recorded_switches(tmp_path):
+    p = _edit(tmp_path, lambda raw: raw["config"].update(defects=["step-failed-duplicate-interrupt"]))
+    assert not R.replay_file(p).ok
+    assert R.replay_file(p, []).ok

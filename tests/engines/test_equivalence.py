@@ -1,0 +1,44 @@
+"""Twin equivalence: TLC's full state graph (-dump dot,actionlabels) equals the twin's, for the ci
+configuration and for each defect on its witness configuration; and the comparison fails for a twin
+with one guard weakened."""
+
+import pytest
+
+from harness.engines.equivalence import compare
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+
+def test_ci_graphs_are_equal(tlc_or_skip):
+    c = compare(configs.get("ci"))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 100_000 and c.twin_edges == c.tlc_edges
+
+
+@pytest.mark.parametrize("defect", sorted(N.DEFECTS))
+def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
+    d = N.DEFECTS[defect]
+    c = compare(configs.get(d.config, defects=[defect]))
+    assert c.equal, c
+
+
+def _renew_without_lease_check(cfg, st, n):
+    """Mutant twin: Renew's fence forgets the unexpired-lease predicate (one guard weakened)."""
+    r = st.run[n]
+    if not (r.pc == "acquired" and not r.intr):
+        return None
+    s = M.si(cfg, r.sess)
+    c = st.claim[s]
+    if c.exec == r.exec and c.owner == cfg.nodes[n]:
+        return st._replace(claim=M._put(st.claim, s, c._replace(ttl=cfg.lease)),
+                           run=M._put(st.run, n, r._replace(pc="renewed")))
+    return M._stop(st, n)
+
+
+def test_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
+    steps = tuple((n, _renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    monkeypatch.setattr(M, "RUNNER_STEPS", steps)
+    c = compare(configs.get("ci"))
+    assert not c.equal and c.twin_states > c.tlc_states
+    assert "Renew" in c.only_twin_labels  # the weakened guard's own edges are the first difference

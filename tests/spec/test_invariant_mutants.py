@@ -1,0 +1,78 @@
+"""Every invariant check can fail. The registry's defects break most of them (test_defect_table); for
+the rest, a mutant twin (one action changed) shows the explorer catching the violation."""
+
+import pytest
+
+from harness.engines.explore import explore
+from spec import configs
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+CFG = configs.get("ci")
+
+
+def _restart_assistant(cfg, st, n):
+    """Mutant: the finalizer's second Step.Started is accepted instead of rejected."""
+    f, r = st.fin[n], st.run[n]
+    if f.pc == "settle" and r.pc == "stopped" and r.exec == f.exec and st.claim[0].asst and r.mem == 0:
+        ev = M.Event(f.sess, "Started", f.exec, f.owner)
+        return st._replace(log=st.log + (ev,), fin=M._put(st.fin, n, M.FIN_IDLE))
+    return ORIG["FinalizerSettle"](cfg, st, n)
+
+
+def _interrupt_unstarted(cfg, st, r):
+    """Mutant: recovery settles an execution that never started with Step.Interrupted."""
+    nxt = ORIG["RecoveryConvert"](cfg, st, r)
+    w = st.rec[r]
+    if nxt is not None and w.pc == "converting" and nxt.rec[r] == M.REC_IDLE and st.claim[0].asst == 0:
+        return nxt._replace(log=nxt.log + (M.Event(w.sess, "Interrupted", w.exec, cfg.recoverers[r]),))
+    return nxt
+
+
+def _convert_cancellations(cfg, st, r):
+    """Mutant: recovery converts cancellation-owned work instead of quarantining it."""
+    w = st.rec[r]
+    c = st.claim[0]
+    if w.pc == "converting" and c.phase in ("cancelling", "cancelled"):
+        st = st._replace(claim=M._put(st.claim, 0, c._replace(phase="recovering")))
+        nxt = ORIG["RecoveryConvert"](cfg, st, r)
+        return nxt._replace(cancelled=nxt.cancelled | {M.RecRow(w.exec, w.sess)})
+    return ORIG["RecoveryConvert"](cfg, st, r)
+
+
+def _bad_phase(cfg, st, n):
+    nxt = ORIG["Dispatch"](cfg, st, n)
+    if nxt is None:
+        return None
+    return nxt._replace(claim=M._put(nxt.claim, 0, nxt.claim[0]._replace(phase="bogus")))
+
+
+ORIG = {name: getattr(M, name) for name in ("FinalizerSettle", "RecoveryConvert", "Dispatch")}
+
+MUTANTS = {
+    "AtMostOneStart": ("FinalizerSettle", _restart_assistant),
+    "InterruptOnlyAfterStart": ("RecoveryConvert", _interrupt_unstarted),
+    "CancelLeavesNoRecovery": ("RecoveryConvert", _convert_cancellations),
+    "TypeOK": ("Dispatch", _bad_phase),
+}
+
+
+@pytest.mark.parametrize("invariant", sorted(MUTANTS))
+def test_mutant_is_caught(invariant, monkeypatch):
+    action, mutant = MUTANTS[invariant]
+    monkeypatch.setattr(M, action, mutant)
+    monkeypatch.setattr(M, "RUNNER_STEPS", tuple((n, mutant if n == action else f) for n, f in M.RUNNER_STEPS))
+    res = explore(CFG, liveness=False)
+    assert res.violation is not None and invariant in res.violation.invariants
+
+
+def test_every_invariant_is_killed_by_a_defect_or_a_mutant():
+    by_defects = {inv for d in N.DEFECTS.values() for inv in d.violates}
+    by_assumptions = {inv for a in N.ASSUMPTIONS.values() for inv in a.protects}
+    assert set(N.INVARIANTS) == by_defects | by_assumptions | set(MUTANTS)
+
+
+def test_unmutated_twin_holds():
+    assert explore(CFG, liveness=False).violation is None
+    assert I.check_state(CFG, M.init(CFG)) == []

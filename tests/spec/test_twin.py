@@ -1,0 +1,143 @@
+"""The twin's actions, guards and invariants, one behaviour at a time."""
+
+
+import pytest
+
+from harness.engines.explore import explore
+from spec import configs
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+
+CFG = configs.get("ci")
+
+
+def run(cfg, *steps):
+    st = M.init(cfg)
+    for name, params in steps:
+        nxt = M.apply(cfg, st, name, params)
+        assert nxt is not None, f"{name}{params} not enabled"
+        st = nxt
+    return st
+
+
+PROMPT1 = M.Input("s1", "prompt", 1, "pending")
+PROMPT2 = M.Input("s1", "prompt", 2, "pending")
+
+
+def test_init_satisfies_every_state_invariant():
+    assert I.check_state(CFG, M.init(CFG)) == []
+
+
+def test_acquire_is_insert_only():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)))
+    assert st.claim[0].exec == 1 and st.claim[0].owner == "n1"
+    assert M.apply(CFG, st, "Acquire", ("n2", PROMPT2)) is None  # occupied
+    expired = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Tick", ()))
+    assert expired.claim[0].ttl == 0
+    assert M.apply(CFG, expired, "Acquire", ("n2", PROMPT2)) is None  # expired still occupies
+
+
+def test_acquire_overwrites_expired_defect_replaces_the_claim():
+    cfg = configs.get("ci", defects=["acquire-overwrites-expired"])
+    st = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Tick", ()), ("Acquire", ("n2", PROMPT2)))
+    assert st.claim[0].exec == 2
+    prev = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Tick", ()))
+    assert not I.AcquireNeverOverwrites(cfg, prev, st)
+
+
+def test_renew_rejects_an_expired_lease_and_stops_the_runner():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Tick", ()), ("Renew", ("n1",)))
+    assert st.run[0].pc == "stopped" and st.claim[0].ttl == 0
+
+
+def test_memory_is_set_only_when_step_started_returns():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)))
+    assert st.claim[0].asst == 1 and st.run[0].mem == 0
+    st = M.apply(CFG, st, "StepStartedReturn", ("n1",))
+    assert st.run[0].mem == 1 and st.run[0].active
+
+
+def test_cancel_in_the_step_started_window_interrupts_the_durable_assistant():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("RunnerStop", ("n1",)),
+             ("FinalizerSettle", ("n1",)), ("FinalizerClear", ("n1",)))
+    assert [(e.kind, e.asst) for e in st.log] == [("Started", 1), ("Interrupted", 1)]
+    assert st.claim[0] == M.NO_CLAIM and not st.recovery
+    assert M.RecRow(1, "s1") in st.cancelled
+
+
+def test_step_started_window_defect_strands_the_claim_cancelling():
+    cfg = configs.get("ci", defects=["step-started-window"])
+    st = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("RunnerStop", ("n1",)),
+             ("FinalizerSettle", ("n1",)))
+    assert st.fin[0] == M.FIN_IDLE and st.claim[0].phase == "cancelling"
+
+
+def test_recovery_takes_only_expired_claims_and_converts_with_one_row():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)))
+    assert M.apply(CFG, st, "RecoveryTakeover", ("r1", "s1")) is None  # live
+    st = run_from(st, ("Crash", ("n1",)), ("Tick", ()), ("RecoveryTakeover", ("r1", "s1")),
+                  ("RecoveryConvert", ("r1",)))
+    assert st.recovery == {M.RecRow(1, "s1")}
+    assert M.Input("s1", "cont", 1, "pending") in st.inputs
+    assert [e.kind for e in st.log] == ["Started", "Interrupted"]
+
+
+def run_from(st, *steps, cfg=CFG):
+    for name, params in steps:
+        nxt = M.apply(cfg, st, name, params)
+        assert nxt is not None, f"{name}{params} not enabled"
+        st = nxt
+    return st
+
+
+def test_continuation_is_not_ordinarily_selectable():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()),
+             ("RecoveryTakeover", ("r1", "s1")), ("RecoveryConvert", ("r1",)))
+    cont = M.Input("s1", "cont", 1, "pending")
+    assert M.apply(CFG, st, "Acquire", ("n1", cont)) is None
+    assert M.apply(CFG, st, "PromoteContinuation", ("n1", cont)) is not None
+
+
+def test_tick_never_expires_a_lease_between_renewal_and_dispatch_under_timely_dispatch():
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)))
+    assert M.apply(CFG, st, "Tick", ()) is None
+    off = configs.get("ci", assumptions_off=["TimelyDispatch"])
+    assert M.apply(off, st, "Tick", ()) is not None
+
+
+def test_the_gate_configurations_exercise_every_registry_action():
+    seen = set()
+    for name in configs.GATE_CONFIGS:
+        res = explore(configs.get(name), liveness=False, keep_edges=True)
+        for out in res.graph.succ:
+            seen |= {a for a, _p, _j in out}
+    assert seen == set(N.ACTIONS), f"actions never enabled: {set(N.ACTIONS) - seen}"
+
+
+def test_every_invariant_in_the_registry_has_a_twin_definition():
+    assert set(I.STATE_CHECKS) | set(I.ACTION_CHECKS) == {
+        n for n, inv in N.INVARIANTS.items() if inv.kind != "liveness"}
+    for name in N.LIVENESS:
+        assert I.leads_to(name, CFG)
+
+
+@pytest.mark.parametrize("name", ["ci", "sessions"])
+def test_correct_model_holds_every_invariant_and_both_liveness_properties(name):
+    res = explore(configs.get(name), liveness=True)
+    assert res.violation is None
+    assert res.liveness_checked == list(N.LIVENESS)
+    assert res.distinct > 50_000
+
+
+def test_explorer_counterexample_is_shortest():
+    # memory-before-publish needs: acquire, renew, dispatch, an expiry, and the failed publication
+    cfg = configs.get("ci", defects=["memory-before-publish"])
+    res = explore(cfg, liveness=False)
+    assert res.violation.invariants == ["MemoryFollowsDurable"]
+    assert [s.action for s in res.violation.steps[1:]] == ["Acquire", "Renew", "Dispatch", "Tick",
+                                                         "PublishStepStarted"]

@@ -1,0 +1,273 @@
+"""The commit history (impl/history.py), its check against the twin (harness/stress/history.py) and the stress
+run (harness/stress/supervisor.py).
+
+(a) histories recorded deterministically in-process (the twin chooses, the scheduler drives the impl with
+    a manual clock, the recorder on) pass with no defect and fail, naming the transition and the
+    invariant, with defects on; a violation becomes a trace that replays to the same invariant;
+(b) an edited or missing history row is caught;
+(c) one real-process run per backend, bounded by counts (crash every ~C commits), with zero violations,
+    zero lost inputs, at least one crash and one takeover.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from harness.stress import history as H
+from harness.conformance import replay as R
+from impl.history import HistoryRecorder
+from spec import configs
+from spec import model as M
+
+CI = configs.CONFIGS["ci"]
+SESSIONS = configs.CONFIGS["sessions"]
+P1 = M.Input("s1", "prompt", 1, "pending")
+P2 = M.Input("s1", "prompt", 2, "pending")
+
+
+def record(cfg: M.Config, steps, defects=()) -> H.RecordingScheduler:
+    from dataclasses import replace
+    return H.RecordingScheduler(replace(cfg, defects=frozenset(defects))).run(steps)
+
+
+def check(rs: H.RecordingScheduler) -> H.Checker:
+    return H.check_db(rs.db)
+
+
+def kinds_and_names(ch: H.Checker):
+    return {(f.kind, n) for f in ch.report.violations for n in (f.names or [""])}
+
+
+# ---------------------------------------------------------------- (a) no defect: the history conforms
+
+def test_random_walks_conform():
+    """25 seeded walks on each gate configuration and on deep: no violation, nothing lost."""
+    import random
+    from spec import names as N
+    actions = set()
+    for cfg, seed in [(c, k) for c in (CI, SESSIONS, configs.CONFIGS["deep"]) for k in range(25)]:
+        rng = random.Random(seed)
+
+        def choose(options):  # the environment's unfair steps (Tick, faults, cancels) less often
+            weights = [1.0 if N.ACTIONS[name].fair else 0.2 for name, _, _ in options]
+            return rng.choices(options, weights)[0]
+        rs = H.record_walk(cfg, seed, 60, choose=choose)
+        ch = check(rs)
+        assert ch.report.violations == [], H.render(ch)
+        assert ch.report.inputs.get("lost", 0) == 0
+        actions |= {a for a in ch.report.counts if a in N.ACTIONS}
+    assert {"Acquire", "PublishStepEnded", "CancelRequest", "FinalizerClear", "RecoveryTakeover",
+            "RecoveryConvert"} <= actions
+
+
+def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
+    """n1's runner still remembers assistant 1 (paused, its claim recovered) while n2 runs the continuation:
+    MemoryFollowsDurable must see n1's Started event, though this commit touches only execution 2."""
+    from dataclasses import replace
+    cont = M.Input("s1", "cont", 1, "pending")
+    steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("PublishStepStarted", ("n1",)),
+             ("StepStartedReturn", ("n1",)), ("Tick", ()), ("Heartbeat", ("n1", "s1")), ("Tick", ()), ("Tick", ()),
+             ("RecoveryTakeover", ("r1", "s1")), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
+             ("Renew", ("n2",))]
+    ch = check(record(replace(CI, lease=2), steps))
+    assert ch.report.ok, H.render(ch)
+
+
+@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
+def test_committed_races_conform_without_their_defect(path):
+    ch = check(H.record_trace(path, defects=[]))
+    assert ch.report.ok, H.render(ch)
+
+
+# ---------------------------------------------------------------- (a) defects on: caught, named
+
+def test_acquire_overwrites_expired_is_caught():
+    rs = record(CI, [("Acquire", ("n1", P1)), ("Tick", ()), ("Acquire", ("n2", P2))],
+                ["acquire-overwrites-expired"])
+    ch = check(rs)
+    found = kinds_and_names(ch)
+    assert ("invariant", "AcquireNeverOverwrites") in found and ("invariant", "FencedMutation") in found
+    bad = [f for f in ch.report.violations if f.kind == "transition"]
+    assert bad and bad[0].action == "Acquire" and "not enabled in the twin" in bad[0].message
+
+
+def test_renew_after_expiry_is_caught():
+    rs = record(CI, [("Acquire", ("n1", P1)), ("Tick", ()), ("Renew", ("n1",))], ["renew-after-expiry"])
+    ch = check(rs)
+    assert ("invariant", "FencedMutation") in kinds_and_names(ch)
+    t = [f for f in ch.report.violations if f.kind == "transition"]
+    assert t and t[0].action == "Renew" and "claim of s1" in t[0].message
+
+
+def test_unfenced_step_publication_is_caught():
+    steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("Tick", ()),
+             ("RecoveryTakeover", ("r1", "s1")), ("PublishStepStarted", ("n1",))]
+    ch = check(record(CI, steps, ["unfenced-step-publication"]))
+    assert ("invariant", "FencedMutation") in kinds_and_names(ch)
+    assert any(f.kind == "transition" and f.action == "PublishStepStarted" for f in ch.report.violations)
+
+
+def test_step_failed_duplicate_interrupt_is_caught_and_its_trace_replays():
+    path = R.TRACES / "step-failed-duplicate-interrupt.json"
+    ch = check(H.record_trace(path, defects=["step-failed-duplicate-interrupt"]))
+    assert ("invariant", "AtMostOneTerminal") in kinds_and_names(ch)
+    t = [f for f in ch.report.violations if f.kind == "transition"]
+    assert t[0].action == "FinalizerSettle" and "Interrupted" in t[0].message
+    trace, why = H.session_trace(ch, "s1", ["step-failed-duplicate-interrupt"])
+    assert why is None
+    res = R.replay(trace, None, "built")
+    assert res.completed and res.violated == ["AtMostOneTerminal"], R.render(res)
+
+
+def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
+    path = R.TRACES / "cross-session-recovery-collision.json"
+    ch = check(H.record_trace(path, defects=["cross-session-recovery-collision"]))
+    assert ("invariant", "RecoveryRowsIsolated") in kinds_and_names(ch)
+    assert ch.report.inputs.get("lost") == 1 and not ch.report.ok  # the claim was cleared without its row
+    trace, why = H.session_trace(ch, "s1", ["cross-session-recovery-collision"])
+    assert trace.config.sessions == ["s1", "s2"]  # the adversary's Session comes along
+    res = R.replay(trace, None, "built")
+    assert "RecoveryRowsIsolated" in res.violated, R.render(res)
+
+
+def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
+    """unsupervised-cancel-heartbeat: the finalizer keeps running after its lease expired; the node's next
+    commit records it (the twin's Tick would have stopped it)."""
+    steps = [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1")), ("Tick", ()),
+             ("RecoveryTakeover", ("r1", "s1")), ("RunnerStop", ("n1",)), ("Acquire", ("n2", P2))]
+    rs = record(CI, steps[:-1], ["unsupervised-cancel-heartbeat"])
+    # a commit by n1 while its finalizer still runs: a heartbeat attempt of its own Session
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), rs.world.clock.now()):
+        rs.world.node("n1").heartbeat("s1")
+    ch = check(rs)
+    sup = [f for f in ch.report.violations if f.kind == "supervision"]
+    assert sup and sup[0].names == ["NoOverlappingEffects"] and "finalizer of n1" in sup[0].message
+
+
+def test_supervision_stops_a_finalizer_whose_claim_was_taken_over():
+    """What the stress run found: a node stalls past its lease while its finalizer waits; recovery takes the
+    claim over (live again, under the worker's owner id). Supervision must stop the finalizer when the node
+    resumes; it used to check only for an expired claim of its execution and let it run on."""
+    from harness.conformance.scheduler import World
+    w = World(nodes=("n1",), workers=("r1",), lease=1)
+    n1 = w.node("n1")
+    assert n1.acquire_next("s1") and n1.cancel("s1")
+    w.clock.advance(1)  # n1 stalls: nothing supervises it at the expiry
+    assert w.worker("r1").takeover("s1")
+    assert n1.supervise() and n1.finalizer.pc == "idle"
+
+
+# ---------------------------------------------------------------- (b) an edited history is caught
+
+def _clean_file_history(tmp_path):
+    from impl.db import Database
+    db = Database(f"sqlite:///{tmp_path / 'h.db'}")
+    db.create_schema()
+    rs = H.RecordingScheduler(CI, db)
+    steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("PublishStepStarted", ("n1",)),
+             ("StepStartedReturn", ("n1",)), ("PublishStepEnded", ("n1",)), ("ClearClaim", ("n1",))]
+    rs.run(steps)
+    assert check(rs).report.ok
+    return rs, tmp_path / "h.db"
+
+
+def _edit(path, sql, *args):
+    con = sqlite3.connect(path)
+    con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def _seq_of(path, action):
+    con = sqlite3.connect(path)
+    seq = con.execute("SELECT seq FROM commit_history WHERE action = ?", (action,)).fetchone()[0]
+    con.close()
+    return seq
+
+
+def test_an_edited_action_is_caught(tmp_path):
+    rs, path = _clean_file_history(tmp_path)
+    _edit(path, "UPDATE commit_history SET action = 'PublishStepFailed' WHERE seq = ?",
+          _seq_of(path, "PublishStepEnded"))
+    ch = check(rs)
+    assert any(f.kind == "transition" and f.action == "PublishStepFailed" for f in ch.report.violations)
+
+
+def test_an_edited_delta_is_caught(tmp_path):
+    rs, path = _clean_file_history(tmp_path)
+    _edit(path, "UPDATE commit_history SET delta = '{}' WHERE seq = ?", _seq_of(path, "PublishStepStarted"))
+    ch = check(rs)
+    kinds = {f.kind for f in ch.report.violations}
+    assert "transition" in kinds and "record" in kinds  # the step and the fold against the database
+
+
+def test_an_edited_claim_is_caught(tmp_path):
+    rs, path = _clean_file_history(tmp_path)
+    seq = _seq_of(path, "Renew")
+    con = sqlite3.connect(path)
+    claims = json.loads(con.execute("SELECT claims FROM commit_history WHERE seq = ?", (seq,)).fetchone()[0])
+    con.close()
+    claims[0][2] = "n2"  # the owner the Renew left
+    _edit(path, "UPDATE commit_history SET claims = ? WHERE seq = ?", json.dumps(claims), seq)
+    assert any(f.kind == "transition" and f.action == "Renew" for f in check(rs).report.violations)
+
+
+def test_a_missing_record_is_caught(tmp_path):
+    rs, path = _clean_file_history(tmp_path)
+    _edit(path, "DELETE FROM commit_history WHERE seq = ?", _seq_of(path, "ClearClaim"))
+    msgs = [f.message for f in check(rs).report.violations if f.kind == "record"]
+    assert any("differs from the final database" in m for m in msgs)
+
+
+def test_an_unattributed_commit_is_caught():
+    rs = H.RecordingScheduler(CI)
+    rs.world.node("n1").acquire_next("s1")  # a commit made outside the recorder's step context
+    assert any(f.kind == "record" and "no step attributed" in f.message for f in check(rs).report.violations)
+
+
+def test_history_needs_an_empty_database():
+    from impl.db import Database
+    db = Database.memory()
+    rs = H.RecordingScheduler(CI, db)
+    db.on_commit = None
+    with pytest.raises(ValueError, match="empty database"):
+        HistoryRecorder.install(db)
+    assert rs.recorder.commits > 0
+
+
+# ---------------------------------------------------------------- (c) real processes, bounded by counts
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def stress_db(request, tmp_path):
+    if request.param == "sqlite":
+        return None  # the run's own sqlite file (WAL) under --out
+    return request.getfixturevalue("pg_databases").url()
+
+
+def test_a_real_process_run_holds(stress_db, tmp_path, capsys):
+    from harness.stress.supervisor import StressOptions, run
+    opts = StressOptions(nodes=2, sessions=4, seconds=45, db=stress_db, out=str(tmp_path), seed="7",
+                         executions=40, min_crashes=1, min_takeovers=1, crash_every_commits=60, progress=False)
+    code, res = run(opts)
+    out = capsys.readouterr().out
+    assert res.crashes >= 1 and res.counts["RecoveryTakeover"] >= 1, out
+    assert res.executions >= 40, out
+    assert res.violations == 0 and res.lost == 0 and code == 0, out
+    assert res.checker.report.commits == res.counts["commits"]
+
+
+def test_recording_is_off_by_default():
+    from impl.db import Database
+    assert Database.on_commit is None and Database.memory().on_commit is None
+
+
+def test_stress_usage_errors_create_nothing(tmp_path, capsys):
+    from harness.cli import main
+    for argv in (["--db", "sqlite://"], ["--db", "postgresql://u@10.1.2.3/x"], ["--defect", "no-such-defect"],
+                 ["--lease", "0.01"]):
+        assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
+    assert list(tmp_path.iterdir()) == []
+    assert "not this machine" in capsys.readouterr().err
