@@ -8,7 +8,7 @@ with boundaries as no-ops); the scheduler only chooses who moves next.
 
 from __future__ import annotations
 
-from impl import faults, ids
+from impl import ids
 from impl.boundaries import Boundaries, Recorder
 from impl.clock import ManualClock
 from impl.db import Database
@@ -18,6 +18,11 @@ from impl.recovery import RecoveryWorker
 from impl.snapshot import snapshot
 from spec import model as M
 from spec import names as N
+
+from harness import registry as R
+from harness.conformance.actions import ATTEMPT, IMPL, STEP, input_id  # noqa: F401  (input_id: for callers)
+
+STEPPED_BY_FINALIZER = tuple(a for a in R.FINALIZER_ACTIONS if a not in N.ATTEMPTS)
 
 
 class DivergenceError(AssertionError):
@@ -60,10 +65,6 @@ class World:
                 node.supervise()
 
 
-def input_id(i: M.Input) -> str:
-    return ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else ids.continuation_id(i.sess, i.src)
-
-
 class Scheduler:
     """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
 
@@ -82,46 +83,21 @@ class Scheduler:
             raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: {got if got is not None else ok}")
 
     def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
-        w = self.world
-        if name in N.ATTEMPTS:
-            self._require(self.attempt(name, params), name, params)
-        elif name in dict(M.RUNNER_STEPS):
-            runner = w.node(params[0]).runner
-            if name in ("PublishStepFailed", "PublishStepEnded"):
-                w.provider.decide(runner.execution_id, "fail" if name == "PublishStepFailed" else "end")
-            ran = runner.step()
-            self._require(ran == name, name, params, ran)
-        elif name in ("FinalizerSettle", "FinalizerClear"):
-            ran = w.node(params[0]).finalizer.step()
-            self._require(ran == name, name, params, ran)
-        elif name == "Tick":
-            w.tick()
-        elif name in ("RecoveryConvert", "RecoveryQuarantine"):
-            ran = w.worker(params[0]).step()
-            self._require(ran == name, name, params, ran)
-        elif name == "Crash":
-            (who,) = params
-            (w.node(who) if who in w.nodes else w.worker(who)).crash()
-        elif name == "CorruptRecoveryRow":
-            faults.corrupt_recovery_row(w.db, *params)
-        else:
-            raise KeyError(name)
+        """Make the implementation take the twin's action instance, through the action table."""
+        kind, call = IMPL[name]
+        got = call(self.world, params)
+        if kind == ATTEMPT:
+            self._require(got, name, params)
+        elif kind == STEP:
+            self._require(got == name, name, params, got)
         self.faults = twin_next.faults  # history flags: the environment's, not the implementation's
 
     def attempt(self, name: str, params: tuple):
         """An action whose parameters the caller chooses (names.ATTEMPTS): the implementation's answer."""
-        w = self.world
-        if name in ("Acquire", "PromoteContinuation"):
-            node, i = params
-            return (w.node(node).acquire if name == "Acquire" else w.node(node).promote)(input_id(i))
-        if name == "CancelRequest":
-            return w.node(params[0]).cancel(params[1])
-        if name == "Heartbeat":
-            who, s = params
-            return w.node(who).heartbeat(s) if who in w.nodes else w.worker(who).heartbeat()
-        if name == "RecoveryTakeover":
-            return w.worker(params[0]).takeover(params[1])
-        raise KeyError(name)
+        kind, call = IMPL[name]
+        if kind != ATTEMPT:
+            raise KeyError(name)
+        return call(self.world, params)
 
     def state(self) -> M.State:
         from harness.conformance.mapping import twin_state
@@ -134,7 +110,7 @@ class Scheduler:
             twin.setdefault((name, params[0] if params else None), True)
         for n in self.cfg.nodes:
             for actor, names in ((self.world.node(n).runner, dict(M.RUNNER_STEPS)),
-                                 (self.world.node(n).finalizer, ("FinalizerSettle", "FinalizerClear"))):
+                                 (self.world.node(n).finalizer, STEPPED_BY_FINALIZER)):
                 mine = actor.enabled()
                 theirs = {a for (a, who) in twin if who == n and a in names}
                 if mine is None:

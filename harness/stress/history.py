@@ -39,6 +39,7 @@ from impl.history import ENVIRONMENT, UNATTRIBUTED, ZERO_MARKS
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
+from spec.actions import apply_direct
 
 from harness.traces import trace as T
 
@@ -136,29 +137,6 @@ def twin_params(action: str, params: dict) -> tuple:
     """Registry parameters of a recorded step; keys starting with `_` are annotations the twin has no
     parameter for (`_execution`: the execution a routed interrupt names)."""
     return T.params_from_json(action, {k: v for k, v in params.items() if not k.startswith("_")}, "history")
-
-
-def apply_twin(cfg: M.Config, st: M.State, action: str, p: tuple):
-    """Apply one action instance (registry parameters, by name) directly, without enumerating Next."""
-    fn = getattr(M, action)
-    actors = cfg.nodes + cfg.recoverers
-    if action in ("Acquire", "PromoteContinuation"):
-        return fn(cfg, st, M.ni(cfg, p[0]), p[1])
-    if action == "CancelRequest":
-        return fn(cfg, st, M.ni(cfg, p[0]), p[1])
-    if action == "Heartbeat":
-        return fn(cfg, st, actors.index(p[0]), p[1])
-    if action == "Crash":
-        return fn(cfg, st, actors.index(p[0]))
-    if action == "RecoveryTakeover":
-        return fn(cfg, st, cfg.recoverers.index(p[0]), p[1])
-    if action in ("RecoveryConvert", "RecoveryQuarantine"):
-        return fn(cfg, st, cfg.recoverers.index(p[0]))
-    if action == "CorruptRecoveryRow":
-        return fn(cfg, st, p[0], p[1])
-    if action == "Tick":
-        return fn(cfg, st)
-    return fn(cfg, st, M.ni(cfg, p[0]))
 
 
 # ---------------------------------------------------------------- the checker
@@ -452,7 +430,7 @@ class Checker:
         self._supervision(row, focus, now, override)
         # 2. the transition
         pre = self.state(focus, self.claims, now, assts, override)
-        twin_next = apply_twin(cfg, pre, action, params)
+        twin_next = apply_direct(cfg, pre, action, params)
         named = row["params"].get("_execution")
         if action == "CancelRequest" and named is not None and pre.claim[M.si(cfg, focus)].exec != named:
             twin_next = None  # an interrupt of an execution that no longer holds the claim is not a CancelRequest
@@ -1085,7 +1063,7 @@ def _search(cfg, st, action, params, target_mem, live_before, want, red, max_dep
     def finish(s):
         if action is None:
             return []
-        nx = apply_twin(cfg, s, action, params)
+        nx = apply_direct(cfg, s, action, params)
         if nx is None or (want is not None and (nx.claim[k], tuple(e for e in nx.log if e.sess == red.session))
                           != want):
             return None

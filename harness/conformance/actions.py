@@ -1,0 +1,59 @@
+"""The implementation's action table: each registry action and the call that makes the implementation
+take it, on a `scheduler.World`. Replay, lockstep, the kill matrix and the stress history check all go
+through `Scheduler`, which goes through this table, so adding an action is one entry here and one in
+`spec/actions.py` (the twin's table).
+
+Two kinds of entry: an ATTEMPT (names.ATTEMPTS: the caller chooses the parameters; the call returns the
+implementation's answer, truthy when taken) and a STEP (an actor moves one atomic unit; the call returns
+the name of the action the actor took, which must be the one asked for).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from impl import faults, ids
+from spec import model as M
+from spec import names as N
+
+from harness import registry as R
+
+ATTEMPT, STEP, ENVIRONMENT = "attempt", "step", "environment"
+
+
+def input_id(i: M.Input) -> str:
+    return ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else ids.continuation_id(i.sess, i.src)
+
+
+def _runner_step(w, params, decision=None):
+    runner = w.node(params[0]).runner
+    if decision is not None:  # the provider's answer decides which terminal the Step publishes
+        w.provider.decide(runner.execution_id, decision)
+    return runner.step()
+
+
+def _actor(w, who):
+    return w.node(who) if who in w.nodes else w.worker(who)
+
+
+IMPL: dict[str, tuple[str, Callable]] = {
+    R.ACQUIRE: (ATTEMPT, lambda w, p: w.node(p[0]).acquire(input_id(p[1]))),
+    R.PROMOTE_CONTINUATION: (ATTEMPT, lambda w, p: w.node(p[0]).promote(input_id(p[1]))),
+    R.CANCEL_REQUEST: (ATTEMPT, lambda w, p: w.node(p[0]).cancel(p[1])),
+    R.HEARTBEAT: (ATTEMPT, lambda w, p: w.node(p[0]).heartbeat(p[1]) if p[0] in w.nodes
+                  else w.worker(p[0]).heartbeat()),
+    R.RECOVERY_TAKEOVER: (ATTEMPT, lambda w, p: w.worker(p[0]).takeover(p[1])),
+    **{name: (STEP, _runner_step) for name in R.RUNNER_ACTIONS if name not in N.ATTEMPTS},
+    R.PUBLISH_STEP_FAILED: (STEP, lambda w, p: _runner_step(w, p, "fail")),
+    R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),
+    **{name: (STEP, lambda w, p: w.node(p[0]).finalizer.step())
+       for name in R.FINALIZER_ACTIONS if name not in N.ATTEMPTS},
+    **{name: (STEP, lambda w, p: w.worker(p[0]).step())
+       for name in R.RECOVERY_ACTIONS if name not in N.ATTEMPTS},
+    R.TICK: (ENVIRONMENT, lambda w, p: w.tick()),
+    R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
+    R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
+}
+
+assert set(IMPL) == set(N.ACTIONS), "the implementation's table must cover the registry's actions exactly"
+assert {n for n, (kind, _) in IMPL.items() if kind == ATTEMPT} == set(N.ATTEMPTS)

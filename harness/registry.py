@@ -1,0 +1,44 @@
+"""The registry names the harness uses, bound once from `spec.names`.
+
+Each constant is looked up in the registry at import time, so a misspelt name is an import error
+(KeyError) rather than a silently dead branch; `tests/spec/test_registry_literals.py` fails on any
+registry name spelt as a literal elsewhere in `harness/` or `impl/`.
+"""
+
+from __future__ import annotations
+
+from spec import names as N
+
+
+def _pick(table: dict, name: str) -> str:
+    return table[name].name
+
+
+# actions (spec/names.py ACTIONS)
+ACQUIRE = _pick(N.ACTIONS, "Acquire")
+PROMOTE_CONTINUATION = _pick(N.ACTIONS, "PromoteContinuation")
+RENEW = _pick(N.ACTIONS, "Renew")
+DISPATCH = _pick(N.ACTIONS, "Dispatch")
+PUBLISH_STEP_STARTED = _pick(N.ACTIONS, "PublishStepStarted")
+STEP_STARTED_RETURN = _pick(N.ACTIONS, "StepStartedReturn")
+PUBLISH_STEP_FAILED = _pick(N.ACTIONS, "PublishStepFailed")
+STEP_FAILED_RETURN = _pick(N.ACTIONS, "StepFailedReturn")
+PUBLISH_STEP_ENDED = _pick(N.ACTIONS, "PublishStepEnded")
+CLEAR_CLAIM = _pick(N.ACTIONS, "ClearClaim")
+RUNNER_STOP = _pick(N.ACTIONS, "RunnerStop")
+RUNNER_EXIT = _pick(N.ACTIONS, "RunnerExit")
+CANCEL_REQUEST = _pick(N.ACTIONS, "CancelRequest")
+FINALIZER_SETTLE = _pick(N.ACTIONS, "FinalizerSettle")
+FINALIZER_CLEAR = _pick(N.ACTIONS, "FinalizerClear")
+HEARTBEAT = _pick(N.ACTIONS, "Heartbeat")
+TICK = _pick(N.ACTIONS, "Tick")
+RECOVERY_TAKEOVER = _pick(N.ACTIONS, "RecoveryTakeover")
+RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
+RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
+CRASH = _pick(N.ACTIONS, "Crash")
+CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
+
+# the actions each kind of actor takes, by the registry's `actor` field
+RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")
+FINALIZER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "finalizer")
+RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recovery")
