@@ -38,6 +38,7 @@ from spec import invariants as I
 from spec import model as M
 from spec import names as N
 
+from harness import registry as R
 from harness.traces.paths import Step
 from harness.conformance.mapping import diff
 from harness.conformance.scheduler import DivergenceError, Scheduler
@@ -426,11 +427,11 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
     out = []
     if st.nextExec <= cfg.max_exec:
         out += [(a, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)
-                for a in ("Acquire", "PromoteContinuation")]
-    out += [("CancelRequest", (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
+                for a in (R.ACQUIRE, R.PROMOTE_CONTINUATION)]
+    out += [(R.CANCEL_REQUEST, (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
             if not cfg.process_local_routing or st.claim[k].owner == node]
-    out += [("Heartbeat", (node, s)) for node in cfg.nodes for s in cfg.sessions]
-    out += [("RecoveryTakeover", (r, s)) for r in cfg.recoverers for s in cfg.sessions]
+    out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]
+    out += [(R.RECOVERY_TAKEOVER, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
     assert {a for a, _p in out} <= set(N.ATTEMPTS)
     return [o for o in out if o not in taken]
 

@@ -20,6 +20,7 @@ from spec import configs
 from spec import model as M
 from spec import names as N
 
+from harness import registry as R
 from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
 from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
 
@@ -249,7 +250,7 @@ def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
 
 def check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> None:
     """A step naming an actor or Session outside the configuration is malformed, not a violation."""
-    actors = cfg.nodes + cfg.recoverers if action in ("Heartbeat", "Crash") else cfg.nodes
+    actors = cfg.nodes + cfg.recoverers if action in (R.HEARTBEAT, R.CRASH) else cfg.nodes
     domains = {"n": actors, "r": cfg.recoverers, "s": cfg.sessions}
     for k, v in zip(N.ACTIONS[action].params, params):
         if k in domains and v not in domains[k]:
