@@ -270,7 +270,7 @@ class ShapeError(ParseError):
 def _why(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"no entry for {exc.args[0]!r:.40}"
-    return str(exc).replace("spec.model.", "").replace(".__new__()", "")[:100]
+    return str(exc).replace("spec.model.", "").replace("spec.state.", "").replace(".__new__()", "")[:100]
 
 
 def canon_to_twin(cfg: M.Config, d: dict) -> M.State:

@@ -1,0 +1,209 @@
+"""The twin's state: the constants (`Config`), the variables' value types, `State`, `init`, and the TLA+
+helper operators the actions share (`fenced`, `scan_window`, ...), each named as in SessionExecution.tla.
+
+`spec.model` holds the actions and `Next` over these and re-exports every name here, so callers keep
+writing `M.State`, `M.Config`, `M.init`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from . import names as N
+
+
+@dataclass(frozen=True)
+class Config:
+    """The constants of the specification (MC_*.cfg)."""
+
+    sessions: tuple[str, ...] = ("s1",)
+    nodes: tuple[str, ...] = ("n1", "n2")
+    recoverers: tuple[str, ...] = ("r1",)  # recovery workers: owner ids of their own
+    prompts: int = 1  # prompts admitted per Session at Init
+    max_exec: int = 2  # execution ids are 1..max_exec, globally unique
+    lease: int = 1  # ticks a fresh lease lives
+    scan_bound: int = 1  # rows a recovery scan looks at, oldest first
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS)
+    timely_dispatch: bool = True
+    synchronized_clocks: bool = True
+    process_local_routing: bool = True
+    defects: frozenset[str] = field(default_factory=frozenset)
+
+    def has(self, defect: str) -> bool:
+        return defect in self.defects
+
+
+class Claim(NamedTuple):
+    exec: int
+    owner: str
+    ttl: int  # ticks left on the lease; 0 = expired
+    phase: str
+    asst: int  # assistant id (= its execution id); 0 = none
+    quar: bool  # recovery error set
+
+
+NO_CLAIM = Claim(0, "", 0, "none", 0, False)
+
+
+class Event(NamedTuple):
+    sess: str
+    kind: str
+    asst: int
+    node: str  # the claim identity the publisher wrote under
+
+
+class RecRow(NamedTuple):
+    exec: int
+    sess: str
+
+
+class Input(NamedTuple):
+    sess: str
+    kind: str  # prompt | cont
+    src: int  # prompt number, or the recovered execution of a continuation
+    state: str  # pending | ordinary | recovery
+
+
+class Runner(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+    mem: int  # publisher memory: current assistant id
+    active: bool  # publisher memory: assistant active
+    intr: bool  # interrupt delivered
+
+
+class Fin(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+    owner: str  # the claim identity the finalizer writes under
+
+
+class Rec(NamedTuple):
+    pc: str
+    sess: str
+    exec: int
+
+
+RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
+FIN_IDLE = Fin("idle", "", 0, "")
+REC_IDLE = Rec("idle", "", 0)
+
+
+class State(NamedTuple):
+    claim: tuple[Claim, ...]  # indexed like cfg.sessions
+    nextExec: int
+    log: tuple[Event, ...]
+    recovery: frozenset[RecRow]
+    inputs: frozenset[Input]
+    run: tuple[Runner, ...]  # indexed like cfg.nodes
+    fin: tuple[Fin, ...]
+    rec: tuple[Rec, ...]  # indexed like cfg.recoverers
+    cancelled: frozenset[RecRow]  # (execution, Session) pairs that reached cancelled
+    faults: frozenset[str]
+
+
+VARIABLES = State._fields
+
+
+def init(cfg: Config) -> State:
+    return State(
+        claim=tuple(NO_CLAIM for _ in cfg.sessions),
+        nextExec=1,
+        log=(),
+        recovery=frozenset(),
+        inputs=frozenset(Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
+        run=tuple(RUNNER_IDLE for _ in cfg.nodes),
+        fin=tuple(FIN_IDLE for _ in cfg.nodes),
+        rec=tuple(REC_IDLE for _ in cfg.recoverers),
+        cancelled=frozenset(),
+        faults=frozenset(),
+    )
+
+
+# ---------------------------------------------------------------- helpers (TLA+ operators of the same name)
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def si(cfg: Config, s: str) -> int:
+    return cfg.sessions.index(s)
+
+
+def ni(cfg: Config, n: str) -> int:
+    return cfg.nodes.index(n)
+
+
+def owner_id(cfg: Config, k: int) -> str:
+    """Owner id of actor index k: nodes first, then recovery workers (as Heartbeat and Crash number them)."""
+    return (cfg.nodes + cfg.recoverers)[k]
+
+
+def started(st: State, a: int) -> bool:
+    return any(e.kind == "Started" and e.asst == a for e in st.log)
+
+
+def completed(st: State, a: int) -> bool:
+    return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in st.log)
+
+
+def has_row(st: State, s: str, e: int) -> bool:
+    return RecRow(e, s) in st.recovery
+
+
+def row_for_exec(st: State, e: int) -> bool:
+    return any(r.exec == e for r in st.recovery)
+
+
+def fenced(st: State, s: int, e: int, owner: str) -> bool:
+    """Exact Session, execution, owner and an unexpired lease."""
+    c = st.claim[s]
+    return c.exec == e and c.owner == owner and c.ttl > 0
+
+
+def ordinary_ok(st: State, s: int, e: int, owner: str) -> bool:
+    """An ordinary (runner) claim update: fenced, and phases never move backwards from running."""
+    return fenced(st, s, e, owner) and st.claim[s].phase == "running"
+
+
+def active_on(st: State, n: int, e: int) -> bool:
+    """Node n has an actor working on execution e (its heartbeat keeps that lease)."""
+    r, f = st.run[n], st.fin[n]
+    return (r.exec == e and r.pc not in ("idle", "stopped")) or (f.exec == e and f.pc != "idle")
+
+
+def owner_active(cfg: Config, st: State, s: int) -> bool:
+    """Some actor is working on s's claimed execution, so its lease expiring is a pause (a fault)."""
+    e = st.claim[s].exec
+    return (any(active_on(st, n, e) for n in range(len(cfg.nodes)))
+            or any(w.exec == e and w.pc != "idle" for w in st.rec))
+
+
+def selectable(cfg: Config, st: State, i: Input) -> bool:
+    """Ordinary steer/queue selection: excludes recovery-owned inputs (those with a recovery row)."""
+    if i.state != "pending":
+        return False
+    if i.kind == "prompt":
+        return True
+    return cfg.has("recovery-input-in-ordinary-queue") or not has_row(st, i.sess, i.src)
+
+
+def claim_free(cfg: Config, st: State, s: int, ordinary: bool) -> bool:
+    c = st.claim[s]
+    if c.phase == "none":
+        return True
+    return ordinary and cfg.has("acquire-overwrites-expired") and c.ttl == 0
+
+
+def eligible(st: State, s: int) -> bool:
+    c = st.claim[s]
+    return c.phase != "none" and c.ttl == 0 and not c.quar
+
+
+def scan_window(cfg: Config, st: State) -> set[int]:
+    """The recovery scan: the scan_bound oldest (by creation order = execution id) eligible claims."""
+    rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(st, s))
+    return {s for _, s in rows[:cfg.scan_bound]}
