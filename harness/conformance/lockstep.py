@@ -7,7 +7,8 @@ by per-example swarm weight, then an instance), applies that instance to the twi
 mapped implementation state with the twin's (harness.conformance.mapping.diff) and checks every state invariant on
 the mapped state and every action invariant on the mapped edge.
 
-Liveness is checked on the run's own path (sound under the twin's weak fairness, like harness.engines.liveness):
+Liveness is checked on the run's own path (sound under the twin's weak fairness; the fairness condition
+and the path check are harness.engines.liveness's `fair_enabled` and `fair_lasso`):
 
 - a *stuck* state: no fair action instance is enabled, so stuttering there forever is a fair behaviour;
   if a leads-to premise holds there without its goal, the property fails (`step-started-window`);
@@ -22,9 +23,6 @@ Both checks run after every step (not only at teardown) so a failure's trace end
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,13 +31,14 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from impl.db import Database
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
 
 from harness import registry as R
 from harness.traces.paths import Step
+from harness.engines.liveness import fair_enabled, fair_lasso
+from harness.conformance.databases import Databases
 from harness.conformance.mapping import diff
 from harness.conformance.scheduler import DivergenceError, Scheduler
 
@@ -92,86 +91,6 @@ class Coverage:
     examples: int = 0  # Hypothesis examples
     runs: int = 0  # runs from Init (an example starts a new run when the bounded twin ends)
     steps: int = 0
-
-
-# ---------------------------------------------------------------- databases
-
-class Databases:
-    """A fresh database per example, on one long-lived engine and connection pool.
-
-    Why: a new engine, file or connection per example cost more than the example's steps (SQLAlchemy
-    compiles statements per engine; opening a sqlite connection runs its PRAGMAs; admitting the prompts
-    is a transaction each). So the first example runs on an empty database, its World admits the
-    prompts through the implementation, and `seed()` keeps every row; each later example gets the
-    same database back by one transaction that empties every table and inserts those rows again.
-    The default is a sqlite file (WAL) in a temporary folder; `synchronous` defaults to NORMAL:
-    lockstep checks the protocol's semantics, not durability on power loss, and an fsync per commit
-    was the largest single cost. `sqlite://` is one in-memory database; another URL is emptied first.
-    """
-
-    def __init__(self, url: str | None = None, *, synchronous: str | None = "NORMAL"):
-        self.url = url
-        self.synchronous = synchronous
-        self._root: str | None = None
-        self._db: Database | None = None
-        self._seed: dict | None = None  # table -> rows, taken after the first example's set-up
-
-    def fresh(self) -> tuple[Database, bool]:
-        """The database for the next example, and whether it already holds the seeded rows."""
-        if self._db is None:
-            self._db = self._open()
-            return self._db, False
-        if self._seed is None:
-            self._empty(self._db)
-            return self._db, False
-        self._restore()
-        return self._db, True
-
-    def seed(self) -> None:
-        """Keep the rows the set-up wrote, to restore before every later example."""
-        with self._db.read() as conn:
-            self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
-
-    def _restore(self) -> None:
-        with self._db.transaction() as conn:
-            for t in reversed(_tables()):
-                conn.execute(t.delete())
-            for t in _tables():
-                if self._seed[t]:
-                    conn.execute(t.insert(), self._seed[t])
-
-    @staticmethod
-    def _empty(db: Database) -> None:
-        with db.transaction() as conn:
-            for t in reversed(_tables()):
-                conn.execute(t.delete())
-        db.create_schema()
-
-    def _open(self) -> Database:
-        if self.url is None:
-            self._root = tempfile.mkdtemp(prefix="claimcheck-lockstep-")
-            url = f"sqlite:///{os.path.join(self._root, 'lockstep.db')}"
-        else:
-            url = self.url
-        db = Database(url, synchronous=self.synchronous)
-        db.create_schema()
-        if self.url is not None:
-            self._empty(db)
-        return db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.dispose()
-            self._db = None
-        if self._root:
-            shutil.rmtree(self._root, ignore_errors=True)
-            self._root = None
-
-
-def _tables():
-    """Every table of the schema, parents before children."""
-    from sqlmodel import SQLModel
-    return SQLModel.metadata.sorted_tables
 
 
 # ---------------------------------------------------------------- the campaign and its machine
@@ -381,33 +300,16 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def _liveness(self, here: int) -> None:
         st_ = self.path[here].state
-        if not any(N.ACTIONS[a].fair for a, _p, _n in self.enabled[here]):
+        if not fair_enabled(self.enabled[here]):
             for name, p, q in self.campaign.leads_to:
                 if p(st_) and not q(st_):
                     self._fail("liveness", [name], f"stuck after {self._label(here)}: no fair action is "
                                f"enabled, {name} premise holds without its goal", loop=here)
         for j in self.visits.get(st_, ()):
-            name = self._fair_cycle(j, here)
+            name = fair_lasso(self.path, self.enabled, j, here, self.campaign.leads_to)
             if name:
                 self._fail("liveness", [name], f"fair cycle: steps {j}..{here} return to the same state, "
                            f"{name} premise held and its goal never does", loop=j)
-
-    def _fair_cycle(self, j: int, end: int) -> str | None:
-        cycle = range(j, end)  # states j..end-1; path[end].state == path[j].state
-        always = set.intersection(*({(a, p) for a, p, _n in self.enabled[k] if N.ACTIONS[a].fair}
-                                    for k in cycle))
-        taken = {(self.path[k].action, self.path[k].params) for k in range(j + 1, end + 1)}
-        if not always <= taken:
-            return None
-        for name, p, q in self.campaign.leads_to:
-            start = end  # the longest suffix of the path on which the goal is false
-            while start > 0 and not q(self.path[start - 1].state):
-                start -= 1
-            if q(self.path[end].state) or start > j:
-                continue
-            if any(p(self.path[k].state) for k in range(start, end + 1)):
-                return name
-        return None
 
     def _label(self, k: int) -> str:
         s = self.path[k]

@@ -5,6 +5,11 @@ the ~Q subgraph, a maximal strongly connected component C (a single state stutte
 a fair suffix iff every fair action instance that is enabled in all of C's states is taken on some edge
 inside C; for weak fairness the maximal components suffice, since a larger component only has more
 edges and more states where an action is disabled.
+
+The same weak-fairness condition (`neglected`) serves two detectors: `check_leads_to` on a finished
+graph (the explorer's), and `fair_lasso` on one run's own path (harness.conformance.lockstep's). They
+differ in what they see, not in what fair means: a run knows only the states and edges it walked, so it
+asks whether the cycle it closed is fair, not whether a maximal component of a graph it never built is.
 """
 
 from __future__ import annotations
@@ -20,6 +25,39 @@ from harness.traces.paths import Graph, Step, Violation, path_to
 
 def _fair(name: str) -> bool:
     return N.ACTIONS[name].fair
+
+
+def fair_enabled(edges) -> set[tuple[str, tuple]]:
+    """The weakly fair action instances among a state's `(action, params, successor)` edges."""
+    return {(a, pa) for a, pa, _w in edges if _fair(a)}
+
+
+def neglected(enabled, taken) -> set[tuple[str, tuple]]:
+    """The fair instances enabled in every one of some states (`enabled`: one set per state, from
+    `fair_enabled`) and never among `taken`. A behaviour that stays in those states forever, taking
+    exactly `taken`, is weakly fair iff this is empty (a single state stuttering: `taken` is empty)."""
+    return set.intersection(*map(set, enabled)) - set(taken)
+
+
+def fair_lasso(steps: list[Step], enabled: list, j: int, end: int, leads_to) -> str | None:
+    """On one run's path, whose state `end` equals its state `j`: the name of the first leads-to
+    property (`leads_to`: (name, premise, goal) triples) that repeating steps j+1..end forever violates,
+    or None. It does when the cycle is weakly fair (every fair instance enabled at all of states
+    j..end-1, `enabled[k]` their edges, is taken in it), its goal is false from some point at or before
+    j through `end`, and its premise held somewhere on that stretch."""
+    cycle = range(j, end)  # states j..end-1; steps[end].state == steps[j].state
+    taken = {(steps[k].action, steps[k].params) for k in range(j + 1, end + 1)}
+    if neglected([fair_enabled(enabled[k]) for k in cycle], taken):
+        return None
+    for name, p, q in leads_to:
+        start = end  # the longest suffix of the path on which the goal is false
+        while start > 0 and not q(steps[start - 1].state):
+            start -= 1
+        if q(steps[end].state) or start > j:
+            continue
+        if any(p(steps[k].state) for k in range(start, end + 1)):
+            return name
+    return None
 
 
 def _sccs(nodes: list[int], succ) -> list[list[int]]:
@@ -96,13 +134,8 @@ def _check_one(graph: Graph, p, q, name: str) -> Violation | None:
     fair_states: set[int] = set()
     for comp in _sccs(sorted(seen), inner):
         members = set(comp)
-        enabled_everywhere = None
-        taken = set()
-        for v in comp:
-            en = {(a, pa) for a, pa, _w in succ[v] if _fair(a)}
-            enabled_everywhere = en if enabled_everywhere is None else enabled_everywhere & en
-            taken |= {(a, pa) for a, pa, w in succ[v] if w in members and _fair(a)}
-        if enabled_everywhere <= taken:
+        taken = {(a, pa) for v in comp for a, pa, w in succ[v] if w in members and _fair(a)}
+        if not neglected([fair_enabled(succ[v]) for v in comp], taken):
             fair_states |= members
     if not fair_states:
         return None
@@ -215,11 +248,11 @@ def _fair_cycle(graph: Graph, hit: int, seen: set[int]) -> list[Step]:
     through a state where X is disabled or through an X edge; the component being fair, one exists, and
     each detour settles X for good. Empty: stuttering at `hit` is already fair."""
     comp = _component(graph, hit, seen)
-    enabled = lambda v: {(a, pa) for a, pa, _w in graph.succ[v] if _fair(a)}
+    enabled = lambda v: fair_enabled(graph.succ[v])
     cycle: list[tuple[str, tuple, int]] = []
     visited, taken = {hit}, set()
     while True:
-        need = set.intersection(*(enabled(v) for v in visited)) - taken
+        need = neglected([enabled(v) for v in visited], taken)
         if not need:
             return [Step(a, pa, graph.states[w]) for a, pa, w in cycle]
         x = min(need, key=repr)
