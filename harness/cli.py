@@ -244,7 +244,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
                                                "for durable agent-session execution claims.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_check(sub)
+    _add_replay(sub)
+    _add_explain(sub)
+    _add_itf(sub)
+    _add_gate(sub)
+    _add_invariants(sub)
+    _add_bench(sub)
+    _add_fuzz(sub)
+    _add_stress(sub)
+    return p
 
+
+def _add_check(sub) -> None:
     c = sub.add_parser("check", help="model-check the spec on one configuration with one engine")
     c.add_argument("--engine", choices=["python", "tlc"], default="python")
     c.add_argument("--config", type=_config, default="ci", metavar="NAME|FILE",
@@ -261,12 +273,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
 
+
+def _add_replay(sub) -> None:
     r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
     r.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
     r.set_defaults(func=cmd_replay)
 
+
+def _add_explain(sub) -> None:
     e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
     e.add_argument("trace", metavar="TRACE")
     e.add_argument("--format", choices=["text", "mermaid"], default="text")
@@ -274,6 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)
 
+
+def _add_itf(sub) -> None:
     t = sub.add_parser("itf", help="convert a trace to ITF (export) or an Apalache ITF file to a trace (import)")
     t.add_argument("direction", choices=["export", "import"])
     t.add_argument("src", metavar="FILE")
@@ -283,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--defect", action="append", type=_defect, metavar="NAME", help="import: defects of the run")
     t.set_defaults(func=cmd_itf)
 
+
+def _add_gate(sub) -> None:
     g = sub.add_parser("gate", help="every check in order: the CI conformance gate")
     g.add_argument("--junit", type=_report_file, metavar="PATH", help="write a JUnit XML report")
     g.add_argument("--json", type=_report_file, metavar="PATH", help="write a JSON report")
@@ -291,17 +311,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
     g.set_defaults(func=cmd_gate)
 
+
+def _add_invariants(sub) -> None:
     v = sub.add_parser("invariants", help="the reviewer's map: each invariant in TLA+ and Python, "
                                           "its checks and the defects that break it")
     v.add_argument("names", nargs="*", type=_invariant, metavar="NAME")
     v.add_argument("--format", choices=["text", "markdown"], default="text")
     v.set_defaults(func=cmd_invariants)
 
+
+def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
     b.add_argument("--config", type=_config, default="deep", metavar="NAME|FILE")
     b.add_argument("--workers", type=_count(1, 1024), default=2)
     b.set_defaults(func=cmd_bench)
 
+
+def _add_fuzz(sub) -> None:
     f = sub.add_parser("fuzz", help="Hypothesis lockstep: the twin drives the SQL implementation")
     f.add_argument("--profile", choices=["ci", "deep"], default="ci")
     f.add_argument("--config", type=_config, metavar="NAME|FILE",
@@ -316,6 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
 
+
+def _add_stress(sub) -> None:
     s = sub.add_parser("stress", help="N node processes on one database with crashes; the commit history checked "
                                       "against the twin")
     s.add_argument("--nodes", type=int, default=2)
@@ -332,7 +360,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--crash-every-commits", type=int, metavar="C", help="crash every ~C commits instead")
     s.add_argument("--keep", action="store_true", help="keep the run's database and logs when it passes")
     s.set_defaults(func=cmd_stress)
-    return p
 
 
 def _say(line: str) -> None:
