@@ -10,8 +10,6 @@ from harness.engines import tlc
 CASES = [({}, "skip"), ({"CI": "false"}, "skip"), ({"CI": "true"}, "fail"), ({"CI": "TRUE"}, "fail")]
 
 
-
-
 @pytest.fixture
 def no_java(monkeypatch):
     monkeypatch.delenv("JAVA_HOME", raising=False)
