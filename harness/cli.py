@@ -73,6 +73,13 @@ def _count(lo: int, hi: int):
     return count
 
 
+def _gate_stage(text: str) -> str:
+    from harness.reports.gate import stage_keys
+    if text.strip().lower() not in stage_keys():
+        raise argparse.ArgumentTypeError(f"unknown gate stage {text!r}; known: {', '.join(stage_keys())}")
+    return text.strip().lower()
+
+
 def _out_dir(text: str) -> str:
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
@@ -309,6 +316,8 @@ def _add_gate(sub) -> None:
     g.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
     g.add_argument("--apalache", type=_existing_file, metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
+    g.add_argument("--allow-skip", action="append", type=_gate_stage, metavar="STAGE",
+                   help="with --strict: this stage may be skipped (reported as skipped by name); repeatable")
     g.set_defaults(func=cmd_gate)
 
 

@@ -1,28 +1,20 @@
-"""Shared fixtures. Tests that need Java/TLC skip (never pass) when TLC cannot run here. Tests that need
-PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here, and fail under CI=true."""
+"""Shared fixtures. Tests that need Java/TLC (`tlc_or_skip`) skip (never pass) when TLC cannot run here:
+no Java, no jar, or a jar whose sha256 is not the pinned one (tests/tlckit.py). Tests that need
+PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here (tests/pgkit.py). Under CI=true
+both fail instead of skipping."""
 
 import shutil
 
 import pytest
 
 import pgkit
-
-
-def _tlc_available() -> str | None:
-    try:
-        from harness.engines import tlc
-        tlc.find_jar()
-        tlc.find_java()
-    except Exception as exc:  # noqa: BLE001 - any reason is a reason to skip
-        return str(exc)
-    return None
+import tlckit
 
 
 @pytest.fixture(scope="session")
 def tlc_or_skip():
-    reason = _tlc_available()
-    if reason:
-        pytest.skip(f"TLC unavailable: {reason}")
+    """TLC can run here; else skip with the reason (fail under CI=true)."""
+    tlckit.require()
 
 
 @pytest.fixture

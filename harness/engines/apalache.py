@@ -1,15 +1,27 @@
 """Apalache through its command line, when a user has it; reported as skipped, never passed, when not.
 
 Discovery: an explicit path (`--apalache`), then `$APALACHE_HOME/bin/apalache-mc`, then `apalache-mc` on
-PATH. Exit codes are Apalache's own (its CLI integration tests): 0 no error, 12 a violation, 75 an
-expression it cannot evaluate, 120 a type error, 150 a parse error, 255 any other error. Each
-`violation*.itf.json` it writes becomes a claimcheck trace (harness.traces.itf).
+PATH. A run is accepted only on what Apalache itself printed and wrote, never on its exit code alone:
+
+- `typecheck` is ok only with exit 0 and Apalache's `Type checker [OK]` line;
+- `check` / `simulate` are ok only with exit 0, `The outcome is: NoError` and `Checker reports no error
+  up to computation length N` with N the length asked for (exit 0 with any other outcome, e.g.
+  `ExecutionsTooShort`, or without these lines, is an error);
+- a violation (exit 12) is one only with `The outcome is: Error` (or `Deadlock`) and the
+  `violation*.itf.json` files it wrote to the run directory, each an ITF document (a `states` list);
+  each becomes a claimcheck trace (harness.traces.itf).
+
+Apalache's output lines carry a log-level stamp after padding (`... I@12:00:00.000`); it is ignored.
+Exit codes are Apalache's own: 0 no error, 12 a violation or deadlock, 75 an expression it cannot
+evaluate, 120 a type error, 150 a parse error, 255 any other error; any code is an error unless the
+output above confirms it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +37,13 @@ from spec.source import SPEC, declarations, untyped_variables  # noqa: F401  (re
 
 EXIT_CODES = {0: "ok", 12: "violation", 75: "cannot evaluate", 120: "type error", 150: "parse error",
               255: "system error"}
+
+
+# what Apalache prints, one line each (its log-level stamp after padding is not part of the match)
+OUTCOME = re.compile(r"^The outcome is: (\w+)", re.M)
+NO_ERROR_UP_TO = re.compile(r"^Checker reports no error up to computation length (\d+)\b", re.M)
+TYPECHECK_OK = re.compile(r"^Type checker \[OK\]", re.M)
+VIOLATION_OUTCOMES = ("Error", "Deadlock")
 
 
 class ApalacheUnavailable(RuntimeError):
@@ -67,7 +86,7 @@ def discover(explicit: str | None = None) -> Path:
 
 
 def _run(exe: Path, command: str, args: list[str], cfg: M.Config | None, run_dir: Path,
-         timeout: float | None) -> ApalacheResult:
+         timeout: float | None, length: int | None = None) -> ApalacheResult:
     work = run_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(SPEC, work / SPEC.name)
@@ -80,11 +99,48 @@ def _run(exe: Path, command: str, args: list[str], cfg: M.Config | None, run_dir
     t0 = time.perf_counter()
     proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=timeout)
     code = proc.returncode
-    meaning = EXIT_CODES.get(code, f"unknown exit code {code}")
-    verdict = {0: "ok", 12: "violation"}.get(code, "error")
     files = sorted((run_dir / "run").glob("violation*.itf.json")) if (run_dir / "run").is_dir() else []
+    output = proc.stdout + proc.stderr
+    verdict, meaning = judge(command, code, output, files, length)
     return ApalacheResult(command, verdict, code, meaning, time.perf_counter() - t0, argv[1:], files,
-                          output=proc.stdout + proc.stderr)
+                          output=output)
+
+
+def judge(command: str, code: int, output: str, itf_files: list[Path], length: int | None) -> tuple[str, str]:
+    """(verdict, meaning) of one run, from Apalache's own lines and files: ok or violation only when its
+    output says so; anything else is an error whose meaning says what was missing."""
+    outcomes = OUTCOME.findall(output)
+    outcome = outcomes[-1] if outcomes else None
+    if code == 0 and command == "typecheck":
+        if TYPECHECK_OK.search(output):
+            return "ok", "ok"
+        return "error", "exit 0 without Apalache's 'Type checker [OK]' line: not accepted"
+    if code == 0:
+        if outcome != "NoError":
+            said = f"'The outcome is: {outcome}'" if outcome else "no 'The outcome is: ...' line"
+            return "error", f"exit 0 with {said}, not NoError: not accepted"
+        checked = [int(n) for n in NO_ERROR_UP_TO.findall(output)]
+        if not checked:
+            return "error", ("exit 0 without Apalache's 'Checker reports no error up to computation length N' "
+                             "line: not accepted")
+        if length is not None and checked[-1] != length:
+            return "error", f"Apalache checked computation length {checked[-1]}, not the {length} asked for"
+        return "ok", "ok"
+    if code == 12:
+        if outcome not in VIOLATION_OUTCOMES:
+            said = f"'The outcome is: {outcome}'" if outcome else "no 'The outcome is: ...' line"
+            return "error", f"exit 12 with {said}: not accepted as a violation"
+        if not itf_files:
+            return "error", f"outcome {outcome} but Apalache wrote no violation*.itf.json: not accepted"
+        for p in itf_files:
+            try:
+                doc = json.loads(p.read_text())
+            except (OSError, ValueError) as exc:
+                return "error", f"{p.name} is not an ITF file ({exc})"
+            if not isinstance(doc, dict) or not isinstance(doc.get("states"), list):
+                return "error", f"{p.name} is not an ITF file (no 'states' list)"
+        return "violation", "violation"
+    return "error", EXIT_CODES.get(code, f"unknown exit code {code}")
 
 
 def typecheck(exe: Path, run_dir: Path, timeout: float | None = None) -> ApalacheResult:
@@ -102,7 +158,7 @@ def check(exe: Path, cfg: M.Config, run_dir: Path, *, invariants=None, length: i
         args.append(f"--cinit={cinit}")
     if view:
         args.append(f"--view={view}")
-    res = _run(exe, "simulate" if simulate else "check", args, cfg, run_dir, timeout)
+    res = _run(exe, "simulate" if simulate else "check", args, cfg, run_dir, timeout, length)
     from harness.traces.trace import TraceError
     for p in res.itf_files:
         try:

@@ -1,7 +1,9 @@
 """`claimcheck gate`: every check, in order, with a progress line per stage and a summary table.
 
-Stages pass, fail, or are skipped with a reason (a skip is never a pass: the summary says so, and
-`--strict` turns skips into failures). Exit 0 only when every stage that ran passed.
+Stages pass, fail, or are skipped with a reason (a skip is never a pass: the summary names each skipped
+stage, and `--strict` turns skips into failures, except those of the stages named by `--allow-skip`,
+which stay skips and are named as allowed). Exit 0 only when every stage that ran passed (and, under
+`--strict`, none but an allowed one was skipped).
 """
 
 from __future__ import annotations
@@ -221,7 +223,8 @@ def run_gate(g: Gate, stages=None) -> list[StageResult]:
     return g.results
 
 
-def summary(results: list[StageResult]) -> str:
+def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> str:
+    allowed = {_key(a) for a in allowed}
     width = max(len(r.name) for r in results)
     total = sum(r.seconds for r in results)
     lines = ["", f"{'stage':<{width}}  {'result':<7}  {'time':>7}  share", "-" * (width + 32)]
@@ -234,13 +237,38 @@ def summary(results: list[StageResult]) -> str:
     skipped = sum(r.status == SKIP for r in results)
     lines.append(f"{'total':<{width}}  {'':<7}  {total:6.1f}s   (2 cores; target under 300 s)")
     lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
+    for r in results:
+        if r.status == SKIP:
+            how = ("allowed by --allow-skip" if _key(r.name) in allowed
+                   else "fails the gate (--strict)" if strict else "not a pass")
+            lines.append(f"gate: skipped {r.name}: {how}")
     return "\n".join(lines)
 
 
-def write_json(results: list[StageResult], path: Path) -> None:
+def _key(stage_name: str) -> str:
+    """How `--allow-skip` names a stage: its name in lower case (`apalache`, `tlc`, `twin = tlc`)."""
+    return stage_name.strip().lower()
+
+
+def stage_keys() -> list[str]:
+    return [_key(s.name) for s in STAGES]
+
+
+def refused_skips(results: list[StageResult], strict: bool, allowed=()) -> list[str]:
+    """The stages whose skip fails the gate: under `strict`, every skipped stage not in `allowed`."""
+    allowed = {_key(a) for a in allowed}
+    return [r.name for r in results if strict and r.status == SKIP and _key(r.name) not in allowed]
+
+
+def verdict_ok(results: list[StageResult], strict: bool = False, allowed=()) -> bool:
+    return all(r.status != FAIL for r in results) and not refused_skips(results, strict, allowed)
+
+
+def write_json(results: list[StageResult], path: Path, *, strict: bool = False, allowed=()) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"stages": [asdict(r) for r in results],
-                                "ok": all(r.status != FAIL for r in results)}, indent=2) + "\n")
+                                "strict": strict, "allowed_skips": sorted({_key(a) for a in allowed}),
+                                "ok": verdict_ok(results, strict, allowed)}, indent=2) + "\n")
 
 
 def write_junit(results: list[StageResult], path: Path) -> None:
@@ -260,16 +288,20 @@ def write_junit(results: list[StageResult], path: Path) -> None:
 
 
 def main_gate(args) -> int:
+    strict = bool(getattr(args, "strict", False))
+    allowed = tuple(getattr(args, "allow_skip", None) or ())
     g = Gate(Path(args.out), apalache=getattr(args, "apalache", None))
     print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, kill matrix, Apalache")
     results = run_gate(g)
-    print(summary(results))
+    print(summary(results, strict=strict, allowed=allowed))
     if args.json:
-        write_json(results, Path(args.json))
+        write_json(results, Path(args.json), strict=strict, allowed=allowed)
     if args.junit:
         write_junit(results, Path(args.junit))
     failed = any(r.status == FAIL for r in results)
-    if args.strict and any(r.status == SKIP for r in results):
-        print("gate: --strict: a skipped stage counts as a failure", file=sys.stderr)
+    refused = refused_skips(results, strict, allowed)
+    if refused:
+        print(f"gate: --strict: skipped {', '.join(refused)} counts as a failure"
+              + (f" (only {', '.join(allowed)} may be skipped)" if allowed else ""), file=sys.stderr)
         return 1
     return 1 if failed else 0

@@ -2,8 +2,8 @@
 
 A trace names its model configuration, then lists steps as registry action names with their parameters
 (by the registry's parameter names), optionally each with the twin state expected after it. Engines
-(the explorer, TLC, Apalache, Hypothesis) all write this format; `traces/schema.json` is generated from
-these models.
+(the explorer, TLC, Apalache, Hypothesis) all write this format; `traces/schema/trace.schema.json` (`SCHEMA_FILE`)
+is generated from these models; it sits in a folder of its own so that `traces/*.json` are the traces.
 """
 
 from __future__ import annotations
@@ -352,6 +352,9 @@ def found_path(root: str | Path, label: str) -> Path:
     return base
 
 
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "traces" / "schema" / "trace.schema.json"
+
+
 def schema() -> dict:
     return Trace.model_json_schema()
 
@@ -384,5 +387,5 @@ def replay_twin(trace: Trace, defects=None, name: str = "trace"):
 
 
 def schema_text() -> str:
-    """The committed `traces/schema.json` (tests/test_replay.py checks the file is current)."""
+    """The text of the committed `SCHEMA_FILE` (tests/conformance/test_replay.py checks the file is current)."""
     return json.dumps(schema(), indent=2, sort_keys=True) + "\n"

@@ -21,7 +21,8 @@ def _edit(tmp_path, fn, src=RACE, name="t.json"):
 
 
 def test_committed_schema_is_current():
-    assert (R.TRACES / "schema.json").read_text() == T.schema_text()
+    assert T.SCHEMA_FILE.read_text() == T.schema_text()
+    assert T.SCHEMA_FILE.parent != R.TRACES  # out of the way of `traces/*.json`
 
 
 def test_schema_lists_boundaries_and_the_expect_block():
@@ -127,3 +128,17 @@ def test_defect_override_replaces_the_recorded_switches(tmp_path):
     p = _edit(tmp_path, lambda raw: raw["config"].update(defects=["step-failed-duplicate-interrupt"]))
     assert not R.replay_file(p).ok
     assert R.replay_file(p, []).ok
+
+
+def test_replay_of_the_traces_glob_exits_0_on_a_clean_checkout():
+    """`claimcheck replay traces/*.json`, expanded by a shell in the repository: every file it takes is a
+    trace (the schema is not among them) and every trace passes."""
+    import subprocess
+    import sys
+    root = R.TRACES.parent
+    proc = subprocess.run(f"'{sys.executable}' -m harness.cli replay traces/*.json", shell=True, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    taken = sorted(p.name for p in R.TRACES.glob("*.json"))
+    assert taken and taken == sorted(p.name for p in R.committed_traces())
+    assert proc.stdout.count("verdict: PASS") == len(taken)

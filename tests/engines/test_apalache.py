@@ -1,5 +1,8 @@
-"""The Apalache binding, against a STAND-IN apalache-mc (tests/standin/apalache-mc) that reproduces the
-real CLI's output lines, files and exit codes; and the spec's type annotations, checked without Apalache."""
+"""The Apalache binding, against a STAND-IN apalache-mc (tests/engines/standin/apalache-mc, our own code)
+whose output follows the transcripts of Apalache's CLI integration tests; and the spec's type
+annotations, checked without Apalache. The expected lines and exit codes below are test data taken from
+those transcripts (each names its section), not from the binding's own table. A do-nothing stand-in
+(tests/engines/standin/apalache-silent: exit 0, no output) must fail everywhere."""
 
 import json
 import os
@@ -14,6 +17,7 @@ from harness.engines.check import run_python
 from spec import configs
 
 STANDIN = Path(__file__).resolve().parent / "standin" / "apalache-mc"
+SILENT = Path(__file__).resolve().parent / "standin" / "apalache-silent"
 
 
 @pytest.fixture
@@ -39,14 +43,101 @@ def test_discovery_order(monkeypatch, tmp_path):
         A.discover(str(tmp_path / "nope"))
 
 
-@pytest.mark.parametrize("scenario, code, verdict", [
-    ("ok", 0, "ok"), ("violation", 12, "violation"), ("cannot-evaluate", 75, "error"),
-    ("type-error", 120, "error"), ("parse-error", 150, "error"), ("system-error", 255, "error"),
-])
-def test_exit_codes_are_mapped(scenario, code, verdict, standin, monkeypatch, tmp_path):
+# (scenario, command, lines the transcript shows, its EXITCODE line and exit code, the binding's verdict),
+# from Apalache's CLI integration tests (section heading in the comment)
+TRANSCRIPTS = [
+    # "running the check command" / "Prints default computation length of 10 (regression #2087)"
+    ("ok", "check", ["The outcome is: NoError", "Checker reports no error up to computation length 10"],
+     "EXITCODE: OK", 0, "ok"),
+    # "check factorization find a counterexample (array-encoding)"
+    ("violation", "check", ["The outcome is: Error", "Checker has found an error"], "EXITCODE: ERROR (12)", 12,
+     "violation"),
+    # "check HandshakeWithTypes.tla with length 5 deadlocks (array-encoding)": a deadlock is exit 12; the
+    # transcript shows no trace file, so without one it is not accepted as a violation (and fails)
+    ("deadlock", "check", ["The outcome is: Deadlock"], "EXITCODE: ERROR (12)", 12, "error"),
+    # "check HandshakeWithTypes.tla with length 5 passes with --no-deadlock": exit 0, but not NoError
+    ("too-short", "check", ["The outcome is: ExecutionsTooShort"], "EXITCODE: OK", 0, "error"),
+    # "check Bug1126 succeeds": an unsupported expression
+    ("cannot-evaluate", "check", ["unsupported expression: Seq(_) produces an infinite set of unbounded sequences."],
+     "EXITCODE: ERROR (75)", 75, "error"),
+    # "typecheck Bug914 fails"
+    ("type-error", "typecheck", ["Arguments to = should have the same type.", "Error when computing the type of Init"],
+     "EXITCODE: ERROR (120)", 120, "error"),
+    # "parse blank file fails nicely"
+    ("parse-error", "check", ["Parsing error: No root module defined in file"], "EXITCODE: ERROR (255)", 255, "error"),
+    # "check View2.tla without --view"
+    ("view-required", "check", ["Option maxError = 10 requires a view. None specified."], "EXITCODE: ERROR (255)",
+     255, "error"),
+    # "typecheck CarTalkPuzzleTyped.tla"
+    ("ok", "typecheck", ["PASS #1: TypeCheckerSnowcat", " > Running Snowcat .::.", " > Your types are purrfect!",
+                         " > All expressions are typed", "Type checker [OK]"], "EXITCODE: OK", 0, "ok"),
+]
+
+
+def _lines(output: str) -> list[str]:
+    """The output as the transcripts show it: `sed 's/[IEW]@.*//'`, trailing padding dropped."""
+    import re
+    return [re.sub(r"\s*[IEW]@.*", "", line).rstrip() for line in output.splitlines()]
+
+
+@pytest.mark.parametrize("scenario, command, lines, exitline, code, verdict", TRANSCRIPTS,
+                         ids=[f"{t[1]}-{t[0]}" for t in TRANSCRIPTS])
+def test_runs_are_judged_as_the_transcripts_say(scenario, command, lines, exitline, code, verdict, standin,
+                                                monkeypatch, tmp_path):
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", scenario)
+    if scenario == "violation":
+        monkeypatch.setenv("STANDIN_APALACHE_ITF", str(_an_itf_file(tmp_path)))
+    if command == "typecheck":
+        res = A.typecheck(STANDIN, tmp_path / "run")
+    else:
+        res = A.check(STANDIN, configs.get("ci"), tmp_path / "run", max_error=10 if scenario == "view-required" else 1)
+    out = _lines(res.output)
+    for line in lines:  # the stand-in says what the transcript says ...
+        assert any(line in o for o in out), (line, out)
+    assert out[-1] == exitline and res.exit_code == code
+    assert res.verdict == verdict, res.meaning  # ... and the binding reads it as the transcript means
+
+
+def _an_itf_file(tmp_path):
+    cfg = configs.get("ci", defects=["step-failed-duplicate-interrupt"])
+    o = run_python(cfg, "ci", liveness=False, out_dir=tmp_path)
+    return itf.export_file(o.trace_path, tmp_path / "a.itf.json")
+
+
+@pytest.mark.parametrize("scenario, why", [
+    ("no-outcome", "The outcome is"),
+    ("wrong-length", "not the 10 asked for"),
+    ("too-short", "ExecutionsTooShort"),
+    ("violation-no-itf", "no violation*.itf.json"),
+])
+def test_a_run_whose_output_does_not_confirm_it_is_an_error(scenario, why, standin, monkeypatch, tmp_path):
+    monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", scenario)
+    res = A.check(STANDIN, configs.get("ci"), tmp_path / "run", length=10)
+    assert res.verdict == "error" and why in res.meaning, res.meaning
+
+
+def test_a_typecheck_without_its_ok_line_is_an_error(standin, monkeypatch, tmp_path):
+    monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "typecheck-silent")
+    res = A.typecheck(STANDIN, tmp_path / "t")
+    assert res.exit_code == 0 and res.verdict == "error" and "Type checker [OK]" in res.meaning
+
+
+def test_a_violation_file_that_is_not_itf_is_an_error(standin, monkeypatch, tmp_path):
+    bogus = tmp_path / "bogus.itf.json"
+    bogus.write_text('{"vars": []}')
+    monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "violation")
+    monkeypatch.setenv("STANDIN_APALACHE_ITF", str(bogus))
     res = A.check(STANDIN, configs.get("ci"), tmp_path / "run")
-    assert (res.exit_code, res.verdict, res.meaning) == (code, verdict, A.EXIT_CODES[code])
+    assert res.exit_code == 12 and res.verdict == "error" and "not an ITF file" in res.meaning
+
+
+def test_a_do_nothing_apalache_fails_typecheck_check_and_the_gate(monkeypatch, tmp_path):
+    monkeypatch.delenv("APALACHE_HOME", raising=False)
+    assert A.typecheck(SILENT, tmp_path / "t").verdict == "error"
+    assert A.check(SILENT, configs.get("ci"), tmp_path / "c").verdict == "error"
+    assert A.check(SILENT, configs.get("ci"), tmp_path / "s", simulate=True).verdict == "error"
+    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(SILENT)))
+    assert r.status == gate.FAIL and "Type checker [OK]" in r.detail, r.detail
 
 
 def test_check_passes_claimcheck_options_and_imports_every_violation(standin, monkeypatch, tmp_path):
@@ -126,3 +217,9 @@ def test_every_variable_has_an_apalache_type(tmp_path):
     bad = tmp_path / "SessionExecution.tla"
     bad.write_text(text)
     assert A.untyped_variables(bad) == ["log"]
+
+
+def test_the_gate_fails_when_check_exits_0_without_saying_what_it_checked(standin, monkeypatch, tmp_path):
+    monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "no-outcome")
+    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(STANDIN)))
+    assert r.status == gate.FAIL and "typecheck ok" in r.detail and "The outcome is" in r.detail, r.detail

@@ -62,13 +62,34 @@ def test_a_terminal_for_an_assistant_never_started_is_refused():
     assert snapshot(bench.db).events == []
 
 
-def test_event_sequence_is_per_session():
+def _two_sessions_interleaved() -> dict[str, list[int]]:
+    """s1 and s2 each publish Started then Ended, interleaved; each session's seq numbers in order."""
     bench = ClaimBench()
+    id2 = Ident("s2", 2, "n1")
+    assert bench.run(lambda c: bench.claims.acquire(c, id2, bench.clock.now(), 1))
+    fence2 = Fence(id2, "running")
     bench.publisher.publish(started(), FENCE)
+    bench.publisher.publish(StepEvent("s2", 2, "asst-2-1", "Started", "n1"), fence2)
     bench.publisher.publish(StepEvent("s1", 1, "asst-1-1", "Ended", "n1"), FENCE)
+    bench.publisher.publish(StepEvent("s2", 2, "asst-2-1", "Ended", "n1"), fence2)
     with bench.db.read() as conn:
-        seqs = conn.exec_driver_sql("SELECT seq FROM session_event ORDER BY id").scalars().all()
-    assert seqs == [1, 2]
+        rows = conn.exec_driver_sql("SELECT session_id, seq FROM session_event ORDER BY id").all()
+    seqs: dict[str, list[int]] = {}
+    for session, seq in rows:
+        seqs.setdefault(session, []).append(seq)
+    return seqs
+
+
+def test_event_sequence_is_per_session():
+    assert _two_sessions_interleaved() == {"s1": [1, 2], "s2": [1, 2]}  # each Session's numbers start at 1
+
+
+def test_a_global_event_sequence_fails_the_per_session_test(monkeypatch):
+    """The test above can fail: numbering events across all Sessions gives s2 3 and 4 after s1's 1 and 2."""
+    import sqlalchemy as sa
+    from impl import events
+    monkeypatch.setattr(events, "_NEXT_SEQ", sa.select(sa.func.coalesce(sa.func.max(events.event_t.c.seq), 0) + 1))
+    assert _two_sessions_interleaved() == {"s1": [1, 3], "s2": [2, 4]}
 
 
 def test_listeners_run_after_commit_and_one_failure_is_isolated(caplog):

@@ -58,3 +58,56 @@ def test_skips_are_reported_and_strict_fails_them(monkeypatch, tmp_path, capsys,
 def test_stage_order_is_the_issue_order():
     assert [s.name for s in gate.STAGES] == ["parse", "twin = TLC", "TLC", "explorer", "traces", "lockstep",
                                              "kill matrix", "Apalache"]
+
+
+def run_allowing(monkeypatch, tmp_path, results, allow):
+    monkeypatch.setattr(gate, "STAGES", _stages(*results))
+    args = Namespace(out=str(tmp_path / "found"), json=str(tmp_path / "g.json"), junit=str(tmp_path / "g.xml"),
+                     strict=True, apalache=None, allow_skip=allow)
+    return gate.main_gate(args)
+
+
+def test_strict_with_an_allowed_skip_passes_and_names_it(monkeypatch, tmp_path, capsys):
+    results = [gate.StageResult("TLC", gate.PASS), gate.StageResult("Apalache", gate.SKIP, "not found")]
+    assert run_allowing(monkeypatch, tmp_path, results, ["apalache"]) == 0
+    out = capsys.readouterr().out
+    assert "1 skipped" in out and "gate: skipped Apalache: allowed by --allow-skip" in out
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["ok"] is True and report["allowed_skips"] == ["apalache"]
+    assert ET.parse(tmp_path / "g.xml").getroot().find("testcase[@name='Apalache']/skipped") is not None
+
+
+def test_strict_fails_every_other_skip_even_with_an_allowed_one(monkeypatch, tmp_path, capsys):
+    results = [gate.StageResult("TLC", gate.SKIP, "java is not on PATH"),
+               gate.StageResult("Apalache", gate.SKIP, "not found")]
+    assert run_allowing(monkeypatch, tmp_path, results, ["apalache"]) == 1
+    captured = capsys.readouterr()
+    assert "gate: skipped TLC: fails the gate (--strict)" in captured.out
+    assert "skipped TLC counts as a failure" in captured.err and "Apalache counts" not in captured.err
+    assert json.loads((tmp_path / "g.json").read_text())["ok"] is False
+
+
+def test_strict_without_allow_skip_fails_the_apalache_skip_too(monkeypatch, tmp_path):
+    assert run_allowing(monkeypatch, tmp_path, [gate.StageResult("Apalache", gate.SKIP, "not found")], None) == 1
+    assert json.loads((tmp_path / "g.json").read_text())["ok"] is False
+
+
+def test_an_allowed_stage_that_fails_still_fails(monkeypatch, tmp_path):
+    assert run_allowing(monkeypatch, tmp_path, [gate.StageResult("Apalache", gate.FAIL, "check error")],
+                        ["apalache"]) == 1
+
+
+def test_allow_skip_takes_only_stage_names():
+    from harness import cli
+    args = cli.build_parser().parse_args(["gate", "--strict", "--allow-skip", "Apalache"])
+    assert args.allow_skip == ["apalache"]
+    with pytest.raises(cli.UsageError, match="unknown gate stage 'apalache-mc'"):
+        cli.build_parser().parse_args(["gate", "--allow-skip", "apalache-mc"])
+
+
+def test_ci_gate_script_is_strict_except_for_apalache():
+    from pathlib import Path
+    script = (Path(__file__).resolve().parents[2] / "ci" / "gate.sh").read_text()
+    line = next(x for x in script.splitlines() if "claimcheck gate" in x and not x.startswith("#"))
+    assert "--strict" in line.split() and line.split().count("--allow-skip") == 1
+    assert line.split()[line.split().index("--allow-skip") + 1] == "apalache"

@@ -1,8 +1,10 @@
-"""Every invariant check can fail. The registry's defects break most of them (test_defect_table); for
-the rest, a mutant twin (one action changed) shows the explorer catching the violation."""
+"""Every invariant check can fail. The registry's defects break most of them (test_defect_table); the
+invariants an assumption protects are shown violated by the explorer with that assumption switched off;
+for the rest, a mutant twin (one action changed) shows the explorer catching the violation."""
 
 import pytest
 
+from harness.engines.check import run_python
 from harness.engines.explore import explore
 from spec import configs
 from spec import invariants as I
@@ -67,9 +69,26 @@ def test_mutant_is_caught(invariant, monkeypatch):
     assert res.violation is not None and invariant in res.violation.invariants
 
 
-def test_every_invariant_is_killed_by_a_defect_or_a_mutant():
-    by_defects = {inv for d in N.DEFECTS.values() for inv in d.violates}
-    by_assumptions = {inv for a in N.ASSUMPTIONS.values() for inv in a.protects}
+@pytest.fixture(scope="module")
+def assumption_runs(tmp_path_factory):
+    """Each registry assumption switched off, on its configuration: what the explorer found violated."""
+    out = tmp_path_factory.mktemp("assumptions")
+    runs = {}
+    for name, a in N.ASSUMPTIONS.items():
+        o = run_python(configs.get(a.config, assumptions_off=[name]), a.config, liveness=False, out_dir=out)
+        runs[name] = o.violated if o.verdict == "violation" else []
+    return runs
+
+
+@pytest.mark.parametrize("assumption", sorted(N.ASSUMPTIONS))
+def test_switching_an_assumption_off_shows_what_it_protects_violated(assumption, assumption_runs):
+    assert assumption_runs[assumption], f"{assumption} off: the explorer found no violation"
+    assert set(N.ASSUMPTIONS[assumption].protects) <= set(assumption_runs[assumption])
+
+
+def test_every_invariant_is_killed_by_a_defect_an_assumption_off_or_a_mutant(assumption_runs):
+    by_defects = {inv for d in N.DEFECTS.values() for inv in d.violates}  # each run in test_defect_table
+    by_assumptions = {inv for violated in assumption_runs.values() for inv in violated}  # run above
     assert set(N.INVARIANTS) == by_defects | by_assumptions | set(MUTANTS)
 
 
