@@ -2,7 +2,8 @@
 
 Exit codes, for every subcommand: 0 all holds, 1 a violation (or a divergence), 2 bad usage or bad
 input (one line naming what is wrong, never a traceback), 3 an internal error (a bug in claimcheck: the
-traceback is printed), 130 interrupted, 141 stdout closed early. See harness/README.md ("Bad input").
+traceback is printed), 4 a defect was switched on and the run did not detect it (check, fuzz, stress:
+never "OK"), 130 interrupted, 141 stdout closed early. See harness/README.md ("Bad input").
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from spec import names as N
 
 from harness.traces.inputfile import InputError, one_line
 
-OK, VIOLATION, USAGE, INTERNAL = 0, 1, 2, 3
+OK, VIOLATION, USAGE, INTERNAL, NOT_DETECTED = 0, 1, 2, 3, 4
 
 
 class UsageError(Exception):
@@ -142,18 +143,49 @@ def _describe(cfg) -> str:
     return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
 
 
+def witness_config(config: str | None, defects, assumptions_off=()) -> tuple[str, str | None]:
+    """(the configuration to run, a note for the user): a defect (or an assumption switched off) shows on
+    its witness configuration (spec/names.py); without --config that one runs, and a registered
+    configuration that is not its witness is refused, since it would report OK on a defect it cannot show.
+    A configuration file is the user's own: it runs as given."""
+    from harness.traces.configfile import looks_like_path
+    wanted = {N.DEFECTS[d].config for d in defects or ()} | {N.ASSUMPTIONS[a].config for a in assumptions_off or ()}
+    if config is not None and looks_like_path(config):
+        return config, None
+    if len(wanted) > 1:
+        raise UsageError(f"these switches show on different configurations ({', '.join(sorted(wanted))}): "
+                         "check them one at a time")
+    if config is None:
+        chosen = next(iter(wanted), "ci")
+        return chosen, (f"configuration {chosen}: the witness of {', '.join(list(defects or ()) + list(assumptions_off or ()))}"
+                        if wanted else None)
+    if wanted and config not in wanted:
+        (w,) = wanted
+        raise UsageError(f"{', '.join(list(defects or ()) + list(assumptions_off or ()))} shows on configuration {w}, "
+                         f"not {config}: drop --config or pass --config {w}")
+    return config, None
+
+
 def cmd_check(args) -> int:
     from harness.engines.check import run_python, run_tlc
     from harness.traces.configfile import resolve
+    if args.engine == "python" and args.workers not in (None, 1):
+        raise UsageError("claimcheck check: --workers is for --engine tlc; the explorer runs in one process")
+    args.config, note = witness_config(args.config, args.defect, args.assume_off)
     chosen = resolve(args.config, args.defect or (), args.assume_off or ())
     cfg = chosen.cfg
     liveness = args.liveness if args.liveness is not None else args.config != "deep"
     out_dir = Path(args.out)
     print(f"claimcheck check: engine={args.engine} config={args.config}")
+    if note:
+        print(f"  note:      {note}")
     print(f"  constants: {_describe(cfg)}")
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
+    extra = {} if args.engine == "python" else {"workers": args.workers or 2}
     run = run_python if args.engine == "python" else run_tlc
-    o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine))
+    o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine), **extra)
+    if args.json:
+        _write_check_json(o, args.json)
     print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
     if o.verdict == "skipped":
         print(f"  SKIPPED: {o.reason}")
@@ -163,6 +195,10 @@ def cmd_check(args) -> int:
         return USAGE
     print(f"  states:    {o.distinct:,} distinct, {o.generated:,} generated, depth {o.depth}")
     print(f"  time:      {o.seconds:.1f} s")
+    if o.verdict == "ok" and cfg.defects:
+        print(f"  verdict:   NOT DETECTED: {', '.join(sorted(cfg.defects))} switched on, and every invariant "
+              "and property held")
+        return NOT_DETECTED
     if o.verdict == "ok":
         print("  verdict:   OK, every invariant and property holds")
         return OK
@@ -170,6 +206,15 @@ def cmd_check(args) -> int:
     if o.trace_path:
         print(f"  trace:     {o.trace_path}")
     return VIOLATION
+
+
+def _write_check_json(o, path: str) -> None:
+    import json
+    doc = {"engine": o.engine, "config": o.config_name, "defects": sorted(o.cfg.defects), "verdict": o.verdict,
+           "distinct": o.distinct, "generated": o.generated, "depth": o.depth, "seconds": round(o.seconds, 3),
+           "checked": o.invariants, "liveness": o.liveness, "violated": o.violated, "length": o.length,
+           "trace": str(o.trace_path) if o.trace_path else None, "reason": o.reason or None}
+    Path(path).write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def cmd_replay(args) -> int:
@@ -182,16 +227,20 @@ def cmd_replay(args) -> int:
             _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
+    passed = failed = bad = 0
     for path in paths:
         try:
             res = replay_file(path, args.defect)
         except InputError as exc:
             _say(f"claimcheck replay: {exc}")
-            code = USAGE
+            code, bad = USAGE, bad + 1
             continue
         print(render(res))
+        passed, failed = passed + res.ok, failed + (not res.ok)
         if not res.ok and code == OK:
             code = VIOLATION
+    if len(paths) > 1:
+        print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
 
 
@@ -232,7 +281,7 @@ def cmd_invariants(args) -> int:
 def cmd_fuzz(args) -> int:
     from harness.conformance.fuzz import fuzz
     return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
-                mutant=args.mutant)
+                mutant=args.mutant, seed=args.seed, max_examples=args.max_examples)
 
 
 def cmd_stress(args) -> int:
@@ -247,9 +296,20 @@ def cmd_stress(args) -> int:
     return code
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("claimcheck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
-                                               "for durable agent-session execution claims.")
+                                               "for durable agent-session execution claims.",
+                epilog="exit codes: 0 holds, 1 violation or divergence, 2 bad usage or input, 3 internal error, "
+                       "4 a switched-on defect not detected")
+    p.add_argument("--version", action="version", version=f"claimcheck {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_check(sub)
     _add_replay(sub)
@@ -265,10 +325,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_check(sub) -> None:
     c = sub.add_parser("check", help="model-check the spec on one configuration with one engine")
-    c.add_argument("--engine", choices=["python", "tlc"], default="python")
-    c.add_argument("--config", type=_config, default="ci", metavar="NAME|FILE",
+    c.add_argument("--engine", choices=["python", "tlc"], default="python",
+                   help="python: the twin's explorer; tlc: TLC 2.15 on the TLA+ spec (default: python)")
+    c.add_argument("--config", type=_config, default=None, metavar="NAME|FILE",
                    help=f"a registered configuration ({', '.join(sorted(configs.CONFIGS))}) or a JSON configuration "
-                        "file (README: configuration files)")
+                        "file (README: configuration files); default: the witness configuration of --defect/"
+                        "--assume-off, else ci")
     c.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
     c.add_argument("--assume-off", action="append", type=_assumption, metavar="NAME",
@@ -276,7 +338,10 @@ def _add_check(sub) -> None:
     live = c.add_mutually_exclusive_group()
     live.add_argument("--liveness", dest="liveness", action="store_true", default=None,
                       help="check the liveness properties (default except for deep)")
-    live.add_argument("--no-liveness", dest="liveness", action="store_false")
+    live.add_argument("--no-liveness", dest="liveness", action="store_false", help="safety only")
+    c.add_argument("--workers", type=_count(1, 1024), default=None, metavar="N",
+                   help="TLC worker threads (--engine tlc; default 2)")
+    c.add_argument("--json", type=_report_file, metavar="PATH", help="also write the verdict as JSON")
     c.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
 
@@ -291,8 +356,8 @@ def _add_replay(sub) -> None:
 
 def _add_explain(sub) -> None:
     e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
-    e.add_argument("trace", metavar="TRACE")
-    e.add_argument("--format", choices=["text", "mermaid"], default="text")
+    e.add_argument("trace", metavar="TRACE", help="a trace file")
+    e.add_argument("--format", choices=["text", "mermaid"], default="text", help="default: text")
     e.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)
@@ -300,9 +365,9 @@ def _add_explain(sub) -> None:
 
 def _add_itf(sub) -> None:
     t = sub.add_parser("itf", help="convert a trace to ITF (export) or an Apalache ITF file to a trace (import)")
-    t.add_argument("direction", choices=["export", "import"])
-    t.add_argument("src", metavar="FILE")
-    t.add_argument("--out", required=True, type=_out_file, metavar="FILE")
+    t.add_argument("direction", choices=["export", "import"], help="export: trace to ITF; import: ITF to trace")
+    t.add_argument("src", metavar="FILE", help="the file to convert")
+    t.add_argument("--out", required=True, type=_out_file, metavar="FILE", help="the file to write")
     t.add_argument("--config", type=_config, default=None, metavar="NAME|FILE",
                    help="import: the configuration the ITF states belong to (default: from its #meta)")
     t.add_argument("--defect", action="append", type=_defect, metavar="NAME", help="import: defects of the run")
@@ -324,21 +389,22 @@ def _add_gate(sub) -> None:
 def _add_invariants(sub) -> None:
     v = sub.add_parser("invariants", help="the reviewer's map: each invariant in TLA+ and Python, "
                                           "its checks and the defects that break it")
-    v.add_argument("names", nargs="*", type=_invariant, metavar="NAME")
-    v.add_argument("--format", choices=["text", "markdown"], default="text")
+    v.add_argument("names", nargs="*", type=_invariant, metavar="NAME", help="invariants to show (default: all)")
+    v.add_argument("--format", choices=["text", "markdown"], default="text", help="default: text")
     v.set_defaults(func=cmd_invariants)
 
 
 def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
-    b.add_argument("--config", type=_config, default="deep", metavar="NAME|FILE")
-    b.add_argument("--workers", type=_count(1, 1024), default=2)
+    b.add_argument("--config", type=_config, default="deep", metavar="NAME|FILE", help="default: deep")
+    b.add_argument("--workers", type=_count(1, 1024), default=2, help="TLC worker threads (default 2)")
     b.set_defaults(func=cmd_bench)
 
 
 def _add_fuzz(sub) -> None:
     f = sub.add_parser("fuzz", help="Hypothesis lockstep: the twin drives the SQL implementation")
-    f.add_argument("--profile", choices=["ci", "deep"], default="ci")
+    f.add_argument("--profile", choices=["ci", "deep"], default="ci",
+                   help="ci: derandomized, 450 examples; deep: random seeds, 3,000 longer examples")
     f.add_argument("--config", type=_config, metavar="NAME|FILE",
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
     f.add_argument("--defect", action="append", type=_defect, metavar="NAME",
@@ -348,6 +414,10 @@ def _add_fuzz(sub) -> None:
     f.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
                         "catch it (mutation testing; repeatable)")
+    f.add_argument("--seed", type=_count(0, 2**63 - 1), metavar="N",
+                   help="Hypothesis's seed (random search from this seed instead of the profile's derandomized one)")
+    f.add_argument("--max-examples", type=_count(1, 10_000_000), metavar="N",
+                   help="examples per configuration (default: the profile's)")
     f.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
 
@@ -355,13 +425,13 @@ def _add_fuzz(sub) -> None:
 def _add_stress(sub) -> None:
     s = sub.add_parser("stress", help="N node processes on one database with crashes; the commit history checked "
                                       "against the twin")
-    s.add_argument("--nodes", type=int, default=2)
+    s.add_argument("--nodes", type=int, default=2, help="node processes (default 2)")
     s.add_argument("--seconds", type=float, default=10.0, help="stop after this long (or --executions)")
     s.add_argument("--db", metavar="URL", help="a sqlite file or a PostgreSQL on this machine (default: a fresh "
                    "sqlite file, WAL, under --out)")
-    s.add_argument("--sessions", type=int, default=8)
-    s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS")
-    s.add_argument("--seed", default="0")
+    s.add_argument("--sessions", type=int, default=8, help="Sessions with prompts (default 8)")
+    s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS", help="lease length (default 0.3 s)")
+    s.add_argument("--seed", default="0", help="seed of the crash schedule and the provider's answers")
     s.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
     s.add_argument("--out", default="traces/found", help="where the run's files and violation traces go")
     s.add_argument("--executions", type=int, help="stop once this many executions ran")
@@ -381,6 +451,10 @@ def main(argv=None) -> int:
     stderr and exit 2; anything else is a bug in claimcheck: "internal error", the traceback, exit 3."""
     where = "claimcheck"
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        if not argv:  # bare `claimcheck`: what it can do, not a one-line complaint
+            build_parser().print_help(sys.stderr)
+            return USAGE
         args, extra = build_parser().parse_known_args(argv)
         where = f"claimcheck {args.command}"
         if extra:

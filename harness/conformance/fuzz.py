@@ -82,20 +82,27 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
 
 
 def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
-         denominator: bool = True, echo=print, mutant=()) -> int:
-    """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace). `mutant`:
-    defects switched on in the implementation only (the twin keeps `defects`)."""
+         denominator: bool = True, echo=print, mutant=(), seed: int | None = None,
+         max_examples: int | None = None) -> int:
+    """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace), 4 when a defect
+    was switched on and no run detected it. `mutant`: defects switched on in the implementation only (the
+    twin keeps `defects`). `seed` replaces the profile's derandomized search by a random one from that seed."""
     defects = N.check_defects(defects or ())
     mutant = N.check_defects(mutant or ())
     code = frozenset(defects) | frozenset(mutant) if mutant else None
-    failed = False
+    failed = undetected = False
+    s = lockstep.PROFILES[profile]
+    if seed is not None or max_examples is not None:
+        s = lockstep.settings(s, derandomize=seed is None and s.derandomize,
+                              max_examples=max_examples or s.max_examples)
     for base in configs_for(config, defects or mutant):
         chosen = configfile.resolve(base, defects)  # a registered name or a configuration file
         cfg, base = chosen.cfg, chosen.label
         echo(f"claimcheck fuzz: profile={profile} config={base} defects={', '.join(defects) or 'none'} "
              + (f"code-only defects={', '.join(mutant)} " if mutant else "")
-             + f"db={db_url or 'a sqlite file, restored per run'}")
-        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code)
+             + f"db={db_url or 'a sqlite file, restored per run'}"
+             + (f" seed={seed}" if seed is not None else "") + f" examples={s.max_examples}")
+        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code, settings_=s, seed=seed)
         echo(f"  time:       {outcome.seconds:.1f} s")
         for line in coverage_lines(outcome, denominator=denominator):
             echo(line)
@@ -112,6 +119,10 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
         elif outcome.hypothesis_error:
             failed = True
             echo(f"  verdict:    ERROR {outcome.hypothesis_error.splitlines()[0]}")
+        elif defects or mutant:
+            undetected = True
+            echo(f"  verdict:    NOT DETECTED: {', '.join(sorted(set(defects) | set(mutant)))} switched on, and "
+                 f"{outcome.coverage.examples} examples found no divergence or violation")
         else:
             echo("  verdict:    OK, the implementation followed the twin; every invariant held")
-    return 1 if failed else 0
+    return 1 if failed else 4 if undetected else 0

@@ -30,7 +30,6 @@ def test_check_violation_writes_a_trace(capsys, tmp_path):
     (["check", "--config", "huge"], "invalid choice: 'huge'"),
     (["check", "--assume-off", "Gravity"], "unknown assumption 'Gravity'"),
     (["frobnicate"], "invalid choice"),
-    ([], "required"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
