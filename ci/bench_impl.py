@@ -60,5 +60,15 @@ def run(n: int, synchronous: str) -> None:
         db.dispose()
 
 
+def parse(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python ci/bench_impl.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("n", nargs="?", type=int, default=1000, help="operations of each kind (default 1000)")
+    n = ap.parse_args(argv).n
+    if not 1 <= n <= 1_000_000:
+        ap.error(f"n must be from 1 to 1000000, got {n}")
+    return n
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    main(parse())

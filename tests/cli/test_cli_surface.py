@@ -112,3 +112,15 @@ def test_fuzz_seed_and_max_examples_reach_hypothesis(monkeypatch, tmp_path):
     monkeypatch.setattr(F, "reachable", lambda cfg: (1000, True))
     assert main(["fuzz", "--config", "ci", "--seed", "11", "--max-examples", "5", "--out", str(tmp_path)]) == 0
     assert seen["seed"] == 11 and seen["settings_"].max_examples == 5 and not seen["settings_"].derandomize
+
+
+@pytest.mark.parametrize("script", ["ci/bench_impl.py", "ci/bench_lockstep.py"])
+def test_benchmark_scripts_answer_help_and_bad_input_without_a_traceback(script):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    ok = subprocess.run([sys.executable, str(root / script), "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "usage:" in ok.stdout and "Traceback" not in ok.stderr
+    bad = subprocess.run([sys.executable, str(root / script), "--no-such-flag"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
