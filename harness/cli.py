@@ -280,6 +280,9 @@ def cmd_invariants(args) -> int:
 
 def cmd_fuzz(args) -> int:
     from harness.conformance.fuzz import fuzz
+    if args.config is not None:  # a registered configuration that cannot show the defect is refused
+        for d in (args.defect or []) + (args.mutant or []):
+            witness_config(args.config, [d])
     return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
                 mutant=args.mutant, seed=args.seed, max_examples=args.max_examples)
 

@@ -124,3 +124,8 @@ def test_benchmark_scripts_answer_help_and_bad_input_without_a_traceback(script)
     assert ok.returncode == 0 and "usage:" in ok.stdout and "Traceback" not in ok.stderr
     bad = subprocess.run([sys.executable, str(root / script), "--no-such-flag"], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_fuzz_refuses_a_configuration_that_cannot_show_the_defect(capsys):
+    assert main(["fuzz", "--config", "ci", "--mutant", "cross-session-recovery-collision"]) == 2
+    assert "shows on configuration sessions, not ci" in capsys.readouterr().err
