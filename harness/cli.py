@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "against the twin")
     s.add_argument("--nodes", type=int, default=2)
     s.add_argument("--seconds", type=float, default=10.0, help="stop after this long (or --executions)")
-    s.add_argument("--db", metavar="URL", help="a sqlite file or a PostgreSQL on this machine (default: a fresh "
+    s.add_argument("--db", metavar="URL", help="a sqlite file or a local PostgreSQL (default: a fresh "
                    "sqlite file, WAL, under --out)")
     s.add_argument("--sessions", type=int, default=8)
     s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS")
