@@ -430,7 +430,7 @@ def _add_stress(sub) -> None:
                                       "against the twin")
     s.add_argument("--nodes", type=int, default=2, help="node processes (default 2)")
     s.add_argument("--seconds", type=float, default=10.0, help="stop after this long (or --executions)")
-    s.add_argument("--db", metavar="URL", help="a sqlite file or a PostgreSQL on this machine (default: a fresh "
+    s.add_argument("--db", metavar="URL", help="a sqlite file or a local PostgreSQL (default: a fresh "
                    "sqlite file, WAL, under --out)")
     s.add_argument("--sessions", type=int, default=8, help="Sessions with prompts (default 8)")
     s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS", help="lease length (default 0.3 s)")

@@ -1,4 +1,4 @@
-"""claimcheck's implementation of the protocol (see /work/shared/PROTOCOL.md) on SQLModel over sqlite3
+"""claimcheck's implementation of the protocol (docs/protocol.md) on SQLModel over sqlite3
 and PostgreSQL (impl/db.py: the transaction discipline of each).
 
 Each twin action (spec/model.py) is one atomic unit here: one transaction, or one in-memory update.

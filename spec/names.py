@@ -37,7 +37,7 @@ class Assumption:
 class Defect:
     name: str
     violates: tuple[str, ...]  # invariants its counterexample breaks (the first is the headline)
-    source: str
+    source: str  # the findings it stands for: ids of docs/protocol.md, section 7 ("R003-MUST-FIX-1")
     doc: str
     config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
 
@@ -165,31 +165,34 @@ ASSUMPTIONS = _index([
 ])
 
 DEFECTS = _index([
-    Defect("step-started-window", ("SessionsEventuallyAvailable",), "seed 000, v18 blocker",
+    Defect("step-started-window", ("SessionsEventuallyAvailable",), "R000-v18",
            "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
            "return it starts the assistant again, the start is rejected and the claim stays cancelling"),
-    Defect("step-failed-duplicate-interrupt", ("AtMostOneTerminal",), "seed 000, v17",
+    Defect("step-failed-duplicate-interrupt", ("AtMostOneTerminal",), "R000-v17",
            "cancellation trusts publisher memory's active flag instead of the durable assistant and "
            "publishes Step.Interrupted after Step.Failed committed"),
     Defect("cross-session-recovery-collision", ("RecoveryRowsIsolated", "ContinuationsRecoveryOwned"),
-           "seed 003, MUST-FIX 1",
+           "R003-MUST-FIX-1",
            "the recovery existence check is scoped by execution and Session; the insert's conflict is "
            "ignored, the claim is cleared without a row, the continuation becomes ordinary", "sessions"),
-    Defect("unsupervised-cancel-heartbeat", ("NoOverlappingEffects",), "seed 003, MUST-FIX 2",
+    Defect("unsupervised-cancel-heartbeat", ("NoOverlappingEffects",), "R003-MUST-FIX-2",
            "the cancellation heartbeat's failure is never observed; the finalizer keeps running after "
            "its lease expired and recovery took over"),
-    Defect("silent-quarantine-noop", ("ExpiredClaimsEventuallyHandled",), "seed 003, MUST-FIX 3",
+    Defect("silent-quarantine-noop", ("ExpiredClaimsEventuallyHandled",), "R003-MUST-FIX-3",
            "quarantine requires an unexpired lease and ignores its row count; a conversion that outlasts "
            "its lease leaves the claim eligible and the oldest-first scan starves later claims", "sessions"),
-    Defect("memory-before-publish", ("MemoryFollowsDurable",), "seed 003, CONCERN",
+    Defect("memory-before-publish", ("MemoryFollowsDurable",), "R003-CONCERN",
            "publisher memory is set before Step.Started commits; a failed publication leaves it set"),
-    Defect("acquire-overwrites-expired", ("AcquireNeverOverwrites",), "regression guard (seed 000)",
+    Defect("acquire-overwrites-expired", ("AcquireNeverOverwrites",),
+           "R000-acquire, R003-PASS-ordinary-acquisition (regression guard)",
            "ordinary acquisition upserts over an expired claim"),
-    Defect("renew-after-expiry", ("FencedMutation",), "regression guard (seed 003)",
+    Defect("renew-after-expiry", ("FencedMutation",),
+           "R000-PASS-cleanup, R003-PASS-claim-fencing (regression guard)",
            "renewal accepts an expired lease"),
-    Defect("recovery-input-in-ordinary-queue", ("ContinuationsRecoveryOwned",), "regression guard (seed 003)",
+    Defect("recovery-input-in-ordinary-queue", ("ContinuationsRecoveryOwned",),
+           "R000-PASS-recovery-identity (regression guard)",
            "ordinary selection includes recovery-owned continuations"),
-    Defect("unfenced-step-publication", ("FencedMutation",), "regression guard",
+    Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
 ])
 

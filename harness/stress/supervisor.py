@@ -4,7 +4,7 @@
                       [--defect NAME ...] [--out DIR] [--executions N] [--crash-every SECONDS | --crash-every-commits C]
 
 The parent (this module) creates the schema and the commit history (impl/history.py) on a database
-that must be a sqlite file (WAL) or a PostgreSQL server on this machine (loopback or a Unix socket),
+that must be a sqlite file (WAL) or a local PostgreSQL server (loopback or a Unix socket),
 admits prompts (an environment step), starts N node processes and one cancel caller
 (`python -m harness.stress.node`, real OS processes), and injects crashes: at random moments (or every
 C commits, for a deterministic count) it SIGKILLs a node process (preferring one that owns a claim, so
@@ -122,7 +122,7 @@ def check_url(url: str) -> None:
         return
     if backend == "postgresql":
         if (parsed.host or "") not in LOOPBACK and not (parsed.host or "").startswith("127."):
-            raise StressUsage(f"--db: {parsed.host} is not this machine; a stress run talks only to a loopback "
+            raise StressUsage(f"--db: {parsed.host} is not a local host; a stress run talks only to a loopback "
                               "or Unix-socket database")
         return
     raise StressUsage(f"--db: {backend} is not supported (sqlite file or PostgreSQL)")

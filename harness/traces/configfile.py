@@ -2,7 +2,7 @@
 
 A registered name (spec/configs.py: ci, sessions, deep) or a path to a JSON configuration file: the object
 a trace holds under `config` (harness.traces.trace.TraceConfig), validated field by field. `spec/config-files/*.json` are the
-registered configurations written as files (tests/test_bad_input.py checks they load to the same Config).
+registered configurations written as files (tests/cli/test_bad_config_files.py checks they load to the same Config).
 Errors are ConfigError, one line: `<file>: <field>: <reason>`.
 """
 

@@ -1,7 +1,7 @@
 """The database backends of the impl tests.
 
 A test (or module, via `pytestmark`) marked `backends` runs once per backend: `[sqlite]` on an in-memory
-sqlite database, `[postgresql]` on a fresh database of the session's PostgreSQL server. The switch is
+sqlite database, `[postgresql]` on a fresh database of the test run's PostgreSQL server. The switch is
 `Database.memory()`, which every World, ClaimBench and test here uses to get an empty database; on
 `postgresql` it returns a fresh PostgreSQL database with the schema instead. Unmarked tests (those about
 sqlite itself) run on sqlite only.

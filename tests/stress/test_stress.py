@@ -270,4 +270,4 @@ def test_stress_usage_errors_create_nothing(tmp_path, capsys):
                  ["--lease", "0.01"]):
         assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
     assert list(tmp_path.iterdir()) == []
-    assert "not this machine" in capsys.readouterr().err
+    assert "not a local host" in capsys.readouterr().err

@@ -1,0 +1,124 @@
+"""Bad command-line arguments: a table of mistakes, each exit 2 with one line; arbitrary argument lists
+(commands stubbed) that parse or exit 2; and an internal error, exit 3 with its traceback."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from badkit import ROOT, budget
+from harness import cli
+from harness.cli import main
+
+BAD_ARGS = [
+    (["check", "--config", "huge"], "invalid choice: 'huge'"),
+    (["check", "--config", "nope.json"], "nope.json: no such file"),
+    (["check", "--config", "/"], "/: is a folder"),
+    (["check", "--engine", "spin"], "invalid choice"),
+    (["check", "--defect", "x"], "unknown defect 'x'"),
+    (["check", "--assume-off", "Gravity"], "unknown assumption 'Gravity'"),
+    (["check", "--out", "README.md"], "README.md: exists and is not a folder"),
+    (["check", "--liveness", "--no-liveness"], "not allowed with"),
+    (["check", "--frobnicate"], "unrecognized arguments"),
+    (["replay"], "required"),
+    (["replay", "missing.json"], "missing.json: no such file"),
+    (["replay", "traces/step-started-window.json", "--defect", "nope"], "unknown defect 'nope'"),
+    (["explain"], "required"),
+    (["explain", "traces/step-started-window.json", "--format", "pdf"], "invalid choice: 'pdf'"),
+    (["explain", "/"], "/: is a folder"),
+    (["itf", "sideways", "x", "--out", "y"], "invalid choice: 'sideways'"),
+    (["itf", "export", "traces/step-started-window.json"], "required: --out"),
+    (["itf", "export", "traces/step-started-window.json", "--out", "/"], "/: is a folder"),
+    (["itf", "import", "x.itf.json", "--out", "y.json", "--config", "huge"], "invalid choice: 'huge'"),
+    (["gate", "--junit", "/no/such/folder/report.xml"], "folder /no/such/folder does not exist"),
+    (["gate", "--json", "/"], "/: is a folder"),
+    (["gate", "--apalache", "/no/such/apalache-mc"], "no such file"),
+    (["invariants", "NoSuchInvariant"], "unknown invariant 'NoSuchInvariant'"),
+    (["invariants", "--format", "html"], "invalid choice: 'html'"),
+    (["bench", "--workers", "0"], "expected an integer from 1 to 1024, got '0'"),
+    (["bench", "--workers", "-3"], "got '-3'"),
+    (["bench", "--workers", "two"], "got 'two'"),
+    (["bench", "--config", "huge"], "invalid choice: 'huge'"),
+    (["fuzz", "--profile", "nightly"], "invalid choice: 'nightly'"),
+    (["fuzz", "--db", "mysql://u@h/d"], "unsupported database 'mysql'"),
+    (["fuzz", "--db", ":::"], "not a database URL"),
+    (["fuzz", "--out", "README.md"], "exists and is not a folder"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+    (["--no-such-flag"], "required"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD_ARGS, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"claimcheck {argv[0]}: " if argv and argv[0] in SUBCOMMANDS else "claimcheck: "), err
+
+
+SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "stress"]
+
+
+VOCAB = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "stress", "export", "import",
+         "--engine", "--config", "--defect", "--assume-off", "--liveness", "--no-liveness", "--out", "--format",
+         "--junit", "--json", "--apalache", "--strict", "--workers", "--profile", "--db", "--nodes", "--seconds",
+         "--sessions", "--lease", "--seed", "--executions", "--crash-every", "--keep", "--", "-", "-x",
+         "python", "tlc", "ci", "sessions", "deep", "huge", "spec/config-files/ci.json", "traces/step-started-window.json",
+         "/", "/no/such", "0", "-1", "2", "1e3", "nan", "inf", "", " ", "\x00", "\u00e9", "text", "mermaid",
+         "markdown", "memory-before-publish", "TimelyDispatch", "TypeOK", "sqlite://", "mysql://x", "::",
+         "README.md", "a" * 300]
+
+
+FLAG_VALUES = {  # what each option is likely to meet: valid, near miss, nonsense
+    "--config": ["ci", "deep", "huge", "spec/config-files/ci.json", "/", "x.json", ""],
+    "--defect": ["memory-before-publish", "memory", ""], "--assume-off": ["TimelyDispatch", "Gravity"],
+    "--engine": ["python", "tlc", "spin"], "--format": ["text", "mermaid", "markdown", "pdf"],
+    "--workers": ["0", "1", "-1", "1025", "x", "1e3"], "--profile": ["ci", "deep", "nightly"],
+    "--db": ["sqlite://", "sqlite:///x.db", "postgresql://u@h/d", "mysql://x", "::", "", "sqlite://:x"],
+    "--out": ["README.md", "/", "/no/such/x", "traces/found"], "--junit": ["/", "/no/such/x.xml", "r.xml"],
+    "--json": ["/", "r.json"], "--apalache": ["/no/such", "README.md"], "--nodes": ["0", "2", "x"],
+    "--seconds": ["0", "nan", "1"], "--lease": ["0", "inf", "0.5"],
+}
+
+
+ARGVS = (st.lists(st.sampled_from(VOCAB) | st.text(max_size=6), max_size=7)
+         | st.builds(lambda sub, pairs, rest: sub.split() + [x for pair in pairs for x in pair] + rest,
+                     st.sampled_from(SUBCOMMANDS + ["itf export", "itf import"]),
+                     st.lists(st.sampled_from(sorted(FLAG_VALUES)).flatmap(
+                         lambda f: st.tuples(st.just(f), st.sampled_from(FLAG_VALUES[f]) | st.text(max_size=4))),
+                         max_size=4),
+                     st.lists(st.sampled_from(VOCAB), max_size=2)))
+
+
+@budget(400)
+@given(argv=ARGVS)
+def test_any_argument_list_parses_or_exits_2(capsys, monkeypatch, argv):
+    """The parsing layer on arbitrary argument lists: the commands themselves are stubbed (a valid list
+    would start a model checker or a campaign); only exit 0 (parsed) or 2 (one line) may come out."""
+    monkeypatch.chdir(ROOT)
+    for name in dir(cli):
+        if name.startswith("cmd_"):
+            monkeypatch.setattr(cli, name, lambda args: 0)
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # --help / -h style exits only
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code in (0, 2), (code, err)
+    assert "Traceback" not in err
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and err.startswith("claimcheck"), err
+
+
+def test_an_internal_error_is_exit_3_with_its_traceback(capsys, monkeypatch):
+    def broken(args):
+        return {}["bug"]
+    monkeypatch.setattr(cli, "cmd_invariants", broken)
+    assert main(["invariants"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("claimcheck invariants: internal error (a bug in claimcheck, not in your input): KeyError")
+    assert "Traceback" in err
