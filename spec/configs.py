@@ -1,7 +1,7 @@
 """The model configurations, by name: the one place their constants are written.
 
 `MC_<name>.cfg` files beside this module are generated from here (`claimcheck check` writes them to a
-temporary folder with the defects and assumptions of the run; tests/test_configs.py checks the committed
+temporary folder with the defects and assumptions of the run; tests/cli/test_bad_config_files.py checks the committed
 copies are current).
 """
 

@@ -26,7 +26,7 @@ CHECKS = {
                  "TLC: PROPERTIES under Spec's fairness",
                  "replay: lasso traces end in a state where the premise holds without the goal"],
 }
-MUTANT_TEST = "tests/test_invariant_mutants.py"
+MUTANT_TEST = "tests/spec/test_invariant_mutants.py"
 
 
 def tla_definitions(path: Path = SPEC) -> dict[str, str]:
