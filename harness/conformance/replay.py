@@ -148,12 +148,11 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
         got = sched.state()
         rec.violated = I.check_state(cfg, got) + I.check_edge(cfg, impl, got)
         res._violate(rec.violated, label)
-        delta = diff(nxt, got)
+        delta = diff(nxt, got, cfg)
         impl, twin = got, nxt
         seen.append(got)
         if delta:
-            var, model_v, impl_v = delta[0]
-            res.problems.append(f"{label}: divergence in {var}: model {model_v!r} / implementation {impl_v!r}")
+            res.problems += [f"{label}: divergence: {d}" for d in delta]
             break
         if step.boundary and step.boundary not in rec.fired:
             res.problems.append(f"{label}: boundary {step.boundary} did not fire (fired: {', '.join(rec.fired) or 'none'})")
@@ -184,11 +183,10 @@ def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
     got = sched.state()
     rec.violated = I.check_state(cfg, got)
     res._violate(rec.violated, label)
-    delta = diff(twin, got)
+    delta = diff(twin, got, cfg)
     if delta:
-        var, model_v, impl_v = delta[0]
-        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable "
-                            f"it: {var} model {model_v!r} / implementation {impl_v!r}")
+        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable it")
+        res.problems += [f"{label}: divergence: {d}" for d in delta]
         return False
     return True
 

@@ -65,8 +65,24 @@ def test_divergence_names_variable_model_and_implementation_values(monkeypatch):
     monkeypatch.setattr(R, "Scheduler", Lying)
     res = R.replay_file(RACE)
     assert not res.ok
-    assert "step 4 PublishStepStarted(n1): divergence in nextExec: model 2 / implementation 9" in res.problems
+    assert "step 4 PublishStepStarted(n1): divergence: nextExec: model 2, implementation 9" in res.problems
     assert res.consumed == 4
+
+
+def test_a_divergence_is_one_line_per_field_never_a_whole_record(monkeypatch, capsys):
+    class Forgetful(Scheduler):  # publisher memory of n1 lost after Step.Started's return
+        def state(self):
+            st = super().state()
+            r = st.run[0]
+            return st._replace(run=(r._replace(mem=0, active=False),) + st.run[1:]) if r.mem else st
+
+    monkeypatch.setattr(R, "Scheduler", Forgetful)
+    res = R.replay_file(RACE)
+    lines = [p for p in res.problems if "divergence" in p]
+    assert lines == ["step 5 StepStartedReturn(n1): divergence: run[n1].mem: model 1, implementation 0",
+                     "step 5 StepStartedReturn(n1): divergence: run[n1].active: model TRUE, implementation FALSE"]
+    out = R.render(res)
+    assert "Runner(" not in out and "run[n1].mem: model 1, implementation 0" in out
 
 
 def test_the_implementation_refusing_a_step_is_a_divergence(monkeypatch):
