@@ -21,6 +21,7 @@ from spec import model as M
 from spec import names as N
 
 from harness import registry as R
+from harness.traces import stepschema
 from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
 from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
 
@@ -356,7 +357,13 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "traces" / "schema" / "trace
 
 
 def schema() -> dict:
-    return Trace.model_json_schema()
+    """The trace JSON Schema: the models' own, with each step's action and parameters from the registry
+    (harness.traces.stepschema)."""
+    out = Trace.model_json_schema()
+    out["$defs"]["TraceStep"] = stepschema.refine_step(out["$defs"]["TraceStep"])
+    out["$defs"].update(stepschema.defs())
+    out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return out
 
 
 # ---------------------------------------------------------------- replay on the twin
