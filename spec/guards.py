@@ -260,4 +260,5 @@ def explain(cfg: Config, st: State, name: str, params: tuple) -> str:
     """One line for an instance the twin does not enable: its failing conjunct and what is enabled."""
     why = why_not(cfg, st, name, params) or "its guard holds, but it changes nothing (a stuttering step)"
     here = enabled(cfg, st)
-    return f"{label(name, params)} is not enabled: {why}; enabled here: {', '.join(here) or 'nothing (a deadlock)'}"
+    return (f"{label(name, params)} is not enabled in the twin: {why}; "
+            f"enabled here: {', '.join(here) or 'nothing (a deadlock)'}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec import guards as G
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
@@ -107,10 +108,15 @@ def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
 
 
 def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
-    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed."""
+    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed,
+    which includes a step the twin does not enable under the trace's own switches (the message names the
+    failing guard conjunct and what is enabled). Under other switches (`defects`) such a step is a finding
+    of the replay, not bad input: a defect may change what the twin enables."""
     cfg = T.config_of(trace, defects, name)
     all_params = parse_steps(trace, cfg, name)
     same_switches = defects is None or set(defects) == set(trace.config.defects)
+    if same_switches:
+        T.check_enabled(trace, cfg, all_params, name)
     res = ReplayResult(name, trace, cfg)
     mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
     sched = Scheduler(cfg, mutant=mutant)
@@ -128,7 +134,8 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
                 break
             continue
         if nxt is None:
-            res.problems.append(f"{label}: not enabled in the twin; {len(trace.steps) - k + 1} step(s) not consumed")
+            res.problems.append(f"step {k} {G.explain(cfg, twin, step.action, params)}; "
+                                f"{len(trace.steps) - k + 1} step(s) not consumed")
             break
         if same_switches and step.state is not None and T.state_from_json(cfg, step.state, f"{name}: steps[{k - 1}]") != nxt:
             res.problems.append(f"{label}: the twin's state differs from the state recorded in the trace")

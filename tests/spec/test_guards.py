@@ -127,5 +127,5 @@ def test_fault_family():
 
 def test_explain_names_the_conjunct_and_lists_what_is_enabled():
     line = G.explain(CI, M.init(CI), "ClearClaim", ("n1",))
-    assert line.startswith("ClearClaim(n1) is not enabled: runner n1 is not at done (it is at idle); enabled here: ")
+    assert line.startswith("ClearClaim(n1) is not enabled in the twin: runner n1 is not at done (it is at idle); enabled here: ")
     assert "Acquire(n1, s1/prompt#1)" in line and "\n" not in line
