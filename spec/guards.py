@@ -260,5 +260,8 @@ def explain(cfg: Config, st: State, name: str, params: tuple) -> str:
     """One line for an instance the twin does not enable: its failing conjunct and what is enabled."""
     why = why_not(cfg, st, name, params) or "its guard holds, but it changes nothing (a stuttering step)"
     here = enabled(cfg, st)
-    return (f"{label(name, params)} is not enabled in the twin: {why}; "
-            f"enabled here: {', '.join(here) or 'nothing (a deadlock)'}")
+    shown = ", ".join(here[:MAX_LISTED]) + (f", … {len(here) - MAX_LISTED} more" if len(here) > MAX_LISTED else "")
+    return f"{label(name, params)} is not enabled in the twin: {why}; enabled here: {shown or 'nothing (a deadlock)'}"
+
+
+MAX_LISTED = 16  # enabled instances an explanation lists (a large configuration enables hundreds)

@@ -268,9 +268,11 @@ def _restore(cfg: M.Config, tc: T.TraceConfig, states: list, ours: dict, loop, t
     if title:
         raw["meta"] = {**_object(raw.get("meta"), f"{pre}.meta"), "title": title}
     try:
-        return T.Trace.model_validate(raw)
+        trace = T.Trace.model_validate(raw)
     except ValidationError as exc:
         raise validation_error(exc, where, "#meta.claimcheck.", error=T.TraceError) from None
+    T.check_steps(trace, cfg, pre)  # what `expect` names, refused only on attempts: as `load` checks a file
+    return trace
 
 
 def import_file(src, out, *, config: str | None = None, defects=()) -> Path:

@@ -129,3 +129,10 @@ def test_explain_names_the_conjunct_and_lists_what_is_enabled():
     line = G.explain(CI, M.init(CI), "ClearClaim", ("n1",))
     assert line.startswith("ClearClaim(n1) is not enabled in the twin: runner n1 is not at done (it is at idle); enabled here: ")
     assert "Acquire(n1, s1/prompt#1)" in line and "\n" not in line
+
+
+def test_a_long_list_of_enabled_instances_is_cut():
+    from dataclasses import replace
+    cfg = replace(CI, nodes=tuple(f"n{k}" for k in range(1, 21)))
+    line = G.explain(cfg, M.init(cfg), "Renew", ("n1",))
+    assert line.endswith(f", … {2 * 20 - G.MAX_LISTED} more") and line.count("Acquire(") == G.MAX_LISTED
