@@ -39,7 +39,7 @@ from harness import registry as R
 from harness.traces.paths import Step
 from harness.engines.liveness import fair_enabled, fair_lasso
 from harness.conformance.databases import Databases
-from harness.conformance.mapping import diff
+from harness.conformance.mapping import diff, render_diff
 from harness.conformance.scheduler import DivergenceError, Scheduler
 
 ACTION_NAMES = tuple(N.ACTIONS)
@@ -232,11 +232,11 @@ class LockstepMachine(RuleBasedStateMachine):
             self._fail("error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}", cause=exc,
                        probe=(name, params))
         self.campaign.coverage.probes[name] += 1
-        delta = diff(self.twin, impl)
+        delta = diff(self.twin, impl, self.cfg)
         if delta:
             lines = [f"probe after {self._label(-1)}: the implementation took {name}{params}, which the twin "
                      f"does not enable (answer: {answer})"]
-            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            lines += render_diff(delta, "  ")
             self._fail("divergence", [], "\n".join(lines), probe=(name, params))
         self.impl = impl
 
@@ -286,11 +286,11 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def _check(self, prev, twin, impl, bad_edge) -> None:
         bad = I.check_state(self.cfg, impl) + bad_edge
-        delta = diff(twin, impl)
+        delta = diff(twin, impl, self.cfg)
         if bad or delta:
             lines = [f"after {self._label(-1)}:"]
             lines += [f"  invariant violated: {name}" for name in bad]
-            lines += [f"  {var}: model {m!r} != implementation {i!r}" for var, m, i in delta]
+            lines += render_diff(delta, "  ")
             self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
         here = len(self.path) - 1
         self.enabled.append([o for o in M.successors(self.cfg, twin)])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec import guards as G
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
@@ -107,10 +108,15 @@ def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
 
 
 def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
-    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed."""
+    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed,
+    which includes a step the twin does not enable under the trace's own switches (the message names the
+    failing guard conjunct and what is enabled). Under other switches (`defects`) such a step is a finding
+    of the replay, not bad input: a defect may change what the twin enables."""
     cfg = T.config_of(trace, defects, name)
     all_params = parse_steps(trace, cfg, name)
     same_switches = defects is None or set(defects) == set(trace.config.defects)
+    if same_switches:
+        T.check_enabled(trace, cfg, all_params, name)
     res = ReplayResult(name, trace, cfg)
     mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
     sched = Scheduler(cfg, mutant=mutant)
@@ -128,7 +134,8 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
                 break
             continue
         if nxt is None:
-            res.problems.append(f"{label}: not enabled in the twin; {len(trace.steps) - k + 1} step(s) not consumed")
+            res.problems.append(f"step {k} {G.explain(cfg, twin, step.action, params)}; "
+                                f"{len(trace.steps) - k + 1} step(s) not consumed")
             break
         if same_switches and step.state is not None and T.state_from_json(cfg, step.state, f"{name}: steps[{k - 1}]") != nxt:
             res.problems.append(f"{label}: the twin's state differs from the state recorded in the trace")
@@ -148,12 +155,11 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
         got = sched.state()
         rec.violated = I.check_state(cfg, got) + I.check_edge(cfg, impl, got)
         res._violate(rec.violated, label)
-        delta = diff(nxt, got)
+        delta = diff(nxt, got, cfg)
         impl, twin = got, nxt
         seen.append(got)
         if delta:
-            var, model_v, impl_v = delta[0]
-            res.problems.append(f"{label}: divergence in {var}: model {model_v!r} / implementation {impl_v!r}")
+            res.problems += [f"{label}: divergence: {d}" for d in delta]
             break
         if step.boundary and step.boundary not in rec.fired:
             res.problems.append(f"{label}: boundary {step.boundary} did not fire (fired: {', '.join(rec.fired) or 'none'})")
@@ -184,11 +190,10 @@ def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
     got = sched.state()
     rec.violated = I.check_state(cfg, got)
     res._violate(rec.violated, label)
-    delta = diff(twin, got)
+    delta = diff(twin, got, cfg)
     if delta:
-        var, model_v, impl_v = delta[0]
-        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable "
-                            f"it: {var} model {model_v!r} / implementation {impl_v!r}")
+        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable it")
+        res.problems += [f"{label}: divergence: {d}" for d in delta]
         return False
     return True
 

@@ -42,6 +42,7 @@ from spec import names as N
 from spec.actions import apply_direct
 
 from harness.traces import trace as T
+from harness.conformance.mapping import diff
 
 ADMIT = "Admit"  # the environment's prompt admission: not a twin action (the twin admits at Init)
 ENV_STEPS = (ADMIT, "Crash", "CorruptRecoveryRow")
@@ -471,20 +472,11 @@ class Checker:
         else:
             twin_view = twin_next._replace(inputs=frozenset(i for i in twin_next.inputs
                                                             if i.kind == "cont" or i.state == "pending"))
-            bad = [v for v in ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
-                   if getattr(twin_view, v) != getattr(post, v)]
+            # the durable variables only (claim, nextExec, log, recovery, inputs, cancelled), one line per field
+            bad = diff(twin_view._replace(run=post.run, fin=post.fin, rec=post.rec, faults=post.faults), post, cfg)
             if bad:
-                v = bad[0]
-                tv, iv = getattr(twin_view, v), getattr(post, v)
-                if v == "claim":
-                    k = next(k for k, (a, b) in enumerate(zip(tv, iv)) if a != b)
-                    v, tv, iv = f"claim of {cfg.sessions[k]}", tv[k], iv[k]
-                elif v == "log":
-                    k = next((k for k, (a, b) in enumerate(zip(tv, iv)) if a != b), min(len(tv), len(iv)))
-                    tv, iv = tv[k:], iv[k:]
-                self._find(row, "transition", [], focus,
-                           f"{action}{_fmt(params)} yields a different {v}: twin {_short(tv)} / implementation "
-                           f"{_short(iv)}")
+                self._find(row, "transition", [], focus, f"{action}{_fmt(params)} yields a different state: "
+                           + "; ".join(str(d) for d in bad[:8]) + (f"; … {len(bad) - 8} more" if len(bad) > 8 else ""))
                 predicted = None
             else:
                 predicted = {"run": {}, "fin": {}, "rec": {}}

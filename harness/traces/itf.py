@@ -2,7 +2,9 @@
 
 Export writes what Apalache writes, so ITF tooling can read our counterexamples: `#meta`, `vars`,
 `states` with `#bigint`, `#set`, `#map` (the spec's functions over Sessions and nodes), records as
-objects, sequences as arrays. Import reads an Apalache ITF file back into a trace by asking the twin which
+objects, sequences as arrays; the trace's own fields that ITF has no place for (meta, configuration,
+expect, mutant, and per step its boundary, note and refused flag) travel in `#meta.claimcheck`, so export
+then import gives the same trace. Import reads an Apalache ITF file back into a trace by asking the twin which
 action instance leads from each state to the next (Apalache does not always write `action_taken` or
 `nondet_picks`, so they are never relied on). Import decodes values itself rather than with itf-py's
 `value_from_json`, which builds namedtuples and so rejects record fields and variant tags that are not
@@ -52,15 +54,25 @@ def _sorted_sets(v):
     return v
 
 
+def carried(trace: T.Trace) -> dict:
+    """Everything the trace holds that ITF has no place for, as `#meta.claimcheck`: its header, meta,
+    configuration, mutant, expect, loop, and per step its action, parameters, boundary, note and refused
+    flag (`"#state": true` when the step recorded its state; the state itself is the ITF state)."""
+    own = trace.model_dump(mode="json", exclude_none=True, exclude={"steps"})
+    own["steps"] = [{**s.model_dump(mode="json", exclude_none=True, exclude={"state"}),
+                     **({"#state": True} if s.state is not None else {})} for s in trace.steps]
+    return own
+
+
 def export(trace: T.Trace, name: str = "trace") -> dict:
-    """The trace's twin states (with its recorded switches) as an ITF document. A step the twin cannot
-    take is a TraceError: there is no state to write for it."""
+    """The trace's twin states (with its recorded switches) as an ITF document, the trace's own fields in
+    `#meta.claimcheck` (so import gives the same trace back). A step the twin cannot take is a
+    TraceError: there is no state to write for it."""
     cfg, states = T.replay_twin(trace, name=name)
     itf_states = [itf_py.State(meta={"index": k, **({"action": trace.steps[k - 1].action} if k else {})},
                                values=_itf_state(cfg, st)) for k, st in enumerate(states)]
     meta = {"format": "ITF", "format-description": ADR, "source": "claimcheck",
-            "description": trace.meta.title,
-            "claimcheck": {"config": trace.config.model_dump(), "meta": trace.meta.model_dump(exclude_none=True)}}
+            "description": trace.meta.title, "claimcheck": carried(trace)}
     doc = itf_py.trace_to_json(itf_py.Trace(meta=meta, params=[], vars=list(M.VARIABLES), states=itf_states,
                                             loop=trace.loop))
     if doc.get("loop") is None:
@@ -130,18 +142,23 @@ def _object(v, where: str) -> dict:
     return v
 
 
-def _config(doc: dict, config: str | None, defects, where: str) -> tuple[M.Config, str | None]:
+def _config(doc: dict, config: str | None, defects, where: str) -> tuple[M.Config, str | None, T.TraceConfig]:
+    """The twin configuration, its label, and the trace's configuration (the embedded one verbatim, its
+    defects replaced by `defects` when given)."""
     from harness.traces import configfile
     if config is not None:
         chosen = configfile.resolve(config, defects)
-        return chosen.cfg, chosen.label
+        return chosen.cfg, chosen.label, T.config_to_trace(chosen.cfg, chosen.label)
     ours = _object(_object(doc.get("#meta"), f"{where}: #meta").get("claimcheck"), f"{where}: #meta.claimcheck")
     embedded = ours.get("config")
     if embedded is None:
         raise T.TraceError(f"{where}: #meta: no claimcheck configuration; name one (--config)")
     try:
         tc = T.TraceConfig.model_validate(embedded)
-        return T.trace_to_config(tc, defects if defects else None, prefix=""), tc.base
+        cfg = T.trace_to_config(tc, defects if defects else None, prefix="")
+        if defects:
+            tc = tc.model_copy(update={"defects": sorted(cfg.defects)})
+        return cfg, tc.base, tc
     except ValidationError as exc:
         raise validation_error(exc, where, "#meta.claimcheck.config.", error=T.TraceError) from None
     except T.TraceError as exc:
@@ -175,7 +192,7 @@ def from_itf(doc: dict, *, config: str | None = None, defects=(), title: str | N
     missing = set(M.VARIABLES) - set(names)
     if missing:
         raise T.TraceError(f"{where}: vars: missing {sorted(missing)}")
-    cfg, base = _config(doc, config, defects, where)
+    cfg, base, tc = _config(doc, config, defects, where)
     states = []
     for k, raw in enumerate(doc["states"]):
         if not isinstance(raw, dict):
@@ -192,16 +209,18 @@ def from_itf(doc: dict, *, config: str | None = None, defects=(), title: str | N
     init = M.init(cfg)
     if states[0] != init:
         raise T.TraceError(f"{where}: states[0]: not the twin's initial state for this configuration")
+    loop = _loop(doc, len(states), where)
+    top = _object(doc.get("#meta"), f"{where}: #meta")
+    ours = _object(top.get("claimcheck"), f"{where}: #meta.claimcheck")
+    if ours.get("steps") is not None:
+        return _restore(cfg, tc, states, ours, loop, title, where)
     steps = [Step(None, (), init)]
     for k, st in enumerate(states[1:], start=1):
         match = [(a, p, nx) for a, p, nx in M.successors(cfg, steps[-1].state) if nx == st]
         if not match:
             raise T.TraceError(f"{where}: states[{k}]: no twin action leads here from states[{k - 1}]")
         steps.append(Step(*match[0]))  # the twin's own state: equal, and of the twin's types
-    loop = _loop(doc, len(states), where)
-    top = _object(doc.get("#meta"), f"{where}: #meta")
-    meta = _object(_object(top.get("claimcheck"), f"{where}: #meta.claimcheck").get("meta"),
-                   f"{where}: #meta.claimcheck.meta")
+    meta = _object(ours.get("meta"), f"{where}: #meta.claimcheck.meta")
     described = top.get("description") if isinstance(top.get("description"), str) else None
     try:
         return T.from_steps(cfg, steps, title=title or meta.get("title") or described or "imported from ITF",
@@ -212,6 +231,48 @@ def from_itf(doc: dict, *, config: str | None = None, defects=(), title: str | N
         raise validation_error(exc, where, "#meta.claimcheck.meta.", error=T.TraceError) from None
     except TypeError as exc:  # invariants that are not a list
         raise T.TraceError(f"{where}: #meta.claimcheck.meta: {exc}") from None
+
+
+def _restore(cfg: M.Config, tc: T.TraceConfig, states: list, ours: dict, loop, title, where: str) -> T.Trace:
+    """The trace `export` wrote: its own fields from `#meta.claimcheck`, each carried step checked against
+    the ITF states (its action leads from the state before to the state after; a refused step leaves the
+    state as it is), its recorded state (`#state`) taken from the ITF state."""
+    pre = f"{where}: #meta.claimcheck"
+    carried = ours["steps"]
+    if not isinstance(carried, list) or len(carried) != len(states) - 1:
+        raise T.TraceError(f"{pre}.steps: expected an array of {len(states) - 1} steps (one per ITF state after "
+                           f"the first), got {short(carried) if not isinstance(carried, list) else len(carried)}")
+    if ours.get("loop") != loop:
+        raise T.TraceError(f"{pre}.loop: {short(ours.get('loop'))} is not the ITF loop {short(loop)}")
+    steps = []
+    for k, (c, before, after) in enumerate(zip(carried, states, states[1:])):
+        at = f"{pre}.steps[{k}]"
+        if not isinstance(c, dict):
+            raise T.TraceError(f"{at}: expected a step object")
+        action, params = c.get("action"), c.get("params", {})
+        got = T.params_from_json(action, params, at)
+        T.check_param_names(cfg, action, got, at)
+        nxt = M.apply(cfg, before, action, got)
+        if c.get("refused") is True:
+            if nxt is not None or after != before:
+                raise T.TraceError(f"{at}: a refused step, but states[{k + 1}] is not states[{k}] unchanged "
+                                   "or the twin enables it")
+        elif nxt != after:
+            raise T.TraceError(f"{at}: {action} does not lead from states[{k}] to states[{k + 1}]")
+        step = {key: v for key, v in c.items() if key != "#state"}
+        if c.get("#state") is True:
+            step["state"] = T.state_to_json(cfg, after)
+        steps.append(step)
+    raw = {**{key: v for key, v in ours.items() if key != "steps"}, "config": tc.model_dump(exclude_none=True),
+           "steps": steps}
+    if title:
+        raw["meta"] = {**_object(raw.get("meta"), f"{pre}.meta"), "title": title}
+    try:
+        trace = T.Trace.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, where, "#meta.claimcheck.", error=T.TraceError) from None
+    T.check_steps(trace, cfg, pre)  # what `expect` names, refused only on attempts: as `load` checks a file
+    return trace
 
 
 def import_file(src, out, *, config: str | None = None, defects=()) -> Path:

@@ -17,10 +17,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from spec import configs
+from spec import guards
 from spec import model as M
 from spec import names as N
 
 from harness import registry as R
+from harness.traces import stepschema
 from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
 from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
 
@@ -356,7 +358,13 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "traces" / "schema" / "trace
 
 
 def schema() -> dict:
-    return Trace.model_json_schema()
+    """The trace JSON Schema: the models' own, with each step's action and parameters from the registry
+    (harness.traces.stepschema)."""
+    out = Trace.model_json_schema()
+    out["$defs"]["TraceStep"] = stepschema.refine_step(out["$defs"]["TraceStep"])
+    out["$defs"].update(stepschema.defs())
+    out["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return out
 
 
 # ---------------------------------------------------------------- replay on the twin
@@ -378,12 +386,30 @@ def replay_twin(trace: Trace, defects=None, name: str = "trace"):
             states.append(st)
             continue
         if nxt is None:
-            raise TraceError(f"{where}: {step.action}{params} is not enabled in the twin")
+            raise TraceError(f"{where}: {guards.explain(cfg, st, step.action, params)}")
         if step.state is not None and state_from_json(cfg, step.state, where) != nxt:
             raise TraceError(f"{where}: the twin's state after {step.action} differs from the recorded state")
         st = nxt
         states.append(st)
     return cfg, states
+
+
+def check_enabled(trace: "Trace", cfg: M.Config, all_params: list[tuple], name: str) -> None:
+    """A step the twin does not enable, under the trace's own switches, is bad input: a TraceError naming
+    the step, the failing conjunct of its guard and what the twin enables there (spec.guards). Walks the
+    twin up to the first recorded state that differs (replay reports that one itself)."""
+    st = M.init(cfg)
+    for k, (step, params) in enumerate(zip(trace.steps, all_params)):
+        nxt = M.apply(cfg, st, step.action, params)
+        if step.refused:
+            if nxt is not None:
+                return  # replay reports a refused step the twin enables
+            continue
+        if nxt is None:
+            raise TraceError(f"{name}: steps[{k}]: {guards.explain(cfg, st, step.action, params)}")
+        if step.state is not None and state_from_json(cfg, step.state, f"{name}: steps[{k}]") != nxt:
+            return
+        st = nxt
 
 
 def schema_text() -> str:

@@ -74,8 +74,10 @@ def test_a_trace_naming_what_does_not_exist_is_exit_2_naming_the_field(tmp_path,
     assert field in err, err
 
 
-def test_a_step_the_twin_cannot_take_is_a_replay_result_not_a_crash(tmp_path, capsys):
+def test_a_step_the_twin_cannot_take_is_bad_input_not_a_crash(tmp_path, capsys):
     p = edit_trace(tmp_path, lambda raw: raw["steps"].insert(1, {"action": "RecoveryConvert", "params": {"r": "r1"}}))
-    assert main(["replay", str(p)]) == 1
-    out = capsys.readouterr().out
-    assert "step 2 RecoveryConvert(r1): not enabled in the twin" in out and "verdict: FAIL" in out
+    assert main(["replay", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert_one_line(err, "replay", p)
+    assert ("steps[1]: RecoveryConvert(r1) is not enabled in the twin: recovery worker r1 is not converting "
+            "(it is idle); enabled here: ") in err

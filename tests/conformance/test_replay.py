@@ -42,12 +42,36 @@ def test_a_boundary_that_does_not_fire_fails_the_replay(tmp_path, capsys):
     assert "step 2 Renew(n1): boundary step_started.committed did not fire" in capsys.readouterr().out
 
 
-def test_a_step_the_twin_cannot_take_is_not_skipped(tmp_path, capsys):
+def test_a_step_the_twin_cannot_take_is_bad_input_naming_the_guard_and_what_is_enabled(tmp_path, capsys):
     p = _edit(tmp_path, lambda raw: raw["steps"].insert(2, {"action": "ClearClaim", "params": {"n": "n1"}}))
-    assert main(["replay", str(p)]) == 1
-    out = capsys.readouterr().out
-    assert "step 3 ClearClaim(n1): not enabled in the twin; 9 step(s) not consumed" in out
-    assert "steps:   2/11 consumed" in out
+    assert main(["replay", str(p)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and not captured.out
+    assert err.startswith(f"claimcheck replay: {p}: steps[2]: ClearClaim(n1) is not enabled in the twin: "
+                          "runner n1 is not at done (it is at renewed); enabled here: ")
+    enabled = err.split("enabled here: ")[1]
+    assert enabled == "Dispatch(n1), CancelRequest(n1, s1), Crash(n1)"
+
+
+def test_the_twin_refusing_a_step_names_the_guard_for_the_twin_alone_too(tmp_path):
+    p = _edit(tmp_path, lambda raw: raw["steps"].insert(0, {"action": "Renew", "params": {"n": "n2"}}))
+    with pytest.raises(T.TraceError, match=r"steps\[0\]: Renew\(n2\) is not enabled in the twin: runner n2 is not at "
+                                           r"acquired \(it is at idle\); enabled here: Acquire\(n1, s1/prompt#1\)"):
+        T.replay_twin(T.load(p), name=str(p))
+
+
+def test_under_other_switches_a_step_the_twin_cannot_take_is_a_finding(tmp_path, capsys):
+    """`--defect` changes what the twin may enable: a step it cannot take then fails the replay (exit 1, as
+    the kill matrix counts it), still naming the guard and what is enabled."""
+    p = _edit(tmp_path, lambda raw: raw["steps"].insert(2, {"action": "ClearClaim", "params": {"n": "n1"}}))
+    res = R.replay_file(p, ["renew-after-expiry"])
+    assert not res.ok and res.consumed == 2
+    assert res.problems[0].startswith("step 3 ClearClaim(n1) is not enabled in the twin: runner n1 is not at done "
+                                      "(it is at renewed); enabled here: ")
+    assert res.problems[0].endswith("; 9 step(s) not consumed")
+    assert main(["replay", str(p), "--defect", "renew-after-expiry"]) == 1
+    assert "steps:   2/11 consumed" in capsys.readouterr().out
 
 
 def test_a_failed_expectation_names_its_field(tmp_path):
@@ -65,8 +89,24 @@ def test_divergence_names_variable_model_and_implementation_values(monkeypatch):
     monkeypatch.setattr(R, "Scheduler", Lying)
     res = R.replay_file(RACE)
     assert not res.ok
-    assert "step 4 PublishStepStarted(n1): divergence in nextExec: model 2 / implementation 9" in res.problems
+    assert "step 4 PublishStepStarted(n1): divergence: nextExec: model 2, implementation 9" in res.problems
     assert res.consumed == 4
+
+
+def test_a_divergence_is_one_line_per_field_never_a_whole_record(monkeypatch, capsys):
+    class Forgetful(Scheduler):  # publisher memory of n1 lost after Step.Started's return
+        def state(self):
+            st = super().state()
+            r = st.run[0]
+            return st._replace(run=(r._replace(mem=0, active=False),) + st.run[1:]) if r.mem else st
+
+    monkeypatch.setattr(R, "Scheduler", Forgetful)
+    res = R.replay_file(RACE)
+    lines = [p for p in res.problems if "divergence" in p]
+    assert lines == ["step 5 StepStartedReturn(n1): divergence: run[n1].mem: model 1, implementation 0",
+                     "step 5 StepStartedReturn(n1): divergence: run[n1].active: model TRUE, implementation FALSE"]
+    out = R.render(res)
+    assert "Runner(" not in out and "run[n1].mem: model 1, implementation 0" in out
 
 
 def test_the_implementation_refusing_a_step_is_a_divergence(monkeypatch):

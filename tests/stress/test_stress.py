@@ -99,7 +99,7 @@ def test_renew_after_expiry_is_caught():
     ch = check(rs)
     assert ("invariant", "FencedMutation") in kinds_and_names(ch)
     t = [f for f in ch.report.violations if f.kind == "transition"]
-    assert t and t[0].action == "Renew" and "claim of s1" in t[0].message
+    assert t and t[0].action == "Renew" and "claim[s1].ttl: model 0, implementation 1" in t[0].message
 
 
 def test_unfenced_step_publication_is_caught():

@@ -109,6 +109,54 @@ def test_round_trip_keeps_every_step_and_still_replays(tmp_path, path):
     assert R.replay(back, name="back").ok
 
 
+@pytest.mark.parametrize("path", RACES, ids=lambda p: p.stem)
+def test_round_trip_is_lossless(tmp_path, path):
+    """Boundaries, notes, expect, meta, config, mutant, loop and which steps recorded a state: all back."""
+    orig = T.load(path)
+    back = T.load(itf.import_file(itf.export_file(path, tmp_path / "x.itf.json"), tmp_path / "back.json"))
+    assert back == orig
+    assert (tmp_path / "back.json").read_text() == T.save(orig, tmp_path / "orig.json").read_text()
+
+
+def test_a_round_tripped_race_still_shows_its_violation(tmp_path):
+    name = "step-failed-duplicate-interrupt"
+    src = R.TRACES / f"{name}.json"
+    doc = itf.export(T.load(src))
+    own = doc["#meta"]["claimcheck"]
+    assert own["expect"] and any("boundary" in s for s in own["steps"]) and any("note" in s for s in own["steps"])
+    back = T.save(itf.from_itf(json.loads(json.dumps(doc))), tmp_path / "back.json")
+    before, after = R.replay_file(src, [name]), R.replay_file(back, [name])
+    assert "AtMostOneTerminal" in after.violated and after.violated == before.violated
+    assert after.problems == before.problems and any(p.startswith("expect.") for p in after.problems)
+    assert main(["replay", str(back), "--defect", name]) == 1
+
+
+def test_a_refused_step_round_trips(tmp_path):
+    raw = json.loads((R.TRACES / "memory-before-publish.json").read_text())
+    raw["steps"].insert(1, {"action": "Acquire", "refused": True, "note": "n2 may not take s1's prompt twice",
+                            "params": {"n": "n2", "i": raw["steps"][0]["params"]["i"]}})
+    p = tmp_path / "refused.json"
+    p.write_text(json.dumps(raw))
+    orig = T.load(p)
+    back = itf.from_itf(itf.export(orig))
+    assert back == orig and back.steps[1].refused
+
+
+def test_carried_steps_must_match_the_itf_states():
+    doc = itf.export(T.load(R.TRACES / "memory-before-publish.json"))
+    doc["#meta"]["claimcheck"]["steps"][1]["params"] = {"n": "n2"}
+    with pytest.raises(T.TraceError, match=r"#meta\.claimcheck\.steps\[1\]: Renew does not lead from states\[1\]"):
+        itf.from_itf(doc)
+    doc = itf.export(T.load(R.TRACES / "memory-before-publish.json"))
+    doc["#meta"]["claimcheck"]["steps"].pop()
+    with pytest.raises(T.TraceError, match=r"#meta\.claimcheck\.steps: expected an array of"):
+        itf.from_itf(doc)
+    doc = itf.export(T.load(R.TRACES / "memory-before-publish.json"))
+    doc["#meta"]["claimcheck"]["steps"][0]["boundary"] = "no.such"
+    with pytest.raises(T.TraceError, match=r"#meta\.claimcheck\.steps\[0\]\.boundary"):
+        itf.from_itf(doc)
+
+
 def test_cli_itf_round_trip_and_bad_input(tmp_path, capsys):
     src = R.TRACES / "memory-before-publish.json"
     assert main(["itf", "export", str(src), "--out", str(tmp_path / "m.itf.json")]) == 0

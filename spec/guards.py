@@ -1,0 +1,267 @@
+"""Why an action instance is not enabled: the first conjunct of its guard that fails, in the protocol's words.
+
+`why_not(cfg, st, name, params)` takes an action instance as a trace writes it (registry parameters: nodes,
+Sessions and workers by name, an input as `Input`) and returns None when its guard holds, else one
+sentence for the first failing conjunct, in the order SessionExecution.tla writes the action's
+conjuncts, e.g. "runner n1 is not at streaming (it is at renewed)" or "the claim for s1 is not free
+(running, execution 1, owner n1, ttl 1)". `enabled(cfg, st)` lists the instances that are.
+
+This explains the twin's guards; it decides nothing. `spec.model` alone says what is enabled, and
+tests/spec/test_guards.py checks, over sampled reachable states of several configurations, that
+`why_not` is None exactly when `spec.model.apply` has a successor.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import model as M
+from . import names as N
+from .state import Config, Input, State
+
+
+def show_input(i: Input) -> str:
+    return f"{i.sess}/{i.kind}#{i.src}"
+
+
+def label(name: str, params: tuple) -> str:
+    """`Acquire(n1, s1/prompt#1)`: an action instance as reports print it."""
+    return f"{name}(" + ", ".join(show_input(p) if isinstance(p, Input) else str(p) for p in params) + ")"
+
+
+def enabled(cfg: Config, st: State) -> list[str]:
+    """Every action instance the twin enables at `st`, labelled, in Next's order."""
+    return [label(a, p) for a, p, _ in M.successors(cfg, st)]
+
+
+def _claim(c: M.Claim) -> str:
+    quar = ", quarantined" if c.quar else ""
+    return f"{c.phase}, execution {c.exec}, owner {c.owner}, ttl {c.ttl}{quar}"
+
+
+def _no_claim(cfg: Config, st: State, s: str) -> str | None:
+    return f"there is no claim for {s}" if st.claim[M.si(cfg, s)].phase == "none" else None
+
+
+# ---------------------------------------------------------------- the runner
+
+def _selectable(cfg: Config, st: State, i: Input) -> str | None:
+    if i.state != "pending":
+        return f"input {show_input(i)} is not pending (it is {i.state})"
+    if i.kind == "cont" and not cfg.has("recovery-input-in-ordinary-queue") and M.has_row(st, i.sess, i.src):
+        return (f"continuation {show_input(i)} is recovery-owned (it has a session_recovery row): ordinary "
+                "selection excludes it")
+    return None
+
+
+def _acquire_by(cfg: Config, st: State, n: str, i: Input, ordinary: bool) -> str | None:
+    r = st.run[M.ni(cfg, n)]
+    if r.pc != "idle":
+        return f"runner {n} is not idle (it is at {r.pc})"
+    if i not in st.inputs:
+        queued = [x.state for x in st.inputs if x[:3] == i[:3]]
+        return (f"input {show_input(i)} is not queued as {i.state} "
+                + (f"(it is {queued[0]})" if queued else "(there is no such input)"))
+    if st.nextExec > cfg.max_exec:
+        return f"no execution id is left (nextExec {st.nextExec} > MaxExec {cfg.max_exec})"
+    if not M.claim_free(cfg, st, M.si(cfg, i.sess), ordinary):
+        return f"the claim for {i.sess} is not free ({_claim(st.claim[M.si(cfg, i.sess)])})"
+    return None
+
+
+def Acquire(cfg, st, n, i):
+    return _selectable(cfg, st, i) or _acquire_by(cfg, st, n, i, True)
+
+
+def PromoteContinuation(cfg, st, n, i):
+    if i.state != "pending":
+        return f"input {show_input(i)} is not pending (it is {i.state})"
+    if i.kind != "cont":
+        return f"input {show_input(i)} is a {i.kind}, not a continuation"
+    if not M.has_row(st, i.sess, i.src):
+        return f"continuation {show_input(i)} has no session_recovery row (execution {i.src}, Session {i.sess})"
+    return _acquire_by(cfg, st, n, i, False)
+
+
+def _runner_at(pc: str) -> Callable:
+    def guard(cfg, st, n):
+        r = st.run[M.ni(cfg, n)]
+        if r.pc != pc:
+            return f"runner {n} is not at {pc} (it is at {r.pc})"
+        if r.intr:
+            return f"runner {n} has been interrupted (it can only stop)"
+        return None
+    return guard
+
+
+Renew = _runner_at("acquired")
+Dispatch = _runner_at("renewed")
+PublishStepStarted = _runner_at("streaming")
+StepStartedReturn = _runner_at("started")
+PublishStepFailed = _runner_at("stepping")
+StepFailedReturn = _runner_at("failed")
+PublishStepEnded = _runner_at("stepping")
+ClearClaim = _runner_at("done")
+
+
+def RunnerStop(cfg, st, n):
+    r = st.run[M.ni(cfg, n)]
+    if not r.intr:
+        return f"runner {n} has not been interrupted"
+    if r.pc in ("idle", "stopped"):
+        return f"runner {n} is {'idle' if r.pc == 'idle' else 'already stopped'}"
+    return None
+
+
+def RunnerExit(cfg, st, n):
+    k = M.ni(cfg, n)
+    r, f = st.run[k], st.fin[k]
+    if r.pc != "stopped":
+        return f"runner {n} is not stopped (it is at {r.pc})"
+    if f.pc != "idle" and f.exec == r.exec:
+        return f"finalizer {n} still works on the runner's execution {r.exec} (at {f.pc})"
+    return None
+
+
+# ---------------------------------------------------------------- cancellation
+
+def CancelRequest(cfg, st, n, s):
+    f = st.fin[M.ni(cfg, n)]
+    c = st.claim[M.si(cfg, s)]
+    if f.pc != "idle":
+        return f"finalizer {n} is busy (at {f.pc}, execution {f.exec} of {f.sess})"
+    if c.phase != "running":
+        return _no_claim(cfg, st, s) or f"the claim for {s} is not running ({_claim(c)})"
+    if c.ttl <= 0:
+        return f"the lease of the claim for {s} has expired ({_claim(c)})"
+    if cfg.process_local_routing and c.owner != n:
+        return f"the claim for {s} is owned by {c.owner}, not {n} (ProcessLocalRouting: an interrupt reaches its owner)"
+    return None
+
+
+def FinalizerSettle(cfg, st, n):
+    k = M.ni(cfg, n)
+    f, r = st.fin[k], st.run[k]
+    if f.pc != "settle":
+        return f"finalizer {n} is not at settle (it is {f.pc})"
+    if r.exec == f.exec and r.pc not in ("idle", "stopped"):
+        return f"runner {n} still works on execution {f.exec} (at {r.pc}): the finalizer waits for it to stop"
+    return None
+
+
+def FinalizerClear(cfg, st, n):
+    f = st.fin[M.ni(cfg, n)]
+    return f"finalizer {n} is not at clear (it is {f.pc})" if f.pc != "clear" else None
+
+
+# ---------------------------------------------------------------- lease keeping and time
+
+def Heartbeat(cfg, st, k, s):
+    c = st.claim[M.si(cfg, s)]
+    if c.phase == "none":
+        return f"there is no claim for {s}"
+    if c.owner != k:
+        return f"the claim for {s} is owned by {c.owner}, not {k}"
+    if c.ttl >= cfg.lease:
+        return f"the lease of the claim for {s} is fresh (ttl {c.ttl}, Lease {cfg.lease})"
+    if not (c.ttl > 0 or cfg.has("renew-after-expiry")):
+        return f"the lease of the claim for {s} has expired"
+    if k in cfg.nodes:
+        if not M.active_on(st, M.ni(cfg, k), c.exec):
+            return f"no actor of node {k} works on execution {c.exec}"
+    elif st.rec[cfg.recoverers.index(k)] != M.Rec("converting", s, c.exec):
+        return f"recovery worker {k} is not converting execution {c.exec} of {s}"
+    return None
+
+
+def Tick(cfg, st):
+    if not any(c.ttl > 0 for c in st.claim):
+        return "no claim has a live lease"
+    expiring = {cfg.sessions[k] for k, c in enumerate(st.claim) if c.ttl == 1}
+    if cfg.timely_dispatch:
+        for n, r in zip(cfg.nodes, st.run):
+            if r.pc == "renewed" and r.sess in expiring and st.claim[M.si(cfg, r.sess)].exec == r.exec:
+                return (f"runner {n} is between its renewal and the provider dispatch, and the lease of {r.sess} "
+                        "would expire (TimelyDispatch)")
+    paused = [s for s in sorted(expiring) if M.owner_active(cfg, st, M.si(cfg, s))]
+    if paused and "pause" not in cfg.faults:
+        return (f"the lease of {paused[0]} would expire while an actor works on it (a pause), and pause is not "
+                "among the faults")
+    return None
+
+
+# ---------------------------------------------------------------- recovery
+
+def RecoveryTakeover(cfg, st, r, s):
+    w = st.rec[cfg.recoverers.index(r)]
+    c = st.claim[M.si(cfg, s)]
+    if w.pc != "idle":
+        return f"recovery worker {r} is busy ({w.pc} execution {w.exec} of {w.sess})"
+    if M.si(cfg, s) not in M.scan_window(cfg, st):
+        if c.phase == "none":
+            return f"there is no claim for {s}"
+        if c.ttl != 0:
+            return f"the lease of the claim for {s} has not expired (ttl {c.ttl})"
+        if c.quar:
+            return f"the claim for {s} is quarantined"
+        window = sorted(cfg.sessions[k] for k in M.scan_window(cfg, st))
+        return (f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} oldest eligible claims "
+                f"({', '.join(window)})")
+    return None
+
+
+def RecoveryConvert(cfg, st, r):
+    w = st.rec[cfg.recoverers.index(r)]
+    return f"recovery worker {r} is not converting (it is {w.pc})" if w.pc != "converting" else None
+
+
+def RecoveryQuarantine(cfg, st, r):
+    w = st.rec[cfg.recoverers.index(r)]
+    return f"recovery worker {r} is not quarantining (it is {w.pc})" if w.pc != "quarantining" else None
+
+
+# ---------------------------------------------------------------- faults
+
+def Crash(cfg, st, k):
+    if "crash" not in cfg.faults:
+        return "crash is not among the faults of this configuration"
+    if k in cfg.nodes:
+        n = M.ni(cfg, k)
+        if st.run[n].pc == "idle" and st.fin[n].pc == "idle":
+            return f"node {k} has no runner or finalizer at work"
+    elif st.rec[cfg.recoverers.index(k)].pc == "idle":
+        return f"recovery worker {k} is idle"
+    return None
+
+
+def CorruptRecoveryRow(cfg, st, s, e):
+    if not 1 <= e <= cfg.max_exec:  # Next: \E s \in Sessions, e \in 1..MaxExec
+        return f"{e} is not an execution id (1..MaxExec = 1..{cfg.max_exec})"
+    if "corrupt" not in cfg.faults:
+        return "corrupt is not among the faults of this configuration"
+    if "corrupt" in st.faults:
+        return "a session_recovery row has been corrupted already (once per behaviour)"
+    if not any(c.exec == e and cfg.sessions[k] != s for k, c in enumerate(st.claim)):
+        return f"no other Session's claim holds execution {e}"
+    if M.row_for_exec(st, e):
+        return f"execution {e} already has a session_recovery row"
+    return None
+
+
+GUARDS: dict[str, Callable] = {name: globals()[name] for name in N.ACTIONS}
+
+
+def why_not(cfg: Config, st: State, name: str, params: tuple) -> str | None:
+    """The first failing conjunct of `name`'s guard on registry parameters, or None when the guard holds."""
+    return GUARDS[name](cfg, st, *params)
+
+
+def explain(cfg: Config, st: State, name: str, params: tuple) -> str:
+    """One line for an instance the twin does not enable: its failing conjunct and what is enabled."""
+    why = why_not(cfg, st, name, params) or "its guard holds, but it changes nothing (a stuttering step)"
+    here = enabled(cfg, st)
+    shown = ", ".join(here[:MAX_LISTED]) + (f", … {len(here) - MAX_LISTED} more" if len(here) > MAX_LISTED else "")
+    return f"{label(name, params)} is not enabled in the twin: {why}; enabled here: {shown or 'nothing (a deadlock)'}"
+
+
+MAX_LISTED = 16  # enabled instances an explanation lists (a large configuration enables hundreds)
