@@ -292,7 +292,7 @@ def _add_replay(sub) -> None:
 def _add_explain(sub) -> None:
     e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
     e.add_argument("trace", metavar="TRACE")
-    e.add_argument("--format", choices=["text", "mermaid"], default="text")
+    e.add_argument("--format", choices=["text", "mermaid", "html"], default="text")
     e.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)
