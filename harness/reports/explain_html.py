@@ -15,7 +15,7 @@ from spec import model as M
 from spec import names as N
 
 from harness.conformance.replay import fmt_params
-from harness.reports.explain import DB, OWN, PROVIDER, Line, Story, _first_violations, memory_of
+from harness.reports.story import DB, OWN, PROVIDER, Line, Story, first_violations, memory_of
 
 CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1d2430; background: #fff; }
@@ -146,7 +146,7 @@ def html(s: Story, source: str = "") -> str:
     head += "".join(f"<th class=\"lane shared\" data-lane=\"{escape(a)}\">{escape(_title(a))}</th>" for a in shared)
     rows = []
     before = state_lines(s.cfg, s.init) if s.init is not None else []
-    for ln, new in _first_violations(s):
+    for ln, new in first_violations(s):
         in_loop = s.loop is not None and ln.index > s.loop
         if in_loop and ln.index == s.loop + 1:
             where = "the initial state" if s.loop == 0 else f"the state after step {s.loop}"
