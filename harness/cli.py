@@ -358,9 +358,10 @@ def _add_replay(sub) -> None:
 
 
 def _add_explain(sub) -> None:
-    e = sub.add_parser("explain", help="a trace as a per-actor timeline (text) or a mermaid sequence diagram")
+    e = sub.add_parser("explain", help="a trace as a per-actor timeline, a mermaid sequence diagram or an HTML page")
     e.add_argument("trace", metavar="TRACE", help="a trace file")
-    e.add_argument("--format", choices=["text", "mermaid"], default="text", help="default: text")
+    e.add_argument("--format", choices=["text", "mermaid", "html"], default="text",
+                   help="text: a timeline per actor; mermaid: a sequence diagram; html: a self-contained page")
     e.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)

@@ -1,6 +1,7 @@
-"""`.ci/run` fails, never warns and goes on: a Java or PostgreSQL that apt-get cannot provide, and a pytest
-that ran no test (exit 5), each make it exit non-zero with a line saying why. Run on a copy of the script
-with a PATH of fakes (apt-get, python3, the venv's pip and pytest): nothing is installed, no test suite runs."""
+"""`.ci/run` fails, never warns and goes on: a Java, PostgreSQL or chromium that apt-get cannot provide, and
+a pytest that ran no test (exit 5), each make it exit non-zero with a line saying why. Run on a copy of the
+script with a PATH of fakes (apt-get, python3, the venv's pip and pytest): nothing is installed, no test
+suite runs."""
 
 import os
 import shutil
@@ -46,8 +47,9 @@ def _run(box, pytest_exit=0, **extra):
 
 
 def _apt_get(box, *, provides: bool):
-    """A fake apt-get that logs its arguments and, when `provides`, installs fake java and PostgreSQL."""
-    install = (f'[ "$1" = install ] && {{ printf "#!/bin/sh\\n" > {box["bin"]}/java; chmod +x {box["bin"]}/java; '
+    """A fake apt-get that logs its arguments and, when `provides`, installs fake java, chromium and PostgreSQL."""
+    install = (f'[ "$1" = install ] && {{ for b in java chromium; do printf "#!/bin/sh\\n" > {box["bin"]}/$b; '
+               f'chmod +x {box["bin"]}/$b; done; '
                f'for e in initdb pg_ctl postgres; do printf "#!/bin/sh\\n" > {box["pg"]}/$e; '
                f'chmod +x {box["pg"]}/$e; done; }}\n' if provides else "")
     _exe(box["bin"] / "apt-get", 'echo "$@" >> "$APT_LOG"\n' + install + ("exit 0\n" if provides else "exit 100\n"))
@@ -58,12 +60,14 @@ def test_missing_java_and_postgresql_that_apt_get_cannot_install_fail(sandbox):
     r = _run(sandbox)
     assert r.returncode == 1
     assert "FAILED: Java is missing" in r.stderr and "FAILED: PostgreSQL is missing" in r.stderr
+    assert "FAILED: chromium is missing" in r.stderr
     log = sandbox["log"].read_text()
-    assert "openjdk-17-jre-headless" in log and "postgresql" in log
+    assert "openjdk-17-jre-headless" in log and "postgresql" in log and "install -y -qq chromium" in log
     assert not (sandbox["repo"] / "ran-pytest").exists()  # failed before the tests, not after skipping them
 
 
 def test_without_apt_get_a_missing_java_fails(sandbox):
+    _exe(sandbox["bin"] / "chromium", "")
     for e in ("initdb", "pg_ctl", "postgres"):
         _exe(sandbox["pg"] / e, "")
     r = _run(sandbox)
@@ -81,8 +85,21 @@ def test_what_apt_get_installs_is_used_and_the_tests_run_under_ci(sandbox):
 @pytest.mark.parametrize("pytest_exit, code", [(0, 0), (1, 1), (5, 1)])
 def test_pytest_running_no_test_is_a_failure(sandbox, pytest_exit, code):
     _exe(sandbox["bin"] / "java", "")
+    _exe(sandbox["bin"] / "chromium", "")
     for e in ("initdb", "pg_ctl", "postgres"):
         _exe(sandbox["pg"] / e, "")
     r = _run(sandbox, pytest_exit)
     assert r.returncode == code
     assert ("ran no test" in r.stderr) == (pytest_exit == 5)
+
+
+def test_a_missing_chromium_that_apt_get_cannot_install_fails(sandbox):
+    _apt_get(sandbox, provides=False)
+    _exe(sandbox["bin"] / "java", "")
+    for e in ("initdb", "pg_ctl", "postgres"):
+        _exe(sandbox["pg"] / e, "")
+    r = _run(sandbox)
+    assert r.returncode == 1
+    assert "FAILED: chromium is missing" in r.stderr and "Java" not in r.stderr and "PostgreSQL" not in r.stderr
+    assert "chromium" in sandbox["log"].read_text()
+    assert not (sandbox["repo"] / "ran-pytest").exists()

@@ -28,7 +28,7 @@ REASON = re.compile(r"\b(why|because)\b", re.IGNORECASE)
 # `harness` is harness/'s own modules (harness/__init__.py and registry.py, which binds the registry
 # names for every package of harness/ and imports only spec).
 LAYERS = ("spec", "impl", "harness", "harness.traces", "harness.engines", "harness.conformance",
-          "harness.stress", "harness.reports", "harness.cli")
+          "harness.stress", "harness.reports", "harness.cli", "harness.pytest_plugin")
 
 
 # ---------------------------------------------------------------- modules and packages
