@@ -6,6 +6,7 @@ Why a module of its own: harness.conformance.lockstep is the machine; this is wh
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,9 +83,10 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
 
 
 def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
-         denominator: bool = True, echo=print, mutant=()) -> int:
+         denominator: bool = True, echo=print, mutant=(), progress_for=None) -> int:
     """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace). `mutant`:
-    defects switched on in the implementation only (the twin keeps `defects`)."""
+    defects switched on in the implementation only (the twin keeps `defects`). `progress_for(label)`
+    gives the progress callback (and context manager) of one configuration's campaign."""
     defects = N.check_defects(defects or ())
     mutant = N.check_defects(mutant or ())
     code = frozenset(defects) | frozenset(mutant) if mutant else None
@@ -95,7 +97,8 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
         echo(f"claimcheck fuzz: profile={profile} config={base} defects={', '.join(defects) or 'none'} "
              + (f"code-only defects={', '.join(mutant)} " if mutant else "")
              + f"db={db_url or 'a sqlite file, restored per run'}")
-        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code)
+        with (progress_for(base) if progress_for else nullcontext()) as progress:
+            outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code, progress=progress)
         echo(f"  time:       {outcome.seconds:.1f} s")
         for line in coverage_lines(outcome, denominator=denominator):
             echo(line)

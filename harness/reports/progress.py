@@ -86,10 +86,9 @@ class Task:
             parts.append(f"{_fmt(main)} {self.unit}")
             if self.rate is not None:
                 parts.append(f"{self.rate:,.0f} {self.unit}/s")
-        for k, v in self.counts.items():
-            if k == self.key:
-                continue
-            parts.append(str(v) if k == "phase" else f"{k} {_fmt(v)}")
+        parts += [f"{k} {_fmt(v)}" for k, v in self.counts.items() if k not in (self.key, "phase")]
+        if self.counts.get("phase"):
+            parts.append(str(self.counts["phase"]))
         return ", ".join(parts)
 
     def line(self) -> str:
@@ -154,7 +153,7 @@ class Reporter:
         console = self.console or Console(file=self.stream)
         self.display = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                                 TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                                console=console, transient=True, refresh_per_second=4)
+                                console=console, transient=True, refresh_per_second=4, get_time=self.clock)
         self.display.start()
 
     def _update(self, t: Task) -> None:
