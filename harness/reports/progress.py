@@ -10,10 +10,14 @@ and passes that task down as the callable; this module alone decides how it look
   running task with its count, rate and elapsed time; it is transient (the command's own result lines
   are what stays on screen);
 - plain, anywhere else (a CI log, a pipe, a file): one line per task at most every `every` seconds, and
-  none before the task has run that long, so a short stage prints nothing; no escape codes.
+  none before the task has run that long, so a short stage prints nothing; no escape codes. An update
+  that came too soon after the last line is printed once the interval is over (by a ticker thread,
+  every `tick` seconds), and a task that has printed nothing for `heartbeat` seconds prints its line
+  again, so a log never goes quiet for long while a stage runs (TLC itself reports once a minute).
 
-Rates are the task's main count over its own elapsed time, both read from the reporter's clock (a
-fake one in the tests, so nothing here depends on timing).
+Rates are the task's main count over its elapsed time when that count came, both read from the
+reporter's clock (a fake one in the tests, which also turn the ticker off and call `flush()`, so
+nothing here depends on timing).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ class Task:
         self.elapsed = 0.0
         self.rate: float | None = None
         self.throttle = Throttle(reporter.every, reporter.clock)
+        self.pending = False  # an update not printed yet (plain mode)
+        self.printed = self.started  # when the last plain line was printed
         self.handle = None  # the rich task id, in live mode
         self.closed = False
 
@@ -71,9 +77,9 @@ class Task:
             return
         self.counts.update(counts)
         self.elapsed = self.reporter.clock() - self.started
-        main = self.counts.get(self.key)
+        main = counts.get(self.key)
         if self.total is None and isinstance(main, int) and self.elapsed > 0:
-            self.rate = main / self.elapsed
+            self.rate = main / self.elapsed  # as of this count (a later phase-only call keeps it)
         self.reporter._update(self)
 
     def info(self) -> str:
@@ -116,10 +122,14 @@ class Reporter:
     nothing (a library caller, the tests)."""
 
     def __init__(self, *, live: bool | None = None, stream: TextIO | None = None, console=None,
-                 clock: Clock = time.monotonic, every: float = 5.0, quiet: bool = False):
+                 clock: Clock = time.monotonic, every: float = 5.0, quiet: bool = False,
+                 tick: float | None = 1.0, heartbeat: float | None = 30.0):
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.every = every
+        self.tick = tick
+        self.heartbeat = heartbeat
+        self.ticker: threading.Event | None = None  # set to stop the plain-mode ticker thread
         self.quiet = quiet
         self.console = console
         if live is None:
@@ -139,7 +149,31 @@ class Reporter:
             if self.live:
                 self._start_display()
                 t.handle = self.display.add_task(name, total=total, info="")
+            elif self.tick and self.ticker is None:
+                self.ticker = threading.Event()
+                threading.Thread(target=self._tick, args=(self.ticker,), name="progress", daemon=True).start()
         return t
+
+    def _tick(self, stop: threading.Event) -> None:
+        while not stop.wait(self.tick):
+            self.flush()
+
+    def flush(self) -> None:
+        """Plain mode: print each running task's held-back update, or its heartbeat, if it is due."""
+        with self.lock:
+            if self.live:
+                return
+            for t in self.running:
+                now = self.clock()
+                quiet = self.heartbeat is not None and now - t.printed >= self.heartbeat
+                if (t.pending or quiet) and t.throttle.ready():
+                    t.elapsed = now - t.started
+                    self._print(t)
+
+    def _print(self, t: Task) -> None:
+        t.pending = False
+        t.printed = self.clock()
+        print(t.line(), file=self.stream, flush=True)
 
     def factory(self, prefix: str = "", **spec) -> Callable[[str], Task]:
         """`name -> Task` for a driver that runs several stages of one kind (fuzz: one per configuration)."""
@@ -164,12 +198,17 @@ class Reporter:
                     self.display.update(t.handle, info=t.info(),
                                         completed=done if t.total is not None and isinstance(done, int) else None)
             elif t.throttle.ready():
-                print(t.line(), file=self.stream, flush=True)
+                self._print(t)
+            else:
+                t.pending = True
 
     def _close(self, t: Task) -> None:
         with self.lock:
             if t in self.running:
                 self.running.remove(t)
+            if not self.running and self.ticker is not None:
+                self.ticker.set()
+                self.ticker = None
             if self.live and self.display is not None:
                 if t.handle is not None:
                     self.display.remove_task(t.handle)

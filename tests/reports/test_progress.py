@@ -84,7 +84,7 @@ def test_throttle_allows_one_line_per_interval_and_none_before_the_first():
 def test_plain_mode_prints_states_per_second_for_a_small_explorer_run(monkeypatch):
     monkeypatch.setattr(E, "PROGRESS_EVERY", 50)
     out = io.StringIO()
-    rep = Reporter(stream=out, clock=FakeClock(1.0), every=5.0)
+    rep = Reporter(stream=out, clock=FakeClock(1.0), every=5.0, tick=None)
     assert not rep.live  # a StringIO is not a terminal: plain lines
     with rep.task("explorer ci") as task:
         res = E.explore(configs.get("ci"), liveness=False, max_states=2000, progress=task)
@@ -105,16 +105,40 @@ def test_plain_mode_prints_states_per_second_for_a_small_explorer_run(monkeypatc
 
 def test_plain_mode_prints_nothing_for_a_stage_shorter_than_the_interval():
     out = io.StringIO()
-    rep = Reporter(stream=out, clock=FakeClock(0.1), every=5.0)
+    rep = Reporter(stream=out, clock=FakeClock(0.1), every=5.0, tick=None)
     with rep.task("traces", unit="traces", key="done", total=6) as task:
         for k in range(1, 7):
             task(done=k, steps=10 * k)
     assert out.getvalue() == ""
 
 
+def test_a_held_back_update_is_printed_when_due_and_a_quiet_task_beats():
+    clock = ManualClock()
+    out = io.StringIO()
+    rep = Reporter(stream=out, clock=clock, every=5.0, tick=None, heartbeat=30.0)
+    with rep.task("TLC ci") as task:
+        clock.now = 4.9
+        task(distinct=950, depth=9)  # too soon: held back
+        assert out.getvalue() == ""
+        clock.now = 5.5
+        rep.flush()  # what the ticker thread does every second
+        assert out.getvalue() == "  TLC ci: 950 states, 194 states/s, depth 9, 6 s\n"
+        clock.now = 20.0
+        rep.flush()  # nothing new, not quiet for long yet
+        clock.now = 36.0
+        task(phase="checking temporal properties")
+        clock.now = 37.0
+        task(phase="breadth-first search")  # held back
+        clock.now = 66.0
+        rep.flush()
+    assert out.getvalue().splitlines()[1:] == [
+        "  TLC ci: 950 states, 194 states/s, depth 9, checking temporal properties, 36 s",
+        "  TLC ci: 950 states, 194 states/s, depth 9, breadth-first search, 66 s"]
+
+
 def test_counts_with_a_total_print_as_done_of_total():
     out = io.StringIO()
-    rep = Reporter(stream=out, clock=FakeClock(3.0), every=5.0)
+    rep = Reporter(stream=out, clock=FakeClock(3.0), every=5.0, tick=None)
     with rep.task("kill matrix", unit="defects", key="done", total=10) as task:
         for k in range(11):
             task(done=k, replays=6 * k)
@@ -140,7 +164,7 @@ def test_tlc_progress_lines_are_parsed():
 
 def test_tlc_progress_renders_as_a_plain_line():
     out = io.StringIO()
-    rep = Reporter(stream=out, clock=FakeClock(10.0), every=5.0)
+    rep = Reporter(stream=out, clock=FakeClock(10.0), every=5.0, tick=None)
     with rep.task("TLC ci") as task:
         for line in TLC_OUTPUT.splitlines():
             counts = tlc.progress_counts(line)
