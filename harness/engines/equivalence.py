@@ -42,8 +42,12 @@ def twin_graph(cfg: M.Config, successors=None, progress=None):
     res = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False,
                   successors=successors, progress=progress)
     g = res.graph
+    if progress:
+        progress(phase="canonical form of every state")
     keys = [twin_key(cfg, st) for st in g.states]
     edges = {(keys[i], a, keys[j]) for i, out in enumerate(g.succ) for a, _p, j in out if i != j}
+    if progress:
+        progress(phase="done")
     return {keys[0]}, set(keys), edges
 
 

@@ -261,7 +261,12 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
             out = "".join(chunks)
             if proc.returncode != 0:
                 raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
-            return _parse_dot(work / "graph.dot")
+            if progress:
+                progress(phase="reading the dumped graph")
+            graph = _parse_dot(work / "graph.dot")
+            if progress:
+                progress(phase="done")
+            return graph
         finally:
             if proc.poll() is None:
                 proc.kill()

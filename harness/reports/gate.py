@@ -181,7 +181,8 @@ def stage_apalache(g: Gate) -> StageResult:
     if missing:
         return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}")
     try:
-        results = apalache.run_all(g.apalache, configs.get("ci"))
+        with g.progress.task("Apalache"):  # no counts: elapsed time, and a heartbeat line in a log
+            results = apalache.run_all(g.apalache, configs.get("ci"))
     except apalache.ApalacheUnavailable as exc:
         return StageResult("Apalache", SKIP, f"{exc}; every VARIABLE has an @type annotation (checked)")
     parts = []

@@ -165,7 +165,8 @@ class Reporter:
                 return
             for t in self.running:
                 now = self.clock()
-                quiet = self.heartbeat is not None and now - t.printed >= self.heartbeat
+                quiet = (self.heartbeat is not None and now - t.printed >= self.heartbeat
+                         and t.counts.get("phase") != "done")  # a finished part waiting for the other
                 if (t.pending or quiet) and t.throttle.ready():
                     t.elapsed = now - t.started
                     self._print(t)
@@ -183,10 +184,11 @@ class Reporter:
         if self.display is not None:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
         console = self.console or Console(file=self.stream)
-        self.display = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                                TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
+        # no bar: most stages have no known total, and a count with a total ("3/10 defects") says as much
+        self.display = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), TimeElapsedColumn(),
+                                TextColumn("{task.fields[info]}"),
                                 console=console, transient=True, refresh_per_second=4, get_time=self.clock)
         self.display.start()
 

@@ -219,3 +219,22 @@ def test_lockstep_reports_steps():
     lockstep.run(configs.get("ci"), settings_=s, progress=lambda **c: seen.append(c))
     assert seen and [c["steps"] for c in seen] == list(range(1, len(seen) + 1))
     assert {"examples", "states"} <= set(seen[-1])
+
+
+def test_fuzz_gives_each_configuration_its_own_task(monkeypatch, tmp_path):
+    from harness.conformance import fuzz, lockstep
+    from harness.conformance.lockstep import Coverage, Outcome
+
+    def fake_run(cfg, *, progress=None, **_kw):
+        for k in range(1, 40):
+            progress(steps=k, examples=1 + k // 10, states=k)
+        return Outcome(cfg, Coverage(steps=39, examples=4), None, 1.0)
+    monkeypatch.setattr(lockstep, "run", fake_run)
+    out = io.StringIO()
+    rep = Reporter(stream=out, clock=FakeClock(1.0), every=5.0, tick=None)
+    code = fuzz.fuzz(profile="ci", config=None, defects=(), db_url=None, out_dir=tmp_path, denominator=False,
+                     echo=lambda line: None, progress_for=rep.factory("lockstep ", unit="steps", key="steps"))
+    assert code == 0 and rep.running == []
+    names = {line.split(":")[0].strip() for line in out.getvalue().splitlines()}
+    assert names == {f"lockstep {c}" for c in configs.GATE_CONFIGS}
+    assert re.search(r"lockstep ci: [\d,]+ steps, [\d,]+ steps/s, examples \d+, states \d+, \d+ s", out.getvalue())
