@@ -22,6 +22,7 @@ nothing here depends on timing).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -133,7 +134,8 @@ class Reporter:
         self.quiet = quiet
         self.console = console
         if live is None:
-            live = console is not None or (_isatty(sys.stdout) and _isatty(self.stream))
+            live = console is not None or (_isatty(sys.stdout) and _isatty(self.stream)
+                                           and os.environ.get("TERM") not in ("dumb", "unknown"))
         self.live = live and not quiet
         self.lock = threading.RLock()
         self.display = None  # the rich Progress while a task runs, in live mode
