@@ -76,12 +76,13 @@ class Task:
     def __call__(self, **counts) -> None:
         if self.closed:
             return
-        self.counts.update(counts)
-        self.elapsed = self.reporter.clock() - self.started
-        main = counts.get(self.key)
-        if self.total is None and isinstance(main, int) and self.elapsed > 0:
-            self.rate = main / self.elapsed  # as of this count (a later phase-only call keeps it)
-        self.reporter._update(self)
+        with self.reporter.lock:  # TLC's output is read on a thread of its own, the ticker runs on another
+            self.counts.update(counts)
+            self.elapsed = self.reporter.clock() - self.started
+            main = counts.get(self.key)
+            if self.total is None and isinstance(main, int) and self.elapsed > 0:
+                self.rate = main / self.elapsed  # as of this count (a later phase-only call keeps it)
+            self.reporter._update(self)
 
     def info(self) -> str:
         """The counts as text: `1,234 states, 456 states/s, depth 9` or `3/10 defects, ...`."""
