@@ -137,7 +137,7 @@ def cmd_check(args) -> int:
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
     run = run_python if args.engine == "python" else run_tlc
     from harness.reports.progress import Reporter
-    with Reporter() as progress, progress.task(f"{args.engine} {chosen.label}") as task:
+    with Reporter() as progress, progress.task(f"{'TLC' if args.engine == 'tlc' else 'explorer'} {chosen.label}") as task:
         o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=task)
     print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
     if o.verdict == "skipped":
