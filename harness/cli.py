@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -119,22 +118,6 @@ def _db_url(text: str) -> str:
     return text
 
 
-def _progress(prefix: str):
-    state = {"last": 0.0}
-
-    def show(res_or_line):
-        now = time.monotonic()
-        if now - state["last"] < 2.0:
-            return
-        state["last"] = now
-        if isinstance(res_or_line, str):
-            print(f"  {prefix} {res_or_line}", file=sys.stderr, flush=True)
-        else:
-            print(f"  {prefix} … {res_or_line.distinct:,} states, depth {res_or_line.depth}, "
-                  f"{res_or_line.seconds:.0f} s", file=sys.stderr, flush=True)
-    return show
-
-
 def _describe(cfg) -> str:
     parts = [f"Sessions={{{','.join(cfg.sessions)}}}", f"Nodes={{{','.join(cfg.nodes)}}}",
              f"Recoverers={{{','.join(cfg.recoverers)}}}", f"Prompts={cfg.prompts}", f"MaxExec={cfg.max_exec}",
@@ -183,7 +166,9 @@ def cmd_check(args) -> int:
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
     extra = {} if args.engine == "python" else {"workers": args.workers or 2}
     run = run_python if args.engine == "python" else run_tlc
-    o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=_progress(args.engine), **extra)
+    from harness.reports.progress import Reporter
+    with Reporter() as progress, progress.task(f"{'TLC' if args.engine == 'tlc' else 'explorer'} {chosen.label}") as task:
+        o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=task, **extra)
     if args.json:
         _write_check_json(o, args.json)
     print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
@@ -280,11 +265,14 @@ def cmd_invariants(args) -> int:
 
 def cmd_fuzz(args) -> int:
     from harness.conformance.fuzz import fuzz
+    from harness.reports.progress import Reporter
     if args.config is not None:  # a registered configuration that cannot show the defect is refused
         for d in (args.defect or []) + (args.mutant or []):
             witness_config(args.config, [d])
-    return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
-                mutant=args.mutant, seed=args.seed, max_examples=args.max_examples)
+    with Reporter() as progress:
+        return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
+                    mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
+                    progress_for=progress.factory("lockstep ", unit="steps", key="steps"))
 
 
 def cmd_stress(args) -> int:

@@ -6,6 +6,7 @@ Why a module of its own: harness.conformance.lockstep is the machine; this is wh
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,10 +84,11 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
 
 def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
          denominator: bool = True, echo=print, mutant=(), seed: int | None = None,
-         max_examples: int | None = None) -> int:
+         max_examples: int | None = None, progress_for=None) -> int:
     """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace), 4 when a defect
     was switched on and no run detected it. `mutant`: defects switched on in the implementation only (the
-    twin keeps `defects`). `seed` replaces the profile's derandomized search by a random one from that seed."""
+    twin keeps `defects`). `seed` replaces the profile's derandomized search by a random one from that seed.
+    `progress_for(label)` gives the progress callback (and context manager) of one configuration's campaign."""
     defects = N.check_defects(defects or ())
     mutant = N.check_defects(mutant or ())
     code = frozenset(defects) | frozenset(mutant) if mutant else None
@@ -102,7 +104,9 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
              + (f"code-only defects={', '.join(mutant)} " if mutant else "")
              + f"db={db_url or 'a sqlite file, restored per run'}"
              + (f" seed={seed}" if seed is not None else "") + f" examples={s.max_examples}")
-        outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code, settings_=s, seed=seed)
+        with (progress_for(base) if progress_for else nullcontext()) as progress:
+            outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code, settings_=s, seed=seed,
+                                   progress=progress)
         echo(f"  time:       {outcome.seconds:.1f} s")
         for line in coverage_lines(outcome, denominator=denominator):
             echo(line)

@@ -16,7 +16,7 @@ from spec import names as N
 
 from harness.traces import trace as T
 from harness.engines.explore import explore
-from harness.conformance.replay import TRACES, ReplayResult, committed_traces, replay, replay_file
+from harness.conformance.replay import TRACES, ReplayResult, committed_traces, replay, replay_all
 
 EXPLORER = "explorer counterexample"
 
@@ -69,13 +69,16 @@ def counterexamples(defects, workers: int = 2) -> dict[str, T.Trace]:
     return {d: counterexample(d) for d in defects}
 
 
-def rows(root: Path = TRACES, defects=None) -> list[Row]:
+def rows(root: Path = TRACES, defects=None, progress=None) -> list[Row]:
     """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
-    counterexample for each defect no committed trace detects."""
+    counterexample for each defect no committed trace detects. `progress(done=, replays=)` after each
+    defect (`done` of all of them)."""
     paths = committed_traces(root)
     traces = [(str(p), T.load(p)) for p in paths]
     out = []
-    for defect in defects or N.DEFECTS:
+    for k, defect in enumerate(defects or N.DEFECTS):
+        if progress:
+            progress(done=k, replays=len(out))
         mine = []
         for name, tr in traces:
             res = replay(tr, [defect], name)
@@ -84,6 +87,8 @@ def rows(root: Path = TRACES, defects=None) -> list[Row]:
             res = replay(counterexample(defect), None, EXPLORER)
             mine.append(Row(defect, EXPLORER, detects(defect, res), res.violated, res.problems))
         out += mine
+    if progress:
+        progress(done=len(defects or N.DEFECTS), replays=len(out))
     return out
 
 
@@ -91,9 +96,9 @@ def undetected(table: list[Row]) -> list[str]:
     return [d for d in dict.fromkeys(r.defect for r in table) if not any(r.detected for r in table if r.defect == d)]
 
 
-def correct_failures(root: Path = TRACES) -> list[ReplayResult]:
+def correct_failures(root: Path = TRACES, progress=None) -> list[ReplayResult]:
     """Committed traces that fail on the correct implementation (the gate wants none)."""
-    return [r for r in (replay_file(p) for p in committed_traces(root)) if not r.ok]
+    return [r for r in replay_all(root, progress=progress) if not r.ok]
 
 
 def render(table: list[Row]) -> str:

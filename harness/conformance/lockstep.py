@@ -99,8 +99,9 @@ class Campaign:
     """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
 
     def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL",
-                 mutant=None):
+                 mutant=None, progress=None):
         self.cfg = cfg
+        self.progress = progress  # progress(steps=, examples=, states=), after every lockstep step
         self.mutant = None if mutant is None else frozenset(mutant)  # implementation-only defects
         self.dbs = Databases(db_url, synchronous=synchronous)
         self.coverage = Coverage()
@@ -280,6 +281,8 @@ class LockstepMachine(RuleBasedStateMachine):
         cov.actions[name] += 1
         cov.steps += 1
         cov.states.add(nxt)
+        if self.campaign.progress:
+            self.campaign.progress(steps=cov.steps, examples=cov.examples, states=len(cov.states))
         prev, self.impl, self.twin = self.impl, impl, nxt
         self._check(prev, nxt, impl, I.check_edge(self.cfg, prev, impl))
         self._restart_if_ended()
@@ -351,18 +354,19 @@ class Outcome:
 
 
 def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
-        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None) -> Outcome:
+        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None, progress=None) -> Outcome:
     """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
     failure of the implementation: the Outcome carries it. `mutant` runs the implementation with these
     defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch a defective
-    implementation, by a divergence or a violated invariant)."""
+    implementation, by a divergence or a violated invariant). `progress(steps=, examples=, states=)`
+    is called after every lockstep step."""
     import time
 
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
     s = settings_ or PROFILES[profile]
-    campaign = Campaign(cfg, db_url, synchronous, mutant)
+    campaign = Campaign(cfg, db_url, synchronous, mutant, progress)
     cls = machine_class(campaign)
 
     def factory():

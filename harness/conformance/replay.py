@@ -247,9 +247,15 @@ def committed_traces(root: Path = TRACES) -> list[Path]:
     return sorted(Path(root).glob("*.json"))
 
 
-def replay_all(root: Path = TRACES, defects=None) -> list[ReplayResult]:
-    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation."""
-    return [replay_file(p, defects) for p in committed_traces(root)]
+def replay_all(root: Path = TRACES, defects=None, progress=None) -> list[ReplayResult]:
+    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation.
+    `progress(done=, steps=)` after each trace."""
+    out: list[ReplayResult] = []
+    for p in committed_traces(root):
+        out.append(replay_file(p, defects))
+        if progress:
+            progress(done=len(out), steps=sum(r.consumed for r in out))
+    return out
 
 
 # ---------------------------------------------------------------- report

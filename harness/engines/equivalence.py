@@ -37,19 +37,26 @@ class Comparison:
                 and not self.only_twin_edges and not self.only_tlc_edges)
 
 
-def twin_graph(cfg: M.Config, successors=None):
+def twin_graph(cfg: M.Config, successors=None, progress=None):
     """(initial states, states, edges) of the twin, canonical. `successors` swaps in a mutant twin."""
     res = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False,
-                  successors=successors)
+                  successors=successors, progress=progress)
     g = res.graph
+    if progress:
+        progress(phase="canonical form of every state")
     keys = [twin_key(cfg, st) for st in g.states]
     edges = {(keys[i], a, keys[j]) for i, out in enumerate(g.succ) for a, _p, j in out if i != j}
+    if progress:
+        progress(phase="done")
     return {keys[0]}, set(keys), edges
 
 
-def compare(cfg: M.Config, *, successors=None, timeout: float | None = None) -> Comparison:
-    finish = tlc.start_state_graph(cfg)  # TLC dumps on one core while the twin explores on the other
-    t_init, t_states, t_edges = twin_graph(cfg, successors)
+def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, progress_twin=None,
+            progress_tlc=None) -> Comparison:
+    """Both graphs of `cfg`; `progress_twin` and `progress_tlc` follow the two searches, which run at once."""
+    # TLC dumps on one core while the twin explores on the other
+    finish = tlc.start_state_graph(cfg, progress=progress_tlc)
+    t_init, t_states, t_edges = twin_graph(cfg, successors, progress_twin)
     c_init, c_states, c_edges = finish(timeout)
     only_t, only_c = t_edges - c_edges, c_edges - t_edges
     return Comparison(

@@ -18,6 +18,8 @@ from spec import names as N
 
 from harness.traces.paths import Graph, Step, Violation, path_to
 
+PROGRESS_EVERY = 1000  # expanded states between two calls of `progress`
+
 
 @dataclass
 class Result:
@@ -37,9 +39,12 @@ class Result:
 
 
 def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = None,
-            max_states: int | None = None, progress: Callable[[Result], None] | None = None,
+            max_states: int | None = None, progress: Callable[..., None] | None = None,
             stop_on_violation: bool = True, check: bool = True, successors=None) -> Result:
-    """Explore `cfg`. `check=False` only builds the graph; `successors` swaps in another Next (mutants)."""
+    """Explore `cfg`. `check=False` only builds the graph; `successors` swaps in another Next (mutants).
+    `progress(distinct=, generated=, depth=)` is called every PROGRESS_EVERY expanded states (a count,
+    not a clock: the caller's reporter throttles), once more when the search ends, and with `phase=`
+    before each liveness property is checked."""
     next_states = successors or M.successors
     keep = liveness if keep_edges is None else keep_edges
     t0 = time.perf_counter()
@@ -51,7 +56,6 @@ def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = N
     if bad:
         res.violation = Violation(bad, path_to(graph, 0))
     queue = deque([0])
-    last_report = t0
     while queue and res.violation is None:
         i = queue.popleft()
         st = graph.states[i]
@@ -84,19 +88,21 @@ def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = N
         if max_states and len(graph.states) >= max_states:
             res.complete = False
             break
-        if progress and time.perf_counter() - last_report > 1.0:
-            last_report = time.perf_counter()
-            res.distinct, res.depth, res.seconds = len(graph.states), graph.depth[-1], last_report - t0
-            progress(res)
+        if progress and not (i + 1) % PROGRESS_EVERY:
+            progress(distinct=len(graph.states), generated=res.generated, depth=graph.depth[-1])
     res.distinct = len(graph.states)
     res.depth = max(graph.depth)
     if keep:
         while len(graph.succ) < len(graph.states):  # states left unexpanded after a stop
             graph.succ.append([])
     res.graph = graph
+    if progress:
+        progress(distinct=res.distinct, generated=res.generated, depth=res.depth)
     if liveness and check and res.violation is None and res.complete:
         from harness.engines.liveness import check_leads_to
         for name in N.LIVENESS:
+            if progress:
+                progress(phase=f"liveness: {name}")
             res.liveness_checked.append(name)
             v = check_leads_to(cfg, graph, name)
             if v is not None:

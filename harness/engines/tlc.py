@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,8 +116,9 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
         assert proc.stdout is not None
         for line in proc.stdout:
             chunks.append(line)
-            if progress and line.startswith("Progress("):
-                progress(line.strip())
+            counts = progress and progress_counts(line)
+            if counts:
+                progress(**counts)
             if timeout and time.perf_counter() - t0 > timeout:
                 proc.kill()
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
@@ -128,6 +130,39 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
     if res.verdict == "ok" and code != 0:
         res.verdict = "error"
     return res
+
+
+_PROGRESS_LINE = re.compile(r"Progress\((\d+)\).*?: ([\d,]+) states generated(?: \([^)]*\))?, "
+                            r"([\d,]+) distinct states found(?: \([^)]*\))?, (-?[\d,]+) states left on queue")
+_STATS_LINE = re.compile(r"^([\d,]+) states generated, ([\d,]+) distinct states found, (-?[\d,]+) states left on queue")
+_PHASES = (("Computing initial states", "computing initial states"),
+           ("Finished computing initial states", "breadth-first search"),
+           ("Checking ", "checking temporal properties"),  # "Checking 2 branches of temporal properties ..."
+           ("Finished checking temporal properties", "breadth-first search"))
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def progress_counts(line: str) -> dict | None:
+    """What one line of TLC's output says about its progress, as counts for a `progress(**counts)`
+    callback: its periodic "Progress(depth) at ...: N states generated (...), M distinct states found
+    (...), Q states left on queue." (every minute in TLC 2.15, and after each liveness check), its
+    closing statistics, and the phase it enters; None for any other line."""
+    m = _PROGRESS_LINE.match(line)
+    if m:
+        depth, generated, distinct, queue = (_int(g) for g in m.groups())
+        return {"distinct": distinct, "generated": generated, "depth": depth, "queue": queue,
+                "phase": "breadth-first search"}
+    m = _STATS_LINE.match(line)
+    if m:
+        generated, distinct, queue = (_int(g) for g in m.groups())
+        return {"distinct": distinct, "generated": generated, "queue": queue, "phase": "done"}
+    for start, phase in _PHASES:
+        if line.startswith(start) and (start != "Checking " or "temporal properties" in line):
+            return {"phase": phase}
+    return None
 
 
 def parse_output(cfg: M.Config, out: str) -> TlcResult:
@@ -193,26 +228,45 @@ _NODE = re.compile(r'^(-?\d+) \[label="(.*)"(?:,style = filled)?\];?$')
 _EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
 
 
-def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None):
+def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None, progress=None):
     """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form."""
-    return start_state_graph(cfg, workers=workers)(timeout)
+    return start_state_graph(cfg, workers=workers, progress=progress)(timeout)
 
 
-def start_state_graph(cfg: M.Config, *, workers: int = 1):
+def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
     """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
-    so the caller can explore the twin on the other core meanwhile."""
+    so the caller can explore the twin on the other core meanwhile. TLC's output is read as it comes,
+    by a thread that passes its progress lines to `progress(**counts)` (see `progress_counts`)."""
     tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
     work = Path(tmp.name)
     cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
     cmd = _command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    chunks: list[str] = []
+
+    def pump():
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            chunks.append(line)
+            counts = progress and progress_counts(line)
+            if counts:
+                progress(**counts)
+    reader = threading.Thread(target=pump, name="tlc-output", daemon=True)
+    reader.start()
 
     def finish(timeout: float | None = None):
         try:
-            out, _ = proc.communicate(timeout=timeout)
+            proc.wait(timeout=timeout)
+            reader.join()
+            out = "".join(chunks)
             if proc.returncode != 0:
                 raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
-            return _parse_dot(work / "graph.dot")
+            if progress:
+                progress(phase="reading the dumped graph")
+            graph = _parse_dot(work / "graph.dot")
+            if progress:
+                progress(phase="done")
+            return graph
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -14,20 +14,28 @@ from spec import configs
 
 from harness.engines import tlc
 from harness.engines.explore import explore
+from harness.reports.progress import Reporter
 
 
-def bench_explorer_vs_tlc(config_name: str, *, workers: int = 2, cfg=None) -> int:
+def bench_explorer_vs_tlc(config_name: str, *, workers: int = 2, cfg=None, progress: Reporter | None = None) -> int:
     """`cfg` (a configuration file's) or else the registered configuration `config_name`."""
     cfg = cfg or configs.get(config_name)
+    with progress or Reporter() as rep:
+        return _bench(cfg, config_name, workers, rep)
+
+
+def _bench(cfg, config_name: str, workers: int, rep: Reporter) -> int:
     print(f"claimcheck bench: config={config_name}, safety only, TLC -workers {workers}")
     t0 = time.perf_counter()
-    res = explore(cfg, liveness=False, keep_edges=False)
+    with rep.task(f"explorer {config_name}") as task:
+        res = explore(cfg, liveness=False, keep_edges=False, progress=task)
     py_s = time.perf_counter() - t0
     py_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  explorer: {res.distinct:>10,} distinct in {py_s:7.1f} s = {res.distinct / py_s:>10,.0f} states/s "
           f"(peak RSS {py_rss:,.0f} MiB)", flush=True)
     try:
-        t = tlc.run(cfg, liveness=False, workers=workers)
+        with rep.task(f"TLC {config_name}") as task:
+            t = tlc.run(cfg, liveness=False, workers=workers, progress=task)
     except tlc.TlcUnavailable as exc:
         print(f"  TLC: skipped ({exc})")
         return 2

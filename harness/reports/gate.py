@@ -20,6 +20,8 @@ from typing import Callable
 from spec import configs
 from spec import names as N
 
+from harness.reports.progress import QUIET, Reporter
+
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
 
@@ -39,8 +41,10 @@ class Stage:
 
 
 class Gate:
-    def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None):
+    def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None,
+                 progress: Reporter | None = None):
         self.out_dir = out_dir
+        self.progress = progress or QUIET  # live progress of the long stages (harness.reports.progress)
         self.quick = quick
         self.apalache = apalache
         self.results: list[StageResult] = []
@@ -67,7 +71,8 @@ def stage_equivalence(g: Gate) -> StageResult:
         tlc.find_jar(), tlc.find_java()
     except tlc.TlcUnavailable as exc:
         return StageResult("twin = TLC", SKIP, str(exc))
-    c = compare(configs.get("ci"))
+    with g.progress.task("twin = TLC: twin ci") as twin, g.progress.task("twin = TLC: TLC ci") as dump:
+        c = compare(configs.get("ci"), progress_twin=twin, progress_tlc=dump)
     detail = f"ci: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides"
     if not c.equal:
         return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
@@ -81,7 +86,8 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     label = "TLC" if engine == "tlc" else "explorer"
     parts, checks, status = [], [], PASS
     for name in configs.GATE_CONFIGS:
-        o = run(configs.get(name), name, liveness=True, out_dir=g.out_dir)
+        with g.progress.task(f"{label} {name}") as task:
+            o = run(configs.get(name), name, liveness=True, out_dir=g.out_dir, progress=task)
         checks.append({"name": f"{label} {name}", "status": {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL),
                        "detail": o.reason or ", ".join(o.violated), "seconds": o.seconds})
         if o.verdict == "skipped":
@@ -105,8 +111,9 @@ def stage_explorer(g: Gate) -> StageResult:
 
 
 def stage_traces(g: Gate) -> StageResult:
-    from harness.conformance.replay import replay_all
-    results = replay_all()
+    from harness.conformance.replay import committed_traces, replay_all
+    with g.progress.task("traces", unit="traces", key="done", total=len(committed_traces())) as task:
+        results = replay_all(progress=task)
     if not results:
         return StageResult("traces", FAIL, "no trace in traces/: a replay stage that replays nothing proves nothing")
     bad = [r for r in results if not r.ok]
@@ -128,7 +135,8 @@ def stage_lockstep(g: Gate) -> StageResult:
     parts, status, checks = [], PASS, []
     for name in configs.GATE_CONFIGS:
         cfg = configs.get(name)
-        o = lockstep.run(cfg, profile="ci")
+        with g.progress.task(f"lockstep {name}", unit="steps", key="steps") as task:
+            o = lockstep.run(cfg, profile="ci", progress=task)
         cov = o.coverage
         if o.found is None and o.hypothesis_error is None:
             checks.append({"name": f"lockstep {name}", "status": PASS, "detail": "", "seconds": o.seconds})
@@ -148,9 +156,13 @@ def stage_lockstep(g: Gate) -> StageResult:
 
 def stage_kill_matrix(g: Gate) -> StageResult:
     from harness.conformance import killmatrix as K
-    table = K.rows()
+    from harness.conformance.replay import committed_traces
+    with g.progress.task("kill matrix", unit="defects", key="done", total=len(N.DEFECTS)) as task:
+        table = K.rows(progress=task)
     missed = K.undetected(table)
-    correct = K.correct_failures()
+    with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
+                         total=len(committed_traces())) as task:
+        correct = K.correct_failures(progress=task)
     checks = [{"name": f"kill {d}", "status": FAIL if d in missed else PASS, "detail": "", "seconds": 0.0}
               for d in dict.fromkeys(r.defect for r in table)]
     if missed or correct:
@@ -169,7 +181,8 @@ def stage_apalache(g: Gate) -> StageResult:
     if missing:
         return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}")
     try:
-        results = apalache.run_all(g.apalache, configs.get("ci"))
+        with g.progress.task("Apalache"):  # no counts: elapsed time, and a heartbeat line in a log
+            results = apalache.run_all(g.apalache, configs.get("ci"))
     except apalache.ApalacheUnavailable as exc:
         return StageResult("Apalache", SKIP, f"{exc}; every VARIABLE has an @type annotation (checked)")
     parts = []
@@ -290,9 +303,10 @@ def write_junit(results: list[StageResult], path: Path) -> None:
 def main_gate(args) -> int:
     strict = bool(getattr(args, "strict", False))
     allowed = tuple(getattr(args, "allow_skip", None) or ())
-    g = Gate(Path(args.out), apalache=getattr(args, "apalache", None))
     print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, kill matrix, Apalache")
-    results = run_gate(g)
+    with Reporter() as progress:
+        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress)
+        results = run_gate(g)
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:
         write_json(results, Path(args.json), strict=strict, allowed=allowed)
