@@ -36,7 +36,7 @@ def test_each_trace_is_an_item_and_a_failure_is_the_first_divergence(pytester, t
     first = R.replay_file(traces / "mutant.json").problems[0]
     assert first.startswith("step 5 PublishStepStarted(n1)")
     res.stdout.fnmatch_lines(["*_ replay mutant.json _*", f"mutant.json: {first}",
-                              "  step 5 PublishStepStarted(n1): divergence in run*"])
+                              "  step 5 PublishStepStarted(n1): divergence: run[[]n1].mem: model 0, implementation 1"])
     res.stdout.fnmatch_lines(["FAILED races/mutant.json::replay - mutant.json: step 5 PublishStepStarted(n1)*"])
     assert "Traceback" not in out and "def runtest" not in out and "raise TraceFailed" not in out
     assert "test_other" not in out and "nested.json" not in out
