@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spec import guards
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
@@ -137,7 +138,7 @@ def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
                               [(OWN, "must be refused: the twin does not enable it")], st))
             continue
         if nx is None:
-            stuck = f"step {k} {step.action}({fmt_params(params)}) is not enabled"
+            stuck = f"step {k} {guards.explain(cfg, st, step.action, params)}"
             break
         reach = effect_items(cfg, st, nx)
         lines.append(Line(k, actor_of(step.action, params), step.action, params, [e for _, e in reach],

@@ -45,7 +45,7 @@ def test_boundaries_come_from_the_implementation_not_only_the_trace(tmp_path):
 
 def test_liveness_violation_and_stuck_step_are_shown():
     out = X.explain_file(R.TRACES / "step-started-window.json", "text", ["step-started-window"])
-    assert "stuck: step 8 FinalizerClear(n1) is not enabled" in out
+    assert "stuck: step 8 FinalizerClear(n1) is not enabled in the twin: " in out and "enabled here: " in out
     assert "!! VIOLATES SessionsEventuallyAvailable at the end" in out
 
 
