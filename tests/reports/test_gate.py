@@ -34,7 +34,7 @@ def test_a_failing_stage_fails_the_gate(monkeypatch, tmp_path):
     code = run(monkeypatch, tmp_path, [gate.StageResult("a", gate.PASS), gate.StageResult("b", gate.FAIL, "boom")])
     assert code == 1
     suite = ET.parse(tmp_path / "g.xml").getroot()
-    assert suite.get("failures") == "1" and suite.find("testcase[@name='b']/failure") is not None
+    assert suite.get("failures") == "1" and suite.find(".//testcase[@name='b']/failure") is not None
 
 
 def test_a_crashing_stage_is_a_failure_not_a_traceback(monkeypatch, tmp_path, capsys):
@@ -52,7 +52,7 @@ def test_skips_are_reported_and_strict_fails_them(monkeypatch, tmp_path, capsys,
                                        gate.StageResult("apalache", gate.SKIP, "not found")], strict) == code
     out = capsys.readouterr().out
     assert "SKIP" in out and "1 skipped" in out
-    assert ET.parse(tmp_path / "g.xml").getroot().find("testcase[@name='apalache']/skipped") is not None
+    assert ET.parse(tmp_path / "g.xml").getroot().find(".//testcase[@name='apalache']/skipped") is not None
 
 
 def test_stage_order_is_the_issue_order():
@@ -74,7 +74,7 @@ def test_strict_with_an_allowed_skip_passes_and_names_it(monkeypatch, tmp_path, 
     assert "1 skipped" in out and "gate: skipped Apalache: allowed by --allow-skip" in out
     report = json.loads((tmp_path / "g.json").read_text())
     assert report["ok"] is True and report["allowed_skips"] == ["apalache"]
-    assert ET.parse(tmp_path / "g.xml").getroot().find("testcase[@name='Apalache']/skipped") is not None
+    assert ET.parse(tmp_path / "g.xml").getroot().find(".//testcase[@name='Apalache']/skipped") is not None
 
 
 def test_strict_fails_every_other_skip_even_with_an_allowed_one(monkeypatch, tmp_path, capsys):
