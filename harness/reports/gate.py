@@ -181,7 +181,7 @@ def stage_kill_matrix(g: Gate) -> StageResult:
     missed = K.undetected(table)
     correct = K.correct_failures()
     checks = [_kill_check(d, [r for r in table if r.defect == d]) for d in dict.fromkeys(r.defect for r in table)]
-    checks.append(Check("kill matrix: the correct implementation passes every trace", FAIL if correct else PASS,
+    checks.append(Check("correct implementation: every trace passes", FAIL if correct else PASS,
                         ", ".join(Path(r.name).name for r in correct), kind="ReplayFailure" if correct else ""))
     if missed or correct:
         detail = (f"defects no check detects: {', '.join(missed)}" if missed else "") + (

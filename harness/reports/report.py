@@ -21,7 +21,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from harness.reports.results import TARGET_SECONDS, StageResult
 
 SCHEMA_VERSION = 1
-SCHEMA_ID = "https://claimcheck.invalid/schemas/gate-report-1.json"
 Status = Literal["pass", "fail", "skip"]
 
 
@@ -58,8 +57,7 @@ class StageReport(CheckReport):
 class GateReport(_Strict):
     """The report of one `claimcheck gate` run."""
     model_config = ConfigDict(extra="forbid", title="claimcheck gate report",
-                              json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema",
-                                                 "$id": SCHEMA_ID})
+                              json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"})
     schema_version: Literal[1] = Field(description="this report format's version")
     tool_version: str = Field(description="claimcheck's version (package metadata)")
     timestamp: AwareDatetime = Field(description="when the report was written, UTC, ISO 8601")
