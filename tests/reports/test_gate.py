@@ -111,3 +111,17 @@ def test_ci_gate_script_is_strict_except_for_apalache():
     line = next(x for x in script.splitlines() if "claimcheck gate" in x and not x.startswith("#"))
     assert "--strict" in line.split() and line.split().count("--allow-skip") == 1
     assert line.split()[line.split().index("--allow-skip") + 1] == "apalache"
+
+
+@pytest.mark.parametrize("times, said", [((277.0, 120.5, 58.5), "target 300 s: missed by 156 s"),
+                                         ((200.0, 100.0), "target 300 s: met"),
+                                         ((300.2,), "target 300 s: missed by 1 s")])
+def test_the_summary_says_whether_the_300_s_target_was_met(times, said):
+    results = [gate.StageResult(f"s{k}", gate.PASS, seconds=t) for k, t in enumerate(times)]
+    total_line = next(x for x in gate.summary(results).splitlines() if x.startswith("total"))
+    assert total_line.endswith(f"(2 cores; {said})") and "under" not in total_line
+
+
+def test_the_summary_keeps_its_stages_and_verdicts():
+    text = gate.summary([gate.StageResult("TLC", gate.PASS, seconds=1.0), gate.StageResult("Apalache", gate.SKIP)])
+    assert "TLC       PASS" in text and "Apalache  SKIP" in text and "gate: 1 passed, 0 failed, 1 skipped" in text
