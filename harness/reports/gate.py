@@ -22,8 +22,6 @@ from spec import names as N
 from harness.reports import locate
 from harness.reports.results import FAIL, PASS, SKIP, TARGET_SECONDS, Check, StageResult, target_line
 
-__all__ = ["PASS", "FAIL", "SKIP", "Check", "StageResult", "Stage", "Gate", "STAGES", "main_gate"]
-
 
 @dataclass
 class Stage:
@@ -261,6 +259,7 @@ def run_gate(g: Gate, stages=None) -> list[StageResult]:
             r = StageResult(stage.name, FAIL, f"{type(exc).__name__}: {exc}", kind=type(exc).__name__)
         r.name = stage.name
         r.seconds = time.perf_counter() - t0
+        r.checks = [c if isinstance(c, Check) else Check(**c) for c in r.checks]  # a stage may hand dicts
         mark = {PASS: "ok", FAIL: "FAILED", SKIP: "skipped"}[r.status]
         print(f"      {mark} in {r.seconds:.1f} s: {r.detail}", flush=True)
         g.results.append(r)

@@ -98,3 +98,9 @@ def test_characters_xml_cannot_hold_are_dropped(tmp_path):
     junit.write_junit([StageResult("parse", FAIL, "bad \x1b[31mred\x1b[0m \x00 output")], tmp_path / "g.xml")
     f = ET.parse(tmp_path / "g.xml").getroot().find(".//failure")
     assert f.get("message") == "bad [31mred[0m  output"
+
+
+def test_checks_handed_as_dicts_still_reach_the_reports(monkeypatch, tmp_path):
+    r = StageResult("TLC", FAIL, "x", checks=[{"name": "TLC ci", "status": FAIL, "detail": "bad", "seconds": 1.0}])
+    root = report(monkeypatch, tmp_path, [r])
+    assert root.find(".//testcase[@name='TLC ci']/failure").get("type") == "CheckFailed"
