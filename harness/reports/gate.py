@@ -8,30 +8,20 @@ which stay skips and are named as allowed). Exit 0 only when every stage that ra
 
 from __future__ import annotations
 
-import json
+import re
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from spec import configs
 from spec import names as N
 
+from harness.reports import locate
 from harness.reports.progress import QUIET, Reporter
-
-PASS, FAIL, SKIP = "pass", "fail", "skip"
-
-
-@dataclass
-class StageResult:
-    name: str
-    status: str
-    detail: str = ""
-    seconds: float = 0.0
-    checks: list[dict] = field(default_factory=list)  # sub-results for the JUnit report
+from harness.reports.results import FAIL, PASS, SKIP, TARGET_SECONDS, Check, StageResult, target_line
 
 
 @dataclass
@@ -60,7 +50,10 @@ def stage_parse(g: Gate) -> StageResult:
         return StageResult("parse", SKIP, str(exc))
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        return StageResult("parse", FAIL, (proc.stdout + proc.stderr).strip().splitlines()[-1])
+        out = (proc.stdout + proc.stderr).strip()
+        where = re.search(r"line (\d+), col", out)
+        return StageResult("parse", FAIL, out.splitlines()[-1], kind="ParseError", file=locate.spec_file(),
+                           line=int(where.group(1)) if where else None)
     return StageResult("parse", PASS, "SANY parsed SessionExecution.tla")
 
 
@@ -76,7 +69,7 @@ def stage_equivalence(g: Gate) -> StageResult:
     detail = f"ci: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides"
     if not c.equal:
         return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
-                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}")
+                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}", kind="GraphsDiffer")
     return StageResult("twin = TLC", PASS, detail)
 
 
@@ -85,12 +78,12 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     run = run_python if engine == "python" else run_tlc
     label = "TLC" if engine == "tlc" else "explorer"
     parts, checks, status = [], [], PASS
-    for name in configs.GATE_CONFIGS:
+    for k, name in enumerate(configs.GATE_CONFIGS):
         with g.progress.task(f"{label} {name}") as task:
             o = run(configs.get(name), name, liveness=True, out_dir=g.out_dir, progress=task)
-        checks.append({"name": f"{label} {name}", "status": {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL),
-                       "detail": o.reason or ", ".join(o.violated), "seconds": o.seconds})
+        checks.append(_model_check_result(f"{label} {name}", o))
         if o.verdict == "skipped":
+            checks += [Check(f"{label} {rest}", SKIP, f"not run: {o.reason}") for rest in configs.GATE_CONFIGS[k + 1:]]
             return StageResult(label, SKIP, o.reason, checks=checks)
         if o.verdict != "ok":
             status = FAIL
@@ -102,6 +95,19 @@ def _model_check(g: Gate, engine: str) -> StageResult:
                        checks=checks)
 
 
+def _model_check_result(name: str, o) -> Check:
+    """One configuration on one engine; a violation points at the TLA+ line defining what it violated."""
+    status = {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL)
+    detail = o.reason or ", ".join(o.violated)
+    if status != FAIL:
+        return Check(name, status, detail, o.seconds)
+    if o.trace_path:
+        detail += f" (trace {locate.relpath(o.trace_path)})"
+    line = next((n for n in (locate.tla_definition_line(v) for v in o.violated) if n), None)
+    return Check(name, FAIL, detail, o.seconds, kind="InvariantViolation" if o.verdict == "violation" else "EngineError",
+                 file=locate.spec_file() if line else None, line=line)
+
+
 def stage_tlc(g: Gate) -> StageResult:
     return _model_check(g, "tlc")
 
@@ -111,20 +117,37 @@ def stage_explorer(g: Gate) -> StageResult:
 
 
 def stage_traces(g: Gate) -> StageResult:
-    from harness.conformance.replay import committed_traces, replay_all
-    with g.progress.task("traces", unit="traces", key="done", total=len(committed_traces())) as task:
-        results = replay_all(progress=task)
+    from harness.conformance.replay import committed_traces, replay_file
+    results, checks = [], []
+    paths = committed_traces()
+    with g.progress.task("traces", unit="traces", key="done", total=len(paths)) as task:
+        for path in paths:
+            t0 = time.perf_counter()
+            r = replay_file(path)
+            results.append(r)
+            checks.append(_replay_check(r, time.perf_counter() - t0))
+            task(done=len(results), steps=sum(x.consumed for x in results))
     if not results:
-        return StageResult("traces", FAIL, "no trace in traces/: a replay stage that replays nothing proves nothing")
+        return StageResult("traces", FAIL, "no trace in traces/: a replay stage that replays nothing proves nothing",
+                           kind="NoTraces")
     bad = [r for r in results if not r.ok]
-    checks = [{"name": f"replay {Path(r.name).name}", "status": PASS if r.ok else FAIL,
-               "detail": "; ".join(r.problems[:3]), "seconds": 0.0} for r in results]
     if bad:
         return StageResult("traces", FAIL, "; ".join(f"{Path(r.name).name}: {', '.join(r.problems[:2])}" for r in bad),
                            checks=checks)
     steps = sum(r.consumed for r in results)
     return StageResult("traces", PASS, f"{len(results)} traces, {steps} steps replayed against the "
                                        "implementation, in lockstep with the twin", checks=checks)
+
+
+def _replay_check(r, seconds: float) -> Check:
+    """A committed trace's replay; a failure points at the line of its failing step in the trace file."""
+    name = f"replay {Path(r.name).name}"
+    if r.ok:
+        return Check(name, PASS, "", seconds)
+    k = locate.failing_step(r.problems, [s.index for s in r.steps if s.violated])
+    return Check(name, FAIL, "; ".join(r.problems[:3]), seconds,
+                 kind="InvariantViolation" if r.violated else "ReplayFailure",
+                 file=locate.relpath(r.name), line=locate.trace_step_line(r.name, k) if k else None)
 
 
 def stage_lockstep(g: Gate) -> StageResult:
@@ -139,17 +162,22 @@ def stage_lockstep(g: Gate) -> StageResult:
             o = lockstep.run(cfg, profile="ci", progress=task)
         cov = o.coverage
         if o.found is None and o.hypothesis_error is None:
-            checks.append({"name": f"lockstep {name}", "status": PASS, "detail": "", "seconds": o.seconds})
+            checks.append(Check(f"lockstep {name}", PASS, "", o.seconds))
             parts.append(f"{name}: {cov.examples} examples, {cov.steps:,} steps, "
                          f"{len(cov.states):,} distinct states, {len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
             continue
         status = FAIL
+        check = Check(f"lockstep {name}", FAIL, "", o.seconds, kind="HypothesisError")
         if o.found is not None:
             path = fuzz.write_trace(o, name, g.out_dir)
             why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg)}"
+            # the counterexample breaks at its last step
+            check.kind, check.file = "InvariantViolation", locate.relpath(path)
+            check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
         else:
             why = f"Hypothesis error: {o.hypothesis_error}"
-        checks.append({"name": f"lockstep {name}", "status": FAIL, "detail": why, "seconds": o.seconds})
+        check.detail = why
+        checks.append(check)
         parts.append(f"{name}: {why}")
     return StageResult("lockstep", status, "; ".join(parts), checks=checks)
 
@@ -163,8 +191,9 @@ def stage_kill_matrix(g: Gate) -> StageResult:
     with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
                          total=len(committed_traces())) as task:
         correct = K.correct_failures(progress=task)
-    checks = [{"name": f"kill {d}", "status": FAIL if d in missed else PASS, "detail": "", "seconds": 0.0}
-              for d in dict.fromkeys(r.defect for r in table)]
+    checks = [_kill_check(d, [r for r in table if r.defect == d]) for d in dict.fromkeys(r.defect for r in table)]
+    checks.append(Check("correct implementation: every trace passes", FAIL if correct else PASS,
+                        ", ".join(Path(r.name).name for r in correct), kind="ReplayFailure" if correct else ""))
     if missed or correct:
         detail = (f"defects no check detects: {', '.join(missed)}" if missed else "") + (
             f"; traces failing on the correct implementation: {', '.join(r.name for r in correct)}" if correct else "")
@@ -175,27 +204,41 @@ def stage_kill_matrix(g: Gate) -> StageResult:
                        checks=checks)
 
 
+def _kill_check(defect: str, rows) -> Check:
+    """One defect of the kill matrix; one that survives points at the TLA+ line that switches it on."""
+    hits = [r for r in rows if r.detected]
+    if hits:
+        how = ", ".join(f"{Path(r.trace).name} ({', '.join(r.violated) or 'expectation'})" for r in hits)
+        return Check(f"kill {defect}", PASS, f"detected by {how}")
+    line = locate.tla_defect_line(defect)
+    return Check(f"kill {defect}", FAIL, f"no check detects {defect} (replayed against {len(rows)} traces)",
+                 kind="UndetectedDefect", file=locate.spec_file() if line else None, line=line)
+
+
 def stage_apalache(g: Gate) -> StageResult:
     from harness.engines import apalache
     missing = apalache.untyped_variables()
     if missing:
-        return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}")
+        return StageResult("Apalache", FAIL, f"variables without an @type annotation: {', '.join(missing)}",
+                           kind="UntypedVariables", file=locate.spec_file())
     try:
         with g.progress.task("Apalache"):  # no counts: elapsed time, and a heartbeat line in a log
             results = apalache.run_all(g.apalache, configs.get("ci"))
     except apalache.ApalacheUnavailable as exc:
         return StageResult("Apalache", SKIP, f"{exc}; every VARIABLE has an @type annotation (checked)")
-    parts = []
+    parts, checks = [], []
     status = PASS
     for r in results:
         parts.append(f"{r.command} {r.meaning}")
+        checks.append(Check(f"Apalache {r.command}", PASS if r.verdict == "ok" else FAIL, r.meaning,
+                            kind="" if r.verdict == "ok" else "ApalacheFailure"))
         if r.verdict != "ok":
             status = FAIL
             saved = [str(_save_apalache_trace(t, g.out_dir)) for t in r.traces]
             if saved:
                 parts.append("traces: " + ", ".join(saved))
             parts += [f"not replayable by the twin: {e}" for e in r.import_errors]
-    return StageResult("Apalache", status, "; ".join(parts))
+    return StageResult("Apalache", status, "; ".join(parts), checks=checks)
 
 
 def _save_apalache_trace(tr, out_dir: Path):
@@ -227,9 +270,10 @@ def run_gate(g: Gate, stages=None) -> list[StageResult]:
         try:
             r = stage.run(g)
         except Exception as exc:  # noqa: BLE001 - a crashing stage is a failed stage, reported, not raised
-            r = StageResult(stage.name, FAIL, f"{type(exc).__name__}: {exc}")
+            r = StageResult(stage.name, FAIL, f"{type(exc).__name__}: {exc}", kind=type(exc).__name__)
         r.name = stage.name
         r.seconds = time.perf_counter() - t0
+        r.checks = [c if isinstance(c, Check) else Check(**c) for c in r.checks]  # a stage may hand dicts
         mark = {PASS: "ok", FAIL: "FAILED", SKIP: "skipped"}[r.status]
         print(f"      {mark} in {r.seconds:.1f} s: {r.detail}", flush=True)
         g.results.append(r)
@@ -248,7 +292,7 @@ def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> 
     passed = sum(r.status == PASS for r in results)
     failed = sum(r.status == FAIL for r in results)
     skipped = sum(r.status == SKIP for r in results)
-    lines.append(f"{'total':<{width}}  {'':<7}  {total:6.1f}s   (2 cores; target under 300 s)")
+    lines.append(f"{'total':<{width}}  {'':<7}  {total:6.1f}s   (2 cores; {target_line(total, TARGET_SECONDS)})")
     lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
     for r in results:
         if r.status == SKIP:
@@ -278,26 +322,16 @@ def verdict_ok(results: list[StageResult], strict: bool = False, allowed=()) -> 
 
 
 def write_json(results: list[StageResult], path: Path, *, strict: bool = False, allowed=()) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"stages": [asdict(r) for r in results],
-                                "strict": strict, "allowed_skips": sorted({_key(a) for a in allowed}),
-                                "ok": verdict_ok(results, strict, allowed)}, indent=2) + "\n")
+    """The JSON report, as harness/reports/report.py defines it (docs/report.schema.json)."""
+    from harness.reports import report
+    report.write_json(report.build(results, ok=verdict_ok(results, strict, allowed), strict=strict,
+                                   allowed_skips={_key(a) for a in allowed}), path)
 
 
 def write_junit(results: list[StageResult], path: Path) -> None:
-    suite = ET.Element("testsuite", name="claimcheck gate", tests=str(len(results)),
-                       failures=str(sum(r.status == FAIL for r in results)),
-                       skipped=str(sum(r.status == SKIP for r in results)),
-                       time=f"{sum(r.seconds for r in results):.1f}")
-    for r in results:
-        case = ET.SubElement(suite, "testcase", classname="claimcheck.gate", name=r.name, time=f"{r.seconds:.1f}")
-        if r.status == FAIL:
-            ET.SubElement(case, "failure", message=r.detail[:500]).text = r.detail
-        elif r.status == SKIP:
-            ET.SubElement(case, "skipped", message=r.detail[:500])
-        ET.SubElement(case, "system-out").text = r.detail
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suite).write(path, encoding="unicode", xml_declaration=True)
+    """The JUnit report, one testcase per check (harness/reports/junit.py)."""
+    from harness.reports import junit
+    junit.write_junit(results, path)
 
 
 def main_gate(args) -> int:
@@ -312,6 +346,8 @@ def main_gate(args) -> int:
         write_json(results, Path(args.json), strict=strict, allowed=allowed)
     if args.junit:
         write_junit(results, Path(args.junit))
+    from harness.reports import github
+    github.report(results, verdict_ok(results, strict, allowed))
     failed = any(r.status == FAIL for r in results)
     refused = refused_skips(results, strict, allowed)
     if refused:

@@ -34,7 +34,7 @@ def test_a_failing_stage_fails_the_gate(monkeypatch, tmp_path):
     code = run(monkeypatch, tmp_path, [gate.StageResult("a", gate.PASS), gate.StageResult("b", gate.FAIL, "boom")])
     assert code == 1
     suite = ET.parse(tmp_path / "g.xml").getroot()
-    assert suite.get("failures") == "1" and suite.find("testcase[@name='b']/failure") is not None
+    assert suite.get("failures") == "1" and suite.find(".//testcase[@name='b']/failure") is not None
 
 
 def test_a_crashing_stage_is_a_failure_not_a_traceback(monkeypatch, tmp_path, capsys):
@@ -52,7 +52,7 @@ def test_skips_are_reported_and_strict_fails_them(monkeypatch, tmp_path, capsys,
                                        gate.StageResult("apalache", gate.SKIP, "not found")], strict) == code
     out = capsys.readouterr().out
     assert "SKIP" in out and "1 skipped" in out
-    assert ET.parse(tmp_path / "g.xml").getroot().find("testcase[@name='apalache']/skipped") is not None
+    assert ET.parse(tmp_path / "g.xml").getroot().find(".//testcase[@name='apalache']/skipped") is not None
 
 
 def test_stage_order_is_the_issue_order():
@@ -74,7 +74,7 @@ def test_strict_with_an_allowed_skip_passes_and_names_it(monkeypatch, tmp_path, 
     assert "1 skipped" in out and "gate: skipped Apalache: allowed by --allow-skip" in out
     report = json.loads((tmp_path / "g.json").read_text())
     assert report["ok"] is True and report["allowed_skips"] == ["apalache"]
-    assert ET.parse(tmp_path / "g.xml").getroot().find("testcase[@name='Apalache']/skipped") is not None
+    assert ET.parse(tmp_path / "g.xml").getroot().find(".//testcase[@name='Apalache']/skipped") is not None
 
 
 def test_strict_fails_every_other_skip_even_with_an_allowed_one(monkeypatch, tmp_path, capsys):
@@ -111,3 +111,17 @@ def test_ci_gate_script_is_strict_except_for_apalache():
     line = next(x for x in script.splitlines() if "claimcheck gate" in x and not x.startswith("#"))
     assert "--strict" in line.split() and line.split().count("--allow-skip") == 1
     assert line.split()[line.split().index("--allow-skip") + 1] == "apalache"
+
+
+@pytest.mark.parametrize("times, said", [((277.0, 120.5, 58.5), "target 300 s: missed by 156 s"),
+                                         ((200.0, 100.0), "target 300 s: met"),
+                                         ((300.2,), "target 300 s: missed by 1 s")])
+def test_the_summary_says_whether_the_300_s_target_was_met(times, said):
+    results = [gate.StageResult(f"s{k}", gate.PASS, seconds=t) for k, t in enumerate(times)]
+    total_line = next(x for x in gate.summary(results).splitlines() if x.startswith("total"))
+    assert total_line.endswith(f"(2 cores; {said})") and "under" not in total_line
+
+
+def test_the_summary_keeps_its_stages_and_verdicts():
+    text = gate.summary([gate.StageResult("TLC", gate.PASS, seconds=1.0), gate.StageResult("Apalache", gate.SKIP)])
+    assert "TLC       PASS" in text and "Apalache  SKIP" in text and "gate: 1 passed, 0 failed, 1 skipped" in text
