@@ -85,6 +85,6 @@ def verdict_line(res: StressResult, opts: StressOptions) -> str:
     hit = res.first_violation
     if hit is not None:
         return (f"  verdict: {word}: violation caught after {hit.executions:,} executions and {hit.crashes} "
-                f"crashes (seed {opts.seed}, commit {hit.seq}: {hit.line})")
+                f"crashes (seed {opts.seed}): {hit.line}")
     return (f"  verdict: {word}: no violation seen while running, in {res.executions:,} executions and "
             f"{res.crashes} crashes (seed {opts.seed}; stopped by {res.stopped_by})")

@@ -66,8 +66,7 @@ class Supervisor:
         self.plan = CrashPlan(opts.seed, opts.crash_every, opts.crash_every_commits)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = Path(opts.out)
-        self.run_dir = self.out / f"stress-{stamp}-{os.getpid()}"
-        self.run_dir.mkdir(parents=True, exist_ok=False)
+        self.run_dir = _fresh_dir(self.out, f"stress-{stamp}-{os.getpid()}")
         self.url = opts.db or f"sqlite:///{(self.run_dir / 'stress.db').absolute()}"
         check_url(self.url)
         self.lease_ticks = max(1, round(opts.lease / opts.tick))
@@ -297,6 +296,19 @@ class Supervisor:
         self.res.traces.extend(save_traces(checker, self.o.defects, self.out))
         self.db.dispose()
         return self.res
+
+
+def _fresh_dir(parent: Path, name: str) -> Path:
+    """A new directory `parent/name` (`name-2`, `-3`, ... when a run of the same second and process has it)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    for k in range(1, 1000):
+        path = parent / (name if k == 1 else f"{name}-{k}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(parent / name)
 
 
 def run(opts: StressOptions) -> tuple[int, StressResult | None]:
