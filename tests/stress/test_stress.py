@@ -6,7 +6,8 @@ run (harness/stress/supervisor.py).
     invariant, with defects on; a violation becomes a trace that replays to the same invariant;
 (b) an edited or missing history row is caught;
 (c) one real-process run per backend, bounded by counts (crash every ~C commits), with zero violations,
-    zero lost inputs, at least one crash and one takeover.
+    zero lost inputs, at least one crash and one takeover; and one per backend with a defect on, run
+    until its first violation (or a cap of executions and crashes), caught and counted.
 """
 
 from __future__ import annotations
@@ -260,6 +261,42 @@ def test_a_real_process_run_holds(stress_db, tmp_path, capsys):
     assert res.executions >= 40, out
     assert res.violations == 0 and res.lost == 0 and code == 0, out
     assert res.checker.report.commits == res.counts["commits"]
+
+
+CAUGHT = "step-failed-duplicate-interrupt"  # the stress run catches it soonest and most reliably (harness/README.md)
+
+
+def test_a_real_process_run_with_a_defect_on_is_caught(stress_db, tmp_path, capsys, record_property):
+    """Real node processes with a defect on: the run checks its history while it grows and stops at the
+    first violation, bounded by counts (a generous cap of executions and crashes; the seconds are a last
+    resort, never a synchronisation); the verdict line names the seed and the executions and crashes the
+    run needed, and the full check after the run names the invariant."""
+    from harness.stress.supervisor import StressOptions, run
+    opts = StressOptions(nodes=2, sessions=4, seconds=900, db=stress_db, out=str(tmp_path), seed="7",
+                         defects=(CAUGHT,), crash_every_commits=60, progress=False,
+                         until_violation=True, max_executions=3000, max_crashes=300)
+    code, res = run(opts)
+    out = capsys.readouterr().out
+    hit = res.first_violation
+    assert res.stopped_by == "violation" and hit is not None, out
+    assert code == 1 and not res.ok and res.violations >= 1, out
+    assert 1 <= hit.executions <= res.executions and hit.crashes <= res.crashes, out
+    assert ("invariant", "AtMostOneTerminal") in kinds_and_names(res.checker), out
+    verdict = out.strip().splitlines()[-1]
+    assert (f"verdict: FAIL: violation caught after {hit.executions:,} executions and {hit.crashes} crashes "
+            f"(seed 7): commit {hit.seq} ") in verdict, out
+    assert res.traces, out  # the violating Session saved for `claimcheck replay`
+    record_property("stress_caught", verdict.strip())
+    print(verdict.strip())
+
+
+def test_stress_caps_need_until_violation(tmp_path, capsys):
+    from harness.cli import main
+    for argv in (["--max-executions", "10"], ["--max-crashes", "3"], ["--until-violation", "--max-crashes", "0"]):
+        assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
+    assert list(tmp_path.iterdir()) == []
+    err = capsys.readouterr().err
+    assert "caps a run with --until-violation" in err and "--max-crashes must be positive" in err
 
 
 def test_recording_is_off_by_default():
