@@ -263,7 +263,7 @@ def test_a_real_process_run_holds(stress_db, tmp_path, capsys):
     assert res.checker.report.commits == res.counts["commits"]
 
 
-CAUGHT = "step-failed-duplicate-interrupt"  # the stress run catches it soonest and most reliably (harness/README.md)
+CAUGHT = "step-failed-duplicate-interrupt"  # caught in every measured run, needing no crash (harness/README.md)
 
 
 def test_a_real_process_run_with_a_defect_on_is_caught(stress_db, tmp_path, capsys, record_property):
