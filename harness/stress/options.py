@@ -73,7 +73,8 @@ class StressResult:
     traces: list[tuple[Path, str | None]] = field(default_factory=list)
     check_seconds: float = 0.0
     first_violation: FirstViolation | None = None  # --until-violation: seen while running
-    stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes
+    stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes,
+    # stranded (every Session's claim quarantined: no execution can begin again)
 
     @property
     def executions(self) -> int:

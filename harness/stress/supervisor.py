@@ -79,6 +79,7 @@ class Supervisor:
         self.prompt_no: Counter = Counter()
         self.seen_seq = 0
         self.watch: Watch | None = None
+        self._stranded = False
 
     # ------------------------------------------------------------------ set-up
 
@@ -175,6 +176,15 @@ class Supervisor:
                                         "AND kind = 'prompt' GROUP BY session_id").all()
         return dict(rows)
 
+    def stranded(self) -> bool:
+        """Every Session's claim is quarantined: held for an operator, so no execution can begin again (the
+        stranding of cancellation-owned work whose lease expired, spec/README.md) and a count cap would
+        never be reached."""
+        with self.db.read() as conn:
+            held = conn.exec_driver_sql("SELECT count(*) FROM execution_claim WHERE recovery_error IS NOT NULL"
+                                        ).scalar_one()
+        return held >= len(self.sessions)
+
     def progress_line(self, t: float) -> str:
         c = self.res.counts
         return (f"stress {t:5.1f}s  executions {self.res.executions:,}  cancels {c[R.CANCEL_REQUEST]:,}  "
@@ -190,6 +200,8 @@ class Supervisor:
         if o.until_violation:
             if self.res.first_violation is not None:
                 return "violation"
+            if self._stranded:
+                return "stranded"
             if o.max_executions is not None and self.res.executions >= o.max_executions:
                 return "max-executions"
             if o.max_crashes is not None and self.res.crashes >= o.max_crashes:
@@ -261,6 +273,7 @@ class Supervisor:
             self._next_watch = t + WATCH_EVERY
             self.poll_counts()
             self.res.first_violation = self.watch.poll()
+            self._stranded = self.stranded()
         victim = self.victim() if self.plan.due(t, self.res.counts["commits"]) else None
         if victim is not None:
             self.crash(victim)
