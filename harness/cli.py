@@ -281,7 +281,8 @@ def cmd_stress(args) -> int:
         code, _ = run(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
             seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
-            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep))
+            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep,
+            until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes))
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
     return code
@@ -430,6 +431,10 @@ def _add_stress(sub) -> None:
     s.add_argument("--crash-every", type=float, default=2.0, metavar="SECONDS", help="mean time between crashes")
     s.add_argument("--crash-every-commits", type=int, metavar="C", help="crash every ~C commits instead")
     s.add_argument("--keep", action="store_true", help="keep the run's database and logs when it passes")
+    s.add_argument("--until-violation", action="store_true", help="check the history while it grows and stop at "
+                   "its first violation (or a cap); the verdict names the seed, executions and crashes needed")
+    s.add_argument("--max-executions", type=int, metavar="N", help="with --until-violation: stop after N executions")
+    s.add_argument("--max-crashes", type=int, metavar="K", help="with --until-violation: stop after K crashes")
     s.set_defaults(func=cmd_stress)
 
 

@@ -42,3 +42,8 @@ CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")
 FINALIZER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "finalizer")
 RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recovery")
+
+# stress
+NO_PHYSICAL_REPLAY = _pick(N.INVARIANTS, "NoPhysicalReplay")
+NO_OVERLAPPING_EFFECTS = _pick(N.INVARIANTS, "NoOverlappingEffects")
+TIMELY_DISPATCH = _pick(N.ASSUMPTIONS, "TimelyDispatch")

@@ -27,7 +27,7 @@ One `commit_history` row per commit:
   the next commit's delta is taken against: last event id, last recovery row id, the input and
   execution sequences, the execution_history row count). Events, recovery and history rows are
   insert-only and inputs change state once (stamped from the input sequence), so the fold of the deltas
-  is the durable state after every commit; `harness/stress/history.py` checks that fold against the final
+  is the durable state after every commit; `harness/stress/checker.py` checks that fold against the final
   database too. Measured: recording the full snapshot instead grows with the event log (the run's
   whole log per commit); the delta costs ~8 small statements per commit, independent of run length.
 - `changed`: whether the commit changed anything recorded (a fenced step that failed commits nothing).

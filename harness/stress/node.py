@@ -43,6 +43,8 @@ from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
 from impl.schema import claim_t, input_t, recovery_t
 
+from harness import registry as R
+
 STOP_FILE = "stop"
 
 
@@ -166,7 +168,7 @@ class NodeProcess:
             if self.node.finalizer.pc != "idle":
                 continue  # busy: the caller will ask again
             owner = self.args.owner
-            self.step(owner, "CancelRequest", {"n": owner, "s": msg["s"], "_execution": msg["e"]},
+            self.step(owner, R.CANCEL_REQUEST, {"n": owner, "s": msg["s"], "_execution": msg["e"]},
                       lambda: self.node.cancel(msg["s"], msg["e"]))
             did = True
         return did
@@ -179,7 +181,7 @@ class NodeProcess:
             action = self.step(owner, runner.enabled, {"n": owner}, runner.step)
             if action is None:
                 break
-            if action == "Renew" and runner.pc == "renewed":
+            if action == R.RENEW and runner.pc == "renewed":
                 self.provider.renewed_at[execution] = self.clock.now()
             did = True
             if runner.pc in ("started", "failed") and self.args.listener_ms:
@@ -222,9 +224,9 @@ class NodeProcess:
         i = {"sess": row.session_id, "kind": "cont" if row.kind == "continuation" else "prompt",
              "src": row.src, "state": "pending"}
         if promote:
-            self.step(owner, "PromoteContinuation", {"n": owner, "i": i}, lambda: self.node.promote(row.id))
+            self.step(owner, R.PROMOTE_CONTINUATION, {"n": owner, "i": i}, lambda: self.node.promote(row.id))
         else:
-            self.step(owner, "Acquire", {"n": owner, "i": i}, lambda: self.node.acquire(row.id))
+            self.step(owner, R.ACQUIRE, {"n": owner, "i": i}, lambda: self.node.acquire(row.id))
         return True
 
     def finalizer(self) -> bool:
@@ -259,7 +261,7 @@ class NodeProcess:
             self.next_scan = time.monotonic() + self.args.scan_every
             return False
         s = self.rng.choice(rows[:4]).session_id
-        self.step(wid, "RecoveryTakeover", {"r": wid, "s": s}, lambda: w.takeover(s))
+        self.step(wid, R.RECOVERY_TAKEOVER, {"r": wid, "s": s}, lambda: w.takeover(s))
         return True
 
     def heartbeats(self) -> bool:
@@ -270,12 +272,12 @@ class NodeProcess:
         for s in sorted(busy):
             if t - self.last_beat.get(s, 0.0) >= self.beat_every:
                 self.last_beat[s] = t
-                self.step(owner, "Heartbeat", {"n": owner, "s": s}, lambda: self.node.heartbeat(s))
+                self.step(owner, R.HEARTBEAT, {"n": owner, "s": s}, lambda: self.node.heartbeat(s))
                 did = True
         if self.worker.pc == "converting" and t - self.last_beat.get("@worker", 0.0) >= self.beat_every:
             self.last_beat["@worker"] = t
             wid = self.args.worker
-            self.step(wid, "Heartbeat", {"n": wid, "s": self.worker.session_id}, self.worker.heartbeat)
+            self.step(wid, R.HEARTBEAT, {"n": wid, "s": self.worker.session_id}, self.worker.heartbeat)
             did = True
         for s in list(self.last_beat):
             if s not in busy and s != "@worker":

@@ -1,4 +1,4 @@
-"""The commit history (impl/history.py), its check against the twin (harness/stress/history.py) and the stress
+"""The commit history (impl/history.py), its check against the twin (harness/stress/checker.py) and the stress
 run (harness/stress/supervisor.py).
 
 (a) histories recorded deterministically in-process (the twin chooses, the scheduler drives the impl with
@@ -6,7 +6,8 @@ run (harness/stress/supervisor.py).
     invariant, with defects on; a violation becomes a trace that replays to the same invariant;
 (b) an edited or missing history row is caught;
 (c) one real-process run per backend, bounded by counts (crash every ~C commits), with zero violations,
-    zero lost inputs, at least one crash and one takeover.
+    zero lost inputs, at least one crash and one takeover; and one per backend with a defect on, run
+    until its first violation (or a cap of executions and crashes), caught and counted.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import sqlite3
 
 import pytest
 
-from harness.stress import history as H
 from harness.conformance import replay as R
+from harness.stress.checker import Checker, check_db
+from harness.stress.counterexample import session_trace
+from harness.stress.render import render_history
+from stresskit import RecordingScheduler, record_trace, record_walk
 from impl.history import HistoryRecorder
 from spec import configs
 from spec import model as M
@@ -28,16 +32,16 @@ P1 = M.Input("s1", "prompt", 1, "pending")
 P2 = M.Input("s1", "prompt", 2, "pending")
 
 
-def record(cfg: M.Config, steps, defects=()) -> H.RecordingScheduler:
+def record(cfg: M.Config, steps, defects=()) -> RecordingScheduler:
     from dataclasses import replace
-    return H.RecordingScheduler(replace(cfg, defects=frozenset(defects))).run(steps)
+    return RecordingScheduler(replace(cfg, defects=frozenset(defects))).run(steps)
 
 
-def check(rs: H.RecordingScheduler) -> H.Checker:
-    return H.check_db(rs.db)
+def check(rs: RecordingScheduler) -> Checker:
+    return check_db(rs.db)
 
 
-def kinds_and_names(ch: H.Checker):
+def kinds_and_names(ch: Checker):
     return {(f.kind, n) for f in ch.report.violations for n in (f.names or [""])}
 
 
@@ -54,9 +58,9 @@ def test_random_walks_conform():
         def choose(options):  # the environment's unfair steps (Tick, faults, cancels) less often
             weights = [1.0 if N.ACTIONS[name].fair else 0.2 for name, _, _ in options]
             return rng.choices(options, weights)[0]
-        rs = H.record_walk(cfg, seed, 60, choose=choose)
+        rs = record_walk(cfg, seed, 60, choose=choose)
         ch = check(rs)
-        assert ch.report.violations == [], H.render(ch)
+        assert ch.report.violations == [], render_history(ch)
         assert ch.report.inputs.get("lost", 0) == 0
         actions |= {a for a in ch.report.counts if a in N.ACTIONS}
     assert {"Acquire", "PublishStepEnded", "CancelRequest", "FinalizerClear", "RecoveryTakeover",
@@ -73,13 +77,13 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
              ("RecoveryTakeover", ("r1", "s1")), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
              ("Renew", ("n2",))]
     ch = check(record(replace(CI, lease=2), steps))
-    assert ch.report.ok, H.render(ch)
+    assert ch.report.ok, render_history(ch)
 
 
 @pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
-    ch = check(H.record_trace(path, defects=[]))
-    assert ch.report.ok, H.render(ch)
+    ch = check(record_trace(path, defects=[]))
+    assert ch.report.ok, render_history(ch)
 
 
 # ---------------------------------------------------------------- (a) defects on: caught, named
@@ -112,11 +116,11 @@ def test_unfenced_step_publication_is_caught():
 
 def test_step_failed_duplicate_interrupt_is_caught_and_its_trace_replays():
     path = R.TRACES / "step-failed-duplicate-interrupt.json"
-    ch = check(H.record_trace(path, defects=["step-failed-duplicate-interrupt"]))
+    ch = check(record_trace(path, defects=["step-failed-duplicate-interrupt"]))
     assert ("invariant", "AtMostOneTerminal") in kinds_and_names(ch)
     t = [f for f in ch.report.violations if f.kind == "transition"]
     assert t[0].action == "FinalizerSettle" and "Interrupted" in t[0].message
-    trace, why = H.session_trace(ch, "s1", ["step-failed-duplicate-interrupt"])
+    trace, why = session_trace(ch, "s1", ["step-failed-duplicate-interrupt"])
     assert why is None
     res = R.replay(trace, None, "built")
     assert res.completed and res.violated == ["AtMostOneTerminal"], R.render(res)
@@ -124,10 +128,10 @@ def test_step_failed_duplicate_interrupt_is_caught_and_its_trace_replays():
 
 def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
     path = R.TRACES / "cross-session-recovery-collision.json"
-    ch = check(H.record_trace(path, defects=["cross-session-recovery-collision"]))
+    ch = check(record_trace(path, defects=["cross-session-recovery-collision"]))
     assert ("invariant", "RecoveryRowsIsolated") in kinds_and_names(ch)
     assert ch.report.inputs.get("lost") == 1 and not ch.report.ok  # the claim was cleared without its row
-    trace, why = H.session_trace(ch, "s1", ["cross-session-recovery-collision"])
+    trace, why = session_trace(ch, "s1", ["cross-session-recovery-collision"])
     assert trace.config.sessions == ["s1", "s2"]  # the adversary's Session comes along
     res = R.replay(trace, None, "built")
     assert "RecoveryRowsIsolated" in res.violated, R.render(res)
@@ -166,7 +170,7 @@ def _clean_file_history(tmp_path):
     from impl.db import Database
     db = Database(f"sqlite:///{tmp_path / 'h.db'}")
     db.create_schema()
-    rs = H.RecordingScheduler(CI, db)
+    rs = RecordingScheduler(CI, db)
     steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("PublishStepStarted", ("n1",)),
              ("StepStartedReturn", ("n1",)), ("PublishStepEnded", ("n1",)), ("ClearClaim", ("n1",))]
     rs.run(steps)
@@ -223,7 +227,7 @@ def test_a_missing_record_is_caught(tmp_path):
 
 
 def test_an_unattributed_commit_is_caught():
-    rs = H.RecordingScheduler(CI)
+    rs = RecordingScheduler(CI)
     rs.world.node("n1").acquire_next("s1")  # a commit made outside the recorder's step context
     assert any(f.kind == "record" and "no step attributed" in f.message for f in check(rs).report.violations)
 
@@ -231,7 +235,7 @@ def test_an_unattributed_commit_is_caught():
 def test_history_needs_an_empty_database():
     from impl.db import Database
     db = Database.memory()
-    rs = H.RecordingScheduler(CI, db)
+    rs = RecordingScheduler(CI, db)
     db.on_commit = None
     with pytest.raises(ValueError, match="empty database"):
         HistoryRecorder.install(db)
@@ -257,6 +261,45 @@ def test_a_real_process_run_holds(stress_db, tmp_path, capsys):
     assert res.executions >= 40, out
     assert res.violations == 0 and res.lost == 0 and code == 0, out
     assert res.checker.report.commits == res.counts["commits"]
+
+
+CAUGHT = "step-failed-duplicate-interrupt"  # caught in every measured run, needing no crash (harness/README.md)
+
+
+def test_a_real_process_run_with_a_defect_on_is_caught(stress_db, tmp_path, capsys, record_property):
+    """Real node processes with a defect on: the run checks its history while it grows and stops at the
+    first violation, bounded by counts (a generous cap of executions and crashes; the seconds are a last
+    resort, never a synchronisation); the verdict line names the seed and the executions and crashes the
+    run needed, and the full check after the run names the invariant."""
+    from harness.stress.supervisor import StressOptions, run
+    # 16 Sessions and a crash every ~300 commits: caught after 13-108 executions in the runs measured,
+    # while the correct protocol ran 1,772 and 2,000 executions before its claims were all quarantined
+    # (crashes during cancellation strand Sessions by design), so the caps are far from both
+    opts = StressOptions(nodes=2, sessions=16, seconds=900, db=stress_db, out=str(tmp_path), seed="7",
+                         defects=(CAUGHT,), crash_every_commits=300, progress=False,
+                         until_violation=True, max_executions=1500, max_crashes=200)
+    code, res = run(opts)
+    out = capsys.readouterr().out
+    hit = res.first_violation
+    assert res.stopped_by == "violation" and hit is not None, out
+    assert code == 1 and not res.ok and res.violations >= 1, out
+    assert 1 <= hit.executions <= res.executions and hit.crashes <= res.crashes, out
+    assert ("invariant", "AtMostOneTerminal") in kinds_and_names(res.checker), out
+    verdict = out.strip().splitlines()[-1]
+    assert (f"verdict: FAIL: violation caught after {hit.executions:,} executions and {hit.crashes} crashes "
+            f"(seed 7): commit {hit.seq} ") in verdict, out
+    assert res.traces, out  # the violating Session saved for `claimcheck replay`
+    record_property("stress_caught", verdict.strip())
+    print(verdict.strip())
+
+
+def test_stress_caps_need_until_violation(tmp_path, capsys):
+    from harness.cli import main
+    for argv in (["--max-executions", "10"], ["--max-crashes", "3"], ["--until-violation", "--max-crashes", "0"]):
+        assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
+    assert list(tmp_path.iterdir()) == []
+    err = capsys.readouterr().err
+    assert "caps a run with --until-violation" in err and "--max-crashes must be positive" in err
 
 
 def test_recording_is_off_by_default():

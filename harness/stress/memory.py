@@ -1,0 +1,104 @@
+"""The history check's view of actors' memory between their commits (harness/stress/checker.py).
+
+An actor's memory is recorded only before each of its commits; between two of them it takes steps that
+commit nothing (Dispatch, the listener returns, RunnerStop/Exit, fenced steps that failed and rolled
+back, a finalizer's supervision stop). `continuity` asks whether the recorded memory is reachable from
+the twin's prediction by such steps; `supervision` whether a finalizer still running holds its lease.
+Both take the checker (its folded state, predictions and findings) and the `records.Commit`.
+"""
+
+from __future__ import annotations
+
+from spec import model as M
+
+from harness import registry as R
+from harness.stress.records import Commit, durable_eq, short
+
+MAX_LOCAL_STEPS = 8
+
+
+def continuity(checker, c: Commit, assts: set) -> None:
+    """The memory recorded before commit `c` must be reachable by local steps (bounded breadth-first
+    search, `MAX_LOCAL_STEPS`) from the twin's prediction after each actor's previous commit."""
+    override, cfg = c.memory, checker.cfg
+    names = c.actors()
+    predicted = {(k, n): getattr(checker, k).get(n) for k, n in names}
+    if any(v is None for v in predicted.values()):
+        return  # unknown after a failed transition: resynchronise on the recorded memory
+    target = tuple(override[k][n] for k, n in names)
+    if tuple(predicted[x] for x in names) == target:
+        return
+    start = {"run": {}, "fin": {}, "rec": {}}
+    for (k, n), v in predicted.items():
+        start[k][n] = v
+    st = checker.state(c.focus, checker.claims, c.now, assts | {v.exec for v in target}, start)
+
+    def key(s):
+        return tuple(getattr(s, k)[(cfg.nodes if k != "rec" else cfg.recoverers).index(n)] for k, n in names)
+
+    frontier, seen = [st], {key(st)}
+    for _ in range(MAX_LOCAL_STEPS):
+        nxt_frontier = []
+        for s in frontier:
+            for s2 in local_steps(cfg, s, names):
+                k2 = key(s2)
+                if k2 == target:
+                    return
+                if k2 not in seen:
+                    seen.add(k2)
+                    nxt_frontier.append(s2)
+        frontier = nxt_frontier
+        if not frontier:
+            break
+    differs = [(k, n) for k, n in names if override[k][n] != predicted[(k, n)]]
+    got = ", ".join(f"{n}.{k}={short(override[k][n])}" for k, n in differs)
+    want = ", ".join(f"{n}.{k}={short(predicted[(k, n)])}" for k, n in differs)
+    checker.find(c.row, "memory", [], c.focus, f"recorded memory before the step ({got}) is not reachable by "
+                  f"local steps from the twin's prediction after the actor's last commit ({want})")
+
+
+def local_steps(cfg: M.Config, st: M.State, names):
+    """Steps of the given actors that change only their memory (no commit)."""
+    for kind, n in names:
+        if kind == "run":
+            k = cfg.nodes.index(n)
+            for _name, fn in M.RUNNER_STEPS:
+                nx = fn(cfg, st, k)
+                if nx is not None and nx != st and durable_eq(st, nx):
+                    yield nx
+        elif kind == "fin":
+            k = cfg.nodes.index(n)
+            f = st.fin[k]
+            for fn in (M.FinalizerSettle, M.FinalizerClear):
+                nx = fn(cfg, st, k)
+                if nx is not None and nx != st and durable_eq(st, nx):
+                    yield nx
+            if f.pc != "idle" and not M.fenced(st, M.si(cfg, f.sess), f.exec, f.owner):
+                yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # supervision: its lease is gone
+        else:
+            k = cfg.recoverers.index(n)
+            for fn in (M.RecoveryConvert, M.RecoveryQuarantine):
+                nx = fn(cfg, st, k)
+                if nx is not None and nx != st and durable_eq(st, nx):
+                    yield nx
+
+
+def supervision(checker, c: Commit) -> None:
+    """A finalizer still running must not have outlived the lease it held, at its own process's clock
+    reading (SynchronizedClocks: a supervised finalizer stops no later than its lease expires). The
+    lease is the last one recorded for its exact claim: a takeover may commit between the node's
+    supervision read and its own commit (the node read the clock first), so the claim as it stands
+    at this commit can already be another owner's while the finalizer rightly ran."""
+    now = c.now
+    for n, f in c.memory["fin"].items():
+        if f.pc == "idle":
+            continue
+        held = checker.last_lease.get((f.sess, f.exec, f.owner))
+        if held is not None and now < held:
+            continue
+        cl = checker.claims.get(f.sess)
+        seen = "no claim" if cl is None else f"claim (execution {cl[1]}, owner {cl[2]}, lease until {cl[3]})"
+        lease = "a claim never recorded" if held is None else f"its lease, which expired at {held}"
+        checker.find(c.row, "supervision", [R.NO_OVERLAPPING_EFFECTS], f.sess,
+                      f"finalizer of {n} still running ({f.pc}, execution {f.exec}) at clock {now}, past {lease}; "
+                      f"now {seen}: supervision should have stopped it")

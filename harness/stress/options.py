@@ -1,0 +1,128 @@
+"""What a stress run is asked (`StressOptions`, validated by `validate`) and what it returns (`StressResult`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from spec import names as N
+
+from harness import registry as R
+
+LOOPBACK = ("localhost", "127.0.0.1", "::1", "")
+
+
+class StressUsage(ValueError):
+    pass
+
+
+@dataclass
+class StressOptions:
+    nodes: int = 2
+    seconds: float = 10.0
+    db: str | None = None
+    sessions: int = 8
+    lease: float = 0.3
+    tick: float = 0.01
+    seed: str = "0"
+    defects: tuple = ()
+    out: str = "traces/found"
+    executions: int | None = None
+    min_crashes: int = 0
+    min_takeovers: int = 0
+    crash_every: float = 2.0  # mean seconds between crashes (exponential)
+    crash_every_commits: int | None = None  # a count-based schedule instead (randomised in [C/2, 3C/2])
+    cancel_every: float = 0.1  # mean seconds between the caller's interrupts
+    fail_rate: float = 0.25  # the scripted provider's share of Step.Failed
+    effect_ms: float = 10.0  # the longest simulated provider call (uniform): time for interrupts to land
+    max_prompts: int = 1_000_000
+    keep: bool = False
+    progress: bool = True
+    # --until-violation: check the history while it grows and stop at its first violation, or once
+    # `max_executions` executions or `max_crashes` crashes are reached (or `seconds`, a last resort)
+    until_violation: bool = False
+    max_executions: int | None = None
+    max_crashes: int | None = None
+
+
+@dataclass
+class FirstViolation:
+    """The first violation the history showed while the run was going, and what the run needed to get
+    there: executions begun and crashes injected up to that commit."""
+    seq: int
+    executions: int
+    crashes: int
+    line: str
+
+
+@dataclass
+class StressResult:
+    run_dir: Path
+    url: str
+    elapsed: float = 0.0
+    counts: Counter = field(default_factory=Counter)
+    crashes: int = 0
+    unexpected_exits: list[str] = field(default_factory=list)
+    checker: object | None = None  # harness.stress.checker.Checker, after the run
+    effect_violations: list[str] = field(default_factory=list)
+    effect_breaches: Counter = field(default_factory=Counter)
+    effects: Counter = field(default_factory=Counter)
+    traces: list[tuple[Path, str | None]] = field(default_factory=list)
+    check_seconds: float = 0.0
+    first_violation: FirstViolation | None = None  # --until-violation: seen while running
+    stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes,
+    # stranded (every Session's claim quarantined: no execution can begin again)
+
+    @property
+    def executions(self) -> int:
+        return self.counts[R.ACQUIRE] + self.counts[R.PROMOTE_CONTINUATION]
+
+    @property
+    def violations(self) -> int:
+        n = self.checker.report.counts["violations"] if self.checker else 0
+        return n + len(self.effect_violations) + len(self.unexpected_exits)
+
+    @property
+    def lost(self) -> int:
+        return self.checker.report.inputs.get("lost", 0) if self.checker else 0
+
+    @property
+    def ok(self) -> bool:
+        return self.violations == 0 and self.lost == 0
+
+
+def check_url(url: str) -> None:
+    parsed = sa.engine.make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            raise StressUsage("--db: an in-memory sqlite database cannot be shared by processes; give a file "
+                              "(sqlite:///path/stress.db)")
+        return
+    if backend == "postgresql":
+        if (parsed.host or "") not in LOOPBACK and not (parsed.host or "").startswith("127."):
+            raise StressUsage(f"--db: {parsed.host} is not a local host; a stress run talks only to a loopback "
+                              "or Unix-socket database")
+        return
+    raise StressUsage(f"--db: {backend} is not supported (sqlite file or PostgreSQL)")
+
+
+def validate(opts: StressOptions) -> None:
+    """Raise StressUsage for options no run can honour (before anything is created)."""
+    for d in opts.defects:
+        if d not in N.DEFECTS:
+            raise StressUsage(f"unknown defect {d!r}; known: {', '.join(N.DEFECTS)}")
+    if opts.nodes < 1 or opts.seconds <= 0 or opts.sessions < 1 or opts.lease <= 0 or opts.tick <= 0:
+        raise StressUsage("--nodes, --seconds, --sessions, --lease must be positive")
+    if opts.lease < 3 * opts.tick:
+        raise StressUsage("--lease must be at least three clock ticks")
+    for name, cap in (("--max-executions", opts.max_executions), ("--max-crashes", opts.max_crashes)):
+        if cap is not None and cap < 1:
+            raise StressUsage(f"{name} must be positive")
+        if cap is not None and not opts.until_violation:
+            raise StressUsage(f"{name} caps a run with --until-violation")
+    if opts.db is not None:
+        check_url(opts.db)

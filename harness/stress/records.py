@@ -1,0 +1,215 @@
+"""The commit history's records (impl/history.py) read as twin values.
+
+A `commit_history` row names its actor, action and parameters, the committing process's actors' memory
+before the step, the claim table after and the rows the commit appended or changed. `read_commit` turns
+one into a `Commit` (what the history check, harness/stress/checker.py, walks); `SessionView` is one Session's
+durable state as the fold of the commits so far; the other functions read single recorded values (an
+event, an input, an actor's memory), the run's configuration, and the final database the fold of all
+commits must equal.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from impl import ids
+from spec import model as M
+from spec import names as N
+
+from harness import registry as R
+from harness.traces import trace as T
+
+ADMIT = "Admit"  # the environment's prompt admission: not a twin action (the twin admits at Init)
+ENV_STEPS = (ADMIT, R.CRASH, R.CORRUPT_RECOVERY_ROW)
+DURABLE_VARS = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
+
+
+# ---------------------------------------------------------------- single recorded values
+
+def asst_of(aid) -> int:
+    """The execution of a recorded assistant id (0: none; -1: not an assistant id of the implementation)."""
+    if aid is None:
+        return 0
+    try:
+        return ids.assistant_execution(aid)
+    except (ValueError, AttributeError):
+        return -1
+
+
+def event_of(row) -> M.Event:
+    _id, sess, kind, _aid, execution, writer = row
+    return M.Event(sess, kind.split(".", 1)[-1], execution, writer)
+
+
+def input_of(row) -> tuple[str, M.Input]:
+    iid, sess, kind, src, state = row[:5]
+    return iid, M.Input(sess, "cont" if kind == "continuation" else "prompt", src, state)
+
+
+def runner_of(v) -> M.Runner:
+    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]))
+
+
+def fin_of(v) -> M.Fin:
+    return M.Fin(*v)
+
+
+def rec_of(v) -> M.Rec:
+    return M.Rec(*v)
+
+
+def memory_of(mem: dict | None) -> dict:
+    """Recorded memory as twin records: {"run": {node: Runner}, "fin": {node: Fin}, "rec": {worker: Rec}}."""
+    mem = mem or {}
+    return {"run": {n: runner_of(v) for n, v in mem.get("run", {}).items()},
+            "fin": {n: fin_of(v) for n, v in mem.get("fin", {}).items()},
+            "rec": {r: rec_of(v) for r, v in mem.get("rec", {}).items()}}
+
+
+def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
+    """The twin configuration of a run: its Sessions, nodes, recovery workers, lease (in clock ticks)
+    and scan bound; execution ids unbounded; every fault; no defect (the protocol as specified)."""
+    return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
+                    recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
+                    lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
+                    faults=frozenset(N.FAULT_KINDS))
+
+
+def meta_for(cfg: M.Config, **extra) -> dict:
+    """The history's metadata for a run on a twin configuration (the inverse of `config_from_meta`)."""
+    return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
+            "lease_ticks": cfg.lease, "scan_bound": cfg.scan_bound, "defects": sorted(cfg.defects), **extra}
+
+
+def twin_params(action: str, params: dict) -> tuple:
+    """Registry parameters of a recorded step; keys starting with `_` are annotations the twin has no
+    parameter for (`_execution`: the execution a routed interrupt names)."""
+    return T.params_from_json(action, {k: v for k, v in params.items() if not k.startswith("_")}, "history")
+
+
+# ---------------------------------------------------------------- one commit
+
+@dataclass
+class Commit:
+    """One recorded commit read as twin values: what each step of the history check takes."""
+    row: dict  # the decoded commit_history row
+    params: tuple | None  # registry parameters (() for an environment step; None: unreadable)
+    memory: dict  # the committing process's actors before the step, as `memory_of` gives it
+    claims: dict  # Session -> the recorded claim row after the commit
+    events: list = field(default_factory=list)  # M.Event appended
+    inputs: list = field(default_factory=list)  # (input id, M.Input) admitted or changed
+    recovery: set = field(default_factory=set)  # M.RecRow inserted
+    cancelled: set = field(default_factory=set)  # M.RecRow of claims removed as cancelled
+    exec_mark: int = 0  # the execution sequence after the commit
+    focus: str | None = None  # the Session it acts on (set by the checker, which knows the actors' memory)
+
+    @property
+    def seq(self) -> int:
+        return self.row["seq"]
+
+    @property
+    def actor(self) -> str:
+        return self.row["actor"]
+
+    @property
+    def action(self) -> str:
+        return self.row["action"]
+
+    @property
+    def now(self) -> int:
+        return self.row["now"]
+
+    def actors(self) -> list[tuple[str, str]]:
+        """(kind, name) of every actor whose memory the commit recorded: run, fin, rec."""
+        return [(kind, name) for kind in ("run", "fin", "rec") for name in self.memory[kind]]
+
+
+def read_commit(row: dict, exec_mark: int) -> tuple[Commit, str | None]:
+    """The commit as twin values, and why its parameters are unreadable (None: they are readable).
+    `exec_mark` is the execution sequence before it (a record without the mark leaves it unchanged)."""
+    delta = row["delta"]
+    action = row["action"]
+    why = None
+    try:
+        params = twin_params(action, row["params"]) if action in N.ACTIONS else ()
+    except T.TraceError as exc:
+        params, why = None, f"unreadable parameters: {exc}"
+    commit = Commit(
+        row=row, params=params, memory=memory_of(row["memory"]), claims={c[0]: c for c in row["claims"]},
+        events=[event_of(e) for e in delta.get("events", ())],
+        inputs=[input_of(i) for i in delta.get("inputs", ())],
+        recovery={M.RecRow(r[1], r[2]) for r in delta.get("recovery", ())},
+        cancelled={M.RecRow(h[0], h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"},
+        exec_mark=row["marks"].get("execution", exec_mark))
+    return commit, why
+
+
+# ---------------------------------------------------------------- the fold
+
+class SessionView:
+    """The durable state of one Session, as the fold of the deltas so far."""
+
+    def __init__(self):
+        self.log: list[M.Event] = []
+        self.by_asst: dict[int, list[int]] = defaultdict(list)  # assistant -> positions in log
+        self.inputs: dict[str, M.Input] = {}
+        self.live_inputs: dict[str, M.Input] = {}  # pending prompts and every continuation (what any action
+        self.cancelled: set[M.RecRow] = set()  # or invariant can read; consumed prompts drop out)
+
+    def log_view(self, assts: Iterable[int]) -> tuple:
+        pos = sorted(p for a in set(assts) for p in self.by_asst.get(a, ()))
+        return tuple(self.log[p] for p in pos)
+
+    def append(self, ev: M.Event) -> None:
+        self.by_asst[ev.asst].append(len(self.log))
+        self.log.append(ev)
+
+    def put_input(self, iid: str, i: M.Input) -> None:
+        self.inputs[iid] = i
+        if i.kind == "cont" or i.state == "pending":
+            self.live_inputs[iid] = i
+        else:
+            self.live_inputs.pop(iid, None)
+
+
+# ---------------------------------------------------------------- comparing and showing states
+
+def durable_eq(a: M.State, b: M.State) -> bool:
+    return all(getattr(a, v) == getattr(b, v) for v in DURABLE_VARS)
+
+
+def changed_vars(a: M.State, b: M.State) -> str:
+    return ", ".join(v for v in DURABLE_VARS if getattr(a, v) != getattr(b, v)) or "nothing"
+
+
+def fmt(params) -> str:
+    from harness.conformance.replay import fmt_params
+    return f"({fmt_params(params)})" if params is not None else "(?)"
+
+
+def short(v, limit: int = 160) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# ---------------------------------------------------------------- the final database
+
+@dataclass
+class Final:
+    snapshot: object  # impl.snapshot.Snapshot
+    execution_seq: int
+    outcomes: dict  # execution -> cleared | cancelled | recovered
+
+
+def read_final(db) -> Final:
+    import sqlalchemy as sa
+
+    from impl.schema import history_t, sequence_t
+    from impl.snapshot import read as read_snapshot
+    with db.read() as conn:
+        snap = read_snapshot(conn, assistants=False)
+        seq = conn.execute(sa.select(sequence_t.c.value).where(sequence_t.c.name == "execution")).scalar_one()
+        outcomes = {r[0]: r[1] for r in conn.execute(sa.select(history_t.c.execution_id, history_t.c.outcome))}
+    return Final(snap, seq, outcomes)

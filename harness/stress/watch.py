@@ -1,0 +1,53 @@
+"""The history check while a stress run goes (`claimcheck stress --until-violation`).
+
+`Watch` feeds a `checker.Checker` the commits recorded so far, in seq order and only as a dense prefix
+(a commit whose predecessor is not visible yet waits for the next poll), and notes the first violation
+with what the run needed to reach it: executions begun (Acquire, PromoteContinuation) and crashes
+injected up to that commit. It decides only when the run stops; the verdict is the full check after the
+run (the same checker on the whole history, then the final database and the effect logs).
+"""
+
+from __future__ import annotations
+
+from impl.history import read_rows
+
+from harness import registry as R
+from harness.stress.checker import Checker
+from harness.stress.options import FirstViolation
+
+
+class Watch:
+    def __init__(self, db, meta: dict, *, chunk: int = 2000):
+        self.db = db
+        self.checker = Checker(meta)
+        self.checker.keep_rows = False
+        self.chunk = chunk
+        self.executions = 0
+        self.crash_seqs: list[int] = []  # seq of each injected crash's record (the node's Crash)
+        self.first: FirstViolation | None = None
+
+    def crashed_at(self, seq: int) -> None:
+        """An injected crash was recorded at `seq` (a crash is counted when the check reaches it)."""
+        self.crash_seqs.append(seq)
+
+    def poll(self) -> FirstViolation | None:
+        """Check the commits recorded since the last poll; returns the first violation once there is one."""
+        if self.first is not None:
+            return self.first
+        ch = self.checker
+        while True:
+            rows = read_rows(self.db, ch.seq, self.chunk)
+            for row in rows:
+                if row["seq"] != ch.seq + 1:
+                    return None  # not visible yet: the rest waits for the next poll
+                before = ch.report.counts["violations"]
+                ch.feed(row)
+                if row["action"] in (R.ACQUIRE, R.PROMOTE_CONTINUATION) and row["changed"]:
+                    self.executions += 1
+                if ch.report.counts["violations"] > before:
+                    crashes = sum(1 for s in self.crash_seqs if s <= row["seq"])
+                    self.first = FirstViolation(row["seq"], self.executions, crashes,
+                                                ch.report.violations[0].line() if ch.report.violations else "")
+                    return self.first
+            if len(rows) < self.chunk:
+                return None

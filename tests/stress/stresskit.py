@@ -1,0 +1,104 @@
+"""Deterministic commit histories for the history check's tests (harness/stress/checker.py).
+
+`RecordingScheduler` drives the implementation through the deterministic scheduler with the commit
+recorder on (impl/history.py); `record_trace` records a trace file's schedule, `record_walk` a seeded
+random walk of the twin. Each gives a database whose history `checker.check_db` checks.
+"""
+
+from __future__ import annotations
+
+import random
+
+from impl.db import Database
+from impl.history import ENVIRONMENT, HistoryRecorder, Step, memory_of
+from spec import model as M
+
+from harness import registry as R
+from harness.conformance.scheduler import Scheduler
+from harness.stress.records import ADMIT, meta_for
+from harness.traces import trace as T
+
+
+class RecordingScheduler:
+    """harness.conformance.scheduler.Scheduler with the recorder on: the twin (with the configuration's defects)
+    chooses, the implementation follows one atomic unit at a time, every commit is recorded with its
+    actor, action, clock reading and the actor's memory before the step. Each node and each recovery
+    worker is a process of its own here (a Crash(k) resets exactly what the twin's Crash(k) resets).
+
+    It lives with the tests because only tests use it: it makes deterministic histories, with defects on
+    or off, to test the history checker (harness/stress/checker.py) against; no command records a
+    history this way (`claimcheck stress` records real processes, harness/stress/supervisor.py)."""
+
+    def __init__(self, cfg: M.Config, db=None):
+        self.cfg = cfg
+        self.db = db or Database.memory()
+        self.recorder = HistoryRecorder.install(self.db, "scheduler", meta=meta_for(cfg, source="scheduler"))
+        self.recorder.current = Step(ENVIRONMENT, ADMIT, {}, {}, 0)  # the World admits the prompts
+        self.sched = Scheduler(cfg, db=self.db)
+        self.recorder.current = None
+        self.twin = M.init(cfg)
+
+    @property
+    def world(self):
+        return self.sched.world
+
+    def _memory(self, who: str) -> dict:
+        w = self.world
+        return memory_of(nodes=[w.node(who)]) if who in w.nodes else memory_of(workers=[w.worker(who)])
+
+    def apply(self, name: str, params: tuple, twin_next: M.State | None = None) -> None:
+        w = self.world
+        now = w.clock.now()
+        twin_next = twin_next if twin_next is not None else M.apply(self.cfg, self.twin, name, params)
+        if twin_next is None:
+            raise ValueError(f"{name}{params} is not enabled in the twin")
+        pj = T.params_to_json(name, params)
+        if name == R.TICK:
+            self.sched.apply(name, params, twin_next)
+        elif name == R.CRASH:
+            self.sched.apply(name, params, twin_next)
+            self.recorder.process = f"crash:{params[0]}"
+            with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
+                with self.db.transaction():
+                    pass
+        elif name == R.CORRUPT_RECOVERY_ROW:
+            with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
+                self.sched.apply(name, params, twin_next)
+        else:
+            who = params[0]
+            self.recorder.process = who
+            with self.recorder.step(who, name, pj, self._memory(who), now):
+                self.sched.apply(name, params, twin_next)
+        self.twin = twin_next
+
+    def run(self, steps) -> "RecordingScheduler":
+        for name, params in steps:
+            self.apply(name, params)
+        return self
+
+
+def record_trace(path, defects=None, db=None) -> RecordingScheduler:
+    """Record a trace file's schedule (its defects, or `defects`) with the recorder on."""
+    tr = T.load(path)
+    cfg = T.trace_to_config(tr.config, defects)
+    rs = RecordingScheduler(cfg, db)
+    for k, step in enumerate(tr.steps):
+        params = T.params_from_json(step.action, step.params, f"steps[{k}]")
+        nxt = M.apply(cfg, rs.twin, step.action, params)
+        if nxt is None:
+            break  # with other switches the schedule can leave the twin (as replay stops there too)
+        rs.apply(step.action, params, nxt)
+    return rs
+
+
+def record_walk(cfg: M.Config, seed: int, steps: int, db=None, choose=None) -> RecordingScheduler:
+    """A random twin walk (seeded, deterministic), recorded."""
+    rng = random.Random(seed)
+    rs = RecordingScheduler(cfg, db)
+    for _ in range(steps):
+        options = list(M.successors(cfg, rs.twin))
+        if not options:
+            break
+        name, params, nxt = (choose or rng.choice)(options)
+        rs.apply(name, params, nxt)
+    return rs
