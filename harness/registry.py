@@ -47,3 +47,4 @@ RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recov
 NO_PHYSICAL_REPLAY = _pick(N.INVARIANTS, "NoPhysicalReplay")
 NO_OVERLAPPING_EFFECTS = _pick(N.INVARIANTS, "NoOverlappingEffects")
 TIMELY_DISPATCH = _pick(N.ASSUMPTIONS, "TimelyDispatch")
+SYNCHRONIZED_CLOCKS = _pick(N.ASSUMPTIONS, "SynchronizedClocks")

@@ -56,7 +56,7 @@ def check_effects(run_dir: Path, lease_ticks: int, recovery_intervals) -> Effect
         intervals[s].append((t0, t1, e, r, "recovery"))
     overlaps = sum(_overlaps(items) for items in intervals.values())
     if overlaps:
-        rep.breaches["effect intervals of two owners overlapped on a Session (pause)"] += overlaps
+        rep.breaches[f"{R.SYNCHRONIZED_CLOCKS} (a paused process acted past its lease: effects of two owners overlapped on a Session, in wall time)"] += overlaps
     return rep
 
 
@@ -65,7 +65,7 @@ def _dispatch(rep: EffectReport, e: dict, lease_ticks: int) -> None:
         rep.violations.append(f"{R.NO_PHYSICAL_REPLAY}: {e['o']} dispatched execution {e['e']} of {e['s']} "
                               "with no renewal of its own")
     elif e["now"] >= e["renewed"] + lease_ticks:
-        rep.breaches[R.TIMELY_DISPATCH] += 1  # a pause between renewal and dispatch
+        rep.breaches[f"{R.TIMELY_DISPATCH} (a pause between renewal and provider dispatch outlived the lease)"] += 1
 
 
 def _finalizer_step(rep: EffectReport, e: dict) -> None:
@@ -76,9 +76,9 @@ def _finalizer_step(rep: EffectReport, e: dict) -> None:
             f"{R.NO_OVERLAPPING_EFFECTS}: finalizer of {e['o']} committed {e['action']} for execution "
             f"{e['e']} of {e['s']} at clock {e['now']}, its lease expired at {seen[2]}")
     elif exact and e["now"] >= seen[2]:
-        rep.breaches["finalizer step on an expired lease (fenced)"] += 1
+        rep.breaches[f"{R.SYNCHRONIZED_CLOCKS} (a finalizer stepped on an expired lease; the fence refused it)"] += 1
     elif not exact:
-        rep.breaches["finalizer resumed after losing its claim (pause)"] += 1
+        rep.breaches[f"{R.SYNCHRONIZED_CLOCKS} (a paused finalizer resumed after losing its claim)"] += 1
 
 
 def _overlaps(items: list[tuple]) -> int:

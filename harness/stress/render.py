@@ -25,7 +25,7 @@ def render_history(checker, *, limit: int = 10) -> str:
              f"  violations: {c['violations']}" + ("" if not rep.violations else ":")]
     lines += [f"    - {f.line()}" for f in rep.violations[:limit]]
     if c["breaches"]:
-        lines.append(f"  environment assumption breaches (pauses): {c['breaches']}")
+        lines.append(f"  assumption breaches (pauses; the environment, not the protocol): {c['breaches']}")
         lines += [f"    - {f.line()}" for f in rep.breaches[:3]]
     if rep.clock_inversions:
         lines.append(f"  clock readings below an earlier commit's (concurrent steps): {rep.clock_inversions:,}")
@@ -64,8 +64,10 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
                  "checked physically")
     for v in res.effect_violations[:10]:
         lines.append(f"    - violation: {v}")
-    for k, v in res.effect_breaches.items():
-        lines.append(f"    - environment breach ({k}): {v}")
+    if res.effect_breaches:
+        lines.append("    accepted assumptions the environment broke (not protocol failures; docs/protocol.md):")
+    for k, v in sorted(res.effect_breaches.items()):
+        lines.append(f"    - {k}: {v}")
     for u in res.unexpected_exits[:5]:
         lines.append(f"    - {u}")
     lines.append(f"  invariant violations: {res.violations}    inputs lost: {res.lost}")
@@ -79,6 +81,10 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
 def verdict_line(res: StressResult, opts: StressOptions) -> str:
     """`verdict: OK` or `verdict: FAIL`; with --until-violation also the seed and the counts the run
     needed: the executions and crashes before the first violation was seen, or the caps reached."""
+    if res.ok and opts.defects:  # a defect switched on that nothing caught: never "OK"
+        return (f"  verdict: NOT DETECTED: {', '.join(opts.defects)} switched on, and no violation in "
+                f"{res.executions:,} executions and {res.crashes} crashes (seed {opts.seed}"
+                + (f"; stopped by {res.stopped_by})" if opts.until_violation else ")"))
     word = "OK" if res.ok else "FAIL"
     if not opts.until_violation:
         return f"  verdict: {word}"

@@ -334,4 +334,11 @@ def run(opts: StressOptions) -> tuple[int, StressResult | None]:
     if res.ok and not opts.keep:
         import shutil
         shutil.rmtree(sup.run_dir, ignore_errors=True)
-    return (0 if res.ok else 1), res
+    return exit_code(res, opts), res
+
+
+def exit_code(res: StressResult, opts: StressOptions) -> int:
+    """0 holds, 1 a violation or a lost input, 4 a switched-on defect that the run did not detect."""
+    if not res.ok:
+        return 1
+    return 4 if opts.defects else 0

@@ -314,3 +314,27 @@ def test_stress_usage_errors_create_nothing(tmp_path, capsys):
         assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
     assert list(tmp_path.iterdir()) == []
     assert "not a local host" in capsys.readouterr().err
+
+
+def test_an_undetected_defect_is_not_ok_and_breaches_name_their_assumption():
+    """A stress run with a defect switched on that catches nothing says NOT DETECTED (exit 4), never OK;
+    an environment breach is reported under the assumption it breaks, apart from violations."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from harness.stress.render import verdict_line
+    from harness.stress.supervisor import exit_code
+    quiet = SimpleNamespace(ok=True, executions=120, crashes=3, first_violation=None, stopped_by="--seconds")
+    with_defect = SimpleNamespace(defects=("renew-after-expiry",), until_violation=False, seed="0")
+    line = verdict_line(quiet, with_defect)
+    assert "NOT DETECTED: renew-after-expiry" in line and "OK" not in line
+    assert exit_code(quiet, with_defect) == 4
+    correct = SimpleNamespace(defects=(), until_violation=False, seed="0")
+    assert verdict_line(quiet, correct).strip() == "verdict: OK" and exit_code(quiet, correct) == 0
+    assert exit_code(SimpleNamespace(ok=False), with_defect) == 1
+
+    from harness.stress import effects
+    rep = effects.EffectReport()
+    effects._dispatch(rep, {"renewed": 0, "now": 5, "o": "n1", "e": 1, "s": "s1"}, lease_ticks=2)
+    (key,) = rep.breaches
+    assert key.startswith("TimelyDispatch (") and not rep.violations
