@@ -224,7 +224,7 @@ def cmd_replay(args) -> int:
         passed, failed = passed + res.ok, failed + (not res.ok)
         if not res.ok and code == OK:
             code = VIOLATION
-    if len(paths) > 1:
+    if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
 
