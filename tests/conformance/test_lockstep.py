@@ -95,7 +95,7 @@ def test_a_divergence_is_reported_with_the_differing_variable(monkeypatch):
     monkeypatch.setattr(Scheduler, "apply", lazy)
     out = L.run(configs.get("ci"), settings_=settings(DETECT, max_examples=50))
     assert out.found is not None and out.found.kind == "divergence"
-    assert out.found.steps[-1].action == "Renew" and "run:" in out.found.message
+    assert out.found.steps[-1].action == "Renew" and "run[n2].pc: model renewed, implementation acquired" in out.found.message
 
 
 def test_cli_fuzz(monkeypatch, tmp_path, capsys):
