@@ -104,6 +104,17 @@ def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
             "-config", "MC.cfg", *extra, SPEC.name]
 
 
+def _pump(proc, chunks: list[str], progress):
+    """TLC's output as it comes, line by line: kept in `chunks`, its progress lines handed to `progress`."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        chunks.append(line)
+        counts = progress and progress_counts(line)
+        if counts:
+            progress(**counts)
+        yield line
+
+
 def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
         progress=None) -> TlcResult:
     """Model-check `cfg` with TLC: every invariant, every action property, liveness if asked."""
@@ -112,13 +123,8 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
         work = Path(tmp)
         cmd = _command(work, configs.to_tlc_cfg(cfg, liveness=liveness), workers)
         proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        chunks = []
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            chunks.append(line)
-            counts = progress and progress_counts(line)
-            if counts:
-                progress(**counts)
+        chunks: list[str] = []
+        for _ in _pump(proc, chunks, progress):
             if timeout and time.perf_counter() - t0 > timeout:
                 proc.kill()
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
@@ -245,12 +251,8 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
     chunks: list[str] = []
 
     def pump():
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            chunks.append(line)
-            counts = progress and progress_counts(line)
-            if counts:
-                progress(**counts)
+        for _ in _pump(proc, chunks, progress):
+            pass
     reader = threading.Thread(target=pump, name="tlc-output", daemon=True)
     reader.start()
 
