@@ -22,6 +22,7 @@
 (*   Quarantine the worker owning it sets a bad execution aside            *)
 (*   EffectEnds an effect in flight ends (its call returns, its actor      *)
 (*              stops or dies); any step may also end effects              *)
+(*   Stutter    nothing abstract changes                                   *)
 (*                                                                         *)
 (* SessionExecution (the code's atomic units) refines this module: the     *)
 (* refinement mapping is in SessionExecutionRefinesLifecycle.tla and TLC   *)
@@ -210,10 +211,20 @@ EffectEnds ==
     /\ effects' \in SUBSET effects /\ effects' # effects
     /\ UNCHANGED <<exec, owner, live, outcome, status, by, inputs>>
 
+\* Nothing abstract changes (most of the code's steps, seen through the refinement mapping).
+Stutter == UNCHANGED lvars
+
+\* (Stutter first, and the quantifiers nested under the guards they need, so that TLC, checking a
+\* refinement of this module, accepts a stutter at once and rejects a disjunct early: [Next]_lvars
+\* allows stuttering anyway, so neither changes a behaviour.)
 Next ==
-    \/ \E s \in Sessions, i \in inputs, e \in Execs, k \in Nodes : Start(s, i, e, k)
+    \/ Stutter
+    \/ \E s \in Sessions :
+        /\ exec[s] = 0
+        /\ \E i \in inputs : i.sess = s /\ i.state = "pending" /\
+                \E e \in Execs : outcome[e] = "none" /\ \E k \in Nodes : Start(s, i, e, k)
     \/ \E s \in Sessions : Effect(s) \/ Terminate(s) \/ Cancel(s) \/ Quarantine(s)
-    \/ \E s \in Sessions, r \in Recoverers : Recover(s, r)
+    \/ \E s \in Sessions : exec[s] # 0 /\ \E r \in Recoverers : Recover(s, r)
     \/ Lapse
     \/ EffectEnds
 

@@ -56,3 +56,18 @@ def test_the_abstract_protocol_holds_its_own_safety_properties(tlc_or_skip, tmp_
     assert res.distinct > 1000
     checked = re.findall(r"^(?:INVARIANTS|PROPERTIES) (.*)$", cfg.read_text(), re.M)
     assert len(" ".join(checked).split()) == 8
+
+
+def test_the_gates_parse_stage_parses_every_module_and_names_a_broken_one(tlc_or_skip, tmp_path, monkeypatch):
+    from harness.reports import gate
+    ok = gate.stage_parse(None)
+    assert ok.status == gate.PASS and all(m.name in ok.detail for m in source.MODULES), ok
+    copies = []
+    for module in source.MODULES:
+        shutil.copy(module, tmp_path / module.name)
+        copies.append(tmp_path / module.name)
+    broken = tmp_path / source.LIFECYCLE.name
+    broken.write_text(broken.read_text().replace("Spec == Init /\\ [][Next]_lvars", "Spec == Init /\\ [][Next]_"))
+    monkeypatch.setattr(tlc, "MODULES", tuple(copies))
+    res = gate.stage_parse(None)
+    assert res.status == gate.FAIL and res.detail.startswith(source.LIFECYCLE.name), res
