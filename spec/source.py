@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SPEC = Path(__file__).resolve().parent / "SessionExecution.tla"
+HERE = Path(__file__).resolve().parent
+SPEC = HERE / "SessionExecution.tla"  # the protocol (what the reviewer's map and Apalache read)
+LIFECYCLE = HERE / "SessionLifecycle.tla"  # the abstract protocol a reviewer reads first
+REFINEMENT = HERE / "SessionExecutionRefinesLifecycle.tla"  # the refinement mapping, in one place
+MC_SPEC = HERE / "MCSessionExecution.tla"  # what TLC checks: the protocol, its refinement, model checking
+MC_LIFECYCLE = HERE / "MCSessionLifecycle.tla"  # the abstract protocol alone, with its own invariants
+MODULES = (SPEC, LIFECYCLE, REFINEMENT, MC_SPEC, MC_LIFECYCLE)  # every .tla file (tests check the list)
 
 
 def declarations(path: Path = SPEC) -> dict[str, dict[str, str | None]]:

@@ -36,8 +36,10 @@ class Outcome:
     reason: str = ""
 
 
-def _checked(liveness: bool) -> list[str]:
-    return list(N.STATE_INVARIANTS) + list(N.ACTION_INVARIANTS) + (list(N.LIVENESS) if liveness else [])
+def _checked(liveness: bool, engine: str = "python") -> list[str]:
+    """What a run checks; TLC also checks the refinement of SessionLifecycle (the twin does not)."""
+    return (list(N.STATE_INVARIANTS) + list(N.ACTION_INVARIANTS) + (list(N.LIVENESS) if liveness else [])
+            + ([N.REFINEMENT] if engine == "tlc" else []))
 
 
 def _label(cfg: M.Config, config_name: str) -> str:
@@ -77,10 +79,10 @@ def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | 
     try:
         res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
     except tlc.TlcUnavailable as exc:
-        return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness),
+        return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness, "tlc"),
                        liveness=liveness)
     o = Outcome("tlc", config_name, cfg, res.verdict, res.distinct, res.generated, max(res.depth - 1, 0),
-                time.perf_counter() - t0, _checked(liveness), liveness)
+                time.perf_counter() - t0, _checked(liveness, "tlc"), liveness)
     if res.verdict == "error":
         o.reason = "TLC failed:\n" + "\n".join(res.output.strip().splitlines()[-15:])
         return o

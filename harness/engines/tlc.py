@@ -20,7 +20,8 @@ from pathlib import Path
 
 from spec import configs
 from spec import model as M
-from spec.source import SPEC
+from spec import names as N
+from spec.source import LIFECYCLE, MC_SPEC, MODULES, SPEC  # noqa: F401  (SPEC re-exported)
 
 from harness.traces.tlavalue import ParseError, canon_to_twin, parse_state, state_key_from_text
 
@@ -95,13 +96,14 @@ def _messages(text: str):
 
 def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
     (workdir / "MC.cfg").write_text(cfg_text)
-    shutil.copy(SPEC, workdir / SPEC.name)
+    for module in MODULES:  # the MC module extends the protocol and instantiates the abstract protocol
+        shutil.copy(module, workdir / module.name)
     # TLC unpacks its standard modules into java.io.tmpdir: a private one keeps parallel runs apart
     (workdir / "tmp").mkdir(exist_ok=True)
     return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / 'tmp'}",
             "-cp", str(find_jar()), "tlc2.TLC", "-tool",
             "-deadlock", "-workers", str(workers), "-metadir", str(workdir / "states"),
-            "-config", "MC.cfg", *extra, SPEC.name]
+            "-config", "MC.cfg", *extra, MC_SPEC.name]
 
 
 def _pump(proc, chunks: list[str], progress):
@@ -116,12 +118,13 @@ def _pump(proc, chunks: list[str], progress):
 
 
 def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
-        progress=None) -> TlcResult:
-    """Model-check `cfg` with TLC: every invariant, every action property, liveness if asked."""
+        progress=None, only=None) -> TlcResult:
+    """Model-check `cfg` with TLC: every invariant, every action property, the refinement of
+    SessionLifecycle, liveness if asked (`only`: just the invariants and properties named)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
         work = Path(tmp)
-        cmd = _command(work, configs.to_tlc_cfg(cfg, liveness=liveness), workers)
+        cmd = _command(work, configs.to_tlc_cfg(cfg, liveness=liveness, only=only), workers)
         proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         chunks: list[str] = []
         for _ in _pump(proc, chunks, progress):
@@ -179,7 +182,7 @@ def parse_output(cfg: M.Config, out: str) -> TlcResult:
         if code in MSG_INVARIANT:
             violated.append(re.search(r"Invariant (\w+) is violated", body).group(1))
         elif code == MSG_ACTION_PROPERTY:
-            violated.append(re.search(r"Action property (\w+) is violated", body).group(1))
+            violated.append(_action_property(body))
         elif code == MSG_TEMPORAL:
             violated.append("<temporal>")
         elif code == MSG_STATE:
@@ -209,6 +212,17 @@ def parse_output(cfg: M.Config, out: str) -> TlcResult:
         res.verdict = "violation"
         res.violated = violated
     return res
+
+
+def _action_property(body: str) -> str:
+    """The action property TLC names; the refinement's [][Next]_lvars is named by its place in
+    SessionLifecycle.tla ("Action property line L, col C to ... of module SessionLifecycle")."""
+    m = re.search(r"Action property (\w+) is violated", body)
+    if m:
+        return m.group(1)
+    if re.search(rf"Action property .* of module {LIFECYCLE.stem} is violated", body):
+        return N.REFINEMENT
+    raise ParseError(f"TLC reported an action property claimcheck cannot name: {body[:200]}")
 
 
 def liveness_names(cfg: M.Config, res: TlcResult) -> list[str]:

@@ -1,0 +1,75 @@
+------------------- MODULE SessionExecutionRefinesLifecycle -------------------
+(***************************************************************************)
+(* SessionExecution refines SessionLifecycle: every behaviour of the code's *)
+(* atomic units, seen through the mapping below, is a behaviour of the     *)
+(* abstract protocol (each step one abstract step, or a stutter).  TLC     *)
+(* checks `Refinement` as a PROPERTY on the gate's configurations, as      *)
+(* tlaplus/Examples' TwoPhase checks TPSpec => TC!TCSpec.                  *)
+(*                                                                         *)
+(* SessionExecution has no effects history yet, so the abstract effects in *)
+(* flight are read from the runners: a runner between its provider dispatch *)
+(* and its terminal Step event has an effect in flight (spec/README.md,    *)
+(* Refinement).                                                            *)
+(***************************************************************************)
+EXTENDS SessionExecution
+
+\* ======================= THE REFINEMENT MAPPING (the one place) =======================
+\* Each SessionLifecycle variable as an expression of SessionExecution's variables.
+
+\* runner program counters between Dispatch and the terminal Step event: a provider call in flight
+InFlightPcs == {"streaming", "started", "stepping"}
+
+StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}
+TerminalsOf(a) == {k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}
+EventsOf(a) == {k \in DOMAIN log : log[k].asst = a}
+ClaimsOf(e) == {s \in Sessions : claim[s].phase # "none" /\ claim[s].exec = e}
+
+\* the current execution, its owner, and whether the owner may act (its lease is live)
+LExec == [s \in Sessions |-> claim[s].exec]
+LOwner == [s \in Sessions |-> claim[s].owner]
+LLive == [s \in Sessions |-> claim[s].phase # "none" /\ claim[s].ttl > 0]
+
+\* an execution with a claim has its claim's phase (or quarantined); one without had an outcome:
+\* cancelled (the history), recovered (it has a continuation), settled (its claim was cleared)
+LOutcome ==
+    [e \in 1..MaxExec |->
+        IF ClaimsOf(e) # {}
+        THEN LET c == claim[CHOOSE s \in ClaimsOf(e) : TRUE]
+             IN IF c.quar THEN "quarantined" ELSE c.phase
+        ELSE IF e >= nextExec THEN "none"
+        ELSE IF \E x \in cancelled : x.exec = e THEN "cancelled"
+        ELSE IF \E i \in inputs : i.kind = "cont" /\ i.src = e THEN "recovered"
+        ELSE "settled"]
+
+\* from the durable log: none, open (one Step.Started), or its one terminal; any other log of the
+\* assistant ("invalid") is no abstract status at all
+LStatus ==
+    [a \in 1..MaxExec |->
+        LET n == Cardinality(StartsOf(a))
+            t == TerminalsOf(a)
+        IN IF t = {} THEN (IF n = 0 THEN "none" ELSE IF n = 1 THEN "open" ELSE "invalid")
+           ELSE IF n = 1 /\ Cardinality(t) = 1 THEN log[CHOOSE k \in t : TRUE].kind
+           ELSE "invalid"]
+
+\* the writer of the assistant's latest event
+LBy == [a \in 1..MaxExec |-> IF EventsOf(a) = {} THEN ""
+                             ELSE log[CHOOSE k \in EventsOf(a) : \A j \in EventsOf(a) : j <= k].node]
+
+\* effects in flight: each runner from its provider dispatch to its terminal Step event
+LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \in Nodes : run[m].pc \in InFlightPcs}}
+
+\* inputs: pending, or taken (by ordinary selection or by recovery's promotion alike)
+LInputs == {[i EXCEPT !.state = IF i.state = "pending" THEN "pending" ELSE "taken"] : i \in inputs}
+
+Lifecycle == INSTANCE SessionLifecycle
+    WITH Execs <- 1..MaxExec,
+         InitialInputs <- [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}],
+         exec <- LExec, owner <- LOwner, live <- LLive, outcome <- LOutcome, status <- LStatus,
+         by <- LBy, effects <- LEffects, inputs <- LInputs
+
+\* ===================================== end of the mapping =====================================
+
+Refinement == Lifecycle!Spec
+
+THEOREM Spec => Refinement
+=============================================================================
