@@ -109,9 +109,9 @@ def _model_check_result(name: str, o) -> Check:
         return Check(name, status, detail, o.seconds)
     if o.trace_path:
         detail += f" (trace {locate.relpath(o.trace_path)})"
-    line = next((n for n in (locate.tla_definition_line(v) for v in o.violated) if n), None)
+    where = next((w for w in (locate.tla_definition(v) for v in o.violated) if w), (None, None))
     return Check(name, FAIL, detail, o.seconds, kind="InvariantViolation" if o.verdict == "violation" else "EngineError",
-                 file=locate.spec_file() if line else None, line=line)
+                 file=where[0], line=where[1])
 
 
 def stage_tlc(g: Gate) -> StageResult:

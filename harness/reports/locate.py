@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from spec.source import SPEC
+from spec.source import MODULES, SPEC
 
 
 def relpath(path) -> str:
@@ -79,6 +79,16 @@ def tla_definition_line(name: str, spec: Path = SPEC) -> int | None:
     pattern = re.compile(rf"^{re.escape(name)}\s*(\([^)]*\))?\s*==", re.MULTILINE)
     m = pattern.search(Path(spec).read_text())
     return _line_of(m.string, m.start()) if m else None
+
+
+def tla_definition(name: str) -> tuple[str, int] | None:
+    """(module file, line) of `name`'s definition in whichever spec module defines it (the refinement
+    property lives beside the protocol, not in it)."""
+    for module in MODULES:
+        line = tla_definition_line(name, module)
+        if line:
+            return relpath(module), line
+    return None
 
 
 def tla_defect_line(defect: str, spec: Path = SPEC) -> int | None:

@@ -90,8 +90,8 @@ def test_a_compact_trace_file_still_gives_the_line(tmp_path):
 def test_every_invariant_has_its_tla_line():
     lines = SPEC.read_text().splitlines()
     for name in N.INVARIANTS:
-        n = locate.tla_definition_line(name)
-        assert n and lines[n - 1].startswith(name), name
+        file, n = locate.tla_definition(name)
+        assert Path(file).read_text().splitlines()[n - 1].startswith(name), name
     for d in N.DEFECTS:
         assert f'Has("{d}")' in lines[locate.tla_defect_line(d) - 1]
 
