@@ -98,23 +98,31 @@ class RecoveryWorker:
                 rows = [r for r in rows if r.session_id == session_id]
             result: Result = NotEnabled("no claim in the scan window")
             for row in rows:
-                result = self.claims.takeover(conn, row, self.owner_id, now)
+                result = self._cas(conn, row, now)
                 if result:
-                    return Ok(row)
+                    return result
             return result
         return self._took(self.ctx.db.atomic(body))
+
+    def _cas(self, conn, seen: ClaimRow, now: int) -> Result:
+        """The compare-and-swap on one observed row: Ok(row) when this worker took it over."""
+        if self.ctx.has(R.SCAN_QUARANTINES_CANCELLATION) and seen.phase in ("cancelling", "cancelled"):
+            # the defect: cancellation-owned work is quarantined in place, never taken over
+            result = self.claims.quarantine_in_place(conn, seen, now, f"phase {seen.phase!r} at scan")
+            return Ok(None) if result else result
+        result = self.claims.takeover(conn, seen, self.owner_id, now)
+        return Ok(seen) if result else result
 
     def take(self, seen: ClaimRow) -> Result:
         """The CAS alone, on a row observed by an earlier scan (the production pass)."""
         if self.pc != IDLE:
             return NotEnabled("worker is busy")
         now = self.ctx.now()
-        result = self.ctx.db.atomic(lambda conn: self.claims.takeover(conn, seen, self.owner_id, now))
-        return self._took(Ok(seen) if result else result)
+        return self._took(self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now)))
 
     def _took(self, result: Result) -> Result:
         self.last = result
-        if result:
+        if result and result.value is not None:
             row: ClaimRow = result.value
             self.pc, self.session_id, self.execution_id = CONVERTING, row.session_id, row.execution_id
             self.reason, self.seen_phase = None, row.phase
@@ -165,7 +173,7 @@ class RecoveryWorker:
             row = assistant_row(conn, a)
             if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
                 raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
-            if not row["completed"]:
+            if not row["completed"] and not self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN):
                 event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
                 self.publisher.commit(conn, event, Fence(ident, "recovering"))
         cont = ids.continuation_id(ident.session_id, ident.execution_id)
@@ -248,6 +256,9 @@ class RecoveryWorker:
         for seen in self.window():
             if not self.take(seen):
                 handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
+                continue
+            if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
+                handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
             if self.convert():
                 handled.append(Handled(seen.session_id, seen.execution_id, "converted"))

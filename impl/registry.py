@@ -24,6 +24,9 @@ ACQUIRE_OVERWRITES_EXPIRED = _pick(N.DEFECTS, "acquire-overwrites-expired")
 RENEW_AFTER_EXPIRY = _pick(N.DEFECTS, "renew-after-expiry")
 RECOVERY_INPUT_IN_ORDINARY_QUEUE = _pick(N.DEFECTS, "recovery-input-in-ordinary-queue")
 UNFENCED_STEP_PUBLICATION = _pick(N.DEFECTS, "unfenced-step-publication")
+TAKEOVER_OVERWRITES_PHASE = _pick(N.DEFECTS, "takeover-overwrites-phase")
+CONVERSION_LEAVES_ASSISTANT_OPEN = _pick(N.DEFECTS, "conversion-leaves-assistant-open")
+SCAN_QUARANTINES_CANCELLATION = _pick(N.DEFECTS, "scan-quarantines-cancellation")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")

@@ -367,9 +367,13 @@ RecoveryTakeover(r, s) ==
     LET c == claim[s]
     IN /\ rec[r].pc = "idle"
        /\ s \in ScanWindow
-       /\ claim' = [claim EXCEPT ![s] = [c EXCEPT !.owner = r, !.ttl = Lease,
-                                        !.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase]]
-       /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> s, exec |-> c.exec]]
+       /\ IF Has("scan-quarantines-cancellation") /\ c.phase \in {"cancelling", "cancelled"}
+          THEN /\ claim' = [claim EXCEPT ![s].quar = TRUE]   \* in place, the node still owns it
+               /\ UNCHANGED rec
+          ELSE /\ claim' = [claim EXCEPT ![s] = [c EXCEPT !.owner = r, !.ttl = Lease,
+                                           !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
+                                                     THEN "recovering" ELSE c.phase]]
+               /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> s, exec |-> c.exec]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
 
 \* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
@@ -386,7 +390,7 @@ RecoveryConvert(r) ==
        /\ IF ~(Fenced(w.sess, w.exec, r) /\ valid)
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining"]
                /\ UNCHANGED <<claim, log, recovery, inputs>>
-          ELSE /\ log' = IF a # 0 /\ ~Completed(a)
+          ELSE /\ log' = IF a # 0 /\ ~Completed(a) /\ ~Has("conversion-leaves-assistant-open")
                          THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
                          ELSE log
                /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
@@ -517,14 +521,21 @@ ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "
 AcquireNeverOverwritesStep ==
     \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase # "none") => claim'[s].exec = claim[s].exec
 
+\* the phase moves a claim of one execution may make: forward only, never back
+PhaseSteps == {<<p, p>> : p \in Phases}
+              \cup {<<"none", "running">>, <<"running", "cancelling">>, <<"cancelling", "cancelled">>,
+                    <<"running", "recovering">>}
+
 AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
-    \/ c.ttl > 0 /\ (d = NoClaim \/ (d.exec = c.exec /\ d.owner = c.owner))   \* the owner, fenced
+    \/ c.ttl > 0 /\ d = NoClaim /\ c.phase # "cancelling"                         \* the owner's removal
+    \/ /\ c.ttl > 0 /\ d.exec = c.exec /\ d.owner = c.owner /\ d.quar = c.quar     \* the owner, fenced
+       /\ <<c.phase, d.phase>> \in PhaseSteps /\ (d.asst = c.asst \/ c.asst = 0)
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
     \/ /\ c.ttl = 0 /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers      \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
        /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
-    \/ d = [c EXCEPT !.quar = TRUE]                                               \* quarantine
+    \/ d = [c EXCEPT !.quar = TRUE] /\ c.owner \in Recoverers /\ c.phase # "running"  \* quarantine
 
 FencedMutationStep ==
     /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
@@ -542,7 +553,34 @@ NoPhysicalReplayStep ==
     \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
 
+PhaseMonotonicStep ==
+    \A s \in Sessions : LET c == claim[s]
+                            d == claim'[s]
+                        IN (d.phase # "none" /\ (c.phase = "none" \/ d.exec = c.exec))
+                              => <<c.phase, d.phase>> \in PhaseSteps
+
+\* settled: the claim's assistant has its terminal event once the step is done (or none was started)
+SettledAfter(a) == \E k \in DOMAIN log' : log'[k].kind \in TerminalKinds /\ log'[k].asst = a
+
+ClearOnlySettledStep ==
+    \A s \in Sessions : LET c == claim[s]
+                        IN (c.phase # "none" /\ claim'[s].phase = "none") =>
+                              \/ c.phase = "cancelled"
+                              \/ c.phase = "running" /\ c.asst # 0 /\ SettledAfter(c.asst)
+                              \/ c.phase = "recovering" /\ (c.asst = 0 \/ SettledAfter(c.asst))
+
+QuarantineOnlyByRecoveryStep ==
+    \A s \in Sessions : LET c == claim[s]
+                        IN (~c.quar /\ claim'[s].quar) =>
+                              /\ c.owner \in Recoverers /\ c.phase # "running"
+                              /\ rec[c.owner].pc = "quarantining"
+                              /\ rec[c.owner].sess = s /\ rec[c.owner].exec = c.exec
+                              /\ claim'[s] = [c EXCEPT !.quar = TRUE]
+
 AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
+PhaseMonotonic == [][PhaseMonotonicStep]_vars
+ClearOnlySettled == [][ClearOnlySettledStep]_vars
+QuarantineOnlyByRecovery == [][QuarantineOnlyByRecoveryStep]_vars
 FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars

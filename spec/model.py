@@ -258,7 +258,9 @@ def RecoveryTakeover(cfg, st, r, s):
     if not (st.rec[r].pc == "idle" and si_ in scan_window(cfg, st)):
         return None
     c = st.claim[si_]
-    phase = "recovering" if c.phase == "running" else c.phase
+    if cfg.has("scan-quarantines-cancellation") and c.phase in ("cancelling", "cancelled"):
+        return st._replace(claim=_put(st.claim, si_, c._replace(quar=True)))  # in place: the node owns it
+    phase = "recovering" if c.phase == "running" or cfg.has("takeover-overwrites-phase") else c.phase
     return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase)),
                        rec=_put(st.rec, r, Rec("converting", s, c.exec)))
 
@@ -277,7 +279,7 @@ def RecoveryConvert(cfg, st, r):
     if not (fenced(st, s, w.exec, cfg.recoverers[r]) and valid):
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
     a = c.asst
-    interrupt = a != 0 and not completed(st, a)
+    interrupt = a != 0 and not completed(st, a) and not cfg.has("conversion-leaves-assistant-open")
     log = st.log + ((Event(w.sess, "Interrupted", a, cfg.recoverers[r]),) if interrupt else ())
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
     return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,

@@ -113,8 +113,9 @@ ACTIONS = _index([
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned")
-ACTION_INVARIANTS = ("AcquireNeverOverwrites", "FencedMutation", "NoOverlappingEffects",
-                     "NoPhysicalReplay")
+# the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
+ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
+                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -129,7 +130,18 @@ INVARIANTS = _index([
               "an ordinary acquisition never replaces an existing claim, live or expired"),
     Invariant("FencedMutation", "action",
               "only the exact owner holding an unexpired lease changes or removes a claim or appends its "
-              "Session's events (recovery takeover and quarantine excepted)"),
+              "Session's events (recovery takeover and quarantine excepted); its phase moves forward only, "
+              "its assistant id is never dropped, a cancelling claim is never removed, and only a recovery "
+              "worker's claim (never a running one) is quarantined"),
+    Invariant("PhaseMonotonic", "action",
+              "a claim's phase moves running -> cancelling -> cancelled or running -> recovering, never back"),
+    Invariant("ClearOnlySettled", "action",
+              "a claim is removed only when settled (a running claim after its assistant's terminal event, a "
+              "recovering one with its assistant interrupted in the same transaction, or none started) or "
+              "cancelled"),
+    Invariant("QuarantineOnlyByRecovery", "action",
+              "only the recovery worker that owns a claim and is quarantining it marks it quarantined, and "
+              "never a running one"),
     Invariant("AtMostOneStart", "state", "no assistant has two Step.Started events"),
     Invariant("AtMostOneTerminal", "state",
               "no assistant has more than one of Step.Failed, Step.Interrupted, Step.Ended"),
@@ -194,6 +206,18 @@ DEFECTS = _index([
            "ordinary selection includes recovery-owned continuations"),
     Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
+    Defect("takeover-overwrites-phase", ("PhaseMonotonic", "FencedMutation"),
+           "R000-PASS-recovery-scheduling (regression guard)",
+           "the takeover's compare-and-swap writes phase recovering unconditionally, so an expired "
+           "cancelling or cancelled claim moves back to be recovered as if it were running"),
+    Defect("conversion-leaves-assistant-open", ("ClearOnlySettled",),
+           "R003-PASS-stream-settlement (regression guard)",
+           "recovery's conversion clears the claim and creates the continuation without publishing "
+           "Step.Interrupted for the started, open assistant"),
+    Defect("scan-quarantines-cancellation", ("QuarantineOnlyByRecovery", "FencedMutation"),
+           "R000-PASS-recovery-scheduling (regression guard)",
+           "the recovery scan marks an expired cancellation-owned claim quarantined in place instead of "
+           "taking it over first, so a claim the node still owns is quarantined by no owner of it"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path

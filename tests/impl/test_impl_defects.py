@@ -155,6 +155,47 @@ def unfenced_step_publication(defects):
     return ([(e.kind, e.writer) for e in snap.events], snap.claims["s1"].owner, snap.claims["s1"].assistant)
 
 
+def _expired_cancellation(defects):
+    """Cancel a running execution, then let its lease expire before the finalizer settles."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    w.tick()
+    return w
+
+
+def takeover_overwrites_phase(defects):
+    """Recovery takes over an expired cancelling claim: the phase must stay cancelling."""
+    w = _expired_cancellation(defects)
+    w.worker().takeover("s1")
+    c = w.snap().claims["s1"]
+    return (c.owner, c.phase)
+
+
+def conversion_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        node.runner.step()
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    snap = w.snap()
+    return (snap.kinds(), sorted(snap.claims))
+
+
+def scan_quarantines_cancellation(defects):
+    """The scan meets an expired cancelling claim: only a takeover makes recovery its owner."""
+    w = _expired_cancellation(defects)
+    worker = w.worker()
+    worker.takeover("s1")
+    c = w.snap().claims["s1"]
+    return (c.owner, c.recovery_error is not None, worker.pc)
+
+
 CASES = {
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),
@@ -176,6 +217,11 @@ CASES = {
                                          (False, ["pending"]), (True, ["ordinary"])),
     "unfenced-step-publication": (unfenced_step_publication,
                                   ([], "r1", None), ([("Started", "n1")], "r1", ids.assistant_id(1))),
+    "takeover-overwrites-phase": (takeover_overwrites_phase, ("r1", "cancelling"), ("r1", "recovering")),
+    "conversion-leaves-assistant-open": (conversion_leaves_assistant_open,
+                                         (["Started", "Interrupted"], []), (["Started"], [])),
+    "scan-quarantines-cancellation": (scan_quarantines_cancellation,
+                                      ("r1", False, "converting"), ("n1", True, "idle")),
 }
 
 
