@@ -71,6 +71,11 @@ _TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.re
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase), else_="unknown"))
 _TAKEOVER_ANY = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
     owner_id=_P("taker"), lease_expires_at=_P("until"), phase="recovering")  # takeover-overwrites-phase
+_TAKEOVER_TRUSTING = sa.update(T).where(
+    T.c.session_id == _P("session"), T.c.execution_id == _P("execution"), T.c.recovery_error.is_(None)).values(
+    owner_id=_P("taker"), lease_expires_at=_P("until"),
+    phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
+                  else_="unknown"))  # takeover-trusts-scan
 _QUARANTINE_IN_PLACE = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"),
                                           T.c.recovery_error.is_(None)).values(
     recovery_error=_P("reason"))  # scan-quarantines-cancellation
@@ -202,6 +207,8 @@ class ClaimStore:
         """Compare-and-swap an expired, unquarantined claim to a recovery worker; running -> recovering.
         A phase string outside PHASES (a corrupt row) becomes `unknown`, so the row can be quarantined."""
         stmt = _TAKEOVER_ANY if self.ctx.has(R.TAKEOVER_OVERWRITES_PHASE) else _TAKEOVER
+        if self.ctx.has(R.TAKEOVER_TRUSTS_SCAN):
+            stmt = _TAKEOVER_TRUSTING
         n = conn.execute(stmt, _fence(seen.ident, now, taker=owner_id,
                                       until=self.ctx.lease_from(now))).rowcount
         if n == 1:

@@ -1,6 +1,8 @@
 """Recovery: a worker with an owner id of its own takes over expired claims and converts them.
 
-Takeover is a compare-and-swap over a bounded, oldest-first window of expired, unquarantined claims.
+Takeover is two steps, as the production pass runs them: a scan (a read of the bounded, oldest-first
+window of expired, unquarantined claims; the worker remembers the row it will try) and a compare-and-swap
+on exactly what the scan saw. Two workers can scan the same row; one CAS wins, the other changes nothing.
 Conversion is one fenced transaction that validates the work (phase recovering, the assistant is the
 execution's own, no recovery row for this execution in ANY Session), settles an open assistant with
 Step.Interrupted, inserts exactly one session_recovery row, creates the continuation and clears the
@@ -30,7 +32,7 @@ from .schema import recovery_t
 
 log = logging.getLogger(__name__)
 
-IDLE, CONVERTING, QUARANTINING = "idle", "converting", "quarantining"
+IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
 DEFAULT_SCAN_BOUND = 100
 
 
@@ -64,11 +66,17 @@ class RecoveryWorker:
         self.execution_id: int | None = None
         self.reason: str | None = None
         self.seen_phase: str | None = None  # the phase the takeover observed (evidence for a quarantine)
+        self.seen: ClaimRow | None = None  # the row the scan saw, which the compare-and-swap compares on
 
     crash = reset  # Crash: the worker's memory is gone
 
     def record(self) -> tuple:
-        return (self.pc, self.session_id, self.execution_id)
+        return (self.pc, self.session_id, self.execution_id, self.seen_owner)
+
+    @property
+    def seen_owner(self) -> str:
+        """The former owner the scan saw (the twin's `rec[r].seen`), while the CAS is pending."""
+        return self.seen.owner_id if self.pc == SCANNED and self.seen is not None else ""
 
     @property
     def ident(self) -> Ident:
@@ -85,24 +93,44 @@ class RecoveryWorker:
         with self.ctx.db.read() as conn:
             return self.claims.scan(conn, self.ctx.now(), self.scan_bound)
 
-    def takeover(self, session_id: str | None = None) -> Result:
-        """RecoveryTakeover: scan and compare-and-swap in one transaction; the given Session (which must
-        be in the window) or the oldest row the CAS wins."""
+    def scan(self, session_id: str | None = None) -> Result:
+        """RecoveryScan: read the window and remember the row to try (the given Session's, which must be
+        in the window, or the oldest). A read: it commits nothing."""
         if self.pc != IDLE:
             return NotEnabled("worker is busy")
-        now = self.ctx.now()
+        rows = self.window()
+        if session_id is not None:
+            rows = [r for r in rows if r.session_id == session_id]
+        if not rows:
+            self.last = NotEnabled("no claim in the scan window")
+            return self.last
+        self.remember(rows[0])
+        self.last = Ok(rows[0])
+        return self.last
 
-        def body(conn):
-            rows = self.claims.scan(conn, now, self.scan_bound)
-            if session_id is not None:
-                rows = [r for r in rows if r.session_id == session_id]
-            result: Result = NotEnabled("no claim in the scan window")
-            for row in rows:
-                result = self._cas(conn, row, now)
-                if result:
-                    return result
-            return result
-        return self._took(self.ctx.db.atomic(body))
+    def remember(self, seen: ClaimRow) -> None:
+        """The scan's memory: the row of the window the worker will compare-and-swap on."""
+        self.pc, self.session_id, self.execution_id, self.seen = SCANNED, seen.session_id, seen.execution_id, seen
+        self._hit(R.B_RECOVERY_SCANNED)
+
+    def takeover(self, session_id: str | None = None) -> Result:
+        """RecoveryScan then RecoveryTakeover: the given Session's row (or the oldest) taken over."""
+        scanned = self.scan(session_id)
+        return self.take() if scanned else scanned
+
+    def take(self, seen: ClaimRow | None = None) -> Result:
+        """RecoveryTakeover: the CAS alone, on the row the scan saw (or `seen`, the production pass's
+        row of its own window). A lost race changes nothing and leaves the worker idle."""
+        if seen is not None and self.pc == IDLE:
+            self.remember(seen)
+        if self.pc != SCANNED:
+            return NotEnabled("worker has not scanned")
+        seen = self.seen
+        now = self.ctx.now()
+        result = self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now))
+        if not result:
+            self.reset()
+        return self._took(result)
 
     def _cas(self, conn, seen: ClaimRow, now: int) -> Result:
         """The compare-and-swap on one observed row: Ok(row) when this worker took it over."""
@@ -113,19 +141,14 @@ class RecoveryWorker:
         result = self.claims.takeover(conn, seen, self.owner_id, now)
         return Ok(seen) if result else result
 
-    def take(self, seen: ClaimRow) -> Result:
-        """The CAS alone, on a row observed by an earlier scan (the production pass)."""
-        if self.pc != IDLE:
-            return NotEnabled("worker is busy")
-        now = self.ctx.now()
-        return self._took(self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now)))
-
     def _took(self, result: Result) -> Result:
         self.last = result
-        if result and result.value is not None:
+        if result and result.value is None:
+            self.reset()  # quarantined in place (scan-quarantines-cancellation)
+        elif result:
             row: ClaimRow = result.value
             self.pc, self.session_id, self.execution_id = CONVERTING, row.session_id, row.execution_id
-            self.reason, self.seen_phase = None, row.phase
+            self.reason, self.seen_phase, self.seen = None, row.phase, None
             self._hit(R.B_RECOVERY_TAKEN_OVER)
         return result
 
@@ -235,14 +258,18 @@ class RecoveryWorker:
             return R.RECOVERY_CONVERT
         if self.pc == QUARANTINING:
             return R.RECOVERY_QUARANTINE
-        return R.RECOVERY_TAKEOVER if self.window() else None
+        if self.pc == SCANNED:
+            return R.RECOVERY_TAKEOVER
+        return R.RECOVERY_SCAN if self.window() else None
 
     def step(self) -> str | None:
         """Run the enabled action (a takeover picks the oldest row); return its name, or None."""
         action = self.enabled()
-        if action == R.RECOVERY_TAKEOVER:
-            if not self.takeover():
+        if action == R.RECOVERY_SCAN:
+            if not self.scan():
                 return None
+        elif action == R.RECOVERY_TAKEOVER:
+            self.take()  # a lost race is a step too: the worker is idle again
         elif action == R.RECOVERY_CONVERT:
             self.convert()
         elif action == R.RECOVERY_QUARANTINE:

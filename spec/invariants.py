@@ -139,7 +139,7 @@ def _effects_begun(cfg: Config, st: State, nx: State):
         if r.pc == "renewed" and r2.pc == "streaming":
             yield cfg.nodes[n], r.sess
     for k, (w, w2) in enumerate(zip(st.rec, nx.rec)):
-        if w.pc == "idle" and w2.pc == "converting":
+        if w.pc == "scanned" and w2.pc == "converting":
             yield cfg.recoverers[k], w2.sess
 
 

@@ -95,8 +95,12 @@ ACTIONS = _index([
            "the discrete clock advances: every live lease loses one tick; supervised finalizers whose "
            "lease expires stop"),
     # recovery
-    Action("RecoveryTakeover", ("r", "s"), "recovery", True,
-           "bounded oldest-first scan picks an expired unquarantined claim; compare-and-swap to this worker"),
+    Action("RecoveryScan", ("r", "s"), "recovery", True,
+           "a read: the bounded oldest-first window of expired unquarantined claims; the worker remembers "
+           "the row it will try (Session, execution, former owner)"),
+    Action("RecoveryTakeover", ("r",), "recovery", True,
+           "compare-and-swap on what the scan saw (exact Session, execution, former owner, expired lease, "
+           "null recovery error) to this worker; a lost race changes nothing durable"),
     Action("RecoveryConvert", ("r",), "recovery", True,
            "validate, settle an open assistant with Step.Interrupted, insert one session_recovery row, "
            "create the continuation, clear the claim (fenced); invalid work goes to quarantine"),
@@ -119,7 +123,7 @@ ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettl
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
-ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryTakeover")
+ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan")
 assert set(ATTEMPTS) <= set(ACTIONS)
 
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled")
@@ -206,6 +210,10 @@ DEFECTS = _index([
            "ordinary selection includes recovery-owned continuations"),
     Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
+    Defect("takeover-trusts-scan", ("FencedMutation",), "R003-PASS-recovery-acquisition (regression guard)",
+           "the takeover's compare-and-swap matches Session and execution only, trusting its scan for the "
+           "former owner and the expired lease; a second worker that scanned the same row takes the claim "
+           "from the first under its live lease", "workers"),
     Defect("takeover-overwrites-phase", ("PhaseMonotonic", "FencedMutation"),
            "R000-PASS-recovery-scheduling (regression guard)",
            "the takeover's compare-and-swap writes phase recovering unconditionally, so an expired "
@@ -233,6 +241,8 @@ BOUNDARIES = _index([
     Boundary("step_ended.committed", "PublishStepEnded", "ClearClaim", "Step.Ended committed"),
     Boundary("cancel.requested", "CancelRequest", "FinalizerSettle", "phase is cancelling; finalizer waits"),
     Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
+    Boundary("recovery.scanned", "RecoveryScan", "RecoveryTakeover",
+             "the scan window was read; the compare-and-swap on the row it saw has not run"),
     Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryConvert", "the CAS committed"),
     Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
              "conversion refused or lost its lease"),
@@ -241,7 +251,7 @@ BOUNDARIES = _index([
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
-RECOVERY_PCS = ("idle", "converting", "quarantining")
+RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
 EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
 FAULT_KINDS = ("crash", "pause", "corrupt")

@@ -74,7 +74,8 @@ def unsupervised_cancel_heartbeat(defects):
     w.boundaries.install(lambda name, ctx: overlaps.append(node.finalizer.pc != "idle")
                          if name == R.B_RECOVERY_TAKEN_OVER else None)
     w.tick()
-    w.worker().step()
+    worker = w.worker()
+    worker.step(), worker.step()  # RecoveryScan, then RecoveryTakeover
     return (overlaps, node.finalizer.pc)
 
 
@@ -196,6 +197,19 @@ def scan_quarantines_cancellation(defects):
     return (c.owner, c.recovery_error is not None, worker.pc)
 
 
+def takeover_trusts_scan(defects):
+    """Two workers scan the same expired row; the first compare-and-swap wins, the second must lose."""
+    w = World(workers=("r1", "r2"), defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    r1, r2 = w.worker("r1"), w.worker("r2")
+    r1.scan("s1"), r2.scan("s1")
+    won, lost = bool(r1.take()), bool(r2.take())
+    return (won, lost, w.snap().claims["s1"].owner, r2.pc)
+
+
 CASES = {
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),
@@ -217,6 +231,7 @@ CASES = {
                                          (False, ["pending"]), (True, ["ordinary"])),
     "unfenced-step-publication": (unfenced_step_publication,
                                   ([], "r1", None), ([("Started", "n1")], "r1", ids.assistant_id(1))),
+    "takeover-trusts-scan": (takeover_trusts_scan, (True, False, "r1", "idle"), (True, True, "r2", "converting")),
     "takeover-overwrites-phase": (takeover_overwrites_phase, ("r1", "cancelling"), ("r1", "recovering")),
     "conversion-leaves-assistant-open": (conversion_leaves_assistant_open,
                                          (["Started", "Interrupted"], []), (["Started"], [])),
