@@ -9,7 +9,8 @@ Each twin action (spec/model.py) is one atomic unit here: one transaction, or on
     FinalizerSettle / Clear    Node.finalizer.step()
     Heartbeat(k, s)            Node.heartbeat(s) / RecoveryWorker.heartbeat()
     Tick                       clock.advance(1); Node.supervise() on every node
-    RecoveryTakeover(r, s)     RecoveryWorker.takeover(s)
+    RecoveryScan(r, s)         RecoveryWorker.scan(s)
+    RecoveryTakeover(r)        RecoveryWorker.take()
     RecoveryConvert / Quar.    RecoveryWorker.step()
     Crash(k)                   Node.crash() / RecoveryWorker.crash()
     CorruptRecoveryRow(s, e)   faults.corrupt_recovery_row(db, s, e)

@@ -69,6 +69,16 @@ _CLEAR = sa.delete(T).where(_EXACT, _LIVE, _AT)
 _TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
     owner_id=_P("taker"), lease_expires_at=_P("until"),
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase), else_="unknown"))
+_TAKEOVER_ANY = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
+    owner_id=_P("taker"), lease_expires_at=_P("until"), phase="recovering")  # takeover-overwrites-phase
+_TAKEOVER_TRUSTING = sa.update(T).where(
+    T.c.session_id == _P("session"), T.c.execution_id == _P("execution"), T.c.recovery_error.is_(None)).values(
+    owner_id=_P("taker"), lease_expires_at=_P("until"),
+    phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
+                  else_="unknown"))  # takeover-trusts-scan
+_QUARANTINE_IN_PLACE = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"),
+                                          T.c.recovery_error.is_(None)).values(
+    recovery_error=_P("reason"))  # scan-quarantines-cancellation
 _QUARANTINE = sa.update(T).where(_EXACT, T.c.recovery_error.is_(None)).values(recovery_error=_P("reason"))
 _QUARANTINE_LIVE = sa.update(T).where(_EXACT, T.c.recovery_error.is_(None), _LIVE).values(
     recovery_error=_P("reason"))  # silent-quarantine-noop
@@ -196,8 +206,11 @@ class ClaimStore:
     def takeover(self, conn: Connection, seen: ClaimRow, owner_id: str, now: int) -> Result:
         """Compare-and-swap an expired, unquarantined claim to a recovery worker; running -> recovering.
         A phase string outside PHASES (a corrupt row) becomes `unknown`, so the row can be quarantined."""
-        n = conn.execute(_TAKEOVER, _fence(seen.ident, now, taker=owner_id,
-                                           until=self.ctx.lease_from(now))).rowcount
+        stmt = _TAKEOVER_ANY if self.ctx.has(R.TAKEOVER_OVERWRITES_PHASE) else _TAKEOVER
+        if self.ctx.has(R.TAKEOVER_TRUSTS_SCAN):
+            stmt = _TAKEOVER_TRUSTING
+        n = conn.execute(stmt, _fence(seen.ident, now, taker=owner_id,
+                                      until=self.ctx.lease_from(now))).rowcount
         if n == 1:
             return Ok()
         c = self.get(conn, seen.session_id)
@@ -208,6 +221,13 @@ class ClaimStore:
         if c.live(now):
             return Lost("lease live")
         return Lost("quarantined")
+
+    @_typed
+    def quarantine_in_place(self, conn: Connection, seen: ClaimRow, now: int, reason: str) -> Result:
+        """The scan-quarantines-cancellation defect: mark an expired claim quarantined without taking
+        it over, under its former owner's identity."""
+        n = conn.execute(_QUARANTINE_IN_PLACE, _fence(seen.ident, now, reason=reason)).rowcount
+        return Ok() if n == 1 else Lost("row changed")
 
     @_typed
     def quarantine(self, conn: Connection, ident: Ident, now: int, reason: str) -> Result:

@@ -1,6 +1,8 @@
 """Recovery: a worker with an owner id of its own takes over expired claims and converts them.
 
-Takeover is a compare-and-swap over a bounded, oldest-first window of expired, unquarantined claims.
+Takeover is two steps, as the production pass runs them: a scan (a read of the bounded, oldest-first
+window of expired, unquarantined claims; the worker remembers the row it will try) and a compare-and-swap
+on exactly what the scan saw. Two workers can scan the same row; one CAS wins, the other changes nothing.
 Conversion is one fenced transaction that validates the work (phase recovering, the assistant is the
 execution's own, no recovery row for this execution in ANY Session), settles an open assistant with
 Step.Interrupted, inserts exactly one session_recovery row, creates the continuation and clears the
@@ -30,7 +32,7 @@ from .schema import recovery_t
 
 log = logging.getLogger(__name__)
 
-IDLE, CONVERTING, QUARANTINING = "idle", "converting", "quarantining"
+IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
 DEFAULT_SCAN_BOUND = 100
 
 
@@ -64,11 +66,17 @@ class RecoveryWorker:
         self.execution_id: int | None = None
         self.reason: str | None = None
         self.seen_phase: str | None = None  # the phase the takeover observed (evidence for a quarantine)
+        self.seen: ClaimRow | None = None  # the row the scan saw, which the compare-and-swap compares on
 
     crash = reset  # Crash: the worker's memory is gone
 
     def record(self) -> tuple:
-        return (self.pc, self.session_id, self.execution_id)
+        return (self.pc, self.session_id, self.execution_id, self.seen_owner)
+
+    @property
+    def seen_owner(self) -> str:
+        """The former owner the scan saw (the twin's `rec[r].seen`), while the CAS is pending."""
+        return self.seen.owner_id if self.pc == SCANNED and self.seen is not None else ""
 
     @property
     def ident(self) -> Ident:
@@ -85,39 +93,62 @@ class RecoveryWorker:
         with self.ctx.db.read() as conn:
             return self.claims.scan(conn, self.ctx.now(), self.scan_bound)
 
+    def scan(self, session_id: str | None = None) -> Result:
+        """RecoveryScan: read the window and remember the row to try (the given Session's, which must be
+        in the window, or the oldest). A read: it commits nothing."""
+        if self.pc != IDLE:
+            return NotEnabled("worker is busy")
+        rows = self.window()
+        if session_id is not None:
+            rows = [r for r in rows if r.session_id == session_id]
+        if not rows:
+            self.last = NotEnabled("no claim in the scan window")
+            return self.last
+        self.remember(rows[0])
+        self.last = Ok(rows[0])
+        return self.last
+
+    def remember(self, seen: ClaimRow) -> None:
+        """The scan's memory: the row of the window the worker will compare-and-swap on."""
+        self.pc, self.session_id, self.execution_id, self.seen = SCANNED, seen.session_id, seen.execution_id, seen
+        self._hit(R.B_RECOVERY_SCANNED)
+
     def takeover(self, session_id: str | None = None) -> Result:
-        """RecoveryTakeover: scan and compare-and-swap in one transaction; the given Session (which must
-        be in the window) or the oldest row the CAS wins."""
-        if self.pc != IDLE:
-            return NotEnabled("worker is busy")
-        now = self.ctx.now()
+        """RecoveryScan then RecoveryTakeover: the given Session's row (or the oldest) taken over."""
+        scanned = self.scan(session_id)
+        return self.take() if scanned else scanned
 
-        def body(conn):
-            rows = self.claims.scan(conn, now, self.scan_bound)
-            if session_id is not None:
-                rows = [r for r in rows if r.session_id == session_id]
-            result: Result = NotEnabled("no claim in the scan window")
-            for row in rows:
-                result = self.claims.takeover(conn, row, self.owner_id, now)
-                if result:
-                    return Ok(row)
-            return result
-        return self._took(self.ctx.db.atomic(body))
-
-    def take(self, seen: ClaimRow) -> Result:
-        """The CAS alone, on a row observed by an earlier scan (the production pass)."""
-        if self.pc != IDLE:
-            return NotEnabled("worker is busy")
+    def take(self, seen: ClaimRow | None = None) -> Result:
+        """RecoveryTakeover: the CAS alone, on the row the scan saw (or `seen`, the production pass's
+        row of its own window). A lost race changes nothing and leaves the worker idle."""
+        if seen is not None and self.pc == IDLE:
+            self.remember(seen)
+        if self.pc != SCANNED:
+            return NotEnabled("worker has not scanned")
+        seen = self.seen
         now = self.ctx.now()
-        result = self.ctx.db.atomic(lambda conn: self.claims.takeover(conn, seen, self.owner_id, now))
-        return self._took(Ok(seen) if result else result)
+        result = self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now))
+        if not result:
+            self.reset()
+        return self._took(result)
+
+    def _cas(self, conn, seen: ClaimRow, now: int) -> Result:
+        """The compare-and-swap on one observed row: Ok(row) when this worker took it over."""
+        if self.ctx.has(R.SCAN_QUARANTINES_CANCELLATION) and seen.phase in ("cancelling", "cancelled"):
+            # the defect: cancellation-owned work is quarantined in place, never taken over
+            result = self.claims.quarantine_in_place(conn, seen, now, f"phase {seen.phase!r} at scan")
+            return Ok(None) if result else result
+        result = self.claims.takeover(conn, seen, self.owner_id, now)
+        return Ok(seen) if result else result
 
     def _took(self, result: Result) -> Result:
         self.last = result
-        if result:
+        if result and result.value is None:
+            self.reset()  # quarantined in place (scan-quarantines-cancellation)
+        elif result:
             row: ClaimRow = result.value
             self.pc, self.session_id, self.execution_id = CONVERTING, row.session_id, row.execution_id
-            self.reason, self.seen_phase = None, row.phase
+            self.reason, self.seen_phase, self.seen = None, row.phase, None
             self._hit(R.B_RECOVERY_TAKEN_OVER)
         return result
 
@@ -165,7 +196,7 @@ class RecoveryWorker:
             row = assistant_row(conn, a)
             if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
                 raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
-            if not row["completed"]:
+            if not row["completed"] and not self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN):
                 event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
                 self.publisher.commit(conn, event, Fence(ident, "recovering"))
         cont = ids.continuation_id(ident.session_id, ident.execution_id)
@@ -227,14 +258,18 @@ class RecoveryWorker:
             return R.RECOVERY_CONVERT
         if self.pc == QUARANTINING:
             return R.RECOVERY_QUARANTINE
-        return R.RECOVERY_TAKEOVER if self.window() else None
+        if self.pc == SCANNED:
+            return R.RECOVERY_TAKEOVER
+        return R.RECOVERY_SCAN if self.window() else None
 
     def step(self) -> str | None:
         """Run the enabled action (a takeover picks the oldest row); return its name, or None."""
         action = self.enabled()
-        if action == R.RECOVERY_TAKEOVER:
-            if not self.takeover():
+        if action == R.RECOVERY_SCAN:
+            if not self.scan():
                 return None
+        elif action == R.RECOVERY_TAKEOVER:
+            self.take()  # a lost race is a step too: the worker is idle again
         elif action == R.RECOVERY_CONVERT:
             self.convert()
         elif action == R.RECOVERY_QUARANTINE:
@@ -248,6 +283,9 @@ class RecoveryWorker:
         for seen in self.window():
             if not self.take(seen):
                 handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
+                continue
+            if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
+                handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
             if self.convert():
                 handled.append(Handled(seen.session_id, seen.execution_id, "converted"))

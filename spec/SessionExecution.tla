@@ -48,7 +48,7 @@ CONSTANTS
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
-  @typeAlias: worker = {pc: Str, sess: Str, exec: Int};
+  @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -93,7 +93,7 @@ TerminalKinds == {"Failed", "Interrupted", "Ended"}
 NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE]
 RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
-RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0]
+RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> ""]
 
 Has(d) == d \in Defects
 
@@ -334,7 +334,7 @@ Heartbeat(k, s) ==
     IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
        /\ c.ttl > 0 \/ Has("renew-after-expiry")
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
-                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec]
+                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> ""]
        /\ claim' = [claim EXCEPT ![s].ttl = Lease]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
 
@@ -361,15 +361,33 @@ Tick ==
 -----------------------------------------------------------------------------
 (* Recovery *)
 
-\* The bounded oldest-first scan picks an expired, unquarantined claim; compare-and-swap on exact
-\* Session, execution, former owner, expired lease and null recovery error.
-RecoveryTakeover(r, s) ==
-    LET c == claim[s]
-    IN /\ rec[r].pc = "idle"
-       /\ s \in ScanWindow
-       /\ claim' = [claim EXCEPT ![s] = [c EXCEPT !.owner = r, !.ttl = Lease,
-                                        !.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase]]
-       /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> s, exec |-> c.exec]]
+\* The scan: a read of the bounded oldest-first window of expired, unquarantined claims (no write).
+\* The worker remembers the row it will try: Session, execution and the former owner it saw.
+RecoveryScan(r, s) ==
+    /\ rec[r].pc = "idle"
+    /\ s \in ScanWindow
+    /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+
+\* Compare-and-swap on what the scan saw: exact Session, execution, former owner, expired lease and null
+\* recovery error.  A worker that lost the race (another worker took the row, or it changed) changes
+\* nothing durable and goes back to scanning.
+RecoveryTakeover(r) ==
+    LET w == rec[r]
+        c == claim[w.sess]
+        same == IF Has("takeover-trusts-scan") THEN c.exec = w.exec /\ ~c.quar   \* the scan trusted
+                ELSE c.exec = w.exec /\ c.owner = w.seen /\ c.ttl = 0 /\ ~c.quar
+    IN /\ w.pc = "scanned"
+       /\ IF ~same
+          THEN /\ rec' = [rec EXCEPT ![r] = RecIdle]
+               /\ UNCHANGED claim
+          ELSE IF Has("scan-quarantines-cancellation") /\ c.phase \in {"cancelling", "cancelled"}
+          THEN /\ claim' = [claim EXCEPT ![w.sess].quar = TRUE]   \* in place, the node still owns it
+               /\ rec' = [rec EXCEPT ![r] = RecIdle]
+          ELSE /\ claim' = [claim EXCEPT ![w.sess] = [c EXCEPT !.owner = r, !.ttl = Lease,
+                                           !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
+                                                     THEN "recovering" ELSE c.phase]]
+               /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> ""]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
 
 \* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
@@ -386,7 +404,7 @@ RecoveryConvert(r) ==
        /\ IF ~(Fenced(w.sess, w.exec, r) /\ valid)
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining"]
                /\ UNCHANGED <<claim, log, recovery, inputs>>
-          ELSE /\ log' = IF a # 0 /\ ~Completed(a)
+          ELSE /\ log' = IF a # 0 /\ ~Completed(a) /\ ~Has("conversion-leaves-assistant-open")
                          THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
                          ELSE log
                /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
@@ -453,7 +471,8 @@ Next ==
     \/ \E n \in Nodes : FinalizerClear(n)
     \/ \E k \in Nodes \cup Recoverers, s \in Sessions : Heartbeat(k, s)
     \/ Tick
-    \/ \E r \in Recoverers, s \in Sessions : RecoveryTakeover(r, s)
+    \/ \E r \in Recoverers, s \in Sessions : RecoveryScan(r, s)
+    \/ \E r \in Recoverers : RecoveryTakeover(r)
     \/ \E r \in Recoverers : RecoveryConvert(r)
     \/ \E r \in Recoverers : RecoveryQuarantine(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
@@ -469,8 +488,8 @@ Fairness ==
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
-        /\ \A s \in Sessions : WF_vars(RecoveryTakeover(r, s))
-        /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
+        /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
+        /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -485,7 +504,7 @@ TypeOK ==
            /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
-    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "converting", "quarantining"}
+    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
     /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
     /\ nextExec \in 1..(MaxExec + 1)
@@ -517,14 +536,21 @@ ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "
 AcquireNeverOverwritesStep ==
     \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase # "none") => claim'[s].exec = claim[s].exec
 
+\* the phase moves a claim of one execution may make: forward only, never back
+PhaseSteps == {<<p, p>> : p \in Phases}
+              \cup {<<"none", "running">>, <<"running", "cancelling">>, <<"cancelling", "cancelled">>,
+                    <<"running", "recovering">>}
+
 AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
-    \/ c.ttl > 0 /\ (d = NoClaim \/ (d.exec = c.exec /\ d.owner = c.owner))   \* the owner, fenced
+    \/ c.ttl > 0 /\ d = NoClaim /\ c.phase # "cancelling"                         \* the owner's removal
+    \/ /\ c.ttl > 0 /\ d.exec = c.exec /\ d.owner = c.owner /\ d.quar = c.quar     \* the owner, fenced
+       /\ <<c.phase, d.phase>> \in PhaseSteps /\ (d.asst = c.asst \/ c.asst = 0)
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
     \/ /\ c.ttl = 0 /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers      \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
        /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
-    \/ d = [c EXCEPT !.quar = TRUE]                                               \* quarantine
+    \/ d = [c EXCEPT !.quar = TRUE] /\ c.owner \in Recoverers /\ c.phase # "running"  \* quarantine
 
 FencedMutationStep ==
     /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
@@ -535,14 +561,41 @@ FencedMutationStep ==
 NoOverlappingEffectsStep ==
     /\ \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
             ~\E m \in Nodes : m # n /\ fin[m].pc # "idle" /\ fin[m].sess = run[n].sess
-    /\ \A r \in Recoverers : (rec[r].pc = "idle" /\ rec'[r].pc = "converting") =>
+    /\ \A r \in Recoverers : (rec[r].pc = "scanned" /\ rec'[r].pc = "converting") =>
             ~\E m \in Nodes : fin[m].pc # "idle" /\ fin[m].sess = rec'[r].sess
 
 NoPhysicalReplayStep ==
     \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
 
+PhaseMonotonicStep ==
+    \A s \in Sessions : LET c == claim[s]
+                            d == claim'[s]
+                        IN (d.phase # "none" /\ (c.phase = "none" \/ d.exec = c.exec))
+                              => <<c.phase, d.phase>> \in PhaseSteps
+
+\* settled: the claim's assistant has its terminal event once the step is done (or none was started)
+SettledAfter(a) == \E k \in DOMAIN log' : log'[k].kind \in TerminalKinds /\ log'[k].asst = a
+
+ClearOnlySettledStep ==
+    \A s \in Sessions : LET c == claim[s]
+                        IN (c.phase # "none" /\ claim'[s].phase = "none") =>
+                              \/ c.phase = "cancelled"
+                              \/ c.phase = "running" /\ c.asst # 0 /\ SettledAfter(c.asst)
+                              \/ c.phase = "recovering" /\ (c.asst = 0 \/ SettledAfter(c.asst))
+
+QuarantineOnlyByRecoveryStep ==
+    \A s \in Sessions : LET c == claim[s]
+                        IN (~c.quar /\ claim'[s].quar) =>
+                              /\ c.owner \in Recoverers /\ c.phase # "running"
+                              /\ rec[c.owner].pc = "quarantining"
+                              /\ rec[c.owner].sess = s /\ rec[c.owner].exec = c.exec
+                              /\ claim'[s] = [c EXCEPT !.quar = TRUE]
+
 AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
+PhaseMonotonic == [][PhaseMonotonicStep]_vars
+ClearOnlySettled == [][ClearOnlySettledStep]_vars
+QuarantineOnlyByRecovery == [][QuarantineOnlyByRecoveryStep]_vars
 FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars

@@ -15,7 +15,7 @@ from .model import Config
 ALL_FAULTS = frozenset(N.FAULT_KINDS)
 
 CONFIGS: dict[str, Config] = {
-    # one Session, two nodes, two queued prompts, every fault: 8 of the 10 defects and all three
+    # one Session, two nodes, two queued prompts, every fault: 11 of the 13 defects and all three
     # assumptions show here; TLC checks it with liveness in well under a minute
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -23,6 +23,9 @@ CONFIGS: dict[str, Config] = {
     # collision and the scan-window starvation
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
                        lease=2, scan_bound=1, faults=frozenset({"pause", "corrupt"})),
+    # two recovery workers on one Session: two scans of one row, then their compare-and-swaps race
+    "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,
+                      lease=1, scan_bound=1, faults=frozenset({"crash"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),

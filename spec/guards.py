@@ -192,7 +192,7 @@ def Tick(cfg, st):
 
 # ---------------------------------------------------------------- recovery
 
-def RecoveryTakeover(cfg, st, r, s):
+def RecoveryScan(cfg, st, r, s):
     w = st.rec[cfg.recoverers.index(r)]
     c = st.claim[M.si(cfg, s)]
     if w.pc != "idle":
@@ -208,6 +208,11 @@ def RecoveryTakeover(cfg, st, r, s):
         return (f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} oldest eligible claims "
                 f"({', '.join(window)})")
     return None
+
+
+def RecoveryTakeover(cfg, st, r):
+    w = st.rec[cfg.recoverers.index(r)]
+    return f"recovery worker {r} has not scanned (it is {w.pc})" if w.pc != "scanned" else None
 
 
 def RecoveryConvert(cfg, st, r):

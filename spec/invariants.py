@@ -68,18 +68,27 @@ def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
                for c, d in zip(st.claim, nx.claim))
 
 
+# the phase moves a claim of one execution may make: forward only, never back
+PHASE_STEPS = frozenset({(p, p) for p in N.PHASES} | {("none", "running"), ("running", "cancelling"),
+                                                     ("cancelling", "cancelled"), ("running", "recovering")})
+
+
 def _allowed_claim_change(cfg: Config, c, d) -> bool:
     if c.phase == "none" or d == c:
         return True
-    if c.ttl > 0 and (d == NO_CLAIM or (d.exec == c.exec and d.owner == c.owner)):
-        return True  # a live lease: the owner's fenced update or removal
+    if c.ttl > 0 and d == NO_CLAIM and c.phase != "cancelling":
+        return True  # the owner's fenced removal (never of a live cancellation)
+    if (c.ttl > 0 and d.exec == c.exec and d.owner == c.owner and d.quar == c.quar
+            and (c.phase, d.phase) in PHASE_STEPS and (d.asst == c.asst or c.asst == 0)):
+        return True  # a live lease: the owner's fenced update, phases forward, the assistant kept
     if d == c._replace(ttl=c.ttl - 1):
         return True  # the clock
     if (c.ttl == 0 and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
             and d.asst == c.asst and not d.quar
             and d.phase == ("recovering" if c.phase == "running" else c.phase)):
         return True  # recovery takeover (compare-and-swap on an expired claim)
-    return d == c._replace(quar=True)  # quarantine by the recovery worker that owns it
+    # quarantine, of a recovery worker's claim only
+    return d == c._replace(quar=True) and c.owner in cfg.recoverers and c.phase != "running"
 
 
 def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
@@ -92,13 +101,45 @@ def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
+def PhaseMonotonic(cfg: Config, st: State, nx: State) -> bool:
+    return all((c.phase, d.phase) in PHASE_STEPS for c, d in zip(st.claim, nx.claim)
+               if d.phase != "none" and (c.phase == "none" or d.exec == c.exec))
+
+
+def _settled_after(nx: State, a: int) -> bool:
+    return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in nx.log)
+
+
+def ClearOnlySettled(cfg: Config, st: State, nx: State) -> bool:
+    for c, d in zip(st.claim, nx.claim):
+        if c.phase != "none" and d.phase == "none":
+            ok = (c.phase == "cancelled"
+                  or c.phase == "running" and c.asst != 0 and _settled_after(nx, c.asst)
+                  or c.phase == "recovering" and (c.asst == 0 or _settled_after(nx, c.asst)))
+            if not ok:
+                return False
+    return True
+
+
+def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
+    for k, (c, d) in enumerate(zip(st.claim, nx.claim)):
+        if not c.quar and d.quar:
+            if c.owner not in cfg.recoverers or c.phase == "running":
+                return False
+            w = st.rec[cfg.recoverers.index(c.owner)]
+            if not (w.pc == "quarantining" and w.sess == cfg.sessions[k] and w.exec == c.exec
+                    and d == c._replace(quar=True)):
+                return False
+    return True
+
+
 def _effects_begun(cfg: Config, st: State, nx: State):
     """(actor id, Session) for each provider dispatch or recovery takeover that begins in this step."""
     for n, (r, r2) in enumerate(zip(st.run, nx.run)):
         if r.pc == "renewed" and r2.pc == "streaming":
             yield cfg.nodes[n], r.sess
     for k, (w, w2) in enumerate(zip(st.rec, nx.rec)):
-        if w.pc == "idle" and w2.pc == "converting":
+        if w.pc == "scanned" and w2.pc == "converting":
             yield cfg.recoverers[k], w2.sess
 
 
@@ -155,6 +196,7 @@ READS = {
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
+    "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("run", "rec"), "NoPhysicalReplay": ("run",),
 }
 

@@ -253,14 +253,34 @@ def Tick(cfg, st):
 
 # ---------------------------------------------------------------- recovery
 
-def RecoveryTakeover(cfg, st, r, s):
+def RecoveryScan(cfg, st, r, s):
+    """A read: the worker remembers the window's row it will try (Session, execution, former owner)."""
     si_ = si(cfg, s)
     if not (st.rec[r].pc == "idle" and si_ in scan_window(cfg, st)):
         return None
     c = st.claim[si_]
-    phase = "recovering" if c.phase == "running" else c.phase
+    return st._replace(rec=_put(st.rec, r, Rec("scanned", s, c.exec, c.owner)))
+
+
+def RecoveryTakeover(cfg, st, r):
+    """The compare-and-swap on what the scan saw; a lost race changes nothing durable."""
+    w = st.rec[r]
+    if w.pc != "scanned":
+        return None
+    si_ = si(cfg, w.sess)
+    c = st.claim[si_]
+    if cfg.has("takeover-trusts-scan"):
+        same = c.exec == w.exec and not c.quar  # Session and execution only: the scan is trusted
+    else:
+        same = c.exec == w.exec and c.owner == w.seen and c.ttl == 0 and not c.quar
+    if not same:
+        return st._replace(rec=_put(st.rec, r, REC_IDLE))
+    if cfg.has("scan-quarantines-cancellation") and c.phase in ("cancelling", "cancelled"):
+        return st._replace(claim=_put(st.claim, si_, c._replace(quar=True)),  # in place: the node owns it
+                           rec=_put(st.rec, r, REC_IDLE))
+    phase = "recovering" if c.phase == "running" or cfg.has("takeover-overwrites-phase") else c.phase
     return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase)),
-                       rec=_put(st.rec, r, Rec("converting", s, c.exec)))
+                       rec=_put(st.rec, r, Rec("converting", w.sess, w.exec)))
 
 
 def RecoveryConvert(cfg, st, r):
@@ -277,7 +297,7 @@ def RecoveryConvert(cfg, st, r):
     if not (fenced(st, s, w.exec, cfg.recoverers[r]) and valid):
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
     a = c.asst
-    interrupt = a != 0 and not completed(st, a)
+    interrupt = a != 0 and not completed(st, a) and not cfg.has("conversion-leaves-assistant-open")
     log = st.log + ((Event(w.sess, "Interrupted", a, cfg.recoverers[r]),) if interrupt else ())
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
     return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,
@@ -363,7 +383,9 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         pc = st.rec[r].pc
         if pc == "idle":
             for s in cfg.sessions:
-                emit("RecoveryTakeover", (who, s), RecoveryTakeover(cfg, st, r, s))
+                emit("RecoveryScan", (who, s), RecoveryScan(cfg, st, r, s))
+        elif pc == "scanned":
+            emit("RecoveryTakeover", (who,), RecoveryTakeover(cfg, st, r))
         elif pc == "converting":
             emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
         else:
@@ -396,7 +418,7 @@ _RUNNER_BY_PC = {
 
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
-    "Tick", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash", "CorruptRecoveryRow",
+    "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash", "CorruptRecoveryRow",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

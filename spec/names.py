@@ -95,8 +95,12 @@ ACTIONS = _index([
            "the discrete clock advances: every live lease loses one tick; supervised finalizers whose "
            "lease expires stop"),
     # recovery
-    Action("RecoveryTakeover", ("r", "s"), "recovery", True,
-           "bounded oldest-first scan picks an expired unquarantined claim; compare-and-swap to this worker"),
+    Action("RecoveryScan", ("r", "s"), "recovery", True,
+           "a read: the bounded oldest-first window of expired unquarantined claims; the worker remembers "
+           "the row it will try (Session, execution, former owner)"),
+    Action("RecoveryTakeover", ("r",), "recovery", True,
+           "compare-and-swap on what the scan saw (exact Session, execution, former owner, expired lease, "
+           "null recovery error) to this worker; a lost race changes nothing durable"),
     Action("RecoveryConvert", ("r",), "recovery", True,
            "validate, settle an open assistant with Step.Interrupted, insert one session_recovery row, "
            "create the continuation, clear the claim (fenced); invalid work goes to quarantine"),
@@ -113,12 +117,13 @@ ACTIONS = _index([
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned")
-ACTION_INVARIANTS = ("AcquireNeverOverwrites", "FencedMutation", "NoOverlappingEffects",
-                     "NoPhysicalReplay")
+# the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
+ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
+                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
-ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryTakeover")
+ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan")
 assert set(ATTEMPTS) <= set(ACTIONS)
 
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled")
@@ -138,7 +143,18 @@ INVARIANTS = _index([
               "an ordinary acquisition never replaces an existing claim, live or expired"),
     Invariant("FencedMutation", "action",
               "only the exact owner holding an unexpired lease changes or removes a claim or appends its "
-              "Session's events (recovery takeover and quarantine excepted)"),
+              "Session's events (recovery takeover and quarantine excepted); its phase moves forward only, "
+              "its assistant id is never dropped, a cancelling claim is never removed, and only a recovery "
+              "worker's claim (never a running one) is quarantined"),
+    Invariant("PhaseMonotonic", "action",
+              "a claim's phase moves running -> cancelling -> cancelled or running -> recovering, never back"),
+    Invariant("ClearOnlySettled", "action",
+              "a claim is removed only when settled (a running claim after its assistant's terminal event, a "
+              "recovering one with its assistant interrupted in the same transaction, or none started) or "
+              "cancelled"),
+    Invariant("QuarantineOnlyByRecovery", "action",
+              "only the recovery worker that owns a claim and is quarantining it marks it quarantined, and "
+              "never a running one"),
     Invariant("AtMostOneStart", "state", "no assistant has two Step.Started events"),
     Invariant("AtMostOneTerminal", "state",
               "no assistant has more than one of Step.Failed, Step.Interrupted, Step.Ended"),
@@ -207,6 +223,22 @@ DEFECTS = _index([
            "ordinary selection includes recovery-owned continuations"),
     Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
+    Defect("takeover-trusts-scan", ("FencedMutation",), "R003-PASS-recovery-acquisition (regression guard)",
+           "the takeover's compare-and-swap matches Session and execution only, trusting its scan for the "
+           "former owner and the expired lease; a second worker that scanned the same row takes the claim "
+           "from the first under its live lease", "workers"),
+    Defect("takeover-overwrites-phase", ("PhaseMonotonic", "FencedMutation"),
+           "R000-PASS-recovery-scheduling (regression guard)",
+           "the takeover's compare-and-swap writes phase recovering unconditionally, so an expired "
+           "cancelling or cancelled claim moves back to be recovered as if it were running"),
+    Defect("conversion-leaves-assistant-open", ("ClearOnlySettled",),
+           "R003-PASS-stream-settlement (regression guard)",
+           "recovery's conversion clears the claim and creates the continuation without publishing "
+           "Step.Interrupted for the started, open assistant"),
+    Defect("scan-quarantines-cancellation", ("QuarantineOnlyByRecovery", "FencedMutation"),
+           "R000-PASS-recovery-scheduling (regression guard)",
+           "the recovery scan marks an expired cancellation-owned claim quarantined in place instead of "
+           "taking it over first, so a claim the node still owns is quarantined by no owner of it"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
@@ -222,6 +254,8 @@ BOUNDARIES = _index([
     Boundary("step_ended.committed", "PublishStepEnded", "ClearClaim", "Step.Ended committed"),
     Boundary("cancel.requested", "CancelRequest", "FinalizerSettle", "phase is cancelling; finalizer waits"),
     Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
+    Boundary("recovery.scanned", "RecoveryScan", "RecoveryTakeover",
+             "the scan window was read; the compare-and-swap on the row it saw has not run"),
     Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryConvert", "the CAS committed"),
     Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
              "conversion refused or lost its lease"),
@@ -230,7 +264,7 @@ BOUNDARIES = _index([
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
-RECOVERY_PCS = ("idle", "converting", "quarantining")
+RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
 EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
 FAULT_KINDS = ("crash", "pause", "corrupt")

@@ -85,11 +85,12 @@ class Rec(NamedTuple):
     pc: str
     sess: str
     exec: int
+    seen: str = ""  # the former owner the scan saw (pc scanned): what the compare-and-swap compares
 
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
-REC_IDLE = Rec("idle", "", 0)
+REC_IDLE = Rec("idle", "", 0, "")
 
 
 class State(NamedTuple):

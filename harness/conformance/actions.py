@@ -42,7 +42,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.CANCEL_REQUEST: (ATTEMPT, lambda w, p: w.node(p[0]).cancel(p[1])),
     R.HEARTBEAT: (ATTEMPT, lambda w, p: w.node(p[0]).heartbeat(p[1]) if p[0] in w.nodes
                   else w.worker(p[0]).heartbeat()),
-    R.RECOVERY_TAKEOVER: (ATTEMPT, lambda w, p: w.worker(p[0]).takeover(p[1])),
+    R.RECOVERY_SCAN: (ATTEMPT, lambda w, p: w.worker(p[0]).scan(p[1])),
     **{name: (STEP, _runner_step) for name in R.RUNNER_ACTIONS if name not in N.ATTEMPTS},
     R.PUBLISH_STEP_FAILED: (STEP, lambda w, p: _runner_step(w, p, "fail")),
     R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),

@@ -336,7 +336,7 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
     out += [(R.CANCEL_REQUEST, (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
             if not cfg.process_local_routing or st.claim[k].owner == node]
     out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]
-    out += [(R.RECOVERY_TAKEOVER, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
+    out += [(R.RECOVERY_SCAN, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
     assert {a for a, _p in out} <= set(N.ATTEMPTS)
     return [o for o in out if o not in taken]
 

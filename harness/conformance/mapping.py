@@ -38,7 +38,8 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         r, f = node.runner, node.finalizer
         run.append(M.Runner(r.pc, r.session_id or "", r.execution_id or 0, _asst(r.mem), r.active, r.intr))
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
-    rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0) for x in (w.worker(r) for r in cfg.recoverers)]
+    rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner)
+           for x in (w.worker(r) for r in cfg.recoverers)]
     return M.State(
         claim=tuple(claim), nextExec=issued + 1,
         log=tuple(M.Event(e.session, e.kind, e.execution, e.writer) for e in snap.events),

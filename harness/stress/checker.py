@@ -51,7 +51,7 @@ from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_
 _ALWAYS = frozenset(M.State._fields.index(v) for v in ("claim", "run", "fin", "rec"))
 _COMPARED = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 _TAKES_INPUT = (R.ACQUIRE, R.PROMOTE_CONTINUATION)
-_NAMES_SESSION = (R.CANCEL_REQUEST, R.HEARTBEAT, R.RECOVERY_TAKEOVER)  # (actor, Session) parameters
+_NAMES_SESSION = (R.CANCEL_REQUEST, R.HEARTBEAT)  # (actor, Session) parameters
 
 
 class Checker:
@@ -249,9 +249,9 @@ class Checker:
         if not params:
             return
         who = params[0]
-        if action == R.RECOVERY_TAKEOVER and row["changed"]:
-            cl = next((cl for cl in row["claims"] if cl[0] == params[1]), None)
-            self._open_recovery[who] = (params[1], cl[1] if cl else 0, row["wall"])
+        if action == R.RECOVERY_TAKEOVER and row["changed"] and c.focus is not None:
+            cl = next((cl for cl in row["claims"] if cl[0] == c.focus), None)
+            self._open_recovery[who] = (c.focus, cl[1] if cl else 0, row["wall"])
         elif action in (R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE, R.CRASH) and who in self._open_recovery:
             if action == R.RECOVERY_CONVERT and not row["changed"]:
                 return  # a failed conversion: quarantine follows
@@ -278,7 +278,7 @@ class Checker:
         if action in (R.FINALIZER_SETTLE, R.FINALIZER_CLEAR):
             f = override["fin"].get(params[0]) or self.fin.get(params[0])
             return f.sess or None if f else None
-        if action in (R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE):
+        if action in (R.RECOVERY_TAKEOVER, R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE):
             w = override["rec"].get(params[0]) or self.rec.get(params[0])
             return w.sess or None if w else None
         if action == R.CRASH or not params:

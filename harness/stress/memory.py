@@ -31,11 +31,22 @@ def continuity(checker, c: Commit, assts: set) -> None:
     start = {"run": {}, "fin": {}, "rec": {}}
     for (k, n), v in predicted.items():
         start[k][n] = v
+    for k, n in names:  # RecoveryScan is a read: no commit records it; it is inferred here
+        w = override[k][n]
+        if k == "rec" and predicted[(k, n)].pc == "idle" and w.pc == "scanned":
+            if not scan_plausible(checker, w, c.now):
+                checker.find(c.row, "memory", [], c.focus,
+                              f"{n} remembers a scan of {w.sess} (execution {w.exec}, owner {w.seen}) that no "
+                              f"recorded claim explains: none had that identity with its lease expired by clock {c.now}")
+                return
+            start[k][n] = w
     st = checker.state(c.focus, checker.claims, c.now, assts | {v.exec for v in target}, start)
 
     def key(s):
         return tuple(getattr(s, k)[(cfg.nodes if k != "rec" else cfg.recoverers).index(n)] for k, n in names)
 
+    if key(st) == target:
+        return  # the inferred scan was the only step between the commits
     frontier, seen = [st], {key(st)}
     for _ in range(MAX_LOCAL_STEPS):
         nxt_frontier = []
@@ -55,6 +66,16 @@ def continuity(checker, c: Commit, assts: set) -> None:
     want = ", ".join(f"{n}.{k}={short(predicted[(k, n)])}" for k, n in differs)
     checker.find(c.row, "memory", [], c.focus, f"recorded memory before the step ({got}) is not reachable by "
                   f"local steps from the twin's prediction after the actor's last commit ({want})")
+
+
+def scan_plausible(checker, w: M.Rec, now: int) -> bool:
+    """Whether a scan the worker remembers (Session, execution, former owner) could have read a real
+    row: the history recorded a claim of that identity whose last recorded lease had expired by `now`,
+    the clock reading of the compare-and-swap that follows it (a scan reads before its CAS). The
+    window's bound and order are not re-checked: the scan read a state between two commits that the
+    checker does not keep, and the CAS, which is recorded and checked, compares on exactly this row."""
+    held = checker.last_lease.get((w.sess, w.exec, w.seen))
+    return held is not None and held <= now
 
 
 def local_steps(cfg: M.Config, st: M.State, names):
@@ -77,7 +98,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
                 yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # supervision: its lease is gone
         else:
             k = cfg.recoverers.index(n)
-            for fn in (M.RecoveryConvert, M.RecoveryQuarantine):
+            for fn in (M.RecoveryTakeover, M.RecoveryConvert, M.RecoveryQuarantine):
                 nx = fn(cfg, st, k)
                 if nx is not None and nx != st and durable_eq(st, nx):
                     yield nx

@@ -260,8 +260,10 @@ class NodeProcess:
         if not rows:
             self.next_scan = time.monotonic() + self.args.scan_every
             return False
-        s = self.rng.choice(rows[:4]).session_id
-        self.step(wid, R.RECOVERY_TAKEOVER, {"r": wid, "s": s}, lambda: w.takeover(s))
+        # RecoveryScan: a read, recorded by no commit (the checker infers it from the memory recorded
+        # before the compare-and-swap); then RecoveryTakeover on what it saw
+        w.remember(self.rng.choice(rows[:4]))
+        self.step(wid, R.RECOVERY_TAKEOVER, {"r": wid}, w.take)
         return True
 
     def heartbeats(self) -> bool:

@@ -71,7 +71,7 @@ def test_refusals_leave_out_what_only_the_models_bound_or_routing_forbid():
     assert ("PromoteContinuation", ("n1", prompt)) in refused  # a prompt is no continuation
     full = st._replace(nextExec=cfg.max_exec + 1)
     assert not [r for r in L.refusals(cfg, full, []) if r[0] in ("Acquire", "PromoteContinuation")]
-    assert ("RecoveryTakeover", ("r1", "s1")) in refused  # no claim to take over: the code must refuse
+    assert ("RecoveryScan", ("r1", "s1")) in refused  # no claim to take over: the code must refuse
 
 
 def test_a_failure_writes_a_trace_the_twin_replays(tmp_path):
@@ -127,8 +127,8 @@ def _drive(cfg, steps):
 
 def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
     hand = T.load("traces/silent-quarantine-noop.json")  # the correct-implementation schedule
-    prefix = [(s.action, s.params) for s in hand.steps[:15]]  # ... up to the first (failed) quarantine
-    cycle = [("RecoveryTakeover", {"r": "r1", "s": "s1"}), ("Tick", {}), ("Tick", {}),
+    prefix = [(s.action, s.params) for s in hand.steps[:16]]  # ... up to the first (failed) quarantine
+    cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}), ("Tick", {}),
              ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
     _drive(configs.get("sessions"), prefix)  # correct: quarantined, the takeover of s1 is not enabled again
     with pytest.raises(L.LockstepFailure, match="ExpiredClaimsEventuallyHandled"):

@@ -5,6 +5,7 @@ import pytest
 
 from harness.engines.check import run_python, run_tlc, witness_config, witnesses
 from spec import configs
+from spec import names as N
 
 WITNESSES = {w.name: w for w in witnesses()}
 
@@ -36,3 +37,21 @@ def test_tlc_passes_the_correct_spec_with_the_twins_state_count(name, tlc_or_ski
     o = run_tlc(cfg, name, liveness=True, out_dir=None)
     assert o.verdict == "ok", o.reason
     assert o.distinct == run_python(cfg, name, liveness=False, out_dir=None).distinct
+
+
+STRONGER_SAFETY = ("PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery")
+
+
+@pytest.mark.parametrize("invariant", STRONGER_SAFETY)
+def test_each_stronger_safety_invariant_is_broken_by_a_defect_on_both_engines(invariant, tlc_or_skip):
+    """Issue 12, item 5: no new invariant is true by construction. TLC stops at the first action
+    property a step breaks, so the defect's counterexample must name this one on both engines."""
+    breakers = [d for d in N.DEFECTS.values() if d.violates[0] == invariant]
+    assert breakers, f"no registry defect has {invariant} as its headline"
+    for d in breakers:
+        cfg = configs.get(d.config, defects=[d.name])
+        py = run_python(cfg, d.config, liveness=False, out_dir=None)
+        tlc = run_tlc(cfg, d.config, liveness=False, out_dir=None, workers=1)
+        assert invariant in py.violated, (d.name, py.violated)
+        assert invariant in tlc.violated, (d.name, tlc.violated, tlc.reason)
+        assert py.length == tlc.length

@@ -38,7 +38,8 @@ def test_every_boundary_fires_in_protocol_order():
     assert set(names) == set(N.BOUNDARIES)
     assert names[:5] == ["acquire.committed", "renew.committed", "provider.dispatched", "step_started.committed",
                          "step_ended.committed"]
-    assert names[-4:] == ["acquire.committed", "cancel.requested", "recovery.taken_over", "recovery.convert_failed"]
+    assert names[-5:] == ["acquire.committed", "cancel.requested", "recovery.scanned", "recovery.taken_over",
+                          "recovery.convert_failed"]
     for name, ctx in w.recorder.hits:
         assert ctx["session"] and ctx["execution"], (name, ctx)
 

@@ -74,7 +74,8 @@ def unsupervised_cancel_heartbeat(defects):
     w.boundaries.install(lambda name, ctx: overlaps.append(node.finalizer.pc != "idle")
                          if name == R.B_RECOVERY_TAKEN_OVER else None)
     w.tick()
-    w.worker().step()
+    worker = w.worker()
+    worker.step(), worker.step()  # RecoveryScan, then RecoveryTakeover
     return (overlaps, node.finalizer.pc)
 
 
@@ -155,6 +156,60 @@ def unfenced_step_publication(defects):
     return ([(e.kind, e.writer) for e in snap.events], snap.claims["s1"].owner, snap.claims["s1"].assistant)
 
 
+def _expired_cancellation(defects):
+    """Cancel a running execution, then let its lease expire before the finalizer settles."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    w.tick()
+    return w
+
+
+def takeover_overwrites_phase(defects):
+    """Recovery takes over an expired cancelling claim: the phase must stay cancelling."""
+    w = _expired_cancellation(defects)
+    w.worker().takeover("s1")
+    c = w.snap().claims["s1"]
+    return (c.owner, c.phase)
+
+
+def conversion_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        node.runner.step()
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    snap = w.snap()
+    return (snap.kinds(), sorted(snap.claims))
+
+
+def scan_quarantines_cancellation(defects):
+    """The scan meets an expired cancelling claim: only a takeover makes recovery its owner."""
+    w = _expired_cancellation(defects)
+    worker = w.worker()
+    worker.takeover("s1")
+    c = w.snap().claims["s1"]
+    return (c.owner, c.recovery_error is not None, worker.pc)
+
+
+def takeover_trusts_scan(defects):
+    """Two workers scan the same expired row; the first compare-and-swap wins, the second must lose."""
+    w = World(workers=("r1", "r2"), defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    r1, r2 = w.worker("r1"), w.worker("r2")
+    r1.scan("s1"), r2.scan("s1")
+    won, lost = bool(r1.take()), bool(r2.take())
+    return (won, lost, w.snap().claims["s1"].owner, r2.pc)
+
+
 CASES = {
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),
@@ -176,6 +231,12 @@ CASES = {
                                          (False, ["pending"]), (True, ["ordinary"])),
     "unfenced-step-publication": (unfenced_step_publication,
                                   ([], "r1", None), ([("Started", "n1")], "r1", ids.assistant_id(1))),
+    "takeover-trusts-scan": (takeover_trusts_scan, (True, False, "r1", "idle"), (True, True, "r2", "converting")),
+    "takeover-overwrites-phase": (takeover_overwrites_phase, ("r1", "cancelling"), ("r1", "recovering")),
+    "conversion-leaves-assistant-open": (conversion_leaves_assistant_open,
+                                         (["Started", "Interrupted"], []), (["Started"], [])),
+    "scan-quarantines-cancellation": (scan_quarantines_cancellation,
+                                      ("r1", False, "converting"), ("n1", True, "idle")),
 }
 
 

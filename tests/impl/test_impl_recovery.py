@@ -26,7 +26,9 @@ def test_conversion_settles_records_continues_and_clears(steps, kinds):
     e = abandoned(w, steps=steps)
     w.tick(2)
     r = w.worker()
-    assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e)
+    assert r.step() == "RecoveryScan" and r.record() == ("scanned", "s1", e, "n1")  # a read: nothing changed
+    assert w.snap().claims["s1"].owner == "n1"
+    assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e, "")
     assert w.snap().claims["s1"].phase == "recovering"
     assert r.step() == "RecoveryConvert" and r.pc == "idle"
     snap = w.snap()

@@ -26,7 +26,7 @@ def test_text_timeline_names_actors_commits_gates_and_the_violation():
 def test_correct_run_has_no_violation_and_shows_the_clock_and_recovery():
     out = X.explain_file(HEARTBEAT)
     assert "VIOLATES" not in out
-    assert "clock: 5 Tick" in out and "recovery@r1: 6 RecoveryTakeover" in out
+    assert "clock: 5 Tick" in out and "recovery@r1: 6 RecoveryScan, 7 RecoveryTakeover" in out
     assert "finalizer@n1 settle -> idle" in out  # the supervised finalizer stops when the lease expires
 
 
@@ -55,9 +55,9 @@ def test_mermaid_sequence_diagram(capsys):
     lines = out.splitlines()
     assert lines[0] == "sequenceDiagram"
     assert "  participant recovery_r1 as recovery@r1" in lines
-    assert "  recovery_r1->>DB: 6. RecoveryTakeover(r1, s1)" in lines
+    assert "  recovery_r1->>DB: 7. RecoveryTakeover(r1)" in lines
     assert "  Note over recovery_r1,DB: VIOLATES NoOverlappingEffects" in lines
-    assert "  Note over recovery_r1: recovery@r1 idle -> converting<br/>held at recovery.taken_over" in lines
+    assert "  Note over recovery_r1: recovery@r1 scanned -> converting<br/>held at recovery.taken_over" in lines
     assert not any(";" in ln or "#" in ln for ln in lines)
 
 
@@ -117,7 +117,7 @@ def test_mermaid_shows_every_note_of_the_trace(path):
 def test_mermaid_draws_a_lasso_as_a_loop_block(tmp_path):
     lines = _mermaid(HEARTBEAT, loop=5, tmp_path=tmp_path)
     start = lines.index("  loop forever, back to the state after step 5")
-    assert lines[start + 1] == "    recovery_r1->>DB: 6. RecoveryTakeover(r1, s1)"
+    assert lines[start + 1] == "    recovery_r1->>DB: 6. RecoveryScan(r1, s1)"
     assert lines[-1] == "  end" and "  clock->>DB: 5. Tick()" not in lines
     assert all(ln.startswith("    ") for ln in lines[start + 1:-1])
     assert any("loop: the steps inside repeat forever" in ln for ln in lines)

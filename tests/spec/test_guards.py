@@ -110,10 +110,15 @@ def test_lease_and_time_family():
 
 def test_recovery_family():
     st = _after(CI, "Acquire(n1, s1/prompt#1)")
-    assert G.why_not(CI, st, "RecoveryTakeover", ("r1", "s1")) == "the lease of the claim for s1 has not expired (ttl 1)"
+    assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "the lease of the claim for s1 has not expired (ttl 1)"
+    assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) == "recovery worker r1 has not scanned (it is idle)"
     assert G.why_not(CI, st, "RecoveryConvert", ("r1",)) == "recovery worker r1 is not converting (it is idle)"
-    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryTakeover(r1, s1)")
-    assert G.why_not(CI, st, "RecoveryTakeover", ("r1", "s1")) == "recovery worker r1 is busy (converting execution 1 of s1)"
+    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryScan(r1, s1)")
+    assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) is None
+    assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "recovery worker r1 is busy (scanned execution 1 of s1)"
+    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryScan(r1, s1)",
+                "RecoveryTakeover(r1)")
+    assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "recovery worker r1 is busy (converting execution 1 of s1)"
     assert G.why_not(CI, st, "RecoveryQuarantine", ("r1",)) == "recovery worker r1 is not quarantining (it is converting)"
 
 

@@ -96,3 +96,35 @@ def test_every_invariant_is_killed_by_a_defect_an_assumption_off_or_a_mutant(ass
 def test_unmutated_twin_holds():
     assert explore(CFG, liveness=False).violation is None
     assert I.check_state(CFG, M.init(CFG)) == []
+
+
+def _claim(**kw):
+    base = dict(exec=1, owner="n1", ttl=1, phase="running", asst=1, quar=False)
+    base.update(kw)
+    return M.Claim(**base)
+
+
+@pytest.mark.parametrize("before, after, why", [
+    (_claim(phase="cancelling"), _claim(phase="running"), "cancelling -> running"),
+    (_claim(phase="cancelled"), _claim(phase="running"), "cancelled -> running"),
+    (_claim(phase="cancelling"), M.NO_CLAIM, "deleting a live cancelling claim"),
+    (_claim(), _claim(asst=0), "dropping the assistant id"),
+    (_claim(), _claim(quar=True), "quarantine of a node's live claim"),
+    (_claim(owner="r1", phase="recovering"), _claim(owner="r1", phase="running"), "recovering -> running"),
+])
+def test_fenced_mutation_refuses_what_it_once_accepted(before, after, why):
+    """Issue 12, item 5: FencedMutation is tightened to match PhaseMonotonic, ClearOnlySettled and
+    QuarantineOnlyByRecovery."""
+    st = M.init(CFG)
+    a, b = st._replace(claim=(before,)), st._replace(claim=(after,))
+    assert not I.FencedMutation(CFG, a, b), why
+
+
+def test_fenced_mutation_still_accepts_the_protocols_own_moves():
+    st = M.init(CFG)
+    moves = [(_claim(asst=0), _claim()), (_claim(), _claim(phase="cancelling")),
+             (_claim(phase="cancelling"), _claim(phase="cancelled")), (_claim(phase="cancelled"), M.NO_CLAIM),
+             (_claim(), M.NO_CLAIM), (_claim(owner="r1", phase="recovering", ttl=0),
+                                      _claim(owner="r1", phase="recovering", ttl=0, quar=True))]
+    for before, after in moves:
+        assert I.FencedMutation(CFG, st._replace(claim=(before,)), st._replace(claim=(after,))), (before, after)

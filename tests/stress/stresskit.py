@@ -61,6 +61,8 @@ class RecordingScheduler:
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
                 with self.db.transaction():
                     pass
+        elif name == R.RECOVERY_SCAN:
+            self.sched.apply(name, params, twin_next)  # a read: no commit records it (as in `claimcheck stress`)
         elif name == R.CORRUPT_RECOVERY_ROW:
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
                 self.sched.apply(name, params, twin_next)
@@ -83,6 +85,8 @@ def record_trace(path, defects=None, db=None) -> RecordingScheduler:
     cfg = T.trace_to_config(tr.config, defects)
     rs = RecordingScheduler(cfg, db)
     for k, step in enumerate(tr.steps):
+        if step.refused:
+            continue  # a refusal probe commits nothing
         params = T.params_from_json(step.action, step.params, f"steps[{k}]")
         nxt = M.apply(cfg, rs.twin, step.action, params)
         if nxt is None:

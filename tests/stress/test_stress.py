@@ -74,7 +74,7 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     cont = M.Input("s1", "cont", 1, "pending")
     steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("PublishStepStarted", ("n1",)),
              ("StepStartedReturn", ("n1",)), ("Tick", ()), ("Heartbeat", ("n1", "s1")), ("Tick", ()), ("Tick", ()),
-             ("RecoveryTakeover", ("r1", "s1")), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
              ("Renew", ("n2",))]
     ch = check(record(replace(CI, lease=2), steps))
     assert ch.report.ok, render_history(ch)
@@ -108,7 +108,7 @@ def test_renew_after_expiry_is_caught():
 
 def test_unfenced_step_publication_is_caught():
     steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("Tick", ()),
-             ("RecoveryTakeover", ("r1", "s1")), ("PublishStepStarted", ("n1",))]
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("PublishStepStarted", ("n1",))]
     ch = check(record(CI, steps, ["unfenced-step-publication"]))
     assert ("invariant", "FencedMutation") in kinds_and_names(ch)
     assert any(f.kind == "transition" and f.action == "PublishStepStarted" for f in ch.report.violations)
@@ -141,7 +141,7 @@ def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
     """unsupervised-cancel-heartbeat: the finalizer keeps running after its lease expired; the node's next
     commit records it (the twin's Tick would have stopped it)."""
     steps = [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1")), ("Tick", ()),
-             ("RecoveryTakeover", ("r1", "s1")), ("RunnerStop", ("n1",)), ("Acquire", ("n2", P2))]
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RunnerStop", ("n1",)), ("Acquire", ("n2", P2))]
     rs = record(CI, steps[:-1], ["unsupervised-cancel-heartbeat"])
     # a commit by n1 while its finalizer still runs: a heartbeat attempt of its own Session
     with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), rs.world.clock.now()):
