@@ -94,10 +94,7 @@ class Finalizer:
         lease is lost too (claimcheck stress found a finalizer resuming after recovery's takeover)."""
         if self.pc == IDLE or self.node.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
             return False
-        now = self.node.ctx.now()
-        with self.node.ctx.db.read() as conn:
-            claim = self.node.claims.get(conn, self.session_id)
-        if claim is None or claim.ident != self.ident or not claim.live(now):
+        if not self.node.holds_claim(self.ident):
             self.last = Fenced("lease lost: finalizer stopped by supervision")
             self.reset()
             return True
@@ -115,9 +112,8 @@ class Finalizer:
         return None
 
     def step(self) -> str | None:
-        """Supervise, then run the enabled action; return its name (None: nothing ran)."""
-        if self.supervise():
-            return None
+        """Run the enabled action; return its name (None: nothing ran). Supervision is the node's own
+        step (Node.supervise), as the twin's Supervise is an action of its own."""
         action = self.enabled()
         if action is not None:
             self.last = getattr(self, f"_{action}")()

@@ -34,8 +34,10 @@ CONSTANTS
     Faults,         \* which of "crash", "pause", "corrupt" the environment may inject
     \* @type: Bool;
     TimelyDispatch,
-    \* @type: Bool;
-    SynchronizedClocks,
+    \* @type: Int;
+    Grace,          \* ticks an expired claim waits before RecoveryTakeover may take it
+    \* @type: Int;
+    SupervisionLag, \* Supervise happens before this many ticks pass after a claim expires or changes
     \* @type: Bool;
     ProcessLocalRouting,
     \* @type: Set(Str);
@@ -122,9 +124,9 @@ Selectable(i) == /\ i.state = "pending"
                     \/ ~HasRow(i.sess, i.src)
 
 ClaimFree(s, ordinary) == \/ claim[s].phase = "none"
-                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl = 0
+                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl <= 0
 
-Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl = 0 /\ ~claim[s].quar
+Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
 \* the bounded oldest-first scan (creation order = execution id)
 ScanWindow == LET E == {s \in Sessions : Eligible(s)}
@@ -338,25 +340,43 @@ Heartbeat(k, s) ==
        /\ claim' = [claim EXCEPT ![s].ttl = Lease]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
 
+\* The node's supervision check: the claim its actor works under is still its exact, live claim.
+\* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
+SupHolds(s, e, o) == IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Fenced(s, e, o)
+RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
+RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
+FinStale(n) == /\ fin[n].pc # "idle" /\ ~Has("unsupervised-cancel-heartbeat")
+               /\ ~SupHolds(fin[n].sess, fin[n].exec, fin[n].owner)
+\* Ticks since the actor's claim expired (-ttl: the lease runs on down to -Grace); a claim that changed
+\* identity or vanished has waited as long as the bound allows.
+LagOf(s, e, o) == IF claim[s].exec = e /\ claim[s].owner = o THEN -claim[s].ttl ELSE SupervisionLag
+Overdue(n) == \/ RunStale(n) /\ LagOf(run[n].sess, run[n].exec, n) + 1 >= SupervisionLag
+              \/ FinStale(n) /\ LagOf(fin[n].sess, fin[n].exec, fin[n].owner) + 1 >= SupervisionLag
+
+\* The node notices that its runner's or finalizer's claim is no longer its exact, live claim (expired,
+\* taken over, gone) and stops that actor: one in-memory step of the node's supervisor.
+Supervise(n) ==
+    /\ RunStale(n) \/ FinStale(n)
+    /\ run' = IF RunStale(n) THEN [run EXCEPT ![n].pc = "stopped"] ELSE run
+    /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults>>
+
 \* The clock advances one tick.  A lease that expires while an actor still works on it is a pause
-\* (a fault).  A supervised finalizer stops no later than its lease expires.
+\* (a fault).  An expired lease runs on down to -Grace (the takeover's grace).  The clock waits while
+\* a node's supervision is overdue (the lag bound).
 Tick ==
     LET expiring == {s \in Sessions : claim[s].ttl = 1}
         paused == \E s \in expiring : OwnerActive(s)
-        expiredExecs == {claim[s].exec : s \in expiring}
-        supervised == SynchronizedClocks /\ ~Has("unsupervised-cancel-heartbeat")
-    IN /\ \E s \in Sessions : claim[s].ttl > 0
+    IN /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
        /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
                                              /\ run[n].sess \in expiring
                                              /\ claim[run[n].sess].exec = run[n].exec
        /\ paused => "pause" \in Faults
-       /\ claim' = [s \in Sessions |-> IF claim[s].ttl > 0 THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
-       /\ fin' = IF supervised
-                 THEN [n \in Nodes |-> IF fin[n].pc # "idle" /\ fin[n].exec \in expiredExecs
-                                       THEN FinIdle ELSE fin[n]]
-                 ELSE fin
+       /\ ~\E n \in Nodes : Overdue(n)
+       /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
+                                       THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
        /\ faults' = IF paused THEN faults \cup {"pause"} ELSE faults
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, rec, cancelled>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled>>
 
 -----------------------------------------------------------------------------
 (* Recovery *)
@@ -452,6 +472,7 @@ Next ==
     \/ \E n \in Nodes : FinalizerSettle(n)
     \/ \E n \in Nodes : FinalizerClear(n)
     \/ \E k \in Nodes \cup Recoverers, s \in Sessions : Heartbeat(k, s)
+    \/ \E n \in Nodes : Supervise(n)
     \/ Tick
     \/ \E r \in Recoverers, s \in Sessions : RecoveryTakeover(r, s)
     \/ \E r \in Recoverers : RecoveryConvert(r)
@@ -467,6 +488,7 @@ Fairness ==
         /\ WF_vars(StepStartedReturn(n)) /\ WF_vars(PublishStepFailed(n)) /\ WF_vars(StepFailedReturn(n))
         /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(ClearClaim(n)) /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
+        /\ WF_vars(Supervise(n))
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryTakeover(r, s))
@@ -481,7 +503,7 @@ TypeOK ==
     /\ \A s \in Sessions :
         \/ claim[s] = NoClaim
         \/ /\ claim[s].exec \in 1..MaxExec /\ claim[s].owner \in Nodes \cup Recoverers
-           /\ claim[s].ttl \in 0..Lease /\ claim[s].phase \in Phases \ {"none"}
+           /\ claim[s].ttl \in -Grace..Lease /\ claim[s].phase \in Phases \ {"none"}
            /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
@@ -521,7 +543,7 @@ AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
     \/ c.ttl > 0 /\ (d = NoClaim \/ (d.exec = c.exec /\ d.owner = c.owner))   \* the owner, fenced
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
-    \/ /\ c.ttl = 0 /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers      \* recovery takeover
+    \/ /\ c.ttl <= -Grace /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
        /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
     \/ d = [c EXCEPT !.quar = TRUE]                                               \* quarantine

@@ -15,7 +15,7 @@ from .model import NO_CLAIM, Config, State, active_on, si
 
 def TypeOK(cfg: Config, st: State) -> bool:
     ok_claim = all(
-        c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and 0 <= c.ttl <= cfg.lease
+        c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and -cfg.eff_grace <= c.ttl <= cfg.lease
                           and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool))
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
@@ -75,7 +75,7 @@ def _allowed_claim_change(cfg: Config, c, d) -> bool:
         return True  # a live lease: the owner's fenced update or removal
     if d == c._replace(ttl=c.ttl - 1):
         return True  # the clock
-    if (c.ttl == 0 and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
+    if (c.ttl <= -cfg.eff_grace and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
             and d.asst == c.asst and not d.quar
             and d.phase == ("recovering" if c.phase == "running" else c.phase)):
         return True  # recovery takeover (compare-and-swap on an expired claim)
@@ -126,9 +126,9 @@ def _claimed(st: State, s: int) -> bool:
     return st.claim[s].phase != "none"
 
 
-def _eligible(st: State, s: int) -> bool:
+def _eligible(cfg: Config, st: State, s: int) -> bool:
     c = st.claim[s]
-    return c.phase != "none" and c.ttl == 0 and not c.quar
+    return c.phase != "none" and c.ttl <= -cfg.eff_grace and not c.quar
 
 
 def leads_to(name: str, cfg: Config):
@@ -139,8 +139,8 @@ def leads_to(name: str, cfg: Config):
             p = lambda st, s=s: _claimed(st, s) and not st.faults
             q = lambda st, s=s: not _claimed(st, s) or bool(st.faults)
         elif name == "ExpiredClaimsEventuallyHandled":
-            p = lambda st, s=s: _eligible(st, s) and "crash" not in st.faults
-            q = lambda st, s=s: not _eligible(st, s) or "crash" in st.faults
+            p = lambda st, s=s: _eligible(cfg, st, s) and "crash" not in st.faults
+            q = lambda st, s=s: not _eligible(cfg, st, s) or "crash" in st.faults
         else:
             raise KeyError(name)
         out.append((sess, p, q))

@@ -74,6 +74,7 @@ def unsupervised_cancel_heartbeat(defects):
     w.boundaries.install(lambda name, ctx: overlaps.append(node.finalizer.pc != "idle")
                          if name == R.B_RECOVERY_TAKEN_OVER else None)
     w.tick()
+    w.supervise()
     w.worker().step()
     return (overlaps, node.finalizer.pc)
 
@@ -155,7 +156,22 @@ def unfenced_step_publication(defects):
     return ([(e.kind, e.writer) for e in snap.events], snap.claims["s1"].owner, snap.claims["s1"].assistant)
 
 
+def supervise_on_expiry_only(defects):
+    """Cancel (the runner stops); the lease expires before the node supervises; recovery takes the claim
+    over (a live lease of a new owner); then the node's supervisor runs."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    node.runner.step()  # RunnerStop: the interrupt
+    w.tick()
+    assert w.worker().takeover("s1")
+    stopped = node.supervise()
+    return (stopped, node.finalizer.pc)
+
+
 CASES = {
+    "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),
                             (["Started"], 1, "cancelling", True)),

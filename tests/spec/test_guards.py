@@ -102,7 +102,7 @@ def test_lease_and_time_family():
     st = _after(cfg, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(cfg, st, "Heartbeat", ("n1", "s1")) == "the lease of the claim for s1 is fresh (ttl 2, Lease 2)"
     assert G.why_not(cfg, st, "Heartbeat", ("r1", "s1")) == "the claim for s1 is owned by n1, not r1"
-    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease"
+    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease or a grace tick left (Grace 1)"
     st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)")
     assert G.why_not(CI, st, "Tick", ()) == ("runner n1 is between its renewal and the provider dispatch, and the "
                                              "lease of s1 would expire (TimelyDispatch)")
@@ -112,7 +112,8 @@ def test_recovery_family():
     st = _after(CI, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1", "s1")) == "the lease of the claim for s1 has not expired (ttl 1)"
     assert G.why_not(CI, st, "RecoveryConvert", ("r1",)) == "recovery worker r1 is not converting (it is idle)"
-    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryTakeover(r1, s1)")
+    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "Supervise(n1)", "Tick()",
+                "RecoveryTakeover(r1, s1)")
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1", "s1")) == "recovery worker r1 is busy (converting execution 1 of s1)"
     assert G.why_not(CI, st, "RecoveryQuarantine", ("r1",)) == "recovery worker r1 is not quarantining (it is converting)"
 
