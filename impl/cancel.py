@@ -132,6 +132,12 @@ class Finalizer:
     def _FinalizerSettle(self) -> Result:
         node, ctx, ident = self.node, self.node.ctx, self.ident
         now = ctx.now()
+        if not ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT) and not node.holds_claim(ident):
+            self.last = Fenced("claim lost: the finalizer's own check stopped it before any effect")
+            self.reset()
+            return self.last
+        # reconcile the execution's tools: an external effect, before (and whatever) the transaction
+        node.provider.reconcile(ident.session_id, ident.execution_id, ident.owner_id, node.owner_id, now)
         runner = node.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)

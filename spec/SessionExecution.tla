@@ -51,6 +51,7 @@ CONSTANTS
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int};
+  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -84,9 +85,13 @@ VARIABLES
     cancelled,
     \* history: which faults have happened (the liveness premises)
     \* @type: Set(Str);
-    faults
+    faults,
+    \* history: every external effect begun (provider dispatch, finalizer reconciliation), with the claim
+    \* identity (execution, owner) its actor works under and the node it runs on
+    \* @type: Set($effect);
+    effects
 
-vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
@@ -150,6 +155,7 @@ Init ==
     /\ rec = [r \in Recoverers |-> RecIdle]
     /\ cancelled = {}
     /\ faults = {}
+    /\ effects = {}
 
 -----------------------------------------------------------------------------
 (* The runner *)
@@ -167,7 +173,7 @@ AcquireBy(n, i, ordinary) ==
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
                                      active |-> FALSE, intr |-> FALSE]]
-       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
@@ -187,12 +193,14 @@ Renew(n) ==
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* The provider call begins: an external effect, no transaction.
 Dispatch(n) ==
     /\ RunnerAt(n, "renewed")
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
+    /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
+                                 kind |-> "dispatch"]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
 
 PublishOK(n) == Has("unfenced-step-publication") \/ OrdinaryOK(run[n].sess, run[n].exec, n)
@@ -214,13 +222,13 @@ PublishStepStarted(n) ==
                                            THEN [r EXCEPT !.pc = "stopped", !.mem = r.exec, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "stopped"]]
                /\ UNCHANGED <<claim, log>>
-       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Step.Started's publish returns (after listeners): publisher memory names the assistant.
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = run[n].exec, ![n].active = TRUE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 PublishTerminal(n, kind, pc, deactivate) ==
     LET r == run[n]
@@ -235,19 +243,19 @@ PublishTerminal(n, kind, pc, deactivate) ==
 PublishStepFailed(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Failed", "failed", FALSE)
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Step.Failed's publish returns: publisher memory marks the assistant inactive.
 StepFailedReturn(n) ==
     /\ RunnerAt(n, "failed")
     /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* One transaction: append Step.Ended and complete the assistant; it settles the execution.
 PublishStepEnded(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Ended", "done", TRUE)
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Remove the exact, settled claim.
 ClearClaim(n) ==
@@ -258,20 +266,20 @@ ClearClaim(n) ==
                /\ run' = [run EXCEPT ![n] = RunnerIdle]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* The runner observes the interrupt at its next step and stops.
 RunnerStop(n) ==
     /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped"}
     /\ run' = [run EXCEPT ![n].pc = "stopped"]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* A stopped runner with no finalizer of its own releases its memory.
 RunnerExit(n) ==
     /\ run[n].pc = "stopped"
     /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
     /\ run' = [run EXCEPT ![n] = RunnerIdle]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Cancellation *)
@@ -287,11 +295,13 @@ CancelRequest(n, s) ==
        /\ fin' = [fin EXCEPT ![n] = [pc |-> "settle", sess |-> s, exec |-> c.exec, owner |-> c.owner]]
        /\ run' = IF c.owner = n /\ r.exec = c.exec /\ r.pc \notin {"idle", "stopped"}
                  THEN [run EXCEPT ![n].intr = TRUE] ELSE run
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
 
-\* After the runner stopped: reconcile tools, read the assistant attached to the claimed execution
-\* from the database (never from publisher memory), publish at most one Step.Interrupted, and move
-\* cancelling -> cancelled, in one fenced transaction.
+\* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
+\* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
+\* transaction), reads the assistant attached to the claimed execution from the database (never from
+\* publisher memory), publishes at most one Step.Interrupted, and moves cancelling -> cancelled, in one
+\* fenced transaction.
 FinalizerSettle(n) ==
     LET f == fin[n]
         r == run[n]
@@ -301,17 +311,24 @@ FinalizerSettle(n) ==
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         interrupt == IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a
                      THEN TRUE ELSE a # 0 /\ ~Completed(a)
+        checked == Has("unsupervised-cancel-heartbeat") \/ SupHolds(f.sess, f.exec, f.owner)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
-       /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
-             \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
+       /\ IF ~checked
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
-               /\ UNCHANGED <<claim, log>>
-          ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
-               /\ log' = IF interrupt
-                         THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a, node |-> f.owner])
-                         ELSE log
-               /\ fin' = [fin EXCEPT ![n].pc = "clear"]
+               /\ UNCHANGED <<claim, log, effects>>
+          ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
+                                             kind |-> "reconcile"]}
+               /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
+                     \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
+                  THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
+                       /\ UNCHANGED <<claim, log>>
+                  ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
+                       /\ log' = IF interrupt
+                                 THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a,
+                                                   node |-> f.owner])
+                                 ELSE log
+                       /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
 
 \* Remove the exact cancelled claim.  Cancellation creates no recovery state.
@@ -325,7 +342,7 @@ FinalizerClear(n) ==
                /\ run' = IF run[n].exec = f.exec THEN [run EXCEPT ![n] = RunnerIdle] ELSE run
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, cancelled, run>>
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)
@@ -338,7 +355,7 @@ Heartbeat(k, s) ==
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
                          ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec]
        /\ claim' = [claim EXCEPT ![s].ttl = Lease]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 \* The node's supervision check: the claim its actor works under is still its exact, live claim.
 \* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
@@ -359,7 +376,7 @@ Supervise(n) ==
     /\ RunStale(n) \/ FinStale(n)
     /\ run' = IF RunStale(n) THEN [run EXCEPT ![n].pc = "stopped"] ELSE run
     /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
 
 \* The clock advances one tick.  A lease that expires while an actor still works on it is a pause
 \* (a fault).  An expired lease runs on down to -Grace (the takeover's grace).  The clock waits while
@@ -376,7 +393,7 @@ Tick ==
        /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
                                        THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
        /\ faults' = IF paused THEN faults \cup {"pause"} ELSE faults
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects>>
 
 -----------------------------------------------------------------------------
 (* Recovery *)
@@ -390,7 +407,7 @@ RecoveryTakeover(r, s) ==
        /\ claim' = [claim EXCEPT ![s] = [c EXCEPT !.owner = r, !.ttl = Lease,
                                         !.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase]]
        /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> s, exec |-> c.exec]]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 \* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
 \* assistant with Step.Interrupted, insert exactly one session_recovery row, create the continuation
@@ -414,7 +431,7 @@ RecoveryConvert(r) ==
                /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -426,7 +443,7 @@ RecoveryQuarantine(r) ==
                       /\ c.ttl > 0 \/ ~Has("silent-quarantine-noop")
                    THEN [claim EXCEPT ![w.sess].quar = TRUE] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Faults *)
@@ -443,7 +460,7 @@ Crash(k) ==
             /\ rec' = [rec EXCEPT ![k] = RecIdle]
             /\ UNCHANGED <<run, fin>>
     /\ faults' = faults \cup {"crash"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects>>
 
 \* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
 CorruptRecoveryRow(s, e) ==
@@ -452,7 +469,7 @@ CorruptRecoveryRow(s, e) ==
     /\ ~RowForExec(e)
     /\ recovery' = recovery \cup {[exec |-> e, sess |-> s]}
     /\ faults' = faults \cup {"corrupt"}
-    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled>>
+    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects>>
 
 -----------------------------------------------------------------------------
 Next ==
@@ -512,6 +529,7 @@ TypeOK ==
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt"}
+    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes
 
 AtMostOneStart ==
     \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -554,11 +572,16 @@ FencedMutationStep ==
         LET ev == log'[k]
         IN claim[ev.sess].exec = ev.asst /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
+\* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
+CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
+                      /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch"] \in effects
+
+\* Every effect that begins (a new element of the history) is caused under the claim identity the Session
+\* still carries (no successor has taken it), and while no other node's provider call on it is in flight.
 NoOverlappingEffectsStep ==
-    /\ \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
-            ~\E m \in Nodes : m # n /\ fin[m].pc # "idle" /\ fin[m].sess = run[n].sess
-    /\ \A r \in Recoverers : (rec[r].pc = "idle" /\ rec'[r].pc = "converting") =>
-            ~\E m \in Nodes : fin[m].pc # "idle" /\ fin[m].sess = rec'[r].sess
+    \A x \in effects' \ effects :
+        /\ claim[x.sess].exec = x.exec /\ claim[x.sess].owner = x.owner
+        /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
 
 NoPhysicalReplayStep ==
     \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>

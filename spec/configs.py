@@ -21,8 +21,14 @@ CONFIGS: dict[str, Config] = {
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
     # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
     # collision and the scan-window starvation
+    # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
+    # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=2, scan_bound=1, faults=frozenset({"pause", "corrupt"})),
+                       lease=2, scan_bound=1, grace=0, faults=frozenset({"pause", "corrupt"})),
+    # supervision that lags past the takeover's grace (Grace 0 < SupervisionLag 1) on one node: the
+    # finalizer's own check before its step is what keeps a taken-over finalizer harmless
+    "lag": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
+                  scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, State, active_on, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -23,7 +23,8 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
-    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in
+    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes for x in st.effects)
+    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
 
@@ -92,19 +93,24 @@ def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
-def _effects_begun(cfg: Config, st: State, nx: State):
-    """(actor id, Session) for each provider dispatch or recovery takeover that begins in this step."""
-    for n, (r, r2) in enumerate(zip(st.run, nx.run)):
-        if r.pc == "renewed" and r2.pc == "streaming":
-            yield cfg.nodes[n], r.sess
-    for k, (w, w2) in enumerate(zip(st.rec, nx.rec)):
-        if w.pc == "idle" and w2.pc == "converting":
-            yield cfg.recoverers[k], w2.sess
+IN_FLIGHT = ("streaming", "started", "stepping")  # a provider call dispatched and not yet returned
+
+
+def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
+    """Node m's provider call on Session s is in flight (TLA+ CallInFlight)."""
+    r = st.run[m]
+    node = cfg.nodes[m]
+    return r.sess == s and r.pc in IN_FLIGHT and Effect(s, r.exec, node, node, "dispatch") in st.effects
 
 
 def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
-    return not any(cfg.nodes[m] != who and f.pc != "idle" and f.sess == s
-                   for who, s in _effects_begun(cfg, st, nx) for m, f in enumerate(st.fin))
+    for x in nx.effects - st.effects:
+        c = st.claim[si(cfg, x.sess)]
+        if not (c.exec == x.exec and c.owner == x.owner):
+            return False  # a successor holds the Session's claim
+        if any(call_in_flight(cfg, st, m, x.sess) for m, node in enumerate(cfg.nodes) if node != x.by):
+            return False  # another node's provider call on the Session is still in flight
+    return True
 
 
 def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
@@ -155,7 +161,7 @@ READS = {
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
-    "NoOverlappingEffects": ("run", "rec"), "NoPhysicalReplay": ("run",),
+    "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
 }
 
 

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from . import names as N
 from .state import (  # noqa: F401 - re-exported: callers use spec.model for the state types too
-    Config, Claim, NO_CLAIM, Event, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
+    Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue,
@@ -82,7 +82,10 @@ def Renew(cfg, st, n):
 def Dispatch(cfg, st, n):
     if not _runner_at(st, n, "renewed"):
         return None
-    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="streaming")))
+    r = st.run[n]
+    node = cfg.nodes[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="streaming")),
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch")})
 
 
 def _publish_ok(cfg: Config, st: State, n: int) -> bool:
@@ -189,6 +192,9 @@ def FinalizerSettle(cfg, st, n):
     r = st.run[n]
     if f.pc != "settle" or (r.exec == f.exec and r.pc not in ("idle", "stopped")):
         return None  # the finalizer waits for its runner to stop
+    if not (cfg.has("unsupervised-cancel-heartbeat") or sup_holds(cfg, st, f.sess, f.exec, f.owner)):
+        return st._replace(fin=_put(st.fin, n, FIN_IDLE))  # its own supervision check: stop, no effect
+    st = st._replace(effects=st.effects | {Effect(f.sess, f.exec, f.owner, cfg.nodes[n], "reconcile")})
     s = si(cfg, f.sess)
     c = st.claim[s]
     if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):

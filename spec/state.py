@@ -95,6 +95,15 @@ class Rec(NamedTuple):
     exec: int
 
 
+class Effect(NamedTuple):
+    """An external effect begun: provider dispatch or finalizer reconciliation (the history `effects`)."""
+    sess: str
+    exec: int
+    owner: str  # the claim identity's owner the actor works under
+    by: str  # the node it runs on
+    kind: str  # dispatch | reconcile
+
+
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
 REC_IDLE = Rec("idle", "", 0)
@@ -111,6 +120,7 @@ class State(NamedTuple):
     rec: tuple[Rec, ...]  # indexed like cfg.recoverers
     cancelled: frozenset[RecRow]  # (execution, Session) pairs that reached cancelled
     faults: frozenset[str]
+    effects: frozenset[Effect] = frozenset()  # history: every external effect begun
 
 
 VARIABLES = State._fields
@@ -128,6 +138,7 @@ def init(cfg: Config) -> State:
         rec=tuple(REC_IDLE for _ in cfg.recoverers),
         cancelled=frozenset(),
         faults=frozenset(),
+        effects=frozenset(),
     )
 
 
