@@ -114,6 +114,9 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
+\* The node's supervision check: the claim its actor works under is still its exact, live claim.
+\* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
+SupHolds(s, e, o) == IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Fenced(s, e, o)
 \* an ordinary (runner) update: fenced, and phases never move backwards from running
 OrdinaryOK(s, e, o) == Fenced(s, e, o) /\ claim[s].phase = "running"
 
@@ -357,9 +360,6 @@ Heartbeat(k, s) ==
        /\ claim' = [claim EXCEPT ![s].ttl = Lease]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
-\* The node's supervision check: the claim its actor works under is still its exact, live claim.
-\* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
-SupHolds(s, e, o) == IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Fenced(s, e, o)
 RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
 RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
 FinStale(n) == /\ fin[n].pc # "idle" /\ ~Has("unsupervised-cancel-heartbeat")
