@@ -142,8 +142,9 @@ INVARIANTS = _index([
     Invariant("CancelLeavesNoRecovery", "state",
               "a cancelled execution has no session_recovery row and no continuation"),
     Invariant("NoOverlappingEffects", "action",
-              "a successor's provider or tool effect (or recovery takeover) never begins while another "
-              "node's finalizer for that Session is still running"),
+              "every effect (provider dispatch, finalizer reconciliation, recorded in the effects history) "
+              "begins under the claim identity its Session still carries, and while no other node's "
+              "provider call on that Session is in flight"),
     Invariant("RecoveryRowsIsolated", "state",
               "every continuation has a session_recovery row of the same Session and execution"),
     Invariant("ContinuationsRecoveryOwned", "state", "ordinary selection never promotes a continuation"),
