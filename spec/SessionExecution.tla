@@ -10,8 +10,10 @@
 (* The executable twin is spec/model.py; names come from spec/names.py.    *)
 (*                                                                         *)
 (* Time is a discrete clock kept as each lease's ticks-to-live: Tick takes *)
-(* one tick from every live lease, so the state space stays finite while   *)
-(* the clock runs forever (see spec/README.md).                            *)
+(* one tick from every claim's lease, down to -Grace, so the state space   *)
+(* stays finite while the clock runs forever (see spec/README.md).  A      *)
+(* node's supervisor is its own step (Supervise); the clock waits while a  *)
+(* node's supervision is overdue (SupervisionLag).                         *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
