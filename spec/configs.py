@@ -15,7 +15,7 @@ from .model import Config
 ALL_FAULTS = frozenset(N.FAULT_KINDS)
 
 CONFIGS: dict[str, Config] = {
-    # one Session, two nodes, two queued prompts, every fault: 11 of the 13 defects and all three
+    # one Session, two nodes, two queued prompts, every fault: 11 of the 15 defects and all three
     # assumptions show here; TLC checks it with liveness in well under a minute
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
