@@ -141,6 +141,7 @@ class Finalizer:
         runner = node.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)
+        restarted = []
 
         def body(conn):
             claim = node.claims.get(conn, ident.session_id)
@@ -152,6 +153,7 @@ class Finalizer:
                 # rejects it (phase cancelling) and the whole settlement rolls back
                 again = StepEvent(ident.session_id, ident.execution_id, ids.assistant_id(ident.execution_id, 2),
                                   R.STARTED, ident.owner_id)
+                restarted.append(again)
                 node.publisher.commit(conn, again, Fence(ident, "running"))
             row = None
             if a is not None:
@@ -171,6 +173,9 @@ class Finalizer:
                 raise Abort(result)
             return Ok(event)
         result = ctx.db.atomic(body)
+        if not result and restarted:
+            self.last = result  # the rejected restart: the finalizer retries, its heartbeat keeps the lease
+            return result
         if not result:
             self.reset()
             return result

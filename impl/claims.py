@@ -42,6 +42,7 @@ class ClaimRow:
     assistant_id: str | None
     recovery_error: str | None
     created_seq: int
+    recovery_attempts: int = 0
 
     @property
     def ident(self) -> Ident:
@@ -66,14 +67,16 @@ _CHECK = sa.update(T).where(_EXACT, _LIVE, _AT).values(owner_id=T.c.owner_id)
 _ATTACH = sa.update(T).where(_EXACT, _LIVE, _AT).values(assistant_id=_P("assistant"))
 _ADVANCE = sa.update(T).where(_EXACT, _LIVE, _AT).values(phase=_P("to"))
 _CLEAR = sa.delete(T).where(_EXACT, _LIVE, _AT)
+_ATTEMPT = T.c.recovery_attempts + 1
 _TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)).values(
-    owner_id=_P("taker"), lease_expires_at=_P("until"),
+    owner_id=_P("taker"), lease_expires_at=_P("until"), recovery_attempts=_ATTEMPT,
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase), else_="unknown"))
 _TAKEOVER_ANY = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)).values(
-    owner_id=_P("taker"), lease_expires_at=_P("until"), phase="recovering")  # takeover-overwrites-phase
+    owner_id=_P("taker"), lease_expires_at=_P("until"), recovery_attempts=_ATTEMPT,
+    phase="recovering")  # takeover-overwrites-phase
 _TAKEOVER_TRUSTING = sa.update(T).where(
     T.c.session_id == _P("session"), T.c.execution_id == _P("execution"), T.c.recovery_error.is_(None)).values(
-    owner_id=_P("taker"), lease_expires_at=_P("until"),
+    owner_id=_P("taker"), lease_expires_at=_P("until"), recovery_attempts=_ATTEMPT,
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
                   else_="unknown"))  # takeover-trusts-scan
 _QUARANTINE_IN_PLACE = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"),
@@ -142,7 +145,7 @@ class ClaimStore:
         """Insert-only: an existing claim, live or expired, means Occupied (the caller rolls back)."""
         values = dict(session_id=ident.session_id, execution_id=ident.execution_id, owner_id=ident.owner_id,
                       lease_expires_at=self.ctx.lease_from(now), phase="running", assistant_id=None,
-                      recovery_error=None, created_seq=created_seq)
+                      recovery_error=None, created_seq=created_seq, recovery_attempts=0)
         if self.ctx.has(R.ACQUIRE_OVERWRITES_EXPIRED):
             stmt = dialect_insert(conn, T).values(**values)
             stmt = stmt.on_conflict_do_update(index_elements=[T.c.session_id], set_=values,
@@ -194,8 +197,9 @@ class ClaimStore:
 
     @_typed
     def clear(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
-        """Remove the exact, settled claim: `running` after a terminal Step, or `cancelled`."""
-        if phase not in ("running", "cancelled", "recovering"):
+        """Remove the exact, settled claim: `running` after a terminal Step, `cancelled`, `recovering` once
+        converted, or `cancelling` when recovery finishes an expired cancellation."""
+        if phase not in ("running", "cancelled", "recovering", "cancelling"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
         n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))

@@ -78,7 +78,8 @@ ZERO_MARKS = {"event": 0, "recovery": 0, "input": 0, "execution": 0, "history": 
 COLUMNS = [c.name for c in history_t.columns]
 
 _PREV = "SELECT claims, marks, seq FROM commit_history ORDER BY seq DESC LIMIT 1"
-_CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error "
+_CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error, "
+           "recovery_attempts "
            "FROM execution_claim ORDER BY session_id")
 _EVENTS = ("SELECT id, session_id, kind, assistant_id, execution_id, writer FROM session_event "
            "WHERE id > {p} ORDER BY id")

@@ -89,6 +89,9 @@ class InputStore:
         (same Session and execution) and names it as the continuation."""
         if row.kind != "continuation" or row.state != "pending":
             return NotEnabled(f"input {row.id} is not a pending continuation")
+        if self.ctx.has(R.RECOVERY_INPUT_EXCLUDED_EVERYWHERE) and not self.ordinary_selectable(conn, row.id):
+            # the defect: promotion reuses ordinary selection's exclusion of recovery-owned inputs
+            return NotEnabled(f"input {row.id} is recovery-owned")
         rec = conn.execute(sa.select(RT).where(RT.c.execution_id == row.src)).mappings().first()
         if rec is None or rec["session_id"] != row.session_id:
             return NotEnabled(f"continuation {row.id} has no recovery row of its Session")

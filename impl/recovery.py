@@ -3,10 +3,14 @@
 Takeover is two steps, as the production pass runs them: a scan (a read of the bounded, oldest-first
 window of expired, unquarantined claims; the worker remembers the row it will try) and a compare-and-swap
 on exactly what the scan saw. Two workers can scan the same row; one CAS wins, the other changes nothing.
-Conversion is one fenced transaction that validates the work (phase recovering, the assistant is the
-execution's own, no recovery row for this execution in ANY Session), settles an open assistant with
-Step.Interrupted, inserts exactly one session_recovery row, creates the continuation and clears the
-claim. Anything it cannot convert is quarantined with a reason; a scan never stops on a bad row.
+Conversion is one fenced transaction. Cancellation-owned work (its finalizer crashed or paused) is
+finished: Step.Interrupted once for an open assistant, the execution recorded cancelled, the claim
+cleared, no recovery row and no continuation. Recovering work is validated (the assistant is the
+execution's own, no recovery row for this execution in ANY Session), an open assistant settled with
+Step.Interrupted, exactly one session_recovery row inserted, the continuation created and the claim
+cleared. Malformed work is quarantined with a reason; a conversion that only lost its lease is released
+for a later takeover until the claim's recorded attempts reach `max_tries`, and only then quarantined.
+A scan never stops on a bad row.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from .context import Context
 from .db import Database, dialect_insert, guarded
 from .events import Fence, Publisher, StepEvent, assistant_row
 from .inputs import InputStore
-from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Result
+from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
 from .runner import record_history
 from .schema import recovery_t
 
@@ -34,6 +38,7 @@ log = logging.getLogger(__name__)
 
 IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
 DEFAULT_SCAN_BOUND = 100
+DEFAULT_MAX_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -41,16 +46,19 @@ class Handled:
     """What one scan pass did with one claim."""
     session_id: str
     execution_id: int
-    outcome: str  # converted | quarantined | superseded | lost
+    outcome: str  # converted | released | quarantined | superseded | lost
     reason: str | None = None
 
 
 class RecoveryWorker:
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
                  boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
-                 scan_bound: int = DEFAULT_SCAN_BOUND):
+                 scan_bound: int = DEFAULT_SCAN_BOUND, max_tries: int = DEFAULT_MAX_TRIES):
         if scan_bound < 1:
             raise ValueError("scan_bound must be at least 1")
+        if max_tries < 1:
+            raise ValueError("max_tries must be at least 1")
+        self.max_tries = max_tries
         self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks,
                            grace_ticks)
         self.owner_id = owner_id
@@ -170,6 +178,10 @@ class RecoveryWorker:
             if result.value is not None:
                 self.publisher.notify(result.value)
             return result
+        if isinstance(result, Released):
+            log.info("conversion of %s released: %s", self.ident, result.reason)
+            self.reset()
+            return result
         self.pc, self.reason = QUARANTINING, getattr(result, "reason", type(result).__name__)
         self._hit(R.B_RECOVERY_CONVERT_FAILED)
         return result
@@ -179,7 +191,12 @@ class RecoveryWorker:
         ident = self.ident
         claim = self.claims.get(conn, ident.session_id)
         if claim is None or claim.ident != ident or not claim.live(now):
+            if claim is not None and claim.ident == ident and claim.recovery_error is None and (
+                    claim.recovery_attempts < self.max_tries or self.ctx.has(R.RECOVERY_RETRIES_UNBOUNDED)):
+                raise Abort(Released(f"lease lost after {claim.recovery_attempts} attempt(s) of {self.max_tries}"))
             raise Abort(Fenced(self.claims.why(conn, ident, now)))
+        if claim.phase in ("cancelling", "cancelled") and not self.ctx.has(R.CANCELLATION_QUARANTINE_STRANDS):
+            return self._finish_cancellation(conn, claim, now)
         if claim.phase != "recovering":
             if not known_phase(self.seen_phase):
                 raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
@@ -207,6 +224,26 @@ class RecoveryWorker:
             if not result:
                 raise Abort(result)
         record_history(conn, ident, "recovered", now)
+        return Ok(event)
+
+    def _finish_cancellation(self, conn, claim: ClaimRow, now: int) -> Result:
+        """Expired cancellation-owned work: Step.Interrupted once for an open assistant (read from the
+        database, never from memory), the execution recorded cancelled, the claim cleared; no recovery row
+        and no continuation (CancelLeavesNoRecovery)."""
+        ident = self.ident
+        event = None
+        a = claim.assistant_id
+        if a is not None:
+            row = assistant_row(conn, a)
+            if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
+                raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
+            if not row["completed"]:
+                event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
+                self.publisher.commit(conn, event, Fence(ident, claim.phase))
+        result = self.claims.clear(conn, ident, now, claim.phase)
+        if not result:
+            raise Abort(result)
+        record_history(conn, ident, "cancelled", now)
         return Ok(event)
 
     def _insert_recovery_row(self, conn, ident: Ident, cont: str) -> None:
@@ -290,6 +327,9 @@ class RecoveryWorker:
                 continue
             if self.convert():
                 handled.append(Handled(seen.session_id, seen.execution_id, "converted"))
+                continue
+            if self.pc == IDLE:  # released: the lease ran out; a later pass retries it
+                handled.append(Handled(seen.session_id, seen.execution_id, "released", self.last.reason))
                 continue
             reason = self.reason
             outcome = "quarantined" if self.quarantine() else "superseded"

@@ -29,6 +29,9 @@ TAKEOVER_OVERWRITES_PHASE = _pick(N.DEFECTS, "takeover-overwrites-phase")
 CONVERSION_LEAVES_ASSISTANT_OPEN = _pick(N.DEFECTS, "conversion-leaves-assistant-open")
 SCAN_QUARANTINES_CANCELLATION = _pick(N.DEFECTS, "scan-quarantines-cancellation")
 SUPERVISE_ON_EXPIRY_ONLY = _pick(N.DEFECTS, "supervise-on-expiry-only")
+CANCELLATION_QUARANTINE_STRANDS = _pick(N.DEFECTS, "cancellation-quarantine-strands")
+RECOVERY_RETRIES_UNBOUNDED = _pick(N.DEFECTS, "recovery-retries-unbounded")
+RECOVERY_INPUT_EXCLUDED_EVERYWHERE = _pick(N.DEFECTS, "recovery-input-excluded-everywhere")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")

@@ -43,6 +43,12 @@ class Lost(Result):
 
 
 @dataclass(frozen=True)
+class Released(Result):
+    """A conversion that lost its lease left the claim, unchanged, for a later takeover to retry."""
+    reason: str
+
+
+@dataclass(frozen=True)
 class Superseded(Result):
     """Zero rows changed because another worker owns (or already quarantined) the claim now."""
     reason: str

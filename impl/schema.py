@@ -45,6 +45,7 @@ class ExecutionClaim(SQLModel, table=True):
     assistant_id: Optional[str] = None
     recovery_error: Optional[str] = None
     created_seq: int = Field(index=True)
+    recovery_attempts: int = 0  # recovery takeovers so far: a conversion that lost its lease retries below a bound
 
 
 class Assistant(SQLModel, table=True):

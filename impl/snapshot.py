@@ -29,6 +29,7 @@ class ClaimView:
     phase: str
     assistant: str | None
     recovery_error: str | None
+    recovery_attempts: int = 0
 
     def ttl(self, now: int) -> int:
         return max(0, self.lease_expires_at - now)
@@ -88,7 +89,8 @@ def snapshot(db: Database) -> Snapshot:
 
 # Plain SQL on the DBAPI cursor: the harness maps the database to the twin after every lockstep step,
 # and SQLAlchemy's per-statement work (building, cache keys, result proxies) cost more than the reads.
-_CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error "
+_CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error, "
+           "recovery_attempts "
            "FROM execution_claim")
 _EVENTS = "SELECT session_id, kind, assistant_id, execution_id, writer FROM session_event ORDER BY id"
 _RECOVERY = "SELECT execution_id, session_id FROM session_recovery"

@@ -32,6 +32,8 @@ CONSTANTS
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
     ScanBound,      \* rows a recovery scan looks at, oldest first
+    \* @type: Int;
+    MaxTries,       \* takeovers of one claim before a conversion that lost its lease quarantines it
     \* @type: Set(Str);
     Faults,         \* which of "crash", "pause", "corrupt" the environment may inject
     \* @type: Bool;
@@ -46,7 +48,7 @@ CONSTANTS
     Defects         \* known defects switched on (names in spec/names.py)
 
 (*
-  @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool};
+  @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int};
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
@@ -99,7 +101,7 @@ Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 
-NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE]
+NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0]
 RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> ""]
@@ -173,7 +175,7 @@ AcquireBy(n, i, ordinary) ==
        /\ nextExec <= MaxExec
        /\ ClaimFree(s, ordinary)
        /\ claim' = [claim EXCEPT ![s] = [exec |-> e, owner |-> n, ttl |-> Lease, phase |-> "running",
-                                         asst |-> 0, quar |-> FALSE]]
+                                         asst |-> 0, quar |-> FALSE, tries |-> 0]]
        /\ nextExec' = e + 1
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
@@ -184,8 +186,10 @@ AcquireBy(n, i, ordinary) ==
 Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
 
 \* Recovery promotes its own continuation exactly.
+\* (recovery-input-excluded-everywhere: the promotion reuses ordinary selection's exclusion.)
 PromoteContinuation(n, i) ==
-    /\ i.state = "pending" /\ i.kind = "cont" /\ HasRow(i.sess, i.src)
+    /\ i.state = "pending" /\ i.kind = "cont"
+    /\ IF Has("recovery-input-excluded-everywhere") THEN ~HasRow(i.sess, i.src) ELSE HasRow(i.sess, i.src)
     /\ AcquireBy(n, i, FALSE)
 
 \* The renewal that precedes provider dispatch: exact Session, execution, owner, unexpired lease.
@@ -325,9 +329,10 @@ FinalizerSettle(n) ==
           ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
                                              kind |-> "reconcile"]}
                /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
-                     \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
                   THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                        /\ UNCHANGED <<claim, log>>
+                  ELSE IF Has("step-started-window") /\ a # 0 /\ mem = 0
+                  THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
                   ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
                        /\ log' = IF interrupt
                                  THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a,
@@ -380,22 +385,31 @@ Supervise(n) ==
     /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
 
-\* The clock advances one tick.  A lease that expires while an actor still works on it is a pause
-\* (a fault).  An expired lease runs on down to -Grace (the takeover's grace).  The clock waits while
-\* a node's supervision is overdue (the lag bound).
+\* The clock may advance: some lease still runs down (to -Grace, the takeover's grace), no renewal is
+\* about to dispatch on an expiring lease (TimelyDispatch), and no node's supervision is overdue (the
+\* lag bound: the clock waits for it).
+ClockMayAdvance ==
+    /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
+    /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
+                                          /\ claim[run[n].sess].ttl = 1
+                                          /\ claim[run[n].sess].exec = run[n].exec
+    /\ ~\E n \in Nodes : Overdue(n)
+
+\* a lease that expires while an actor still works on it: the tick is a pause (a fault)
+Pausing == \E s \in Sessions : claim[s].ttl = 1 /\ OwnerActive(s)
+
+\* The clock advances one tick.  A tick while an actor still works on an expiring lease is a pause (a
+\* fault: the configuration must allow it); a tick that expires no working actor's lease is calm.
 Tick ==
-    LET expiring == {s \in Sessions : claim[s].ttl = 1}
-        paused == \E s \in expiring : OwnerActive(s)
-    IN /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
-       /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
-                                             /\ run[n].sess \in expiring
-                                             /\ claim[run[n].sess].exec = run[n].exec
-       /\ paused => "pause" \in Faults
-       /\ ~\E n \in Nodes : Overdue(n)
-       /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
-                                       THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
-       /\ faults' = IF paused THEN faults \cup {"pause"} ELSE faults
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects>>
+    /\ ClockMayAdvance
+    /\ Pausing => "pause" \in Faults
+    /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
+                                    THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
+    /\ faults' = IF Pausing THEN faults \cup {"pause"} ELSE faults
+    /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects>>
+
+\* time passes: the calm tick is weakly fair; a pause is a fault, never forced
+CalmTick == Tick /\ ~Pausing
 
 -----------------------------------------------------------------------------
 (* Recovery *)
@@ -425,25 +439,44 @@ RecoveryTakeover(r) ==
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
           ELSE /\ claim' = [claim EXCEPT ![w.sess] = [c EXCEPT !.owner = r, !.ttl = Lease,
                                            !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
-                                                     THEN "recovering" ELSE c.phase]]
+                                                     THEN "recovering" ELSE c.phase,
+                                           !.tries = IF c.tries < MaxTries THEN c.tries + 1 ELSE MaxTries]]
                /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> ""]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
-\* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
-\* assistant with Step.Interrupted, insert exactly one session_recovery row, create the continuation
-\* and clear the claim, in one fenced transaction.  Invalid or lost work goes to quarantine.
+\* One fenced transaction.  Cancellation-owned work (cancelling, cancelled: its finalizer crashed or
+\* paused) is finished: Step.Interrupted once for an open assistant, the execution recorded cancelled,
+\* the claim cleared, no recovery row and no continuation.  Recovering work is validated (no recovery row
+\* for this execution anywhere), an open assistant settled with Step.Interrupted, exactly one
+\* session_recovery row inserted, the continuation created and the claim cleared.  Malformed work goes to
+\* quarantine.  A conversion that lost its lease (a pause) leaves the claim for a later takeover to
+\* retry, until the claim's attempts reach MaxTries; then it is quarantined.
 RecoveryConvert(r) ==
     LET w == rec[r]
         c == claim[w.sess]
         a == c.asst
+        open == a # 0 /\ ~Completed(a)
         conflict == IF Has("cross-session-recovery-collision")
                     THEN HasRow(w.sess, w.exec) ELSE RowForExec(w.exec)
-        valid == c.phase = "recovering" /\ ~conflict
+        mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
+        retry == c.tries < MaxTries \/ Has("recovery-retries-unbounded")
+        finishCancel == c.phase \in {"cancelling", "cancelled"} /\ ~Has("cancellation-quarantine-strands")
     IN /\ w.pc = "converting"
-       /\ IF ~(Fenced(w.sess, w.exec, r) /\ valid)
+       /\ IF ~Fenced(w.sess, w.exec, r)
+          THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
+                         ELSE [rec EXCEPT ![r].pc = "quarantining"]
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+          ELSE IF finishCancel
+          THEN /\ log' = IF open THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                         ELSE log
+               /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
+               /\ cancelled' = cancelled \cup {[exec |-> w.exec, sess |-> w.sess]}
+               /\ rec' = [rec EXCEPT ![r] = RecIdle]
+               /\ UNCHANGED <<recovery, inputs>>
+          ELSE IF c.phase # "recovering" \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining"]
-               /\ UNCHANGED <<claim, log, recovery, inputs>>
-          ELSE /\ log' = IF a # 0 /\ ~Completed(a) /\ ~Has("conversion-leaves-assistant-open")
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+          ELSE /\ log' = IF open /\ ~Has("conversion-leaves-assistant-open")
                          THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
                          ELSE log
                /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
@@ -451,7 +484,8 @@ RecoveryConvert(r) ==
                /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects>>
+               /\ UNCHANGED cancelled
+       /\ UNCHANGED <<nextExec, run, fin, faults, effects>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -518,7 +552,9 @@ Next ==
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
 
-\* Weak fairness of every protocol step; the clock, cancel requests and faults are not fair.
+\* Weak fairness of every protocol step and of the clock while no working actor's lease expires
+\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow)
+\* are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -527,6 +563,7 @@ Fairness ==
         /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(ClearClaim(n)) /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
+    /\ WF_vars(CalmTick)
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
@@ -543,6 +580,7 @@ TypeOK ==
         \/ /\ claim[s].exec \in 1..MaxExec /\ claim[s].owner \in Nodes \cup Recoverers
            /\ claim[s].ttl \in -Grace..Lease /\ claim[s].phase \in Phases \ {"none"}
            /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
+           /\ claim[s].tries \in 0..MaxTries
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
@@ -573,6 +611,14 @@ RecoveryRowsIsolated ==
 
 ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "ordinary")
 
+\* A quarantine is justified: the work is malformed (a session_recovery row already names its execution:
+\* forged, or of another Session) or its attempts are exhausted.
+Justified(s) == RowForExec(claim[s].exec) \/ claim[s].tries >= MaxTries
+
+\* Quarantine only of corrupt or forged work, or of work whose bounded retries are used up; never of
+\* healthy work that a crash or pause interrupted (cancellation-owned work is finished, not quarantined).
+QuarantineOnlyMalformed == \A s \in Sessions : claim[s].quar => Justified(s)
+
 (* Action invariants: checked on every step as [][P]_vars. *)
 
 AcquireNeverOverwritesStep ==
@@ -585,7 +631,7 @@ PhaseSteps == {<<p, p>> : p \in Phases}
 
 AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
-    \/ c.ttl > 0 /\ d = NoClaim /\ c.phase # "cancelling"                         \* the owner's removal
+    \/ c.ttl > 0 /\ d = NoClaim /\ (c.phase # "cancelling" \/ c.owner \in Recoverers) \* the owner's removal
     \/ /\ c.ttl > 0 /\ d.exec = c.exec /\ d.owner = c.owner /\ d.quar = c.quar     \* the owner, fenced
        /\ <<c.phase, d.phase>> \in PhaseSteps /\ (d.asst = c.asst \/ c.asst = 0)
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
@@ -628,6 +674,8 @@ ClearOnlySettledStep ==
     \A s \in Sessions : LET c == claim[s]
                         IN (c.phase # "none" /\ claim'[s].phase = "none") =>
                               \/ c.phase = "cancelled"
+                              \/ c.phase = "cancelling" /\ c.owner \in Recoverers
+                                 /\ (c.asst = 0 \/ SettledAfter(c.asst))
                               \/ c.phase = "running" /\ c.asst # 0 /\ SettledAfter(c.asst)
                               \/ c.phase = "recovering" /\ (c.asst = 0 \/ SettledAfter(c.asst))
 
@@ -647,12 +695,38 @@ FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 
-(* Liveness *)
+(* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
+
+FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
+             \/ Tick /\ Pausing
+             \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+FaultsCease == <>[][~FaultStep]_vars
+CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
+
+\* deliberately rejected, the rejection recorded: the Session's claim is quarantined, and justly
+Rejected(s) == claim[s].quar /\ Justified(s)
+\* the model mints no more executions: an input still pending can never be taken (the bound, not the protocol)
+Exhausted == nextExec > MaxExec
 
 SessionsEventuallyAvailable ==
-    \A s \in Sessions : (claim[s].phase # "none" /\ faults = {}) ~> (claim[s].phase = "none" \/ faults # {})
+    FaultsCease => \A s \in Sessions : (claim[s].phase # "none") ~> (claim[s].phase = "none" \/ Rejected(s))
 
+\* pauses may go on forever here: a claim whose conversion keeps losing its lease must not starve the scan
 ExpiredClaimsEventuallyHandled ==
-    \A s \in Sessions : (Eligible(s) /\ "crash" \notin faults) ~> (~Eligible(s) \/ "crash" \in faults)
+    CrashesCease => \A s \in Sessions : Eligible(s) ~> ~Eligible(s)
+
+\* Every admitted prompt is eventually taken and its execution settled (the claim cleared: after a
+\* terminal Step event, a cancellation, or a conversion into a continuation, which the next property
+\* follows), or the Session is rejected; a prompt still pending when the ids run out is the bound's.
+PendingInputsEventuallyServed ==
+    FaultsCease => \A i \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :
+        (i \in inputs) ~> (\/ i \notin inputs /\ claim[i.sess].phase = "none"
+                           \/ i \in inputs /\ Exhausted
+                           \/ Rejected(i.sess))
+
+\* Every continuation recovery created is eventually promoted (or the ids run out, or the Session is rejected).
+ContinuationsEventuallyPromoted ==
+    FaultsCease => \A i \in [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"}] :
+        (i \in inputs) ~> (i \notin inputs \/ Exhausted \/ Rejected(i.sess))
 
 =============================================================================

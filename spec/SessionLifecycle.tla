@@ -181,7 +181,9 @@ Lapse ==
 
 \* Recovery worker r takes over Session s's lapsed, unquarantined execution (running -> recovering;
 \* cancellation's outcomes are kept), or converts the execution it holds: Step.Interrupted for an
-\* open assistant, a continuation input for the Session, and the execution ends as recovered.
+\* open assistant, a continuation input for the Session, and the execution ends as recovered; or
+\* finishes the cancellation it holds: Step.Interrupted for an open assistant, and the execution
+\* ends cancelled, with no continuation.
 Recover(s, r) ==
     LET e == exec[s]
     IN /\ e # 0 /\ r \in Recoverers
@@ -195,6 +197,11 @@ Recover(s, r) ==
              /\ InterruptOpen(e, r)
              /\ inputs' = inputs \cup {[sess |-> s, kind |-> "cont", src |-> e, state |-> "pending"]}
              /\ Release(s)
+          \/ /\ Holder(s) = r /\ outcome[e] \in {"cancelling", "cancelled"}
+             /\ outcome' = [outcome EXCEPT ![e] = "cancelled"]
+             /\ InterruptOpen(e, r)
+             /\ Release(s)
+             /\ UNCHANGED inputs
        /\ EffectsMayEnd
 
 \* The recovery worker owning Session s's execution sets it aside (it is never taken over again).

@@ -81,6 +81,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  MaxExec = {cfg.max_exec}",
         f"  Lease = {cfg.lease}",
         f"  ScanBound = {cfg.scan_bound}",
+        f"  MaxTries = {cfg.max_tries}",
         f"  Faults = {_tla_set(cfg.faults)}",
         f"  TimelyDispatch = {b(cfg.timely_dispatch)}",
         f"  Grace = {cfg.eff_grace}",

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, State, active_on, si
+from .model import NO_CLAIM, Config, Effect, Input, State, active_on, justified, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
     ok_claim = all(
         c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and -cfg.eff_grace <= c.ttl <= cfg.lease
-                          and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool))
+                          and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool)
+                          and 0 <= c.tries <= cfg.max_tries)
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
@@ -62,6 +63,10 @@ def ContinuationsRecoveryOwned(cfg: Config, st: State) -> bool:
     return all(not (i.kind == "cont" and i.state == "ordinary") for i in st.inputs)
 
 
+def QuarantineOnlyMalformed(cfg: Config, st: State) -> bool:
+    return all(justified(cfg, st, s) for s, c in enumerate(st.claim) if c.quar)
+
+
 # ---------------------------------------------------------------- action invariants ([][P]_vars)
 
 def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
@@ -77,8 +82,8 @@ PHASE_STEPS = frozenset({(p, p) for p in N.PHASES} | {("none", "running"), ("run
 def _allowed_claim_change(cfg: Config, c, d) -> bool:
     if c.phase == "none" or d == c:
         return True
-    if c.ttl > 0 and d == NO_CLAIM and c.phase != "cancelling":
-        return True  # the owner's fenced removal (never of a live cancellation)
+    if c.ttl > 0 and d == NO_CLAIM and (c.phase != "cancelling" or c.owner in cfg.recoverers):
+        return True  # the owner's fenced removal (a live cancellation only by the recovery that finishes it)
     if (c.ttl > 0 and d.exec == c.exec and d.owner == c.owner and d.quar == c.quar
             and (c.phase, d.phase) in PHASE_STEPS and (d.asst == c.asst or c.asst == 0)):
         return True  # a live lease: the owner's fenced update, phases forward, the assistant kept
@@ -115,6 +120,8 @@ def ClearOnlySettled(cfg: Config, st: State, nx: State) -> bool:
     for c, d in zip(st.claim, nx.claim):
         if c.phase != "none" and d.phase == "none":
             ok = (c.phase == "cancelled"
+                  or c.phase == "cancelling" and c.owner in cfg.recoverers
+                  and (c.asst == 0 or _settled_after(nx, c.asst))
                   or c.phase == "running" and c.asst != 0 and _settled_after(nx, c.asst)
                   or c.phase == "recovering" and (c.asst == 0 or _settled_after(nx, c.asst)))
             if not ok:
@@ -178,16 +185,56 @@ def _eligible(cfg: Config, st: State, s: int) -> bool:
     return c.phase != "none" and c.ttl <= -cfg.eff_grace and not c.quar
 
 
+def _rejected(cfg: Config, st: State, s: int) -> bool:
+    """TLA+ Rejected: the Session's claim is quarantined, and justly."""
+    return st.claim[s].quar and justified(cfg, st, s)
+
+
+def _exhausted(cfg: Config, st: State) -> bool:
+    return st.nextExec > cfg.max_exec
+
+
+# The steps each liveness property's premise says eventually stop (TLA+ FaultsCease, CrashesCease): a
+# violating behaviour's cycle takes none of them; before the cycle it may take any. A step's kind is its
+# action's name, or PAUSE_STEP for a Tick that expires a working actor's lease (TLA+ Tick /\ Pausing).
+PAUSE_STEP = "pause"
+CRASH = N.ACTIONS["Crash"].name
+FAULT_STEPS = frozenset({a.name for a in N.ACTIONS.values() if a.actor == "fault"} | {PAUSE_STEP})
+CEASING = {"SessionsEventuallyAvailable": FAULT_STEPS, "ExpiredClaimsEventuallyHandled": frozenset({CRASH}),
+           "PendingInputsEventuallyServed": FAULT_STEPS, "ContinuationsEventuallyPromoted": FAULT_STEPS}
+TICK = N.ACTIONS["Tick"].name
+
+
+def step_kind(action: str, paused: bool) -> str:
+    """The kind of a step taken from a state where a tick would (`paused`) or would not pause an actor."""
+    return PAUSE_STEP if action == TICK and paused else action
+
+
 def leads_to(name: str, cfg: Config):
-    """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session."""
+    """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session or input; the
+    property holds on behaviours whose cycle takes none of the steps in CEASING[name]."""
     out = []
+    if name in ("PendingInputsEventuallyServed", "ContinuationsEventuallyPromoted"):
+        kind, srcs = ("prompt", range(1, cfg.prompts + 1)) if name == "PendingInputsEventuallyServed" \
+            else ("cont", range(1, cfg.max_exec + 1))
+        for s, sess in enumerate(cfg.sessions):
+            for src in srcs:
+                i = Input(sess, kind, src, "pending")
+                p = lambda st, i=i: i in st.inputs
+                if kind == "prompt":
+                    q = lambda st, i=i, s=s: ((i not in st.inputs and st.claim[s].phase == "none")
+                                              or (i in st.inputs and _exhausted(cfg, st)) or _rejected(cfg, st, s))
+                else:
+                    q = lambda st, i=i, s=s: i not in st.inputs or _exhausted(cfg, st) or _rejected(cfg, st, s)
+                out.append((f"{sess} {kind} {src}", p, q))
+        return out
     for s, sess in enumerate(cfg.sessions):
         if name == "SessionsEventuallyAvailable":
-            p = lambda st, s=s: _claimed(st, s) and not st.faults
-            q = lambda st, s=s: not _claimed(st, s) or bool(st.faults)
+            p = lambda st, s=s: _claimed(st, s)
+            q = lambda st, s=s: not _claimed(st, s) or _rejected(cfg, st, s)
         elif name == "ExpiredClaimsEventuallyHandled":
-            p = lambda st, s=s: _eligible(cfg, st, s) and "crash" not in st.faults
-            q = lambda st, s=s: not _eligible(cfg, st, s) or "crash" in st.faults
+            p = lambda st, s=s: _eligible(cfg, st, s)
+            q = lambda st, s=s: not _eligible(cfg, st, s)
         else:
             raise KeyError(name)
         out.append((sess, p, q))
@@ -201,6 +248,7 @@ READS = {
     "AtMostOneStart": ("log",), "AtMostOneTerminal": ("log",), "InterruptOnlyAfterStart": ("log",),
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
+    "QuarantineOnlyMalformed": ("claim", "recovery"),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),

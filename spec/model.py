@@ -17,7 +17,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
-    lag_of, overdue,
+    lag_of, overdue, pausing, justified,
 )
 
 
@@ -56,7 +56,10 @@ def Acquire(cfg, st, n, i):
 
 
 def PromoteContinuation(cfg, st, n, i):
-    if not (i.state == "pending" and i.kind == "cont" and has_row(st, i.sess, i.src)):
+    owned = has_row(st, i.sess, i.src)
+    if cfg.has("recovery-input-excluded-everywhere"):
+        owned = not owned  # the promotion reuses ordinary selection's exclusion of recovery-owned inputs
+    if not (i.state == "pending" and i.kind == "cont" and owned):
         return None
     return _acquire(cfg, st, n, i, ordinary=False)
 
@@ -202,8 +205,9 @@ def FinalizerSettle(cfg, st, n):
     a = c.asst
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
     if cfg.has("step-started-window") and a != 0 and mem == 0:
-        # publisher memory has no assistant: it starts one again, which the cancelling phase rejects
-        return st._replace(fin=_put(st.fin, n, FIN_IDLE))
+        # publisher memory has no assistant: it starts one again, which the cancelling phase rejects; the
+        # finalizer retries under its live heartbeat, and the claim stays cancelling
+        return st
     if cfg.has("step-failed-duplicate-interrupt") and active and mem == a:
         interrupt = True
     else:
@@ -251,18 +255,23 @@ def _ticking(cfg: Config, c: Claim) -> bool:
     return c.phase != "none" and c.ttl > -cfg.eff_grace
 
 
-def Tick(cfg, st):
+def _clock_may_advance(cfg: Config, st: State) -> bool:
+    """TLA+ ClockMayAdvance: a lease still runs down, TimelyDispatch, and no supervision is overdue."""
     if not any(_ticking(cfg, c) for c in st.claim):
-        return None
-    expiring = [s for s, c in enumerate(st.claim) if c.ttl == 1]
+        return False
     if cfg.timely_dispatch and any(
-            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and si(cfg, r.sess) in expiring
+            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
             for r in st.run):
+        return False
+    return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
+
+
+def Tick(cfg, st):
+    """The clock advances; a tick that expires a working actor's lease is a pause (a fault)."""
+    if not _clock_may_advance(cfg, st):
         return None
-    paused = any(owner_active(cfg, st, s) for s in expiring)
+    paused = pausing(cfg, st)
     if paused and "pause" not in cfg.faults:
-        return None
-    if any(overdue(cfg, st, n) for n in range(len(cfg.nodes))):
         return None
     return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim),
                        faults=st.faults | {"pause"} if paused else st.faults)
@@ -296,26 +305,40 @@ def RecoveryTakeover(cfg, st, r):
         return st._replace(claim=_put(st.claim, si_, c._replace(quar=True)),  # in place: the node owns it
                            rec=_put(st.rec, r, REC_IDLE))
     phase = "recovering" if c.phase == "running" or cfg.has("takeover-overwrites-phase") else c.phase
-    return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase)),
+    tries = min(c.tries + 1, cfg.max_tries)
+    return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase,
+                                                            tries=tries)),
                        rec=_put(st.rec, r, Rec("converting", w.sess, w.exec)))
 
 
 def RecoveryConvert(cfg, st, r):
+    """Finish cancellation-owned work, convert recovering work, quarantine malformed work; a conversion
+    that lost its lease is released for a later takeover until the claim's attempts are used up."""
     w = st.rec[r]
     if w.pc != "converting":
         return None
     s = si(cfg, w.sess)
     c = st.claim[s]
+    me = cfg.recoverers[r]
+    if not fenced(st, s, w.exec, me):
+        mine = c.exec == w.exec and c.owner == me and not c.quar
+        if mine and (c.tries < cfg.max_tries or cfg.has("recovery-retries-unbounded")):
+            return st._replace(rec=_put(st.rec, r, REC_IDLE))  # released: a later takeover retries
+        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
+    a = c.asst
+    open_ = a != 0 and not completed(st, a)
+    if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
+        log = st.log + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
+        return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, cancelled=st.cancelled | {RecRow(w.exec, w.sess)},
+                           rec=_put(st.rec, r, REC_IDLE))
     if cfg.has("cross-session-recovery-collision"):
         conflict = has_row(st, w.sess, w.exec)
     else:
         conflict = row_for_exec(st, w.exec)
-    valid = c.phase == "recovering" and not conflict
-    if not (fenced(st, s, w.exec, cfg.recoverers[r]) and valid):
+    if c.phase != "recovering" or conflict:
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
-    a = c.asst
-    interrupt = a != 0 and not completed(st, a) and not cfg.has("conversion-leaves-assistant-open")
-    log = st.log + ((Event(w.sess, "Interrupted", a, cfg.recoverers[r]),) if interrupt else ())
+    interrupt = open_ and not cfg.has("conversion-leaves-assistant-open")
+    log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
     return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,
                        inputs=st.inputs | {Input(w.sess, "cont", w.exec, "pending")},

@@ -94,9 +94,10 @@ ACTIONS = _index([
     Action("Supervise", ("n",), "supervisor", True,
            "the node notices that its runner's or finalizer's claim is no longer its exact, live claim "
            "(expired, taken over, gone) and stops that actor (in memory)"),
-    Action("Tick", (), "environment", False,
-           "the discrete clock advances: every claim's lease loses one tick, down to -Grace; it waits "
-           "while a node's supervision is overdue (SupervisionLag)"),
+    Action("Tick", (), "environment", True,
+           "the discrete clock advances: every claim's lease loses one tick, down to -Grace; it waits while "
+           "a node's supervision is overdue (SupervisionLag). A tick that expires the lease of an actor "
+           "still working on it is a pause (a fault, never forced); a calm tick is weakly fair"),
     # recovery
     Action("RecoveryScan", ("r", "s"), "recovery", True,
            "a read: the bounded oldest-first window of expired unquarantined claims; the worker remembers "
@@ -105,8 +106,11 @@ ACTIONS = _index([
            "compare-and-swap on what the scan saw (exact Session, execution, former owner, expired lease, "
            "null recovery error) to this worker; a lost race changes nothing durable"),
     Action("RecoveryConvert", ("r",), "recovery", True,
-           "validate, settle an open assistant with Step.Interrupted, insert one session_recovery row, "
-           "create the continuation, clear the claim (fenced); invalid work goes to quarantine"),
+           "one fenced transaction: finish cancellation-owned work (Step.Interrupted once for an open "
+           "assistant, cancelled, claim cleared, no recovery row); or validate recovering work, settle an "
+           "open assistant with Step.Interrupted, insert one session_recovery row, create the continuation, "
+           "clear the claim; malformed work goes to quarantine; a conversion that lost its lease releases "
+           "the claim to a later takeover until its attempts reach MaxTries"),
     Action("RecoveryQuarantine", ("r",), "recovery", True,
            "mark the exact claim this worker owns as quarantined; must change exactly one row"),
     # faults
@@ -119,7 +123,7 @@ ACTIONS = _index([
 
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
-                    "ContinuationsRecoveryOwned")
+                    "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay")
@@ -129,7 +133,8 @@ ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettl
 ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan")
 assert set(ATTEMPTS) <= set(ACTIONS)
 
-LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled")
+LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled", "PendingInputsEventuallyServed",
+            "ContinuationsEventuallyPromoted")
 
 # SessionExecution refines the abstract protocol SessionLifecycle (spec/SessionLifecycle.tla) under the
 # mapping in spec/SessionExecutionRefinesLifecycle.tla; TLC checks it as a PROPERTY (the twin does not)
@@ -180,12 +185,24 @@ INVARIANTS = _index([
               "SessionExecution refines SessionLifecycle: seen through the refinement mapping, every step is a "
               "step of the abstract protocol (only the live owner causes effects and writes an assistant's "
               "status, none -> open -> one terminal) or leaves it unchanged"),
+    Invariant("QuarantineOnlyMalformed", "state",
+              "a claim is quarantined only when its work is malformed (a session_recovery row already names "
+              "its execution) or its bounded attempts are used up; never healthy work that a crash or pause "
+              "interrupted, never cancellation-owned work"),
     Invariant("SessionsEventuallyAvailable", "liveness",
-              "with fair scheduling and no fault (crash, pause, corrupt row), every claimed Session "
-              "eventually has no claim"),
+              "with fair scheduling and eventually no more faults (crash, pause, corrupt row), every claimed "
+              "Session eventually has no claim, or is rejected (its claim justly quarantined)"),
     Invariant("ExpiredClaimsEventuallyHandled", "liveness",
-              "with fair scheduling and no crash, every expired, unquarantined claim is eventually taken "
-              "over or quarantined, whatever the scan bound"),
+              "with fair scheduling and eventually no more crashes (pauses may go on), every expired, "
+              "unquarantined claim is eventually taken over or quarantined, whatever the scan bound"),
+    Invariant("PendingInputsEventuallyServed", "liveness",
+              "with fair scheduling and eventually no more faults, every admitted prompt is eventually taken "
+              "and its execution settled (its claim cleared after a terminal Step event, a cancellation or a "
+              "conversion), or its Session rejected; a prompt still pending when the model's execution ids "
+              "run out is the bound's, not a violation"),
+    Invariant("ContinuationsEventuallyPromoted", "liveness",
+              "with fair scheduling and eventually no more faults, every continuation recovery created is "
+              "eventually promoted, or its Session rejected (or the execution ids run out)"),
 ])
 
 ASSUMPTIONS = _index([
@@ -199,9 +216,10 @@ ASSUMPTIONS = _index([
 ])
 
 DEFECTS = _index([
-    Defect("step-started-window", ("SessionsEventuallyAvailable",), "R000-v18",
+    Defect("step-started-window", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18",
            "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
-           "return it starts the assistant again, the start is rejected and the claim stays cancelling"),
+           "return it starts the assistant again, the start is rejected, and the finalizer retries under "
+           "its live heartbeat: the claim stays cancelling"),
     Defect("step-failed-duplicate-interrupt", ("AtMostOneTerminal",), "R000-v17",
            "cancellation trusts publisher memory's active flag instead of the durable assistant and "
            "publishes Step.Interrupted after Step.Failed committed"),
@@ -248,6 +266,20 @@ DEFECTS = _index([
            "R000-PASS-recovery-scheduling (regression guard)",
            "the recovery scan marks an expired cancellation-owned claim quarantined in place instead of "
            "taking it over first, so a claim the node still owns is quarantined by no owner of it"),
+    Defect("cancellation-quarantine-strands", ("QuarantineOnlyMalformed", "SessionsEventuallyAvailable",
+                                                "PendingInputsEventuallyServed"),
+           "R000-v18-strand",
+           "recovery quarantines expired cancellation-owned work (the reviewed behaviour) instead of "
+           "finishing it: the assistant never gets a terminal event and the Session refuses every later "
+           "prompt"),
+    Defect("recovery-retries-unbounded", ("ExpiredClaimsEventuallyHandled",), "R003-MUST-FIX-3",
+           "the attempts recorded on the claim are never compared with the bound: a claim whose conversion "
+           "keeps losing its lease is taken over again and again and the oldest-first scan starves the "
+           "claims behind it", "sessions"),
+    Defect("recovery-input-excluded-everywhere", ("ContinuationsEventuallyPromoted",),
+           "R000-PASS-recovery-identity",
+           "the promotion path reuses ordinary selection's exclusion of recovery-owned inputs, so no path "
+           "selects a continuation and it waits forever"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path

@@ -24,6 +24,7 @@ class Config:
     max_exec: int = 2  # execution ids are 1..max_exec, globally unique
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
+    max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
     faults: frozenset[str] = frozenset(N.FAULT_KINDS)
     timely_dispatch: bool = True
     synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
@@ -49,9 +50,10 @@ class Claim(NamedTuple):
     phase: str
     asst: int  # assistant id (= its execution id); 0 = none
     quar: bool  # recovery error set
+    tries: int = 0  # recovery takeovers of this claim so far (capped at max_tries)
 
 
-NO_CLAIM = Claim(0, "", 0, "none", 0, False)
+NO_CLAIM = Claim(0, "", 0, "none", 0, False, 0)
 
 
 class Event(NamedTuple):
@@ -193,6 +195,18 @@ def active_on(st: State, n: int, e: int) -> bool:
     """Node n has an actor working on execution e (its heartbeat keeps that lease)."""
     r, f = st.run[n], st.fin[n]
     return (r.exec == e and r.pc not in ("idle", "stopped")) or (f.exec == e and f.pc != "idle")
+
+
+def pausing(cfg: Config, st: State) -> bool:
+    """A tick now would expire a lease an actor still works on (TLA+ Pausing): the tick is a pause."""
+    return any(c.ttl == 1 and owner_active(cfg, st, s) for s, c in enumerate(st.claim))
+
+
+def justified(cfg: Config, st: State, s: int) -> bool:
+    """A quarantine of s's claim is justified (TLA+ Justified): a session_recovery row already names its
+    execution (forged, or another Session's), or its attempts are exhausted."""
+    c = st.claim[s]
+    return row_for_exec(st, c.exec) or c.tries >= cfg.max_tries
 
 
 def owner_active(cfg: Config, st: State, s: int) -> bool:

@@ -303,13 +303,13 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def _liveness(self, here: int) -> None:
         st_ = self.path[here].state
-        if not fair_enabled(self.enabled[here]):
+        if not fair_enabled(self.enabled[here], M.pausing(self.cfg, st_)):
             for name, p, q in self.campaign.leads_to:
                 if p(st_) and not q(st_):
                     self._fail("liveness", [name], f"stuck after {self._label(here)}: no fair action is "
                                f"enabled, {name} premise holds without its goal", loop=here)
         for j in self.visits.get(st_, ()):
-            name = fair_lasso(self.path, self.enabled, j, here, self.campaign.leads_to)
+            name = fair_lasso(self.path, self.enabled, j, here, self.campaign.leads_to, self.cfg)
             if name:
                 self._fail("liveness", [name], f"fair cycle: steps {j}..{here} return to the same state, "
                            f"{name} premise held and its goal never does", loop=j)

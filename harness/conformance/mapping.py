@@ -31,7 +31,8 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     for s in cfg.sessions:
         c = snap.claims.get(s)
         claim.append(M.NO_CLAIM if c is None else
-                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase, _asst(c.assistant), c.quarantined))
+                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase, _asst(c.assistant),
+                             c.quarantined, min(c.recovery_attempts, cfg.max_tries)))
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)

@@ -18,6 +18,7 @@ from spec import model as M
 from spec import names as N
 
 from harness.traces import trace as T
+from harness.engines.liveness import fair_enabled
 from harness.conformance.mapping import diff
 from harness.conformance.scheduler import DivergenceError, Scheduler
 
@@ -200,7 +201,7 @@ def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
 
 def _unfair(cfg: M.Config, states: list[M.State], steps) -> str | None:
     """A fair action instance enabled on every state of the loop and taken on none of its steps."""
-    enabled = [{(a, p) for a, p, _ in M.successors(cfg, st) if N.ACTIONS[a].fair} for st in states]
+    enabled = [fair_enabled(list(M.successors(cfg, st)), M.pausing(cfg, st)) for st in states]
     taken = {(s.action, T.params_from_json(s.action, s.params, "loop")) for s in steps}
     missing = sorted(set.intersection(*enabled) - taken, key=repr)
     return f"{missing[0][0]}({fmt_params(missing[0][1])})" if missing else None
@@ -225,6 +226,14 @@ def _judge_liveness(res: ReplayResult, seen: list[M.State]) -> None:
             res.problems.append(f"loop: not weakly fair: {unfair} is enabled on every state of the loop and "
                                 "never taken, so the lasso is no counterexample")
             claimed = []
+    if claimed and trace.loop is not None:
+        loop_states = seen[trace.loop:]
+        kinds = {I.step_kind(s.action, M.pausing(cfg, loop_states[k]))
+                 for k, s in enumerate(trace.steps[trace.loop:]) if k < len(loop_states)}
+        for prop in [p for p in claimed if kinds & I.CEASING.get(p, frozenset())]:
+            res.problems.append(f"loop: it takes a fault step ({', '.join(sorted(kinds & I.CEASING[prop]))}), "
+                                f"so faults recur forever: outside the premise of {prop}")
+            claimed = [p for p in claimed if p != prop]
     found = {}
     for prop in dict.fromkeys(claimed + expected):
         states = seen[trace.loop:] if prop in claimed and trace.loop is not None else [seen[-1]]

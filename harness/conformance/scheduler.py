@@ -33,7 +33,7 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0):
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
@@ -42,7 +42,7 @@ class World:
         self.provider = ScriptedProvider()
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
-        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, **common)
+        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
                         for r in workers}
         any_node = next(iter(self.nodes.values()))
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
@@ -77,7 +77,7 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace)
+                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries)
         self.faults = frozenset()
 
     @staticmethod

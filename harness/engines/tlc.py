@@ -236,7 +236,8 @@ def liveness_names(cfg: M.Config, res: TlcResult) -> list[str]:
     names = []
     for name in N.LIVENESS:
         for _sess, p, q in I.leads_to(name, cfg):
-            if any(p(st) for st in prefix) and all(not q(st) for st in cycle):
+            calm = not ({s.action for s in res.steps[res.loop + 1:]} & I.CEASING[name])
+            if calm and any(p(st) for st in prefix) and all(not q(st) for st in cycle):
                 names.append(name)
                 break
     return names

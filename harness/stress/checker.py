@@ -119,13 +119,14 @@ class Checker:
     def claim_at(self, row, now: int) -> M.Claim:
         if row is None:
             return M.NO_CLAIM
-        _s, e, owner, lease_x, phase, asst, err = row
+        _s, e, owner, lease_x, phase, asst, err, *attempts = row
         ttl = lease_x - now
         if ttl < -self.cfg.eff_grace:
             ttl = -self.cfg.eff_grace  # the twin's lease runs on down to -Grace
         elif ttl > self.lease and self.max_now is not None and lease_x - self.max_now <= self.lease:
             ttl = self.lease  # set at a later clock reading than this commit's (readings of concurrent steps)
-        return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None)
+        tries = min(attempts[0] if attempts else 0, self.cfg.max_tries)
+        return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None, tries)
 
     def claims_at(self, claims: dict, now: int) -> tuple:
         return tuple(self.claim_at(claims.get(s), now) for s in self.cfg.sessions)

@@ -146,7 +146,8 @@ class Reducer:
     def claim(self, c, now):
         if c is None:
             return M.NO_CLAIM
-        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.e(asst_of(c[5])), c[6] is not None)
+        tries = min(c[7], self.cfg.max_tries) if len(c) > 7 else 0
+        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.e(asst_of(c[5])), c[6] is not None, tries)
 
 
 # ---------------------------------------------------------------- walking the commits

@@ -73,7 +73,44 @@ def test_step_started_window_defect_strands_the_claim_cancelling():
     st = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
              ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("RunnerStop", ("n1",)),
              ("FinalizerSettle", ("n1",)))
-    assert st.fin[0] == M.FIN_IDLE and st.claim[0].phase == "cancelling"
+    # the rejected restart: the finalizer retries under its live heartbeat, the claim stays cancelling
+    assert st.fin[0].pc == "settle" and st.claim[0].phase == "cancelling"
+    assert M.apply(cfg, st, "FinalizerSettle", ("n1",)) is None  # a retry changes nothing
+    assert M.apply(cfg, st, "Tick", ()).faults == {"pause"}  # only a pause lets the lease run out
+
+
+def test_recovery_finishes_an_expired_cancellation():
+    """Issue 12 item 4: a crash between running -> cancelling and Step.Interrupted; recovery publishes
+    Step.Interrupted once, records the execution cancelled and clears the claim, with no recovery row."""
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("Crash", ("n1",)),
+             ("Tick", ()), ("Tick", ()), ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)))
+    assert st.claim[0].phase == "cancelling" and st.claim[0].owner == "r1" and st.claim[0].tries == 1
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
+             ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("Crash", ("n1",)),
+             ("Tick", ()), ("Tick", ()), ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)),
+             ("RecoveryConvert", ("r1",)))
+    assert [(e.kind, e.asst, e.node) for e in st.log] == [("Started", 1, "n1"), ("Interrupted", 1, "r1")]
+    assert st.claim[0] == M.NO_CLAIM and not st.recovery and M.RecRow(1, "s1") in st.cancelled
+    assert not any(i.kind == "cont" for i in st.inputs)
+
+
+def test_a_conversion_that_lost_its_lease_is_retried_then_quarantined():
+    """Issue 12 item 4: a pause of the recovery worker releases the claim to a later takeover; only when
+    its attempts reach MaxTries is it quarantined (exhausted, a justified quarantine)."""
+    cfg = configs.get("ci")
+    steps = [("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()), ("Tick", ())]
+    for attempt in range(1, cfg.max_tries + 1):
+        steps += [("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("Tick", ()),
+                  ("RecoveryConvert", ("r1",))]
+        st = run(cfg, *steps)
+        assert st.claim[0].tries == attempt and "pause" in st.faults
+        if attempt < cfg.max_tries:
+            assert st.rec[0] == M.REC_IDLE and not st.claim[0].quar  # released, not quarantined
+            steps += [("Tick", ())]
+    assert st.rec[0].pc == "quarantining"
+    st = M.apply(cfg, st, "RecoveryQuarantine", ("r1",))
+    assert st.claim[0].quar and I.QuarantineOnlyMalformed(cfg, st)
 
 
 def test_recovery_takes_only_expired_claims_and_converts_with_one_row():
