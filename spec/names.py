@@ -248,6 +248,22 @@ DEFECTS = _index([
            "R000-PASS-recovery-scheduling (regression guard)",
            "the recovery scan marks an expired cancellation-owned claim quarantined in place instead of "
            "taking it over first, so a claim the node still owns is quarantined by no owner of it"),
+    Defect("heartbeat-extends-lease", ("TypeOK",), "R003-PASS-wall-clock (regression guard)",
+           "the heartbeat adds a lease to the lease's remaining time (lease_expires_at + lease) instead of "
+           "renewing it to now + lease, so a lease outlives the bound the lease/skew condition relies on",
+           "sessions"),
+    Defect("cancel-restarts-assistant", ("AtMostOneStart",), "R000-v18 (the start that commits)",
+           "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
+           "return it starts the assistant again, and the restart, fenced by identity and lease but not "
+           "phase, commits: a second Step.Started for the execution, then Step.Interrupted"),
+    Defect("cancel-interrupts-unstarted", ("InterruptOnlyAfterStart",),
+           "R003-PASS-stream-settlement (regression guard)",
+           "the finalizer settles the assistant id derived from the execution instead of the one the claim "
+           "names, and publishes Step.Interrupted for it even when no assistant was started"),
+    Defect("dispatch-after-failed-renewal", ("NoPhysicalReplay",),
+           "R003-PASS-accepted-residual, R000-PASS-fencing (regression guard)",
+           "the pre-dispatch renewal's row count is ignored: a runner whose renewal failed (lease expired, "
+           "claim taken over or gone) goes on to dispatch the provider call"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
