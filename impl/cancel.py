@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from . import ids
 from . import registry as R
 from .claims import Ident
-from .events import Fence, StepEvent, assistant_row
+from .events import Fence, StepEvent, assistant_row, reserve_assistant
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
 from .runner import record_history
 
@@ -147,12 +147,19 @@ class Finalizer:
             if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
                 raise Abort(Fenced(node.claims.why(conn, ident, now, ("cancelling",))))
             a = claim.assistant_id
-            if ctx.has(R.STEP_STARTED_WINDOW) and a is not None and mem is None:
+            restart = ctx.has(R.STEP_STARTED_WINDOW) or ctx.has(R.CANCEL_RESTARTS_ASSISTANT)
+            if restart and a is not None and mem is None:
                 # publisher memory knows no assistant, so it starts one again; the ordinary claim update
-                # rejects it (phase cancelling) and the whole settlement rolls back
+                # rejects it (phase cancelling) and the whole settlement rolls back; cancel-restarts-assistant
+                # fences the restart by identity and lease in the phase the claim is in, so it commits
                 again = StepEvent(ident.session_id, ident.execution_id, ids.assistant_id(ident.execution_id, 2),
                                   R.STARTED, ident.owner_id)
-                node.publisher.commit(conn, again, Fence(ident, "running"))
+                phase = "running" if ctx.has(R.STEP_STARTED_WINDOW) else "cancelling"
+                node.publisher.commit(conn, again, Fence(ident, phase))
+            if a is None and ctx.has(R.CANCEL_INTERRUPTS_UNSTARTED):
+                # the defect: the assistant id derived from the execution, its projection made on the spot
+                a = ids.assistant_id(ident.execution_id)
+                reserve_assistant(conn, a, ident.session_id, ident.execution_id)
             row = None
             if a is not None:
                 row = assistant_row(conn, a)

@@ -29,6 +29,10 @@ TAKEOVER_OVERWRITES_PHASE = _pick(N.DEFECTS, "takeover-overwrites-phase")
 CONVERSION_LEAVES_ASSISTANT_OPEN = _pick(N.DEFECTS, "conversion-leaves-assistant-open")
 SCAN_QUARANTINES_CANCELLATION = _pick(N.DEFECTS, "scan-quarantines-cancellation")
 SUPERVISE_ON_EXPIRY_ONLY = _pick(N.DEFECTS, "supervise-on-expiry-only")
+HEARTBEAT_EXTENDS_LEASE = _pick(N.DEFECTS, "heartbeat-extends-lease")
+CANCEL_RESTARTS_ASSISTANT = _pick(N.DEFECTS, "cancel-restarts-assistant")
+CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
+DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")
