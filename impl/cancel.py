@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 from . import ids
 from . import registry as R
 from .claims import Ident
+from .db import dialect_insert
 from .events import Fence, StepEvent, assistant_row, reserve_assistant
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
 from .runner import record_history
+from .schema import recovery_t
 
 if TYPE_CHECKING:
     from .node import Node
@@ -54,6 +56,17 @@ def request(node: "Node", session_id: str, execution_id: int | None = None) -> R
     ctx.boundaries.hit(R.B_CANCEL_REQUESTED, node=node.owner_id, session=session_id,
                        execution=ident.execution_id)
     return result
+
+
+def _requeue(node: "Node", conn, ident: Ident) -> None:
+    """The cancel-requeues-continuation defect: recovery's bookkeeping for a cancelled execution, a
+    session_recovery row (its conflict ignored) and a continuation."""
+    values = dict(execution_id=ident.execution_id, session_id=ident.session_id,
+                  continuation_input_id=ids.continuation_id(ident.session_id, ident.execution_id))
+    conn.execute(dialect_insert(conn, recovery_t).values(**values).on_conflict_do_nothing())
+    result = node.inputs.create_continuation(conn, ident.session_id, ident.execution_id)
+    if not result:
+        raise Abort(result)
 
 
 class Finalizer:
@@ -197,6 +210,8 @@ class Finalizer:
             if not result:
                 raise Abort(result)
             record_history(conn, ident, "cancelled", now)
+            if ctx.has(R.CANCEL_REQUEUES_CONTINUATION):
+                _requeue(node, conn, ident)
             return result
         result = ctx.db.atomic(body)
         self.reset()

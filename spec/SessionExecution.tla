@@ -343,18 +343,25 @@ FinalizerSettle(n) ==
                        /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
 
-\* Remove the exact cancelled claim.  Cancellation creates no recovery state.
+\* Remove the exact cancelled claim.  Cancellation creates no recovery state (cancel-requeues-continuation:
+\* it inserts a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
 FinalizerClear(n) ==
     LET f == fin[n]
+        requeue == Has("cancel-requeues-continuation")
     IN /\ f.pc = "clear"
        /\ IF Fenced(f.sess, f.exec, f.owner) /\ claim[f.sess].phase = "cancelled"
           THEN /\ claim' = [claim EXCEPT ![f.sess] = NoClaim]
                /\ cancelled' = cancelled \cup {[exec |-> f.exec, sess |-> f.sess]}
                /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ run' = IF run[n].exec = f.exec THEN [run EXCEPT ![n] = RunnerIdle] ELSE run
+               /\ recovery' = IF requeue /\ ~RowForExec(f.exec)
+                              THEN recovery \cup {[exec |-> f.exec, sess |-> f.sess]} ELSE recovery
+               /\ inputs' = IF requeue
+                            THEN inputs \cup {[sess |-> f.sess, kind |-> "cont", src |-> f.exec, state |-> "pending"]}
+                            ELSE inputs
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
-               /\ UNCHANGED <<claim, cancelled, run>>
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults, effects>>
+               /\ UNCHANGED <<claim, cancelled, run, recovery, inputs>>
+       /\ UNCHANGED <<nextExec, log, rec, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)

@@ -227,8 +227,12 @@ def FinalizerClear(cfg, st, n):
     if not (fenced(st, s, f.exec, f.owner) and st.claim[s].phase == "cancelled"):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     run = st.run if st.run[n].exec != f.exec else _put(st.run, n, RUNNER_IDLE)
-    return st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
-                       fin=_put(st.fin, n, FIN_IDLE), run=run)
+    st = st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
+                     fin=_put(st.fin, n, FIN_IDLE), run=run)
+    if cfg.has("cancel-requeues-continuation"):  # recovery's bookkeeping: a row (conflict ignored), a continuation
+        recovery = st.recovery if row_for_exec(st, f.exec) else st.recovery | {RecRow(f.exec, f.sess)}
+        st = st._replace(recovery=recovery, inputs=st.inputs | {Input(f.sess, "cont", f.exec, "pending")})
+    return st
 
 
 # ---------------------------------------------------------------- lease keeping and time

@@ -264,6 +264,10 @@ DEFECTS = _index([
            "R003-PASS-accepted-residual, R000-PASS-fencing (regression guard)",
            "the pre-dispatch renewal's row count is ignored: a runner whose renewal failed (lease expired, "
            "claim taken over or gone) goes on to dispatch the provider call"),
+    Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
+           "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
+           "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
+           "session_recovery row and a continuation, so work the caller cancelled is resumed"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path

@@ -278,7 +278,21 @@ def dispatch_after_failed_renewal(defects):
     return (renewed, node.runner.pc, len(w.provider.calls))
 
 
+def cancel_requeues_continuation(defects):
+    """A cancellation runs to its end: no recovery row, no continuation."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    return (sorted(snap.claims), sorted(snap.cancelled), sorted(snap.recovery),
+            [i.state for i in snap.inputs if i.kind == "cont"])
+
+
 CASES = {
+    "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),
+                                     ([], [(1, "s1")], [(1, "s1")], ["pending"])),
     "heartbeat-extends-lease": (heartbeat_extends_lease, (True, False, 2), (True, False, 3)),
     "cancel-restarts-assistant": (cancel_restarts_assistant,
                                   (["Started", "Interrupted"], 1, []),
