@@ -138,7 +138,9 @@ REFINEMENT = "Refinement"
 # each on its witness configuration (tests/engines/test_refinement.py checks every one, and that the rest
 # do not break it)
 REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acquire-overwrites-expired",
-                        "step-failed-duplicate-interrupt", "TimelyDispatch", "ProcessLocalRouting")
+                        "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
+                        "dispatch-after-failed-renewal", "cancel-requeues-continuation", "TimelyDispatch",
+                        "ProcessLocalRouting")
 
 INVARIANTS = _index([
     Invariant("TypeOK", "state", "every variable has its declared shape"),
