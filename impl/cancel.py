@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 from . import ids
 from . import registry as R
 from .claims import Ident
-from .events import Fence, StepEvent, assistant_row
+from .db import dialect_insert
+from .events import Fence, StepEvent, assistant_row, reserve_assistant
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
 from .runner import record_history
+from .schema import recovery_t
 
 if TYPE_CHECKING:
     from .node import Node
@@ -54,6 +56,17 @@ def request(node: "Node", session_id: str, execution_id: int | None = None) -> R
     ctx.boundaries.hit(R.B_CANCEL_REQUESTED, node=node.owner_id, session=session_id,
                        execution=ident.execution_id)
     return result
+
+
+def _requeue(node: "Node", conn, ident: Ident) -> None:
+    """The cancel-requeues-continuation defect: recovery's bookkeeping for a cancelled execution, a
+    session_recovery row (its conflict ignored) and a continuation."""
+    values = dict(execution_id=ident.execution_id, session_id=ident.session_id,
+                  continuation_input_id=ids.continuation_id(ident.session_id, ident.execution_id))
+    conn.execute(dialect_insert(conn, recovery_t).values(**values).on_conflict_do_nothing())
+    result = node.inputs.create_continuation(conn, ident.session_id, ident.execution_id)
+    if not result:
+        raise Abort(result)
 
 
 class Finalizer:
@@ -148,13 +161,20 @@ class Finalizer:
             if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
                 raise Abort(Fenced(node.claims.why(conn, ident, now, ("cancelling",))))
             a = claim.assistant_id
-            if ctx.has(R.STEP_STARTED_WINDOW) and a is not None and mem is None:
+            restart = ctx.has(R.STEP_STARTED_WINDOW) or ctx.has(R.CANCEL_RESTARTS_ASSISTANT)
+            if restart and a is not None and mem is None:
                 # publisher memory knows no assistant, so it starts one again; the ordinary claim update
-                # rejects it (phase cancelling) and the whole settlement rolls back
+                # rejects it (phase cancelling) and the whole settlement rolls back; cancel-restarts-assistant
+                # fences the restart by identity and lease in the phase the claim is in, so it commits
                 again = StepEvent(ident.session_id, ident.execution_id, ids.assistant_id(ident.execution_id, 2),
                                   R.STARTED, ident.owner_id)
+                phase = "running" if ctx.has(R.STEP_STARTED_WINDOW) else "cancelling"
                 restarted.append(again)
-                node.publisher.commit(conn, again, Fence(ident, "running"))
+                node.publisher.commit(conn, again, Fence(ident, phase))
+            if a is None and ctx.has(R.CANCEL_INTERRUPTS_UNSTARTED):
+                # the defect: the assistant id derived from the execution, its projection made on the spot
+                a = ids.assistant_id(ident.execution_id)
+                reserve_assistant(conn, a, ident.session_id, ident.execution_id)
             row = None
             if a is not None:
                 row = assistant_row(conn, a)
@@ -173,7 +193,7 @@ class Finalizer:
                 raise Abort(result)
             return Ok(event)
         result = ctx.db.atomic(body)
-        if not result and restarted:
+        if not result and restarted and ctx.has(R.STEP_STARTED_WINDOW):
             self.last = result  # the rejected restart: the finalizer retries, its heartbeat keeps the lease
             return result
         if not result:
@@ -195,6 +215,8 @@ class Finalizer:
             if not result:
                 raise Abort(result)
             record_history(conn, ident, "cancelled", now)
+            if ctx.has(R.CANCEL_REQUEUES_CONTINUATION):
+                _requeue(node, conn, ident)
             return result
         result = ctx.db.atomic(body)
         self.reset()

@@ -161,11 +161,20 @@ class ClaimStore:
         return Ok()
 
     @_typed
-    def renew(self, conn: Connection, ident: Ident, now: int) -> Result:
-        """Extend the exact, unexpired lease. Renewal never moves a phase."""
+    def renew(self, conn: Connection, ident: Ident, now: int, until: int | None = None) -> Result:
+        """Extend the exact, unexpired lease to `until` (a fresh lease from now by default). Renewal never
+        moves a phase."""
         stmt = _RENEW_ANY if self.ctx.has(R.RENEW_AFTER_EXPIRY) else _RENEW
-        n = conn.execute(stmt, _fence(ident, now, until=self.ctx.lease_from(now))).rowcount
+        until = self.ctx.lease_from(now) if until is None else until
+        n = conn.execute(stmt, _fence(ident, now, until=until)).rowcount
         return self._fenced(conn, ident, now, n)
+
+    def heartbeat(self, conn: Connection, claim: ClaimRow, now: int) -> Result:
+        """A heartbeat's renewal of `claim` (read in the caller's transaction): a fresh lease from now (the
+        heartbeat-extends-lease defect adds a lease to what remains of it)."""
+        if self.ctx.has(R.HEARTBEAT_EXTENDS_LEASE):
+            return self.renew(conn, claim.ident, now, until=claim.lease_expires_at + self.ctx.lease_ticks)
+        return self.renew(conn, claim.ident, now)
 
     @_typed
     def check(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:

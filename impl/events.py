@@ -125,6 +125,12 @@ _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
     .where(event_t.c.session_id == sa.bindparam("session"))
 
 
+def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, execution_id: int) -> None:
+    """The cancel-interrupts-unstarted defect: a projection row for an assistant no Step.Started opened."""
+    conn.execute(assistant_t.insert(), dict(assistant_id=assistant_id, session_id=session_id,
+                                            execution_id=execution_id, started=False, completed=False, outcome=None))
+
+
 def assistant_row(conn: Connection, assistant_id: str):
     """The projection row of an assistant, or None."""
     return conn.execute(sa.select(assistant_t).where(assistant_t.c.assistant_id == assistant_id)).mappings().first()

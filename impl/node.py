@@ -113,7 +113,7 @@ class Node:
                 return NotEnabled("lease is full")
             if not self.active_on(claim.execution_id):
                 return NotEnabled(f"no actor of {self.owner_id} works on execution {claim.execution_id}")
-            return self.claims.renew(conn, claim.ident, now)
+            return self.claims.heartbeat(conn, claim, now)
         return self.ctx.db.atomic(body)
 
     def heartbeat_all(self) -> dict[str, Result]:

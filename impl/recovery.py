@@ -288,7 +288,7 @@ class RecoveryWorker:
                 return NotEnabled("the claim is not this worker's")
             if claim.lease_expires_at - now >= self.ctx.lease_ticks:
                 return NotEnabled("lease is full")
-            return self.claims.renew(conn, self.ident, now)
+            return self.claims.heartbeat(conn, claim, now)
         return self.ctx.db.atomic(body)
 
     def enabled(self) -> str | None:

@@ -32,6 +32,11 @@ SUPERVISE_ON_EXPIRY_ONLY = _pick(N.DEFECTS, "supervise-on-expiry-only")
 CANCELLATION_QUARANTINE_STRANDS = _pick(N.DEFECTS, "cancellation-quarantine-strands")
 RECOVERY_RETRIES_UNBOUNDED = _pick(N.DEFECTS, "recovery-retries-unbounded")
 RECOVERY_INPUT_EXCLUDED_EVERYWHERE = _pick(N.DEFECTS, "recovery-input-excluded-everywhere")
+HEARTBEAT_EXTENDS_LEASE = _pick(N.DEFECTS, "heartbeat-extends-lease")
+CANCEL_RESTARTS_ASSISTANT = _pick(N.DEFECTS, "cancel-restarts-assistant")
+CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
+DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
+CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")

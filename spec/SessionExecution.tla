@@ -193,6 +193,7 @@ PromoteContinuation(n, i) ==
     /\ AcquireBy(n, i, FALSE)
 
 \* The renewal that precedes provider dispatch: exact Session, execution, owner, unexpired lease.
+\* (dispatch-after-failed-renewal: a failed renewal's row count is ignored and the runner goes on.)
 Renew(n) ==
     LET r == run[n]
         c == claim[r.sess]
@@ -200,7 +201,7 @@ Renew(n) ==
        /\ IF c.exec = r.exec /\ c.owner = n /\ (c.ttl > 0 \/ Has("renew-after-expiry"))
           THEN /\ claim' = [claim EXCEPT ![r.sess].ttl = Lease]
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
-          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = IF Has("dispatch-after-failed-renewal") THEN "renewed" ELSE "stopped"]
                /\ UNCHANGED claim
        /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
@@ -316,10 +317,16 @@ FinalizerSettle(n) ==
         r == run[n]
         c == claim[f.sess]
         a == c.asst
+        \* the assistant it settles (cancel-interrupts-unstarted: derived from the execution, not read)
+        settle == IF Has("cancel-interrupts-unstarted") THEN f.exec ELSE a
         mem == IF r.exec = f.exec THEN r.mem ELSE 0
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         interrupt == IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a
-                     THEN TRUE ELSE a # 0 /\ ~Completed(a)
+                     THEN TRUE ELSE settle # 0 /\ ~Completed(settle)
+        \* cancel-restarts-assistant: memory has no assistant, so it starts one again, and that commits
+        restarted == IF Has("cancel-restarts-assistant") /\ a # 0 /\ mem = 0
+                     THEN Append(log, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
+                     ELSE log
         checked == Has("unsupervised-cancel-heartbeat") \/ SupHolds(f.sess, f.exec, f.owner)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
@@ -335,36 +342,44 @@ FinalizerSettle(n) ==
                   THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
                   ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
                        /\ log' = IF interrupt
-                                 THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a,
-                                                   node |-> f.owner])
-                                 ELSE log
+                                 THEN Append(restarted, [sess |-> f.sess, kind |-> "Interrupted", asst |-> settle,
+                                                         node |-> f.owner])
+                                 ELSE restarted
                        /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
 
-\* Remove the exact cancelled claim.  Cancellation creates no recovery state.
+\* Remove the exact cancelled claim.  Cancellation creates no recovery state (cancel-requeues-continuation:
+\* it inserts a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
 FinalizerClear(n) ==
     LET f == fin[n]
+        requeue == Has("cancel-requeues-continuation")
     IN /\ f.pc = "clear"
        /\ IF Fenced(f.sess, f.exec, f.owner) /\ claim[f.sess].phase = "cancelled"
           THEN /\ claim' = [claim EXCEPT ![f.sess] = NoClaim]
                /\ cancelled' = cancelled \cup {[exec |-> f.exec, sess |-> f.sess]}
                /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ run' = IF run[n].exec = f.exec THEN [run EXCEPT ![n] = RunnerIdle] ELSE run
+               /\ recovery' = IF requeue /\ ~RowForExec(f.exec)
+                              THEN recovery \cup {[exec |-> f.exec, sess |-> f.sess]} ELSE recovery
+               /\ inputs' = IF requeue
+                            THEN inputs \cup {[sess |-> f.sess, kind |-> "cont", src |-> f.exec, state |-> "pending"]}
+                            ELSE inputs
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
-               /\ UNCHANGED <<claim, cancelled, run>>
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults, effects>>
+               /\ UNCHANGED <<claim, cancelled, run, recovery, inputs>>
+       /\ UNCHANGED <<nextExec, log, rec, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)
 
 \* A node (or recovery worker) renews the lease of a claim one of its actors is working on.
+\* (heartbeat-extends-lease: the lease grows by Lease from what remains of it, not from now.)
 Heartbeat(k, s) ==
     LET c == claim[s]
     IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
        /\ c.ttl > 0 \/ Has("renew-after-expiry")
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
                          ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> ""]
-       /\ claim' = [claim EXCEPT ![s].ttl = Lease]
+       /\ claim' = [claim EXCEPT ![s].ttl = IF Has("heartbeat-extends-lease") THEN @ + Lease ELSE Lease]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 RunBusy(n) == run[n].pc \notin {"idle", "stopped"}

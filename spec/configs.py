@@ -15,12 +15,12 @@ from .model import Config
 ALL_FAULTS = frozenset(N.FAULT_KINDS)
 
 CONFIGS: dict[str, Config] = {
-    # one Session, two nodes, two queued prompts, every fault: 11 of the 15 defects and all three
+    # one Session, two nodes, two queued prompts, every fault: 15 of the 20 defects and all three
     # assumptions show here; TLC checks it with liveness in well under a minute
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
     # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
-    # collision and the scan-window starvation
+    # collision, the scan-window starvation and the heartbeat that extends a lease past Lease
     # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
     # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,

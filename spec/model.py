@@ -79,6 +79,8 @@ def Renew(cfg, st, n):
     if c.exec == r.exec and c.owner == cfg.nodes[n] and live:
         return st._replace(claim=_put(st.claim, s, c._replace(ttl=cfg.lease)),
                            run=_put(st.run, n, r._replace(pc="renewed")))
+    if cfg.has("dispatch-after-failed-renewal"):  # the failed renewal's row count is ignored
+        return st._replace(run=_put(st.run, n, r._replace(pc="renewed")))
     return _stop(st, n)
 
 
@@ -203,6 +205,7 @@ def FinalizerSettle(cfg, st, n):
     if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     a = c.asst
+    settle = f.exec if cfg.has("cancel-interrupts-unstarted") else a  # derived from the execution, not read
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
     if cfg.has("step-started-window") and a != 0 and mem == 0:
         # publisher memory has no assistant: it starts one again, which the cancelling phase rejects; the
@@ -211,8 +214,11 @@ def FinalizerSettle(cfg, st, n):
     if cfg.has("step-failed-duplicate-interrupt") and active and mem == a:
         interrupt = True
     else:
-        interrupt = a != 0 and not completed(st, a)
-    log = st.log + ((Event(f.sess, "Interrupted", a, f.owner),) if interrupt else ())
+        interrupt = settle != 0 and not completed(st, settle)
+    log = st.log
+    if cfg.has("cancel-restarts-assistant") and a != 0 and mem == 0:
+        log += (Event(f.sess, "Started", a, f.owner),)  # the start again commits: fenced, but not by phase
+    log += (Event(f.sess, "Interrupted", settle, f.owner),) if interrupt else ()
     return st._replace(claim=_put(st.claim, s, c._replace(phase="cancelled")), log=log,
                        fin=_put(st.fin, n, f._replace(pc="clear")))
 
@@ -225,8 +231,12 @@ def FinalizerClear(cfg, st, n):
     if not (fenced(st, s, f.exec, f.owner) and st.claim[s].phase == "cancelled"):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     run = st.run if st.run[n].exec != f.exec else _put(st.run, n, RUNNER_IDLE)
-    return st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
-                       fin=_put(st.fin, n, FIN_IDLE), run=run)
+    st = st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
+                     fin=_put(st.fin, n, FIN_IDLE), run=run)
+    if cfg.has("cancel-requeues-continuation"):  # recovery's bookkeeping: a row (conflict ignored), a continuation
+        recovery = st.recovery if row_for_exec(st, f.exec) else st.recovery | {RecRow(f.exec, f.sess)}
+        st = st._replace(recovery=recovery, inputs=st.inputs | {Input(f.sess, "cont", f.exec, "pending")})
+    return st
 
 
 # ---------------------------------------------------------------- lease keeping and time
@@ -239,7 +249,8 @@ def Heartbeat(cfg, st, n, s):
             and (active_on(st, n, c.exec) if n < len(cfg.nodes)
                  else st.rec[n - len(cfg.nodes)] == Rec("converting", s, c.exec))):
         return None
-    return st._replace(claim=_put(st.claim, si_, c._replace(ttl=cfg.lease)))
+    ttl = c.ttl + cfg.lease if cfg.has("heartbeat-extends-lease") else cfg.lease  # from the lease's end
+    return st._replace(claim=_put(st.claim, si_, c._replace(ttl=ttl)))
 
 
 def Supervise(cfg, st, n):

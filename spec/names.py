@@ -143,7 +143,9 @@ REFINEMENT = "Refinement"
 # each on its witness configuration (tests/engines/test_refinement.py checks every one, and that the rest
 # do not break it)
 REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acquire-overwrites-expired",
-                        "step-failed-duplicate-interrupt", "TimelyDispatch", "ProcessLocalRouting")
+                        "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
+                        "dispatch-after-failed-renewal", "cancel-requeues-continuation", "TimelyDispatch",
+                        "ProcessLocalRouting")
 
 INVARIANTS = _index([
     Invariant("TypeOK", "state", "every variable has its declared shape"),
@@ -280,6 +282,26 @@ DEFECTS = _index([
            "R000-PASS-recovery-identity",
            "the promotion path reuses ordinary selection's exclusion of recovery-owned inputs, so no path "
            "selects a continuation and it waits forever"),
+    Defect("heartbeat-extends-lease", ("TypeOK",), "R003-PASS-wall-clock (regression guard)",
+           "the heartbeat adds a lease to the lease's remaining time (lease_expires_at + lease) instead of "
+           "renewing it to now + lease, so a lease outlives the bound the lease/skew condition relies on",
+           "sessions"),
+    Defect("cancel-restarts-assistant", ("AtMostOneStart",), "R000-v18 (the start that commits)",
+           "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
+           "return it starts the assistant again, and the restart, fenced by identity and lease but not "
+           "phase, commits: a second Step.Started for the execution, then Step.Interrupted"),
+    Defect("cancel-interrupts-unstarted", ("InterruptOnlyAfterStart",),
+           "R003-PASS-stream-settlement (regression guard)",
+           "the finalizer settles the assistant id derived from the execution instead of the one the claim "
+           "names, and publishes Step.Interrupted for it even when no assistant was started"),
+    Defect("dispatch-after-failed-renewal", ("NoPhysicalReplay",),
+           "R003-PASS-accepted-residual, R000-PASS-fencing (regression guard)",
+           "the pre-dispatch renewal's row count is ignored: a runner whose renewal failed (lease expired, "
+           "claim taken over or gone) goes on to dispatch the provider call"),
+    Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
+           "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
+           "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
+           "session_recovery row and a continuation, so work the caller cancelled is resumed"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path

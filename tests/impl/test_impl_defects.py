@@ -225,7 +225,80 @@ def supervise_on_expiry_only(defects):
     return (stopped, node.finalizer.pc)
 
 
+def heartbeat_extends_lease(defects):
+    """A two-tick lease, one tick gone, then the node's heartbeat: the lease is Lease ticks from now."""
+    w = World(defects=defects, lease=2)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    w.tick()
+    beat = bool(node.heartbeat("s1"))
+    again = bool(node.heartbeat("s1"))  # a full lease is not renewed
+    return (beat, again, w.snap().claims["s1"].ttl(w.clock.now()))
+
+
+def _cancel_at_step_started(defects):
+    """Cancel between Step.Started's commit and its return; the finalizer settles."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        node.runner.step()
+    assert node.runner.pc == "started"
+    node.cancel("s1")
+    node.run_to_completion()
+    return w
+
+
+def cancel_restarts_assistant(defects):
+    """The step-started window again: the interrupt path must not start the assistant a second time."""
+    w = _cancel_at_step_started(defects)
+    snap = w.snap()
+    return (snap.kinds(), snap.count("Started"), sorted(snap.claims))
+
+
+def cancel_interrupts_unstarted(defects):
+    """Cancel before any Step.Started (the runner is interrupted right after its claim): nothing to interrupt."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    return (snap.kinds(), sorted(snap.claims))
+
+
+def dispatch_after_failed_renewal(defects):
+    """The pre-dispatch renewal fails (the lease expired): the runner must stop before the provider call."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    w.tick()
+    renewed = bool(node.runner.step())  # Renew (ran, whatever its outcome)
+    node.runner.step()
+    return (renewed, node.runner.pc, len(w.provider.calls))
+
+
+def cancel_requeues_continuation(defects):
+    """A cancellation runs to its end: no recovery row, no continuation."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    return (sorted(snap.claims), sorted(snap.cancelled), sorted(snap.recovery),
+            [i.state for i in snap.inputs if i.kind == "cont"])
+
+
 CASES = {
+    "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),
+                                     ([], [(1, "s1")], [(1, "s1")], ["pending"])),
+    "heartbeat-extends-lease": (heartbeat_extends_lease, (True, False, 2), (True, False, 3)),
+    "cancel-restarts-assistant": (cancel_restarts_assistant,
+                                  (["Started", "Interrupted"], 1, []),
+                                  (["Started", "Started", "Interrupted"], 2, [])),
+    "cancel-interrupts-unstarted": (cancel_interrupts_unstarted, ([], []), (["Interrupted"], [])),
+    "dispatch-after-failed-renewal": (dispatch_after_failed_renewal, (True, "idle", 0), (True, "streaming", 1)),
     "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),

@@ -1,6 +1,8 @@
-"""Every invariant check can fail. The registry's defects break most of them (test_defect_table); the
-invariants an assumption protects are shown violated by the explorer with that assumption switched off;
-for the rest, a mutant twin (one action changed) shows the explorer catching the violation."""
+"""Every invariant check can fail. The registry's defects break all of them (test_defect_table;
+tests/reports/test_reviewer.py fails on an invariant none breaks); the invariants an assumption protects
+are shown violated by the explorer with that assumption switched off; and the invariants no defect broke
+before issue 12, item 6 keep a mutant twin each (one action changed), a second way to show the explorer
+catching the violation."""
 
 import pytest
 
