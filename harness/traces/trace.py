@@ -411,15 +411,19 @@ def check_enabled(trace: "Trace", cfg: M.Config, all_params: list[tuple], name: 
     the step, the failing conjunct of its guard and what the twin enables there (spec.guards). Walks the
     twin up to the first recorded state that differs (replay reports that one itself)."""
     st = M.init(cfg)
+    hint = ""
     for k, (step, params) in enumerate(zip(trace.steps, all_params)):
         nxt = M.apply(cfg, st, step.action, params)
         if step.refused:
             if nxt is not None:
                 return  # replay reports a refused step the twin enables
             st = refused_next(cfg, st, step, params, f"{name}: steps[{k}]")
+            if step.instead is None and step.action not in N.ATTEMPTS and N.ACTIONS[step.action].actor in N.STEPPING_ACTORS:
+                hint = (f" (after steps[{k}], refused without `instead`, the twin takes {params[0]} to have taken "
+                        "no step; name the action it takes with `instead`)")
             continue
         if nxt is None:
-            raise TraceError(f"{name}: steps[{k}]: {guards.explain(cfg, st, step.action, params)}")
+            raise TraceError(f"{name}: steps[{k}]: {guards.explain(cfg, st, step.action, params)}{hint}")
         if step.state is not None and state_from_json(cfg, step.state, f"{name}: steps[{k}]") != nxt:
             return
         st = nxt
