@@ -228,3 +228,17 @@ def test_assistant_outcome_and_quarantine_reason_on_twin_states():
     assert outcomes[0] == "none" and "open" in outcomes and outcomes[-1] == "Failed"
     twice = states[-1]._replace(log=states[-1].log + (M.Event("s1", "Interrupted", 1, "n1"),))
     assert I.assistant_outcome(twice, 1) == "Failed+Interrupted"
+
+
+def test_a_refused_step_with_instead_round_trips_through_itf_and_explains(tmp_path):
+    from harness.reports import explain as X
+    from harness.traces import itf
+    p = _edit(tmp_path, _convert_asked_before_takeover, WORKERS)
+    orig = T.load(p)
+    back = itf.from_itf(itf.export(orig))
+    assert back == orig and back.steps[6].instead == TAKEOVER
+    doc = itf.export(orig)
+    doc["#meta"]["claimcheck"]["steps"][6].pop("instead")  # the states say r1 moved; the step no longer does
+    with pytest.raises(T.TraceError, match=r"steps\[6\]: a refused step, but states\[7\] is not states\[6\]"):
+        itf.from_itf(doc)
+    assert "the actor takes RecoveryTakeover instead" in X.explain_file(p)
