@@ -241,6 +241,29 @@ def leads_to(name: str, cfg: Config):
     return out
 
 
+# ---------------------------------------------------------------- read-side helpers (trace expectations)
+
+def assistant_outcome(st: State, a: int) -> str:
+    """Assistant `a`'s outcome from the durable log (names.ASSISTANT_OUTCOMES): "none" (never started),
+    "open" (started, no terminal event), or its terminal kind; several terminals (AtMostOneTerminal
+    broken) are joined by "+", in log order."""
+    kinds = [e.kind for e in st.log if e.asst == a]
+    terminals = [k for k in kinds if k in N.TERMINAL_KINDS]
+    if terminals:
+        return "+".join(terminals)
+    return "open" if "Started" in kinds else "none"
+
+
+def quarantine_reason(cfg: Config, st: State, s: int) -> str | None:
+    """Why Session s's claim is quarantined: "malformed" when a session_recovery row exists for its
+    execution (of any Session: the conversion's insert met it), else "exhausted"; None when it is not
+    quarantined. A first cut: the recovery refinement will name more reasons."""
+    c = st.claim[s]
+    if c.phase == "none" or not c.quar:
+        return None
+    return "malformed" if any(r.exec == c.exec for r in st.recovery) else "exhausted"
+
+
 # the variables each check reads: a state whose parent held an invariant only needs it re-checked when
 # one of these changed; an edge only needs an action check when one of them changed in the step
 READS = {
@@ -275,4 +298,4 @@ def check_edge(cfg: Config, st: State, nx: State, delta: frozenset[int] | None =
     return [name for name, fn in ACTION_CHECKS.items() if _READ_IDX[name] & delta and not fn(cfg, st, nx)]
 
 
-__all__ = ["check_state", "check_edge", "leads_to", "STATE_CHECKS", "ACTION_CHECKS", "active_on"]
+__all__ = ["check_state", "check_edge", "leads_to", "assistant_outcome", "quarantine_reason", "STATE_CHECKS", "ACTION_CHECKS", "active_on"]

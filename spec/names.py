@@ -132,6 +132,10 @@ ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettl
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
 ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan")
 assert set(ATTEMPTS) <= set(ACTIONS)
+# the actors a scheduler can ask to move (by Action.actor): any of their actions that is not an attempt is
+# the actor's own next step, which it picks from its own record (a trace step marked `refused` on one
+# asks the actor to move and checks it does not take that action)
+STEPPING_ACTORS = ("runner", "finalizer", "recovery", "supervisor")
 
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled", "PendingInputsEventuallyServed",
             "ContinuationsEventuallyPromoted")
@@ -333,6 +337,8 @@ TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
 FAULT_KINDS = ("crash", "pause", "corrupt")
 INPUT_KINDS = ("prompt", "cont")
 INPUT_STATES = ("pending", "ordinary", "recovery")
+# an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal
+ASSISTANT_OUTCOMES = ("none", "open") + TERMINAL_KINDS
 
 
 class UnknownName(ValueError):

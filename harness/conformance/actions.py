@@ -5,7 +5,8 @@ through `Scheduler`, which goes through this table, so adding an action is one e
 
 Two kinds of entry: an ATTEMPT (names.ATTEMPTS: the caller chooses the parameters; the call returns the
 implementation's answer, truthy when taken) and a STEP (an actor moves one atomic unit; the call returns
-the name of the action the actor took, which must be the one asked for).
+the name of the action the actor took, which must be the one asked for). `MOVE` asks an actor for its
+next step without naming one (a trace step marked `refused` on an actor's own action).
 """
 
 from __future__ import annotations
@@ -56,5 +57,15 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
 }
 
+# the actor a scheduler asks to move (by names.Action.actor, names.STEPPING_ACTORS) and its production
+# step: the call returns the name of the action the actor took, None when it took none
+MOVE: dict[str, Callable] = {
+    "runner": lambda w, who: w.node(who).runner.step(),
+    "finalizer": lambda w, who: w.node(who).finalizer.step(),
+    "recovery": lambda w, who: w.worker(who).step(),
+    "supervisor": lambda w, who: w.node(who).supervise(),
+}
+
+assert set(MOVE) == set(N.STEPPING_ACTORS)
 assert set(IMPL) == set(N.ACTIONS), "the implementation's table must cover the registry's actions exactly"
 assert {n for n, (kind, _) in IMPL.items() if kind == ATTEMPT} == set(N.ATTEMPTS)

@@ -17,6 +17,7 @@ from spec import invariants as I
 from spec import model as M
 from spec import names as N
 
+from harness.traces import expect as X
 from harness.traces import trace as T
 from harness.engines.liveness import fair_enabled
 from harness.conformance.mapping import diff
@@ -34,7 +35,8 @@ class StepRecord:
     fired: list[str] = field(default_factory=list)  # boundaries hit during the step
     violated: list[str] = field(default_factory=list)
     note: str | None = None
-    refused: bool = False  # an attempt the twin does not enable: the implementation had to refuse it
+    refused: bool = False  # a step the twin does not enable: refused (an attempt) or not taken (an actor's step)
+    took: str | None = None  # a refused actor step: what the actor, asked to move, took ("none" or the action)
 
 
 @dataclass
@@ -45,6 +47,7 @@ class ReplayResult:
     steps: list[StepRecord] = field(default_factory=list)
     violated: list[str] = field(default_factory=list)  # invariant / property names, first occurrence order
     problems: list[str] = field(default_factory=list)  # divergence, unfired boundary, failed expectation
+    warnings: list[str] = field(default_factory=list)  # not failures: a liveness expectation held vacuously
     final: M.State | None = None
     completed: bool = False  # every step ran, in lockstep, with its boundary
 
@@ -81,31 +84,8 @@ def liveness_failures(cfg: M.Config, st: M.State, names) -> list[tuple[str, str]
 
 
 def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
-    """Each failed expectation as one line naming its field, expected beside actual."""
-    bad = []
-    for k, e in enumerate(ex.events):
-        got = sum(1 for ev in st.log if ev.asst == e.assistant and ev.kind == e.kind)
-        if got != e.count:
-            bad.append(f"expect.events[{k}]: {e.count} Step.{e.kind} for assistant {e.assistant}, found {got}")
-    for k, c in enumerate(ex.claims):
-        got = st.claim[M.si(cfg, c.session)]
-        present = got.phase != "none"
-        if present != c.present:
-            bad.append(f"expect.claims[{k}]: claim of {c.session} {'present' if c.present else 'absent'}, "
-                       f"found {'present (' + got.phase + ')' if present else 'absent'}")
-        elif present and c.phase is not None and got.phase != c.phase:
-            bad.append(f"expect.claims[{k}].phase: {c.phase}, found {got.phase}")
-        elif present and c.quarantined is not None and got.quar != c.quarantined:
-            bad.append(f"expect.claims[{k}].quarantined: {c.quarantined}, found {got.quar}")
-    if ex.recovery_rows is not None and len(st.recovery) != ex.recovery_rows:
-        bad.append(f"expect.recovery_rows: {ex.recovery_rows}, found {len(st.recovery)}")
-    conts = sum(1 for i in st.inputs if i.kind == "cont")
-    if ex.continuations is not None and conts != ex.continuations:
-        bad.append(f"expect.continuations: {ex.continuations}, found {conts}")
-    for node, mem in (ex.memory or {}).items():
-        if st.run[M.ni(cfg, node)].mem != mem:
-            bad.append(f"expect.memory.{node}: publisher memory {mem}, found {st.run[M.ni(cfg, node)].mem}")
-    return bad
+    """Each failed expectation as one line naming its field, expected beside actual (harness.traces.expect)."""
+    return X.check(cfg, st, ex)
 
 
 def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
@@ -131,8 +111,11 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
         label = f"step {k} {step.action}({fmt_params(params)})"
         nxt = M.apply(cfg, twin, step.action, params)
         if step.refused:
-            if not _refused(res, sched, cfg, twin, nxt, rec, label, hits):
+            moved = _refused(res, sched, cfg, (twin, impl), nxt, step, rec, label, hits)
+            if moved is None:
                 break
+            twin, impl = moved
+            seen.append(impl)
             continue
         if nxt is None:
             res.problems.append(f"step {k} {G.explain(cfg, twin, step.action, params)}; "
@@ -170,33 +153,102 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
     res.final = impl
     _judge_liveness(res, seen)
     if trace.expect is not None:
-        res.problems += check_expect(cfg, impl, trace.expect)
+        _judge_vacuity(res, seen)
+        mine = check_expect(cfg, impl, trace.expect)
+        res.problems += mine + [f"the twin: {b}" for b in check_expect(cfg, twin, trace.expect) if b not in mine]
     return res
 
 
-def _refused(res, sched, cfg, twin, nxt, rec, label, hits) -> bool:
-    """A step marked `refused`: the twin does not enable it and the implementation must leave its state
-    as the twin's. False (with the problem recorded) when either does otherwise."""
+def _refused(res, sched, cfg, states, nxt, step, rec, label, hits):
+    """A step marked `refused` (the twin does not enable it): (twin, implementation) states to go on from,
+    or None with the problem recorded. An attempt: the implementation must refuse it, its state staying
+    the twin's. An actor's own step: the actor, asked to move, takes none or an action the twin enables
+    for it (the one `instead` names, when the step names one), never the refused one. An environment or
+    fault action: nothing is asked of the implementation."""
+    twin, impl = states
     if nxt is not None:
         res.problems.append(f"{label}: marked refused, but the twin enables it")
-        return False
+        return None
     mark = len(hits)
     res.steps.append(rec)
+    if not _asks_an_actor(rec.action):
+        return twin, impl
     try:
-        answer = sched.attempt(rec.action, rec.params)
+        answer = sched.attempt(rec.action, rec.params) if rec.action in N.ATTEMPTS else sched.move(rec.action, rec.params[0])
     except Exception as exc:  # noqa: BLE001 - the implementation's failure is the finding
         res.problems.append(f"{label}: the implementation raised {type(exc).__name__}: {exc}")
-        return False
+        return None
     rec.fired = [h for h, _ in hits[mark:]]
     got = sched.state()
-    rec.violated = I.check_state(cfg, got)
+    rec.violated = I.check_state(cfg, got) + I.check_edge(cfg, impl, got)
     res._violate(rec.violated, label)
-    delta = diff(twin, got, cfg)
+    if rec.action in N.ATTEMPTS:
+        delta = diff(twin, got, cfg)
+        if delta:
+            res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable it")
+            res.problems += [f"{label}: divergence: {d}" for d in delta]
+            return None
+        return twin, got
+    return _moved(res, cfg, twin, got, step, rec, label, answer)
+
+
+def _asks_an_actor(action: str) -> bool:
+    """A refused step of this action asks the implementation something: an attempt, or an actor's step."""
+    return action in N.ATTEMPTS or N.ACTIONS[action].actor in N.STEPPING_ACTORS
+
+
+def _moved(res, cfg, twin, got, step, rec, label, took):
+    """The actor of a refused step took `took` (an action name, or None): the twin's state it must match
+    (unchanged, or that action's successor for the actor), or None with the problem recorded."""
+    who = rec.params[0]
+    if took is None:
+        rec.took = "none"
+        if step.instead is not None:
+            res.problems.append(f"{label}: {who} took no step; the trace expects it to take {step.instead} instead")
+            return None
+        expected = twin
+    elif took == rec.action:
+        rec.took = f"{took}({who})"
+        res.problems.append(f"{label}: {who} took {took}, the refused action, although the twin does not enable it")
+        res.problems += [f"{label}: divergence: {d}" for d in diff(twin, got, cfg)]
+        return None
+    else:
+        moves = [m for m in T.actor_moves(cfg, twin, rec.action, who) if m[0] == took]
+        if not moves:
+            enabled = ", ".join(f"{a}({fmt_params(p)})" for a, p, _ in T.actor_moves(cfg, twin, rec.action, who))
+            rec.took = took
+            res.problems.append(f"{label}: {who} took {took}, which the twin does not enable for it here "
+                                f"(it enables: {enabled or 'nothing'})")
+            return None
+        action, params, expected = next((m for m in moves if m[2] == got), moves[0])
+        rec.took = f"{action}({fmt_params(params)})"
+        if step.instead is not None and action != step.instead:
+            res.problems.append(f"{label}: {who} took {rec.took}; the trace expects it to take {step.instead} instead")
+            return None
+    delta = diff(expected, got, cfg)
     if delta:
-        res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable it")
-        res.problems += [f"{label}: divergence: {d}" for d in delta]
-        return False
-    return True
+        res.problems += [f"{label}: {who} took {rec.took}: divergence: {d}" for d in delta]
+        return None
+    return expected, got
+
+
+def _judge_vacuity(res: ReplayResult, seen: list[M.State]) -> None:
+    """A liveness property the trace expects to hold (expect.invariants) whose premise is false on every
+    state of the replay holds only vacuously: a warning, or a failure when expect.non_vacuous names it.
+    Judged on a replay that ran to its end (a shorter one has failed already)."""
+    ex = res.trace.expect
+    if not res.completed:
+        return
+    live = [p for p in ex.invariants if N.INVARIANTS[p].kind == "liveness"]
+    for prop in dict.fromkeys(ex.non_vacuous + live):
+        if X.premise_held(res.cfg, seen, prop):
+            continue
+        if prop in ex.non_vacuous:
+            res.problems.append(f"expect.non_vacuous: {prop} holds only vacuously: its premise is false on every "
+                                f"state of the replay ({len(seen)} states)")
+        else:
+            res.warnings.append(f"{prop} holds only vacuously: its premise is false on every state of the replay "
+                                "(expect.non_vacuous would make this fail)")
 
 
 def _unfair(cfg: M.Config, states: list[M.State], steps) -> str | None:
@@ -283,11 +335,15 @@ def render(res: ReplayResult) -> str:
             gate = f"  [{r.boundary} {'fired' if r.boundary in r.fired else 'NOT FIRED'}]"
         bad = f"  VIOLATES {', '.join(r.violated)}" if r.violated else ""
         note = f"  -- {r.note}" if r.note else ""
-        note += "  [must be refused]" if r.refused else ""
+        if r.refused and r.took is not None:
+            note += f"  [refused; {r.params[0]} took {r.took}]"
+        elif r.refused:
+            note += "  [must be refused]" if _asks_an_actor(r.action) else "  [not enabled in the twin]"
         lines.append(f"  {r.index:3d}  {r.action}({fmt_params(r.params)}){gate}{bad}{note}")
     if res.trace.loop is not None:
         lines.append(f"       (loop back to step {res.trace.loop}; replayed once)")
     lines.append(f"  steps:   {res.consumed}/{len(res.trace.steps)} consumed")
+    lines += [f"  warning: {w}" for w in res.warnings]
     if res.ok:
         lines.append("  verdict: PASS, every invariant and expectation holds")
     else:

@@ -20,7 +20,7 @@ from spec import model as M
 from spec import names as N
 
 from harness import registry as R
-from harness.conformance.actions import ATTEMPT, IMPL, STEP, input_id  # noqa: F401  (input_id: for callers)
+from harness.conformance.actions import ATTEMPT, IMPL, MOVE, STEP, input_id  # noqa: F401  (input_id: for callers)
 
 STEPPED_BY_FINALIZER = tuple(a for a in R.FINALIZER_ACTIONS if a not in N.ATTEMPTS)
 
@@ -101,6 +101,11 @@ class Scheduler:
         if kind != ATTEMPT:
             raise KeyError(name)
         return call(self.world, params)
+
+    def move(self, action: str, who: str) -> str | None:
+        """Ask the actor that takes `action` (its kind, names.ACTIONS[action].actor) named `who` for its next
+        step, without naming one: the name of the action it took, None when it took none."""
+        return MOVE[N.ACTIONS[action].actor](self.world, who)
 
     def state(self) -> M.State:
         from harness.conformance.mapping import twin_state

@@ -132,10 +132,15 @@ def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
     lines, stuck = [], None
     for k, (step, params) in enumerate(zip(trace.steps, parse_steps(trace, cfg, name)), start=1):
         nx = M.apply(cfg, st, step.action, params)
-        if step.refused and nx is None:  # an attempt the implementation must refuse: nothing changes
-            lines.append(Line(k, actor_of(step.action, params), step.action, params,
-                              ["must be refused: the twin does not enable it"], None, fired.get(k, []), [], step.note,
-                              [(OWN, "must be refused: the twin does not enable it")], st))
+        if step.refused and nx is None:  # the twin does not enable it: nothing changes, or the actor moves
+            nx = T.refused_next(cfg, st, step, params, f"{name}: steps[{k - 1}]")
+            said = "must be refused: the twin does not enable it" + (
+                f"; the actor takes {step.instead} instead" if step.instead else "")
+            reach = [(OWN, said)] + effect_items(cfg, st, nx)
+            lines.append(Line(k, actor_of(step.action, params), step.action, params, [e for _, e in reach], None,
+                              fired.get(k, []), I.check_state(cfg, nx) + I.check_edge(cfg, st, nx) if nx != st else [],
+                              step.note, reach, nx))
+            st = nx
             continue
         if nx is None:
             stuck = f"step {k} {guards.explain(cfg, st, step.action, params)}"

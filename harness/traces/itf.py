@@ -56,8 +56,8 @@ def _sorted_sets(v):
 
 def carried(trace: T.Trace) -> dict:
     """Everything the trace holds that ITF has no place for, as `#meta.claimcheck`: its header, meta,
-    configuration, mutant, expect, loop, and per step its action, parameters, boundary, note and refused
-    flag (`"#state": true` when the step recorded its state; the state itself is the ITF state)."""
+    configuration, mutant, expect, loop, and per step its action, parameters, boundary, note, refused
+    flag and instead (`"#state": true` when the step recorded its state; the state itself is the ITF state)."""
     own = trace.model_dump(mode="json", exclude_none=True, exclude={"steps"})
     own["steps"] = [{**s.model_dump(mode="json", exclude_none=True, exclude={"state"}),
                      **({"#state": True} if s.state is not None else {})} for s in trace.steps]
@@ -254,9 +254,11 @@ def _restore(cfg: M.Config, tc: T.TraceConfig, states: list, ours: dict, loop, t
         T.check_param_names(cfg, action, got, at)
         nxt = M.apply(cfg, before, action, got)
         if c.get("refused") is True:
-            if nxt is not None or after != before:
+            moves = [m[2] for m in T.actor_moves(cfg, before, action, got[0]) if m[0] == c.get("instead")] \
+                if got and c.get("instead") is not None else [before]
+            if nxt is not None or moves != [after]:
                 raise T.TraceError(f"{at}: a refused step, but states[{k + 1}] is not states[{k}] unchanged "
-                                   "or the twin enables it")
+                                   "(or after the action the actor takes instead) or the twin enables it")
         elif nxt != after:
             raise T.TraceError(f"{at}: {action} does not lead from states[{k}] to states[{k + 1}]")
         step = {key: v for key, v in c.items() if key != "#state"}

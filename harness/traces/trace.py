@@ -23,6 +23,7 @@ from spec import names as N
 
 from harness import registry as R
 from harness.traces import stepschema
+from harness.traces.expect import Expect, name_problems
 from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
 from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
 
@@ -36,7 +37,7 @@ class TraceError(InputError):
 
 BoundaryName = Literal[tuple(N.BOUNDARIES)]
 InvariantName = Literal[tuple(N.INVARIANTS)]
-EventKind = Literal[N.EVENT_KINDS]
+ActionName = Literal[tuple(N.ACTIONS)]
 DefectName = Literal[tuple(N.DEFECTS)]
 FaultKind = Literal[tuple(N.FAULT_KINDS)]
 AssumptionName = Literal[tuple(configs.ASSUMPTION_FIELDS)]
@@ -115,40 +116,15 @@ class TraceStep(BaseModel):
     boundary: BoundaryName | None = Field(None, description="a named boundary that must fire during this step "
                                                             "(the listener gate the schedule holds)")
     note: str | None = Field(None, description="what this step stands for in the reported race")
-    refused: bool = Field(False, description="an attempt the twin does not enable (a lockstep refusal probe): "
-                                             "the implementation must refuse it, its state staying the twin's")
-
-
-class EventCount(BaseModel):
-    """How many events of one kind the final log holds for one assistant (= its execution id)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    assistant: int
-    kind: EventKind
-    count: int = Field(ge=0)
-
-
-class ClaimExpect(BaseModel):
-    """The final claim of one Session: absent, or present with (optionally) its phase and quarantine."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    session: str
-    present: bool
-    phase: Literal[N.PHASES[1:]] | None = None
-    quarantined: bool | None = None
-
-
-class Expect(BaseModel):
-    """Expectations on the final outcome, checked on the implementation's mapped state after the last step."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    events: list[EventCount] = Field(default_factory=list)
-    claims: list[ClaimExpect] = Field(default_factory=list)
-    recovery_rows: int | None = Field(None, ge=0, description="session_recovery rows in total")
-    continuations: int | None = Field(None, ge=0, description="continuation inputs in total")
-    memory: dict[str, int] | None = Field(None, description="publisher memory per node (assistant id, 0 = none)")
-    invariants: list[InvariantName] = Field(default_factory=list, description="properties this trace is about: "
-                                            "safety on every state, liveness as its goal reached at the end")
+    refused: bool = Field(False, description="a step the twin does not enable. An attempt (a lockstep refusal "
+                                             "probe): the implementation must refuse it, its state staying the "
+                                             "twin's. An actor's own step: the actor, asked to move, does not "
+                                             "take it; it takes none, or the one the twin enables for it. An "
+                                             "environment or fault action: the twin alone is checked")
+    instead: ActionName | None = Field(None, description="with refused, on an actor's own step: the action the "
+                                                         "actor must take in its place (one the twin enables for "
+                                                         "it); absent, it may take none or that one, and tools "
+                                                         "that run the twin alone take it to take none")
 
 
 class Trace(BaseModel):
@@ -278,20 +254,48 @@ def check_steps(trace: "Trace", cfg: M.Config, name: str) -> list[tuple]:
         check_param_names(cfg, step.action, params, where)
         if step.state is not None:
             state_from_json(cfg, step.state, where)
-        if step.refused and step.action not in N.ATTEMPTS:
-            raise TraceError(f"{where}.refused: only an attempt ({', '.join(N.ATTEMPTS)}) can be refused, "
-                             f"not {step.action}")
+        if step.instead is not None:
+            _check_instead(step, f"{where}.instead")
         out.append(params)
-    ex = trace.expect
-    for k, c in enumerate(ex.claims if ex else []):
-        if c.session not in cfg.sessions:
-            raise TraceError(f"{name}: expect.claims[{k}].session: {short(c.session)} is not a configured Session")
-    for node in (ex.memory or {}) if ex else ():
-        if node not in cfg.nodes:
-            raise TraceError(f"{name}: expect.memory: {short(node)} is not a configured node")
+    bad = name_problems(cfg, trace.expect) if trace.expect else []
+    if bad:
+        raise TraceError(f"{name}: {bad[0]}")
     if trace.loop is not None and not 0 <= trace.loop <= len(trace.steps):
         raise TraceError(f"{name}: loop: {trace.loop} is outside 0..{len(trace.steps)}")
     return out
+
+
+def _check_instead(step: "TraceStep", where: str) -> None:
+    actor = N.ACTIONS[step.action].actor
+    if not step.refused:
+        raise TraceError(f"{where}: only a refused step names what the actor takes instead")
+    if step.action in N.ATTEMPTS or actor not in N.STEPPING_ACTORS:
+        raise TraceError(f"{where}: {step.action} is not an actor's own step (an attempt, or the environment's); "
+                         "nothing takes anything instead")
+    if N.ACTIONS[step.instead].actor != actor:
+        raise TraceError(f"{where}: {step.instead} is not a step of the {actor} that {step.action} belongs to")
+
+
+def actor_moves(cfg: M.Config, st: M.State, action: str, who: str) -> list[tuple[str, tuple, M.State]]:
+    """What the twin enables for the actor of `action` (its kind, names.ACTIONS[action].actor) named
+    `who`: (action, params, next state) for each enabled instance of that actor's actions."""
+    kind = N.ACTIONS[action].actor
+    return [(a, p, nx) for a, p, nx in M.successors(cfg, st) if N.ACTIONS[a].actor == kind and p and p[0] == who]
+
+
+def refused_next(cfg: M.Config, st: M.State, step: "TraceStep", params: tuple, where: str) -> M.State:
+    """The twin's state after a refused step (the twin enables none of it): `st` unchanged, or, when the
+    step names what the actor takes instead, the successor of that action for that actor (a TraceError
+    when the twin does not enable exactly one such instance)."""
+    if step.instead is None:
+        return st
+    moves = [m for m in actor_moves(cfg, st, step.action, params[0]) if m[0] == step.instead]
+    if len(moves) != 1:
+        enabled = ", ".join(f"{a}({', '.join(map(str, p))})" for a, p, _ in actor_moves(cfg, st, step.action, params[0]))
+        what = "several instances" if moves else "no instance"
+        raise TraceError(f"{where}.instead: the twin enables {what} of {step.instead} for {params[0]} here "
+                         f"(it enables: {enabled or 'nothing'})")
+    return moves[0][2]
 
 
 def state_to_json(cfg: M.Config, st: M.State) -> dict[str, Any]:
@@ -390,6 +394,7 @@ def replay_twin(trace: Trace, defects=None, name: str = "trace"):
         if step.refused:
             if nxt is not None:
                 raise TraceError(f"{where}: {step.action}{params} is marked refused but the twin enables it")
+            st = refused_next(cfg, st, step, params, where)
             states.append(st)
             continue
         if nxt is None:
@@ -406,14 +411,19 @@ def check_enabled(trace: "Trace", cfg: M.Config, all_params: list[tuple], name: 
     the step, the failing conjunct of its guard and what the twin enables there (spec.guards). Walks the
     twin up to the first recorded state that differs (replay reports that one itself)."""
     st = M.init(cfg)
+    hint = ""
     for k, (step, params) in enumerate(zip(trace.steps, all_params)):
         nxt = M.apply(cfg, st, step.action, params)
         if step.refused:
             if nxt is not None:
                 return  # replay reports a refused step the twin enables
+            st = refused_next(cfg, st, step, params, f"{name}: steps[{k}]")
+            if step.instead is None and step.action not in N.ATTEMPTS and N.ACTIONS[step.action].actor in N.STEPPING_ACTORS:
+                hint = (f" (after steps[{k}], refused without `instead`, the twin takes {params[0]} to have taken "
+                        "no step; name the action it takes with `instead`)")
             continue
         if nxt is None:
-            raise TraceError(f"{name}: steps[{k}]: {guards.explain(cfg, st, step.action, params)}")
+            raise TraceError(f"{name}: steps[{k}]: {guards.explain(cfg, st, step.action, params)}{hint}")
         if step.state is not None and state_from_json(cfg, step.state, f"{name}: steps[{k}]") != nxt:
             return
         st = nxt

@@ -20,7 +20,7 @@ def test_text_timeline_names_actors_commits_gates_and_the_violation():
     assert "|| boundary step_failed.committed (held here by the trace)" in out
     assert "|| boundary cancel.requested (held here by the trace)" in out
     assert "!! VIOLATES AtMostOneTerminal" in out
-    assert "finalizer@n1: 7 CancelRequest, 9 FinalizerSettle, 10 FinalizerClear" in out
+    assert "finalizer@n1: 7 CancelRequest, 8 FinalizerSettle, 10 FinalizerSettle, 11 FinalizerClear" in out
 
 
 def test_correct_run_has_no_violation_and_shows_the_clock_and_recovery():
@@ -101,7 +101,7 @@ def test_mermaid_provider_and_publisher_memory_are_participants():
     lines = _mermaid(FAILED, ["step-failed-duplicate-interrupt"])
     assert "  runner_n1->>mem_n1: 5. StepStartedReturn(n1)" in lines
     assert "  Note over mem_n1: memory@n1: a1 active" in lines
-    assert "  Note over runner_n1: 8. RunnerStop(n1)<br/>runner@n1 failed -> stopped" in lines
+    assert "  Note over runner_n1: 9. RunnerStop(n1)<br/>runner@n1 failed -> stopped" in lines
     assert not any("->>" in ln and "RunnerStop" in ln for ln in lines)
 
 
