@@ -255,13 +255,16 @@ def assistant_outcome(st: State, a: int) -> str:
 
 
 def quarantine_reason(cfg: Config, st: State, s: int) -> str | None:
-    """Why Session s's claim is quarantined: "malformed" when a session_recovery row exists for its
-    execution (of any Session: the conversion's insert met it), else "exhausted"; None when it is not
-    quarantined. A first cut: the recovery refinement will name more reasons."""
+    """Why Session s's claim is quarantined (TLA+ Justified, by case): "malformed" when a
+    session_recovery row already names its execution (forged, or another Session's: the conversion's
+    insert met it), "exhausted" when its bounded attempts are used up, "unjustified" otherwise (what
+    QuarantineOnlyMalformed forbids); None when it is not quarantined."""
     c = st.claim[s]
     if c.phase == "none" or not c.quar:
         return None
-    return "malformed" if any(r.exec == c.exec for r in st.recovery) else "exhausted"
+    if any(r.exec == c.exec for r in st.recovery):
+        return "malformed"
+    return "exhausted" if c.tries >= cfg.max_tries else "unjustified"
 
 
 # the variables each check reads: a state whose parent held an invariant only needs it re-checked when
