@@ -121,7 +121,8 @@ def _db_url(text: str) -> str:
 def _describe(cfg) -> str:
     parts = [f"Sessions={{{','.join(cfg.sessions)}}}", f"Nodes={{{','.join(cfg.nodes)}}}",
              f"Recoverers={{{','.join(cfg.recoverers)}}}", f"Prompts={cfg.prompts}", f"MaxExec={cfg.max_exec}",
-             f"Lease={cfg.lease}", f"ScanBound={cfg.scan_bound}", f"Faults={{{','.join(sorted(cfg.faults))}}}"]
+             f"Lease={cfg.lease}", f"ScanBound={cfg.scan_bound}", f"Grace={cfg.eff_grace}",
+             f"SupervisionLag={cfg.supervision_lag}", f"Faults={{{','.join(sorted(cfg.faults))}}}"]
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
 

@@ -8,7 +8,8 @@ Each twin action (spec/model.py) is one atomic unit here: one transaction, or on
     CancelRequest(n, s)        Node.cancel(s)
     FinalizerSettle / Clear    Node.finalizer.step()
     Heartbeat(k, s)            Node.heartbeat(s) / RecoveryWorker.heartbeat()
-    Tick                       clock.advance(1); Node.supervise() on every node
+    Supervise(n)               Node.supervise()  (stops the runner / finalizer whose claim is not its own)
+    Tick                       clock.advance(1)
     RecoveryScan(r, s)         RecoveryWorker.scan(s)
     RecoveryTakeover(r)        RecoveryWorker.take()
     RecoveryConvert / Quar.    RecoveryWorker.step()

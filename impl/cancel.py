@@ -94,10 +94,7 @@ class Finalizer:
         lease is lost too (claimcheck stress found a finalizer resuming after recovery's takeover)."""
         if self.pc == IDLE or self.node.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
             return False
-        now = self.node.ctx.now()
-        with self.node.ctx.db.read() as conn:
-            claim = self.node.claims.get(conn, self.session_id)
-        if claim is None or claim.ident != self.ident or not claim.live(now):
+        if not self.node.holds_claim(self.ident):
             self.last = Fenced("lease lost: finalizer stopped by supervision")
             self.reset()
             return True
@@ -115,9 +112,8 @@ class Finalizer:
         return None
 
     def step(self) -> str | None:
-        """Supervise, then run the enabled action; return its name (None: nothing ran)."""
-        if self.supervise():
-            return None
+        """Run the enabled action; return its name (None: nothing ran). Supervision is the node's own
+        step (Node.supervise), as the twin's Supervise is an action of its own."""
         action = self.enabled()
         if action is not None:
             self.last = getattr(self, f"_{action}")()
@@ -136,6 +132,12 @@ class Finalizer:
     def _FinalizerSettle(self) -> Result:
         node, ctx, ident = self.node, self.node.ctx, self.ident
         now = ctx.now()
+        if not ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT) and not node.holds_claim(ident):
+            self.last = Fenced("claim lost: the finalizer's own check stopped it before any effect")
+            self.reset()
+            return self.last
+        # reconcile the execution's tools: an external effect, before (and whatever) the transaction
+        node.provider.reconcile(ident.session_id, ident.execution_id, ident.owner_id, node.owner_id, now)
         runner = node.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)

@@ -58,7 +58,7 @@ _EXACT = sa.and_(T.c.session_id == _P("session"), T.c.execution_id == _P("execut
 _LIVE = T.c.lease_expires_at > _P("now")
 _AT = T.c.phase == _P("at")  # the phase the mutation may move from
 _GET = sa.select(T).where(T.c.session_id == _P("session"))
-_SCAN = sa.select(T).where(T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)) \
+_SCAN = sa.select(T).where(T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)) \
     .order_by(T.c.created_seq).limit(_P("bound"))
 _RENEW = sa.update(T).where(_EXACT, _LIVE).values(lease_expires_at=_P("until"))
 _RENEW_ANY = sa.update(T).where(_EXACT).values(lease_expires_at=_P("until"))  # renew-after-expiry
@@ -66,17 +66,17 @@ _CHECK = sa.update(T).where(_EXACT, _LIVE, _AT).values(owner_id=T.c.owner_id)
 _ATTACH = sa.update(T).where(_EXACT, _LIVE, _AT).values(assistant_id=_P("assistant"))
 _ADVANCE = sa.update(T).where(_EXACT, _LIVE, _AT).values(phase=_P("to"))
 _CLEAR = sa.delete(T).where(_EXACT, _LIVE, _AT)
-_TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
+_TAKEOVER = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)).values(
     owner_id=_P("taker"), lease_expires_at=_P("until"),
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase), else_="unknown"))
-_TAKEOVER_ANY = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"), T.c.recovery_error.is_(None)).values(
+_TAKEOVER_ANY = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)).values(
     owner_id=_P("taker"), lease_expires_at=_P("until"), phase="recovering")  # takeover-overwrites-phase
 _TAKEOVER_TRUSTING = sa.update(T).where(
     T.c.session_id == _P("session"), T.c.execution_id == _P("execution"), T.c.recovery_error.is_(None)).values(
     owner_id=_P("taker"), lease_expires_at=_P("until"),
     phase=sa.case((T.c.phase == "running", "recovering"), (T.c.phase.in_(PHASES), T.c.phase),
                   else_="unknown"))  # takeover-trusts-scan
-_QUARANTINE_IN_PLACE = sa.update(T).where(_EXACT, T.c.lease_expires_at <= _P("now"),
+_QUARANTINE_IN_PLACE = sa.update(T).where(_EXACT, T.c.lease_expires_at + _P("grace") <= _P("now"),
                                           T.c.recovery_error.is_(None)).values(
     recovery_error=_P("reason"))  # scan-quarantines-cancellation
 _QUARANTINE = sa.update(T).where(_EXACT, T.c.recovery_error.is_(None)).values(recovery_error=_P("reason"))
@@ -113,7 +113,7 @@ class ClaimStore:
 
     def scan(self, conn: Connection, now: int, bound: int) -> list[ClaimRow]:
         """Recovery's window: the `bound` oldest expired, unquarantined claims."""
-        rows = conn.execute(_SCAN, {"now": now, "bound": bound}).mappings()
+        rows = conn.execute(_SCAN, {"now": now, "bound": bound, "grace": self.ctx.grace_ticks}).mappings()
         return [ClaimRow(**r) for r in rows]
 
     def why(self, conn: Connection, ident: Ident, now: int, phases: tuple[str, ...] | None = None) -> str:
@@ -209,8 +209,8 @@ class ClaimStore:
         stmt = _TAKEOVER_ANY if self.ctx.has(R.TAKEOVER_OVERWRITES_PHASE) else _TAKEOVER
         if self.ctx.has(R.TAKEOVER_TRUSTS_SCAN):
             stmt = _TAKEOVER_TRUSTING
-        n = conn.execute(stmt, _fence(seen.ident, now, taker=owner_id,
-                                      until=self.ctx.lease_from(now))).rowcount
+        n = conn.execute(stmt, _fence(seen.ident, now, taker=owner_id, until=self.ctx.lease_from(now),
+                                      grace=self.ctx.grace_ticks)).rowcount
         if n == 1:
             return Ok()
         c = self.get(conn, seen.session_id)
@@ -220,13 +220,16 @@ class ClaimStore:
             return Lost(f"claim is now {tuple(c.ident)}")
         if c.live(now):
             return Lost("lease live")
+        if c.lease_expires_at + self.ctx.grace_ticks > now:
+            return Lost("in grace")
         return Lost("quarantined")
 
     @_typed
     def quarantine_in_place(self, conn: Connection, seen: ClaimRow, now: int, reason: str) -> Result:
         """The scan-quarantines-cancellation defect: mark an expired claim quarantined without taking
         it over, under its former owner's identity."""
-        n = conn.execute(_QUARANTINE_IN_PLACE, _fence(seen.ident, now, reason=reason)).rowcount
+        n = conn.execute(_QUARANTINE_IN_PLACE, _fence(seen.ident, now, reason=reason,
+                                                        grace=self.ctx.grace_ticks)).rowcount
         return Ok() if n == 1 else Lost("row changed")
 
     @_typed

@@ -18,6 +18,7 @@ class Context:
     boundaries: Boundaries = field(default_factory=Boundaries)
     defects: frozenset[str] = frozenset()
     lease_ticks: int = 1
+    grace_ticks: int = 0  # ticks an expired claim waits before recovery may take it over (Grace)
 
     def __post_init__(self):
         object.__setattr__(self, "defects", frozenset(N.check_defects(self.defects)))

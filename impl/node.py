@@ -25,9 +25,10 @@ from .runner import Runner
 
 class Node:
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
-                 boundaries: Boundaries | None = None, lease_ticks: int = 1,
+                 boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
                  provider: ScriptedProvider | None = None):
-        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks)
+        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks,
+                           grace_ticks)
         self.owner_id = owner_id
         self.claims = ClaimStore(self.ctx)
         self.publisher = Publisher(self.ctx, self.claims)
@@ -120,9 +121,22 @@ class Node:
         sessions = {a.session_id for a in (self.runner, self.finalizer) if a.pc not in ("idle", "stopped")}
         return {s: self.heartbeat(s) for s in sorted(sessions)}
 
-    def supervise(self) -> bool:
-        """After the clock moved: a supervised finalizer whose lease expired stops (the twin's Tick)."""
-        return self.finalizer.supervise()
+    def holds_claim(self, ident) -> bool:
+        """Supervision's check: the Session's claim is still `ident`'s exact, live claim (the
+        supervise-on-expiry-only defect looks at the lease alone, not the identity)."""
+        now = self.ctx.now()
+        with self.ctx.db.read() as conn:
+            claim = self.claims.get(conn, ident.session_id)
+        if self.has(R.SUPERVISE_ON_EXPIRY_ONLY):
+            return claim is not None and claim.live(now)
+        return claim is not None and claim.ident == ident and claim.live(now)
+
+    def supervise(self) -> str | None:
+        """Supervise (the twin's action of that name): stop the runner and the finalizer whose claim is no
+        longer their exact, live claim; the action's name if one stopped, else None."""
+        stopped = self.runner.supervise()
+        stopped = self.finalizer.supervise() or stopped
+        return R.SUPERVISE if stopped else None
 
     def crash(self) -> None:
         """Crash: the process dies; runner and finalizer memory are gone (the database is not)."""

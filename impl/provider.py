@@ -21,6 +21,16 @@ class ProviderCall:
     at: int
 
 
+@dataclass(frozen=True)
+class Reconciliation:
+    """A finalizer's reconciliation of an execution's tools (an external effect, like a provider call)."""
+    session_id: str
+    execution_id: int
+    owner_id: str  # the claim identity it works under
+    node_id: str  # the node it runs on
+    at: int
+
+
 class ScriptedProvider:
     def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
                  default: str = "end"):
@@ -28,6 +38,7 @@ class ScriptedProvider:
         self._sequence = list(sequence)
         self.default = default
         self.calls: list[ProviderCall] = []
+        self.reconciliations: list[Reconciliation] = []
         for outcome in [*self._script.values(), *self._sequence, default]:
             _check(outcome)
 
@@ -35,6 +46,9 @@ class ScriptedProvider:
         self.calls.append(ProviderCall(session_id, execution_id, owner_id, at))
         if execution_id not in self._script and self._sequence:
             self._script[execution_id] = self._sequence.pop(0)
+
+    def reconcile(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int) -> None:
+        self.reconciliations.append(Reconciliation(session_id, execution_id, owner_id, node_id, at))
 
     def decide(self, execution_id: int, outcome: str) -> None:
         self._script[execution_id] = _check(outcome)

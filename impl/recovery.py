@@ -47,11 +47,12 @@ class Handled:
 
 class RecoveryWorker:
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
-                 boundaries: Boundaries | None = None, lease_ticks: int = 1,
+                 boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
                  scan_bound: int = DEFAULT_SCAN_BOUND):
         if scan_bound < 1:
             raise ValueError("scan_bound must be at least 1")
-        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks)
+        self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks,
+                           grace_ticks)
         self.owner_id = owner_id
         self.scan_bound = scan_bound
         self.claims = ClaimStore(self.ctx)

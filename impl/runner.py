@@ -75,6 +75,13 @@ class Runner:
         return {ACQUIRED: R.RENEW, RENEWED: R.DISPATCH, STREAMING: R.PUBLISH_STEP_STARTED,
                 STARTED: R.STEP_STARTED_RETURN, FAILED: R.STEP_FAILED_RETURN, DONE: R.CLEAR_CLAIM}[self.pc]
 
+    def supervise(self) -> bool:
+        """Stop (in memory) if this busy runner no longer holds its exact, live claim; True if it stopped."""
+        if not self.busy or self.node.holds_claim(self.ident):
+            return False
+        self._stop()
+        return True
+
     def step(self) -> str | None:
         """Run the enabled action; return its name (None: nothing enabled)."""
         action = self.enabled()

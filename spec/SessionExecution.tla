@@ -10,8 +10,10 @@
 (* The executable twin is spec/model.py; names come from spec/names.py.    *)
 (*                                                                         *)
 (* Time is a discrete clock kept as each lease's ticks-to-live: Tick takes *)
-(* one tick from every live lease, so the state space stays finite while   *)
-(* the clock runs forever (see spec/README.md).                            *)
+(* one tick from every claim's lease, down to -Grace, so the state space   *)
+(* stays finite while the clock runs forever (see spec/README.md).  A      *)
+(* node's supervisor is its own step (Supervise); the clock waits while a  *)
+(* node's supervision is overdue (SupervisionLag).                         *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -34,8 +36,10 @@ CONSTANTS
     Faults,         \* which of "crash", "pause", "corrupt" the environment may inject
     \* @type: Bool;
     TimelyDispatch,
-    \* @type: Bool;
-    SynchronizedClocks,
+    \* @type: Int;
+    Grace,          \* ticks an expired claim waits before RecoveryTakeover may take it
+    \* @type: Int;
+    SupervisionLag, \* Supervise happens before this many ticks pass after a claim expires or changes
     \* @type: Bool;
     ProcessLocalRouting,
     \* @type: Set(Str);
@@ -49,6 +53,7 @@ CONSTANTS
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str};
+  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -82,9 +87,13 @@ VARIABLES
     cancelled,
     \* history: which faults have happened (the liveness premises)
     \* @type: Set(Str);
-    faults
+    faults,
+    \* history: every external effect begun (provider dispatch, finalizer reconciliation), with the claim
+    \* identity (execution, owner) its actor works under and the node it runs on
+    \* @type: Set($effect);
+    effects
 
-vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
@@ -107,6 +116,9 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
+\* The node's supervision check: the claim its actor works under is still its exact, live claim.
+\* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
+SupHolds(s, e, o) == IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Fenced(s, e, o)
 \* an ordinary (runner) update: fenced, and phases never move backwards from running
 OrdinaryOK(s, e, o) == Fenced(s, e, o) /\ claim[s].phase = "running"
 
@@ -122,9 +134,9 @@ Selectable(i) == /\ i.state = "pending"
                     \/ ~HasRow(i.sess, i.src)
 
 ClaimFree(s, ordinary) == \/ claim[s].phase = "none"
-                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl = 0
+                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl <= 0
 
-Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl = 0 /\ ~claim[s].quar
+Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
 \* the bounded oldest-first scan (creation order = execution id)
 ScanWindow == LET E == {s \in Sessions : Eligible(s)}
@@ -148,6 +160,7 @@ Init ==
     /\ rec = [r \in Recoverers |-> RecIdle]
     /\ cancelled = {}
     /\ faults = {}
+    /\ effects = {}
 
 -----------------------------------------------------------------------------
 (* The runner *)
@@ -165,7 +178,7 @@ AcquireBy(n, i, ordinary) ==
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
                                      active |-> FALSE, intr |-> FALSE]]
-       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
@@ -185,12 +198,14 @@ Renew(n) ==
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* The provider call begins: an external effect, no transaction.
 Dispatch(n) ==
     /\ RunnerAt(n, "renewed")
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
+    /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
+                                 kind |-> "dispatch"]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
 
 PublishOK(n) == Has("unfenced-step-publication") \/ OrdinaryOK(run[n].sess, run[n].exec, n)
@@ -212,13 +227,13 @@ PublishStepStarted(n) ==
                                            THEN [r EXCEPT !.pc = "stopped", !.mem = r.exec, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "stopped"]]
                /\ UNCHANGED <<claim, log>>
-       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Step.Started's publish returns (after listeners): publisher memory names the assistant.
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = run[n].exec, ![n].active = TRUE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 PublishTerminal(n, kind, pc, deactivate) ==
     LET r == run[n]
@@ -233,19 +248,19 @@ PublishTerminal(n, kind, pc, deactivate) ==
 PublishStepFailed(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Failed", "failed", FALSE)
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Step.Failed's publish returns: publisher memory marks the assistant inactive.
 StepFailedReturn(n) ==
     /\ RunnerAt(n, "failed")
     /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* One transaction: append Step.Ended and complete the assistant; it settles the execution.
 PublishStepEnded(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Ended", "done", TRUE)
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Remove the exact, settled claim.
 ClearClaim(n) ==
@@ -256,20 +271,20 @@ ClearClaim(n) ==
                /\ run' = [run EXCEPT ![n] = RunnerIdle]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* The runner observes the interrupt at its next step and stops.
 RunnerStop(n) ==
     /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped"}
     /\ run' = [run EXCEPT ![n].pc = "stopped"]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* A stopped runner with no finalizer of its own releases its memory.
 RunnerExit(n) ==
     /\ run[n].pc = "stopped"
     /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
     /\ run' = [run EXCEPT ![n] = RunnerIdle]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Cancellation *)
@@ -285,11 +300,13 @@ CancelRequest(n, s) ==
        /\ fin' = [fin EXCEPT ![n] = [pc |-> "settle", sess |-> s, exec |-> c.exec, owner |-> c.owner]]
        /\ run' = IF c.owner = n /\ r.exec = c.exec /\ r.pc \notin {"idle", "stopped"}
                  THEN [run EXCEPT ![n].intr = TRUE] ELSE run
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
 
-\* After the runner stopped: reconcile tools, read the assistant attached to the claimed execution
-\* from the database (never from publisher memory), publish at most one Step.Interrupted, and move
-\* cancelling -> cancelled, in one fenced transaction.
+\* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
+\* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
+\* transaction), reads the assistant attached to the claimed execution from the database (never from
+\* publisher memory), publishes at most one Step.Interrupted, and moves cancelling -> cancelled, in one
+\* fenced transaction.
 FinalizerSettle(n) ==
     LET f == fin[n]
         r == run[n]
@@ -299,17 +316,24 @@ FinalizerSettle(n) ==
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         interrupt == IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a
                      THEN TRUE ELSE a # 0 /\ ~Completed(a)
+        checked == Has("unsupervised-cancel-heartbeat") \/ SupHolds(f.sess, f.exec, f.owner)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
-       /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
-             \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
+       /\ IF ~checked
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
-               /\ UNCHANGED <<claim, log>>
-          ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
-               /\ log' = IF interrupt
-                         THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a, node |-> f.owner])
-                         ELSE log
-               /\ fin' = [fin EXCEPT ![n].pc = "clear"]
+               /\ UNCHANGED <<claim, log, effects>>
+          ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
+                                             kind |-> "reconcile"]}
+               /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
+                     \/ (Has("step-started-window") /\ a # 0 /\ mem = 0)
+                  THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
+                       /\ UNCHANGED <<claim, log>>
+                  ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
+                       /\ log' = IF interrupt
+                                 THEN Append(log, [sess |-> f.sess, kind |-> "Interrupted", asst |-> a,
+                                                   node |-> f.owner])
+                                 ELSE log
+                       /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
 
 \* Remove the exact cancelled claim.  Cancellation creates no recovery state.
@@ -323,7 +347,7 @@ FinalizerClear(n) ==
                /\ run' = IF run[n].exec = f.exec THEN [run EXCEPT ![n] = RunnerIdle] ELSE run
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, cancelled, run>>
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)
@@ -336,27 +360,42 @@ Heartbeat(k, s) ==
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
                          ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> ""]
        /\ claim' = [claim EXCEPT ![s].ttl = Lease]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+
+RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
+RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
+FinStale(n) == /\ fin[n].pc # "idle" /\ ~Has("unsupervised-cancel-heartbeat")
+               /\ ~SupHolds(fin[n].sess, fin[n].exec, fin[n].owner)
+\* Ticks since the actor's claim expired (-ttl: the lease runs on down to -Grace); a claim that changed
+\* identity or vanished has waited as long as the bound allows.
+LagOf(s, e, o) == IF claim[s].exec = e /\ claim[s].owner = o THEN -claim[s].ttl ELSE SupervisionLag
+Overdue(n) == \/ RunStale(n) /\ LagOf(run[n].sess, run[n].exec, n) + 1 >= SupervisionLag
+              \/ FinStale(n) /\ LagOf(fin[n].sess, fin[n].exec, fin[n].owner) + 1 >= SupervisionLag
+
+\* The node notices that its runner's or finalizer's claim is no longer its exact, live claim (expired,
+\* taken over, gone) and stops that actor: one in-memory step of the node's supervisor.
+Supervise(n) ==
+    /\ RunStale(n) \/ FinStale(n)
+    /\ run' = IF RunStale(n) THEN [run EXCEPT ![n].pc = "stopped"] ELSE run
+    /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
 
 \* The clock advances one tick.  A lease that expires while an actor still works on it is a pause
-\* (a fault).  A supervised finalizer stops no later than its lease expires.
+\* (a fault).  An expired lease runs on down to -Grace (the takeover's grace).  The clock waits while
+\* a node's supervision is overdue (the lag bound).
 Tick ==
     LET expiring == {s \in Sessions : claim[s].ttl = 1}
         paused == \E s \in expiring : OwnerActive(s)
-        expiredExecs == {claim[s].exec : s \in expiring}
-        supervised == SynchronizedClocks /\ ~Has("unsupervised-cancel-heartbeat")
-    IN /\ \E s \in Sessions : claim[s].ttl > 0
+    IN /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
        /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
                                              /\ run[n].sess \in expiring
                                              /\ claim[run[n].sess].exec = run[n].exec
        /\ paused => "pause" \in Faults
-       /\ claim' = [s \in Sessions |-> IF claim[s].ttl > 0 THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
-       /\ fin' = IF supervised
-                 THEN [n \in Nodes |-> IF fin[n].pc # "idle" /\ fin[n].exec \in expiredExecs
-                                       THEN FinIdle ELSE fin[n]]
-                 ELSE fin
+       /\ ~\E n \in Nodes : Overdue(n)
+       /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
+                                       THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
        /\ faults' = IF paused THEN faults \cup {"pause"} ELSE faults
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, rec, cancelled>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects>>
 
 -----------------------------------------------------------------------------
 (* Recovery *)
@@ -367,7 +406,7 @@ RecoveryScan(r, s) ==
     /\ rec[r].pc = "idle"
     /\ s \in ScanWindow
     /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner]]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 \* Compare-and-swap on what the scan saw: exact Session, execution, former owner, expired lease and null
 \* recovery error.  A worker that lost the race (another worker took the row, or it changed) changes
@@ -376,7 +415,7 @@ RecoveryTakeover(r) ==
     LET w == rec[r]
         c == claim[w.sess]
         same == IF Has("takeover-trusts-scan") THEN c.exec = w.exec /\ ~c.quar   \* the scan trusted
-                ELSE c.exec = w.exec /\ c.owner = w.seen /\ c.ttl = 0 /\ ~c.quar
+                ELSE c.exec = w.exec /\ c.owner = w.seen /\ c.ttl <= -Grace /\ ~c.quar
     IN /\ w.pc = "scanned"
        /\ IF ~same
           THEN /\ rec' = [rec EXCEPT ![r] = RecIdle]
@@ -388,7 +427,7 @@ RecoveryTakeover(r) ==
                                            !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
                                                      THEN "recovering" ELSE c.phase]]
                /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> ""]]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 \* Validate (phase, execution identity, no recovery row for this execution anywhere), settle an open
 \* assistant with Step.Interrupted, insert exactly one session_recovery row, create the continuation
@@ -412,7 +451,7 @@ RecoveryConvert(r) ==
                /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -424,7 +463,7 @@ RecoveryQuarantine(r) ==
                       /\ c.ttl > 0 \/ ~Has("silent-quarantine-noop")
                    THEN [claim EXCEPT ![w.sess].quar = TRUE] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Faults *)
@@ -441,7 +480,7 @@ Crash(k) ==
             /\ rec' = [rec EXCEPT ![k] = RecIdle]
             /\ UNCHANGED <<run, fin>>
     /\ faults' = faults \cup {"crash"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects>>
 
 \* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
 CorruptRecoveryRow(s, e) ==
@@ -450,7 +489,7 @@ CorruptRecoveryRow(s, e) ==
     /\ ~RowForExec(e)
     /\ recovery' = recovery \cup {[exec |-> e, sess |-> s]}
     /\ faults' = faults \cup {"corrupt"}
-    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled>>
+    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects>>
 
 -----------------------------------------------------------------------------
 Next ==
@@ -470,6 +509,7 @@ Next ==
     \/ \E n \in Nodes : FinalizerSettle(n)
     \/ \E n \in Nodes : FinalizerClear(n)
     \/ \E k \in Nodes \cup Recoverers, s \in Sessions : Heartbeat(k, s)
+    \/ \E n \in Nodes : Supervise(n)
     \/ Tick
     \/ \E r \in Recoverers, s \in Sessions : RecoveryScan(r, s)
     \/ \E r \in Recoverers : RecoveryTakeover(r)
@@ -486,6 +526,7 @@ Fairness ==
         /\ WF_vars(StepStartedReturn(n)) /\ WF_vars(PublishStepFailed(n)) /\ WF_vars(StepFailedReturn(n))
         /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(ClearClaim(n)) /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
+        /\ WF_vars(Supervise(n))
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
@@ -500,7 +541,7 @@ TypeOK ==
     /\ \A s \in Sessions :
         \/ claim[s] = NoClaim
         \/ /\ claim[s].exec \in 1..MaxExec /\ claim[s].owner \in Nodes \cup Recoverers
-           /\ claim[s].ttl \in 0..Lease /\ claim[s].phase \in Phases \ {"none"}
+           /\ claim[s].ttl \in -Grace..Lease /\ claim[s].phase \in Phases \ {"none"}
            /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
@@ -509,6 +550,7 @@ TypeOK ==
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt"}
+    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes
 
 AtMostOneStart ==
     \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -547,7 +589,7 @@ AllowedClaimChange(c, d) ==
     \/ /\ c.ttl > 0 /\ d.exec = c.exec /\ d.owner = c.owner /\ d.quar = c.quar     \* the owner, fenced
        /\ <<c.phase, d.phase>> \in PhaseSteps /\ (d.asst = c.asst \/ c.asst = 0)
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
-    \/ /\ c.ttl = 0 /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers      \* recovery takeover
+    \/ /\ c.ttl <= -Grace /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
        /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
     \/ d = [c EXCEPT !.quar = TRUE] /\ c.owner \in Recoverers /\ c.phase # "running"  \* quarantine
@@ -558,11 +600,16 @@ FencedMutationStep ==
         LET ev == log'[k]
         IN claim[ev.sess].exec = ev.asst /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
+\* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
+CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
+                      /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch"] \in effects
+
+\* Every effect that begins (a new element of the history) is caused under the claim identity the Session
+\* still carries (no successor has taken it), and while no other node's provider call on it is in flight.
 NoOverlappingEffectsStep ==
-    /\ \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
-            ~\E m \in Nodes : m # n /\ fin[m].pc # "idle" /\ fin[m].sess = run[n].sess
-    /\ \A r \in Recoverers : (rec[r].pc = "scanned" /\ rec'[r].pc = "converting") =>
-            ~\E m \in Nodes : fin[m].pc # "idle" /\ fin[m].sess = rec'[r].sess
+    \A x \in effects' \ effects :
+        /\ claim[x.sess].exec = x.exec /\ claim[x.sess].owner = x.owner
+        /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
 
 NoPhysicalReplayStep ==
     \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>

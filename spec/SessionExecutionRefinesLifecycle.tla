@@ -6,10 +6,11 @@
 (* checks `Refinement` as a PROPERTY on the gate's configurations, as      *)
 (* tlaplus/Examples' TwoPhase checks TPSpec => TC!TCSpec.                  *)
 (*                                                                         *)
-(* SessionExecution has no effects history yet, so the abstract effects in *)
-(* flight are read from the runners: a runner between its provider dispatch *)
-(* and its terminal Step event has an effect in flight (spec/README.md,    *)
-(* Refinement).                                                            *)
+(* The abstract effects in flight are read from the runners: a runner     *)
+(* between its provider dispatch and its terminal Step event has an effect *)
+(* in flight (spec/README.md, Refinement).  SessionExecution's `effects`   *)
+(* history only grows, so it is not the abstract set of effects in flight; *)
+(* a lease that runs on down to -Grace is not live (ttl > 0 below).        *)
 (***************************************************************************)
 EXTENDS SessionExecution
 

@@ -15,17 +15,24 @@ from .model import Config
 ALL_FAULTS = frozenset(N.FAULT_KINDS)
 
 CONFIGS: dict[str, Config] = {
-    # one Session, two nodes, two queued prompts, every fault: 11 of the 13 defects and all three
+    # one Session, two nodes, two queued prompts, every fault: 11 of the 15 defects and all three
     # assumptions show here; TLC checks it with liveness in well under a minute
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
                  lease=1, scan_bound=1, faults=ALL_FAULTS),
     # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
     # collision and the scan-window starvation
+    # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
+    # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=2, scan_bound=1, faults=frozenset({"pause", "corrupt"})),
+                       lease=2, scan_bound=1, grace=0, faults=frozenset({"pause", "corrupt"})),
     # two recovery workers on one Session: two scans of one row, then their compare-and-swaps race
+    # (Grace 1 = SupervisionLag 1: the assumption holds, as on `ci`)
     "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,
-                      lease=1, scan_bound=1, faults=frozenset({"crash"})),
+                      lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"crash"})),
+    # supervision that lags past the takeover's grace (Grace 0 < SupervisionLag 1) on one node: the
+    # finalizer's own check before its step is what keeps a taken-over finalizer harmless
+    "lag": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
+                  scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -76,7 +83,8 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  ScanBound = {cfg.scan_bound}",
         f"  Faults = {_tla_set(cfg.faults)}",
         f"  TimelyDispatch = {b(cfg.timely_dispatch)}",
-        f"  SynchronizedClocks = {b(cfg.synchronized_clocks)}",
+        f"  Grace = {cfg.eff_grace}",
+        f"  SupervisionLag = {cfg.supervision_lag}",
         f"  ProcessLocalRouting = {b(cfg.process_local_routing)}",
         f"  Defects = {_tla_set(cfg.defects)}",
         "SPECIFICATION Spec" if liveness and checks else "INIT Init\nNEXT Next",

@@ -174,9 +174,16 @@ def Heartbeat(cfg, st, k, s):
     return None
 
 
+def Supervise(cfg, st, n):
+    k = M.ni(cfg, n)
+    if not (M.run_stale(cfg, st, k) or M.fin_stale(cfg, st, k)):
+        return f"node {n}'s runner and finalizer still hold their exact, live claims (or are idle)"
+    return None
+
+
 def Tick(cfg, st):
-    if not any(c.ttl > 0 for c in st.claim):
-        return "no claim has a live lease"
+    if not any(c.phase != "none" and c.ttl > -cfg.eff_grace for c in st.claim):
+        return f"no claim has a live lease or a grace tick left (Grace {cfg.eff_grace})"
     expiring = {cfg.sessions[k] for k, c in enumerate(st.claim) if c.ttl == 1}
     if cfg.timely_dispatch:
         for n, r in zip(cfg.nodes, st.run):
@@ -187,6 +194,10 @@ def Tick(cfg, st):
     if paused and "pause" not in cfg.faults:
         return (f"the lease of {paused[0]} would expire while an actor works on it (a pause), and pause is not "
                 "among the faults")
+    late = [n for k, n in enumerate(cfg.nodes) if M.overdue(cfg, st, k)]
+    if late:
+        return (f"node {late[0]}'s supervision is overdue (SupervisionLag {cfg.supervision_lag}): it must stop "
+                "its stale actor before the clock moves")
     return None
 
 
@@ -200,8 +211,10 @@ def RecoveryScan(cfg, st, r, s):
     if M.si(cfg, s) not in M.scan_window(cfg, st):
         if c.phase == "none":
             return f"there is no claim for {s}"
-        if c.ttl != 0:
+        if c.ttl > 0:
             return f"the lease of the claim for {s} has not expired (ttl {c.ttl})"
+        if c.ttl > -cfg.eff_grace:
+            return f"the claim for {s} is still in its grace (ttl {c.ttl}, Grace {cfg.eff_grace})"
         if c.quar:
             return f"the claim for {s} is quarantined"
         window = sorted(cfg.sessions[k] for k in M.scan_window(cfg, st))

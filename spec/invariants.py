@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, State, active_on, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
     ok_claim = all(
-        c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and 0 <= c.ttl <= cfg.lease
+        c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and -cfg.eff_grace <= c.ttl <= cfg.lease
                           and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool))
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
@@ -23,7 +23,8 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
-    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in
+    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes for x in st.effects)
+    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
 
@@ -83,7 +84,7 @@ def _allowed_claim_change(cfg: Config, c, d) -> bool:
         return True  # a live lease: the owner's fenced update, phases forward, the assistant kept
     if d == c._replace(ttl=c.ttl - 1):
         return True  # the clock
-    if (c.ttl == 0 and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
+    if (c.ttl <= -cfg.eff_grace and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
             and d.asst == c.asst and not d.quar
             and d.phase == ("recovering" if c.phase == "running" else c.phase)):
         return True  # recovery takeover (compare-and-swap on an expired claim)
@@ -133,19 +134,24 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
-def _effects_begun(cfg: Config, st: State, nx: State):
-    """(actor id, Session) for each provider dispatch or recovery takeover that begins in this step."""
-    for n, (r, r2) in enumerate(zip(st.run, nx.run)):
-        if r.pc == "renewed" and r2.pc == "streaming":
-            yield cfg.nodes[n], r.sess
-    for k, (w, w2) in enumerate(zip(st.rec, nx.rec)):
-        if w.pc == "scanned" and w2.pc == "converting":
-            yield cfg.recoverers[k], w2.sess
+IN_FLIGHT = ("streaming", "started", "stepping")  # a provider call dispatched and not yet returned
+
+
+def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
+    """Node m's provider call on Session s is in flight (TLA+ CallInFlight)."""
+    r = st.run[m]
+    node = cfg.nodes[m]
+    return r.sess == s and r.pc in IN_FLIGHT and Effect(s, r.exec, node, node, "dispatch") in st.effects
 
 
 def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
-    return not any(cfg.nodes[m] != who and f.pc != "idle" and f.sess == s
-                   for who, s in _effects_begun(cfg, st, nx) for m, f in enumerate(st.fin))
+    for x in nx.effects - st.effects:
+        c = st.claim[si(cfg, x.sess)]
+        if not (c.exec == x.exec and c.owner == x.owner):
+            return False  # a successor holds the Session's claim
+        if any(call_in_flight(cfg, st, m, x.sess) for m, node in enumerate(cfg.nodes) if node != x.by):
+            return False  # another node's provider call on the Session is still in flight
+    return True
 
 
 def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
@@ -167,9 +173,9 @@ def _claimed(st: State, s: int) -> bool:
     return st.claim[s].phase != "none"
 
 
-def _eligible(st: State, s: int) -> bool:
+def _eligible(cfg: Config, st: State, s: int) -> bool:
     c = st.claim[s]
-    return c.phase != "none" and c.ttl == 0 and not c.quar
+    return c.phase != "none" and c.ttl <= -cfg.eff_grace and not c.quar
 
 
 def leads_to(name: str, cfg: Config):
@@ -180,8 +186,8 @@ def leads_to(name: str, cfg: Config):
             p = lambda st, s=s: _claimed(st, s) and not st.faults
             q = lambda st, s=s: not _claimed(st, s) or bool(st.faults)
         elif name == "ExpiredClaimsEventuallyHandled":
-            p = lambda st, s=s: _eligible(st, s) and "crash" not in st.faults
-            q = lambda st, s=s: not _eligible(st, s) or "crash" in st.faults
+            p = lambda st, s=s: _eligible(cfg, st, s) and "crash" not in st.faults
+            q = lambda st, s=s: not _eligible(cfg, st, s) or "crash" in st.faults
         else:
             raise KeyError(name)
         out.append((sess, p, q))
@@ -197,7 +203,7 @@ READS = {
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
-    "NoOverlappingEffects": ("run", "rec"), "NoPhysicalReplay": ("run",),
+    "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
 }
 
 

@@ -14,9 +14,10 @@ from typing import Iterator
 
 from . import names as N
 from .state import (  # noqa: F401 - re-exported: callers use spec.model for the state types too
-    Config, Claim, NO_CLAIM, Event, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
+    Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
-    active_on, owner_active, selectable, claim_free, eligible, scan_window,
+    active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
+    lag_of, overdue,
 )
 
 
@@ -81,7 +82,10 @@ def Renew(cfg, st, n):
 def Dispatch(cfg, st, n):
     if not _runner_at(st, n, "renewed"):
         return None
-    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="streaming")))
+    r = st.run[n]
+    node = cfg.nodes[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="streaming")),
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch")})
 
 
 def _publish_ok(cfg: Config, st: State, n: int) -> bool:
@@ -188,6 +192,9 @@ def FinalizerSettle(cfg, st, n):
     r = st.run[n]
     if f.pc != "settle" or (r.exec == f.exec and r.pc not in ("idle", "stopped")):
         return None  # the finalizer waits for its runner to stop
+    if not (cfg.has("unsupervised-cancel-heartbeat") or sup_holds(cfg, st, f.sess, f.exec, f.owner)):
+        return st._replace(fin=_put(st.fin, n, FIN_IDLE))  # its own supervision check: stop, no effect
+    st = st._replace(effects=st.effects | {Effect(f.sess, f.exec, f.owner, cfg.nodes[n], "reconcile")})
     s = si(cfg, f.sess)
     c = st.claim[s]
     if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):
@@ -231,8 +238,21 @@ def Heartbeat(cfg, st, n, s):
     return st._replace(claim=_put(st.claim, si_, c._replace(ttl=cfg.lease)))
 
 
+def Supervise(cfg, st, n):
+    stop_run, stop_fin = run_stale(cfg, st, n), fin_stale(cfg, st, n)
+    if not (stop_run or stop_fin):
+        return None
+    run = _put(st.run, n, st.run[n]._replace(pc="stopped")) if stop_run else st.run
+    fin = _put(st.fin, n, FIN_IDLE) if stop_fin else st.fin
+    return st._replace(run=run, fin=fin)
+
+
+def _ticking(cfg: Config, c: Claim) -> bool:
+    return c.phase != "none" and c.ttl > -cfg.eff_grace
+
+
 def Tick(cfg, st):
-    if not any(c.ttl > 0 for c in st.claim):
+    if not any(_ticking(cfg, c) for c in st.claim):
         return None
     expiring = [s for s, c in enumerate(st.claim) if c.ttl == 1]
     if cfg.timely_dispatch and any(
@@ -242,13 +262,10 @@ def Tick(cfg, st):
     paused = any(owner_active(cfg, st, s) for s in expiring)
     if paused and "pause" not in cfg.faults:
         return None
-    supervised = cfg.synchronized_clocks and not cfg.has("unsupervised-cancel-heartbeat")
-    fin = st.fin
-    if supervised:
-        expired_execs = {st.claim[s].exec for s in expiring}
-        fin = tuple(FIN_IDLE if f.pc != "idle" and f.exec in expired_execs else f for f in fin)
-    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if c.ttl > 0 else c for c in st.claim),
-                       fin=fin, faults=st.faults | {"pause"} if paused else st.faults)
+    if any(overdue(cfg, st, n) for n in range(len(cfg.nodes))):
+        return None
+    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim),
+                       faults=st.faults | {"pause"} if paused else st.faults)
 
 
 # ---------------------------------------------------------------- recovery
@@ -272,7 +289,7 @@ def RecoveryTakeover(cfg, st, r):
     if cfg.has("takeover-trusts-scan"):
         same = c.exec == w.exec and not c.quar  # Session and execution only: the scan is trusted
     else:
-        same = c.exec == w.exec and c.owner == w.seen and c.ttl == 0 and not c.quar
+        same = c.exec == w.exec and c.owner == w.seen and c.ttl <= -cfg.eff_grace and not c.quar
     if not same:
         return st._replace(rec=_put(st.rec, r, REC_IDLE))
     if cfg.has("scan-quarantines-cancellation") and c.phase in ("cancelling", "cancelled"):
@@ -374,6 +391,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
             emit("FinalizerSettle", (node,), FinalizerSettle(cfg, st, n))
         else:
             emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
+        emit("Supervise", (node,), Supervise(cfg, st, n))
     if cfg.lease > 1 or cfg.has("renew-after-expiry"):
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
             for s in cfg.sessions:
@@ -418,7 +436,8 @@ _RUNNER_BY_PC = {
 
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
-    "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash", "CorruptRecoveryRow",
+    "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
+    "CorruptRecoveryRow",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

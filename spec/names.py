@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Action:
     name: str
     params: tuple[str, ...]
-    actor: str  # runner | finalizer | recovery | node | environment | fault
+    actor: str  # runner | finalizer | recovery | node | supervisor | environment | fault
     fair: bool  # weakly fair in the liveness specification
     doc: str
 
@@ -91,9 +91,12 @@ ACTIONS = _index([
     # lease keeping and time
     Action("Heartbeat", ("n", "s"), "node", True,
            "a node renews the lease of a claim one of its actors is working on (fenced)"),
+    Action("Supervise", ("n",), "supervisor", True,
+           "the node notices that its runner's or finalizer's claim is no longer its exact, live claim "
+           "(expired, taken over, gone) and stops that actor (in memory)"),
     Action("Tick", (), "environment", False,
-           "the discrete clock advances: every live lease loses one tick; supervised finalizers whose "
-           "lease expires stop"),
+           "the discrete clock advances: every claim's lease loses one tick, down to -Grace; it waits "
+           "while a node's supervision is overdue (SupervisionLag)"),
     # recovery
     Action("RecoveryScan", ("r", "s"), "recovery", True,
            "a read: the bounded oldest-first window of expired unquarantined claims; the worker remembers "
@@ -164,8 +167,9 @@ INVARIANTS = _index([
     Invariant("CancelLeavesNoRecovery", "state",
               "a cancelled execution has no session_recovery row and no continuation"),
     Invariant("NoOverlappingEffects", "action",
-              "a successor's provider or tool effect (or recovery takeover) never begins while another "
-              "node's finalizer for that Session is still running"),
+              "every effect (provider dispatch, finalizer reconciliation, recorded in the effects history) "
+              "begins under the claim identity its Session still carries, and while no other node's "
+              "provider call on that Session is in flight"),
     Invariant("RecoveryRowsIsolated", "state",
               "every continuation has a session_recovery row of the same Session and execution"),
     Invariant("ContinuationsRecoveryOwned", "state", "ordinary selection never promotes a continuation"),
@@ -188,7 +192,8 @@ ASSUMPTIONS = _index([
     Assumption("TimelyDispatch", ("NoPhysicalReplay",),
                "no lease expires between a renewal and the provider dispatch that follows it"),
     Assumption("SynchronizedClocks", ("NoOverlappingEffects",),
-               "nodes agree on now: a supervised finalizer stops no later than its lease expires"),
+               "nodes agree on now closely enough that Grace >= SupervisionLag: a node supervises its "
+               "actors before recovery may take their expired claim"),
     Assumption("ProcessLocalRouting", ("NoOverlappingEffects",),
                "an interrupt reaches the node that owns the execution"),
 ])
@@ -221,6 +226,10 @@ DEFECTS = _index([
     Defect("recovery-input-in-ordinary-queue", ("ContinuationsRecoveryOwned",),
            "R000-PASS-recovery-identity (regression guard)",
            "ordinary selection includes recovery-owned continuations"),
+    Defect("supervise-on-expiry-only", ("NoOverlappingEffects",),
+           "R003-MUST-FIX-2 (the variant claimcheck stress found: identity, not only expiry)",
+           "supervision checks the lease's expiry but not the claim's exact identity: a finalizer whose "
+           "claim was taken over by a live new owner keeps stepping", "lag"),
     Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
     Defect("takeover-trusts-scan", ("FencedMutation",), "R003-PASS-recovery-acquisition (regression guard)",

@@ -26,12 +26,20 @@ class Config:
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     faults: frozenset[str] = frozenset(N.FAULT_KINDS)
     timely_dispatch: bool = True
-    synchronized_clocks: bool = True
+    synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
+    grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
+    supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
     process_local_routing: bool = True
     defects: frozenset[str] = field(default_factory=frozenset)
 
     def has(self, defect: str) -> bool:
         return defect in self.defects
+
+    @property
+    def eff_grace(self) -> int:
+        """The model's Grace: SynchronizedClocks is `Grace >= SupervisionLag`; switched off, the grace is
+        one tick short of the lag bound."""
+        return self.grace if self.synchronized_clocks else min(self.grace, self.supervision_lag - 1)
 
 
 class Claim(NamedTuple):
@@ -88,6 +96,15 @@ class Rec(NamedTuple):
     seen: str = ""  # the former owner the scan saw (pc scanned): what the compare-and-swap compares
 
 
+class Effect(NamedTuple):
+    """An external effect begun: provider dispatch or finalizer reconciliation (the history `effects`)."""
+    sess: str
+    exec: int
+    owner: str  # the claim identity's owner the actor works under
+    by: str  # the node it runs on
+    kind: str  # dispatch | reconcile
+
+
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
 REC_IDLE = Rec("idle", "", 0, "")
@@ -104,6 +121,7 @@ class State(NamedTuple):
     rec: tuple[Rec, ...]  # indexed like cfg.recoverers
     cancelled: frozenset[RecRow]  # (execution, Session) pairs that reached cancelled
     faults: frozenset[str]
+    effects: frozenset[Effect] = frozenset()  # history: every external effect begun
 
 
 VARIABLES = State._fields
@@ -121,6 +139,7 @@ def init(cfg: Config) -> State:
         rec=tuple(REC_IDLE for _ in cfg.recoverers),
         cancelled=frozenset(),
         faults=frozenset(),
+        effects=frozenset(),
     )
 
 
@@ -196,15 +215,48 @@ def claim_free(cfg: Config, st: State, s: int, ordinary: bool) -> bool:
     c = st.claim[s]
     if c.phase == "none":
         return True
-    return ordinary and cfg.has("acquire-overwrites-expired") and c.ttl == 0
+    return ordinary and cfg.has("acquire-overwrites-expired") and c.ttl <= 0
 
 
-def eligible(st: State, s: int) -> bool:
+def eligible(cfg: Config, st: State, s: int) -> bool:
     c = st.claim[s]
-    return c.phase != "none" and c.ttl == 0 and not c.quar
+    return c.phase != "none" and c.ttl <= -cfg.eff_grace and not c.quar
 
 
 def scan_window(cfg: Config, st: State) -> set[int]:
     """The recovery scan: the scan_bound oldest (by creation order = execution id) eligible claims."""
-    rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(st, s))
+    rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(cfg, st, s))
     return {s for _, s in rows[:cfg.scan_bound]}
+
+
+# ---------------------------------------------------------------- supervision (TLA+ SupHolds ... Overdue)
+
+def sup_holds(cfg: Config, st: State, s: str, e: int, owner: str) -> bool:
+    """The node's supervision check: its actor's claim is still its exact, live claim."""
+    k = si(cfg, s)
+    if cfg.has("supervise-on-expiry-only"):
+        return st.claim[k].ttl > 0
+    return fenced(st, k, e, owner)
+
+
+def run_stale(cfg: Config, st: State, n: int) -> bool:
+    r = st.run[n]
+    return r.pc not in ("idle", "stopped") and not sup_holds(cfg, st, r.sess, r.exec, cfg.nodes[n])
+
+
+def fin_stale(cfg: Config, st: State, n: int) -> bool:
+    f = st.fin[n]
+    return (f.pc != "idle" and not cfg.has("unsupervised-cancel-heartbeat")
+            and not sup_holds(cfg, st, f.sess, f.exec, f.owner))
+
+
+def lag_of(cfg: Config, st: State, s: str, e: int, owner: str) -> int:
+    """Ticks since the actor's claim expired; a claim that changed identity or vanished: the bound."""
+    c = st.claim[si(cfg, s)]
+    return -c.ttl if c.exec == e and c.owner == owner else cfg.supervision_lag
+
+
+def overdue(cfg: Config, st: State, n: int) -> bool:
+    r, f = st.run[n], st.fin[n]
+    return ((run_stale(cfg, st, n) and lag_of(cfg, st, r.sess, r.exec, cfg.nodes[n]) + 1 >= cfg.supervision_lag)
+            or (fin_stale(cfg, st, n) and lag_of(cfg, st, f.sess, f.exec, f.owner) + 1 >= cfg.supervision_lag))

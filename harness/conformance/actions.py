@@ -50,6 +50,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
        for name in R.FINALIZER_ACTIONS if name not in N.ATTEMPTS},
     **{name: (STEP, lambda w, p: w.worker(p[0]).step())
        for name in R.RECOVERY_ACTIONS if name not in N.ATTEMPTS},
+    R.SUPERVISE: (STEP, lambda w, p: w.node(p[0]).supervise()),
     R.TICK: (ENVIRONMENT, lambda w, p: w.tick()),
     R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),

@@ -31,7 +31,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     for s in cfg.sessions:
         c = snap.claims.get(s)
         claim.append(M.NO_CLAIM if c is None else
-                     M.Claim(c.execution, c.owner, c.ttl(now), c.phase, _asst(c.assistant), c.quarantined))
+                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase, _asst(c.assistant), c.quarantined))
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
@@ -47,7 +47,16 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state) for i in snap.inputs),
         run=tuple(run), fin=tuple(fin), rec=tuple(rec),
         cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
-        faults=faults)
+        faults=faults, effects=effects(w))
+
+
+def effects(w) -> frozenset:
+    """The effects history: what the outside world saw (the shared provider's record of calls and
+    reconciliations), not what any process remembers, so a crash does not erase it."""
+    calls = {M.Effect(c.session_id, c.execution_id, c.owner_id, c.owner_id, "dispatch") for c in w.provider.calls}
+    done = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "reconcile")
+            for x in w.provider.reconciliations}
+    return frozenset(calls | done)
 
 
 class Difference(NamedTuple):

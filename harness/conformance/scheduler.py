@@ -33,14 +33,14 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False):
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
         self.provider = ScriptedProvider()
-        common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease)
+        common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, **common)
                         for r in workers}
@@ -57,12 +57,15 @@ class World:
     def snap(self):
         return snapshot(self.db)
 
+    def supervise(self) -> None:
+        """Every node's Supervise (a production supervisor's pass after the clock moved)."""
+        for node in self.nodes.values():
+            node.supervise()
+
     def tick(self, ticks=1):
-        """The twin's Tick: the clock moves, supervised finalizers observe it."""
+        """The twin's Tick: the clock moves (supervision is the nodes' own step, Supervise)."""
         for _ in range(ticks):
             self.clock.advance(1)
-            for node in self.nodes.values():
-                node.supervise()
 
 
 class Scheduler:
@@ -74,7 +77,7 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted)
+                           admitted=admitted, grace=cfg.eff_grace)
         self.faults = frozenset()
 
     @staticmethod

@@ -121,8 +121,8 @@ class Checker:
             return M.NO_CLAIM
         _s, e, owner, lease_x, phase, asst, err = row
         ttl = lease_x - now
-        if ttl < 0:
-            ttl = 0
+        if ttl < -self.cfg.eff_grace:
+            ttl = -self.cfg.eff_grace  # the twin's lease runs on down to -Grace
         elif ttl > self.lease and self.max_now is not None and lease_x - self.max_now <= self.lease:
             ttl = self.lease  # set at a later clock reading than this commit's (readings of concurrent steps)
         return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None)
@@ -392,7 +392,9 @@ class Checker:
         twin_view = twin_next._replace(inputs=frozenset(i for i in twin_next.inputs
                                                         if i.kind == "cont" or i.state == "pending"))
         # the durable variables only (_COMPARED), one line per differing field
-        bad = diff(twin_view._replace(run=post.run, fin=post.fin, rec=post.rec, faults=post.faults), post, self.cfg)
+        # (effects: the outside world's record, not a commit's: the history check does not read them)
+        bad = diff(twin_view._replace(run=post.run, fin=post.fin, rec=post.rec, faults=post.faults,
+                                      effects=post.effects), post, self.cfg)
         if bad:
             self.find(c.row, "transition", [], focus, f"{action}{fmt(params)} yields a different state: "
                       + "; ".join(str(d) for d in bad[:8]) + (f"; … {len(bad) - 8} more" if len(bad) > 8 else ""))

@@ -81,6 +81,10 @@ def scan_plausible(checker, w: M.Rec, now: int) -> bool:
 def local_steps(cfg: M.Config, st: M.State, names):
     """Steps of the given actors that change only their memory (no commit)."""
     for kind, n in names:
+        if kind in ("run", "fin"):  # Supervise: the node stops its stale actors (in memory, no commit)
+            nx = M.Supervise(cfg, st, cfg.nodes.index(n))
+            if nx is not None and durable_eq(st, nx):
+                yield nx
         if kind == "run":
             k = cfg.nodes.index(n)
             for _name, fn in M.RUNNER_STEPS:
@@ -95,7 +99,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
                 if nx is not None and nx != st and durable_eq(st, nx):
                     yield nx
             if f.pc != "idle" and not M.fenced(st, M.si(cfg, f.sess), f.exec, f.owner):
-                yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # supervision: its lease is gone
+                yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # its own check: its lease is gone
         else:
             k = cfg.recoverers.index(n)
             for fn in (M.RecoveryTakeover, M.RecoveryConvert, M.RecoveryQuarantine):

@@ -38,7 +38,7 @@ def _itf_state(cfg: M.Config, st: M.State) -> dict:
         "claim": dict(zip(cfg.sessions, st.claim)), "nextExec": st.nextExec, "log": list(st.log),
         "recovery": st.recovery, "inputs": st.inputs, "run": dict(zip(cfg.nodes, st.run)),
         "fin": dict(zip(cfg.nodes, st.fin)), "rec": dict(zip(cfg.recoverers, st.rec)),
-        "cancelled": st.cancelled, "faults": st.faults,
+        "cancelled": st.cancelled, "faults": st.faults, "effects": st.effects,
     }
 
 

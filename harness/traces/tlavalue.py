@@ -199,6 +199,7 @@ def twin_to_canon(cfg: M.Config, st: M.State) -> dict:
         "rec": {r: _rec(w) for r, w in zip(cfg.recoverers, st.rec)},
         "cancelled": tset(st.cancelled),
         "faults": TlaSet(sorted(st.faults)),
+        "effects": tset(st.effects),
     }
 
 
@@ -218,6 +219,7 @@ _TWIN_VAR = {
     "rec": lambda v, names: {r: _rec(w) for r, w in zip(names[2], v)},
     "cancelled": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
     "faults": lambda v, names: TlaSet(sorted(v)),
+    "effects": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
 }
 
 
@@ -256,6 +258,7 @@ _FROM_CANON = {  # variable: (what it must be, canonical value -> twin value)
     "rec": ("a recovery-worker record per recoverer", lambda cfg, v: tuple(M.Rec(**v[r]) for r in cfg.recoverers)),
     "cancelled": ("a set of {exec, sess} records", lambda cfg, v: frozenset(_records(M.RecRow, v))),
     "faults": ("a set of fault names", lambda cfg, v: frozenset(_names(v))),
+    "effects": ("a set of effect records", lambda cfg, v: frozenset(_records(M.Effect, v))),
 }
 
 

@@ -89,6 +89,11 @@ class TraceConfig(BaseModel):
     max_exec: int = Field(ge=1, le=MAX_EXEC, description="execution ids are 1..max_exec")
     lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")
     scan_bound: int = Field(ge=1, le=MAX_SCAN, description="rows a recovery scan looks at")
+    grace: int = Field(1, ge=0, le=MAX_LEASE,
+                       description="ticks an expired claim waits before recovery may take it over (Grace)")
+    supervision_lag: int = Field(1, ge=1, le=MAX_LEASE,
+                                 description="a node supervises its actors before this many ticks pass after "
+                                             "their claim expired or changed (SupervisionLag)")
     faults: Annotated[list[FaultKind], AfterValidator(_unique)]
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
@@ -167,7 +172,8 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
-                       lease=cfg.lease, scan_bound=cfg.scan_bound, faults=sorted(cfg.faults),
+                       lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
+                       supervision_lag=cfg.supervision_lag, faults=sorted(cfg.faults),
                        defects=sorted(cfg.defects), assumptions_off=off)
 
 
@@ -198,6 +204,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     return M.Config(sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                     prompts=tc.prompts, max_exec=tc.max_exec, lease=tc.lease, scan_bound=tc.scan_bound,
+                    grace=tc.grace, supervision_lag=tc.supervision_lag,
                     faults=frozenset(tc.faults), defects=frozenset(chosen), **off)
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from impl import registry as R
 from impl.results import Fenced, NotEnabled
 from implkit import World
 
@@ -79,6 +80,8 @@ def test_supervision_stops_the_finalizer_when_its_lease_expires():
     node = at(w, 2)
     node.cancel("s1")
     w.tick()  # heartbeat did not run: the lease expires with the finalizer still waiting
+    assert node.finalizer.pc == "settle"  # supervision is the node's own step
+    assert node.supervise() == R.SUPERVISE
     assert node.finalizer.pc == "idle"
     assert isinstance(node.finalizer.last, Fenced)
     assert w.snap().claims["s1"].phase == "cancelling"

@@ -74,6 +74,7 @@ def unsupervised_cancel_heartbeat(defects):
     w.boundaries.install(lambda name, ctx: overlaps.append(node.finalizer.pc != "idle")
                          if name == R.B_RECOVERY_TAKEN_OVER else None)
     w.tick()
+    w.supervise()
     worker = w.worker()
     worker.step(), worker.step()  # RecoveryScan, then RecoveryTakeover
     return (overlaps, node.finalizer.pc)
@@ -210,7 +211,22 @@ def takeover_trusts_scan(defects):
     return (won, lost, w.snap().claims["s1"].owner, r2.pc)
 
 
+def supervise_on_expiry_only(defects):
+    """Cancel (the runner stops); the lease expires before the node supervises; recovery takes the claim
+    over (a live lease of a new owner); then the node's supervisor runs."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.cancel("s1")
+    node.runner.step()  # RunnerStop: the interrupt
+    w.tick()
+    assert w.worker().takeover("s1")
+    stopped = node.supervise()
+    return (stopped, node.finalizer.pc)
+
+
 CASES = {
+    "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, None),
                             (["Started"], 1, "cancelling", True)),

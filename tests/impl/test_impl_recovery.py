@@ -69,7 +69,8 @@ def test_cancellation_owned_work_is_quarantined_with_a_reason():
     w = World(lease=1)
     w.node().acquire(w.prompt["s1", 1])
     w.node().cancel("s1")
-    w.tick()  # the finalizer was supervised away; the claim is left cancelling
+    w.tick()
+    w.supervise()  # the finalizer was supervised away; the claim is left cancelling
     handled = w.worker().run_once()
     assert [(h.outcome, h.reason) for h in handled] == [
         ("quarantined", "phase 'cancelling': only a running execution is recovered")]

@@ -56,7 +56,7 @@ def test_mermaid_sequence_diagram(capsys):
     assert lines[0] == "sequenceDiagram"
     assert "  participant recovery_r1 as recovery@r1" in lines
     assert "  recovery_r1->>DB: 7. RecoveryTakeover(r1)" in lines
-    assert "  Note over recovery_r1,DB: VIOLATES NoOverlappingEffects" in lines
+    assert "  Note over finalizer_n1,DB: VIOLATES NoOverlappingEffects" in lines
     assert "  Note over recovery_r1: recovery@r1 scanned -> converting<br/>held at recovery.taken_over" in lines
     assert not any(";" in ln or "#" in ln for ln in lines)
 

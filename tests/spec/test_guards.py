@@ -102,7 +102,7 @@ def test_lease_and_time_family():
     st = _after(cfg, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(cfg, st, "Heartbeat", ("n1", "s1")) == "the lease of the claim for s1 is fresh (ttl 2, Lease 2)"
     assert G.why_not(cfg, st, "Heartbeat", ("r1", "s1")) == "the claim for s1 is owned by n1, not r1"
-    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease"
+    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease or a grace tick left (Grace 0)"
     st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)")
     assert G.why_not(CI, st, "Tick", ()) == ("runner n1 is between its renewal and the provider dispatch, and the "
                                              "lease of s1 would expire (TimelyDispatch)")
@@ -113,11 +113,12 @@ def test_recovery_family():
     assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "the lease of the claim for s1 has not expired (ttl 1)"
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) == "recovery worker r1 has not scanned (it is idle)"
     assert G.why_not(CI, st, "RecoveryConvert", ("r1",)) == "recovery worker r1 is not converting (it is idle)"
-    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryScan(r1, s1)")
+    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "Supervise(n1)", "Tick()",
+                "RecoveryScan(r1, s1)")
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) is None
     assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "recovery worker r1 is busy (scanned execution 1 of s1)"
-    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "RecoveryScan(r1, s1)",
-                "RecoveryTakeover(r1)")
+    st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "Supervise(n1)", "Tick()",
+                "RecoveryScan(r1, s1)", "RecoveryTakeover(r1)")
     assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "recovery worker r1 is busy (converting execution 1 of s1)"
     assert G.why_not(CI, st, "RecoveryQuarantine", ("r1",)) == "recovery worker r1 is not quarantining (it is converting)"
 

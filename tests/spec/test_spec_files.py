@@ -63,7 +63,7 @@ def test_every_defect_name_in_tla_is_registered():
 def test_every_variable_has_an_apalache_type_annotation():
     block = TLA[TLA.index("VARIABLES"):TLA.index("vars ==")]
     names = re.findall(r"^\s+(\w+),?\s*$", block, re.M)
-    assert len(names) == 10
+    assert len(names) == 11
     for v in names:
         assert re.search(rf"@type: [^\n]+;\n\s+{v},?\s*\n", block), v
 

@@ -80,7 +80,8 @@ def test_recovery_takes_only_expired_claims_and_converts_with_one_row():
     st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
              ("PublishStepStarted", ("n1",)))
     assert M.apply(CFG, st, "RecoveryScan", ("r1", "s1")) is None  # live
-    st = run_from(st, ("Crash", ("n1",)), ("Tick", ()), ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)),
+    st = run_from(st, ("Crash", ("n1",)), ("Tick", ()), ("Tick", ()), ("RecoveryScan", ("r1", "s1")),
+                  ("RecoveryTakeover", ("r1",)),
                   ("RecoveryConvert", ("r1",)))
     assert st.recovery == {M.RecRow(1, "s1")}
     assert M.Input("s1", "cont", 1, "pending") in st.inputs
@@ -96,7 +97,7 @@ def run_from(st, *steps, cfg=CFG):
 
 
 def test_continuation_is_not_ordinarily_selectable():
-    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()),
+    st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()), ("Tick", ()),
              ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)))
     cont = M.Input("s1", "cont", 1, "pending")
     assert M.apply(CFG, st, "Acquire", ("n1", cont)) is None

@@ -76,7 +76,7 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
              ("StepStartedReturn", ("n1",)), ("Tick", ()), ("Heartbeat", ("n1", "s1")), ("Tick", ()), ("Tick", ()),
              ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
              ("Renew", ("n2",))]
-    ch = check(record(replace(CI, lease=2), steps))
+    ch = check(record(replace(CI, lease=2, grace=0), steps))  # Grace 0: recovery acts before n1's supervisor
     assert ch.report.ok, render_history(ch)
 
 
@@ -109,7 +109,8 @@ def test_renew_after_expiry_is_caught():
 def test_unfenced_step_publication_is_caught():
     steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("Tick", ()),
              ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("PublishStepStarted", ("n1",))]
-    ch = check(record(CI, steps, ["unfenced-step-publication"]))
+    from dataclasses import replace
+    ch = check(record(replace(CI, grace=0), steps, ["unfenced-step-publication"]))  # before n1's supervisor
     assert ("invariant", "FencedMutation") in kinds_and_names(ch)
     assert any(f.kind == "transition" and f.action == "PublishStepStarted" for f in ch.report.violations)
 
@@ -139,10 +140,12 @@ def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
 
 def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
     """unsupervised-cancel-heartbeat: the finalizer keeps running after its lease expired; the node's next
-    commit records it (the twin's Tick would have stopped it)."""
+    commit records it (a supervised node would have stopped it; Grace 0 lets recovery act first)."""
+    from dataclasses import replace
     steps = [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1")), ("Tick", ()),
-             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RunnerStop", ("n1",)), ("Acquire", ("n2", P2))]
-    rs = record(CI, steps[:-1], ["unsupervised-cancel-heartbeat"])
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RunnerStop", ("n1",)),
+             ("Acquire", ("n2", P2))]
+    rs = record(replace(CI, grace=0), steps[:-1], ["unsupervised-cancel-heartbeat"])
     # a commit by n1 while its finalizer still runs: a heartbeat attempt of its own Session
     with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), rs.world.clock.now()):
         rs.world.node("n1").heartbeat("s1")

@@ -34,7 +34,7 @@ def hand_written():
                 "run": {"#map": [["n1", run1], ["n2", runner()]]},
                 "fin": {"#map": [["n1", idle_fin], ["n2", idle_fin]]},
                 "rec": {"#map": [["r1", {"pc": "idle", "sess": "", "exec": big(0)}]]},
-                "cancelled": {"#set": []}, "faults": {"#set": []}, **extra}
+                "cancelled": {"#set": []}, "faults": {"#set": []}, "effects": {"#set": []}, **extra}
 
     no_claim = {"exec": big(0), "owner": "", "ttl": big(0), "phase": "none", "asst": big(0), "quar": False}
     claim = {"exec": big(1), "owner": "n1", "ttl": big(1), "phase": "running", "asst": big(0), "quar": False}
@@ -45,7 +45,7 @@ def hand_written():
     return {"#meta": {"format": "ITF", "source": "MC_ci.tla", "description": "Created by Apalache",
                       "varTypes": {"claim": "(Str -> {...})"}},
             "vars": ["claim", "nextExec", "log", "recovery", "inputs", "run", "fin", "rec", "cancelled", "faults",
-                     "action_taken", "nondet_picks"],
+                     "effects", "action_taken", "nondet_picks"],
             "states": [state(0, no_claim, 1, "pending", runner(), init_extra),
                        state(1, claim, 2, "ordinary", runner("acquired", "s1", 1), odd)]}
 
