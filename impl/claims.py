@@ -206,10 +206,19 @@ class ClaimStore:
 
     @_typed
     def clear(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
-        """Remove the exact, settled claim: `running` after a terminal Step, `cancelled`, `recovering` once
-        converted, or `cancelling` when recovery finishes an expired cancellation."""
-        if phase not in ("running", "cancelled", "recovering", "cancelling"):
+        """Remove the exact, settled claim: `running` after a terminal Step, `cancelled`, or `recovering`
+        once converted."""
+        if phase not in ("running", "cancelled", "recovering"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
+        n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
+        return self._fenced(conn, ident, now, n, (phase,))
+
+    @_typed
+    def clear_cancellation(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
+        """Recovery finishing an expired cancellation it took over: remove its exact claim, `cancelling`
+        (its Step.Interrupted in the same transaction) or `cancelled` (fenced, like every removal)."""
+        if phase not in ("cancelling", "cancelled"):
+            raise ValueError(f"phase {phase} is not cancellation-owned")
         n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 

@@ -46,7 +46,7 @@ class Handled:
     """What one scan pass did with one claim."""
     session_id: str
     execution_id: int
-    outcome: str  # converted | released | quarantined | superseded | lost
+    outcome: str  # converted | cancelled | released | quarantined | superseded | lost
     reason: str | None = None
 
 
@@ -67,6 +67,7 @@ class RecoveryWorker:
         self.publisher = Publisher(self.ctx, self.claims)
         self.inputs = InputStore(self.ctx)
         self.last: Result | None = None
+        self.finished = "converted"  # what the last conversion did: converted, or cancelled (cancellation-owned)
         self.reset()
 
     def reset(self) -> None:
@@ -196,7 +197,9 @@ class RecoveryWorker:
                 raise Abort(Released(f"lease lost after {claim.recovery_attempts} attempt(s) of {self.max_tries}"))
             raise Abort(Fenced(self.claims.why(conn, ident, now)))
         if claim.phase in ("cancelling", "cancelled") and not self.ctx.has(R.CANCELLATION_QUARANTINE_STRANDS):
+            self.finished = "cancelled"
             return self._finish_cancellation(conn, claim, now)
+        self.finished = "converted"
         if claim.phase != "recovering":
             if not known_phase(self.seen_phase):
                 raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
@@ -240,7 +243,7 @@ class RecoveryWorker:
             if not row["completed"]:
                 event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
                 self.publisher.commit(conn, event, Fence(ident, claim.phase))
-        result = self.claims.clear(conn, ident, now, claim.phase)
+        result = self.claims.clear_cancellation(conn, ident, now, claim.phase)
         if not result:
             raise Abort(result)
         record_history(conn, ident, "cancelled", now)
@@ -326,7 +329,7 @@ class RecoveryWorker:
                 handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
             if self.convert():
-                handled.append(Handled(seen.session_id, seen.execution_id, "converted"))
+                handled.append(Handled(seen.session_id, seen.execution_id, self.finished))
                 continue
             if self.pc == IDLE:  # released: the lease ran out; a later pass retries it
                 handled.append(Handled(seen.session_id, seen.execution_id, "released", self.last.reason))

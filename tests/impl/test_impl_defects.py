@@ -20,14 +20,11 @@ def step_started_window(defects):
         node.runner.step()
     assert node.runner.pc == "started"
     node.cancel("s1")
-    node.run_to_completion()
+    for _ in range(5):  # the runner stops; the finalizer settles, or (the defect) keeps retrying
+        node.runner.step(), node.finalizer.step()
     snap = w.snap()
     claim = snap.claims.get("s1")
-    starts = snap.count("Started")
-    w.tick()
-    w.worker().run_once()
-    after = w.snap().claims.get("s1")
-    return (snap.kinds(), starts, claim and claim.phase, after and after.recovery_error is not None)
+    return (snap.kinds(), snap.count("Started"), claim and claim.phase, node.finalizer.pc)
 
 
 def step_failed_duplicate_interrupt(defects):
@@ -80,16 +77,21 @@ def unsupervised_cancel_heartbeat(defects):
     return (overlaps, node.finalizer.pc)
 
 
+def _lose_lease_of(w: World, session: str) -> None:
+    """Every conversion of `session` loses its lease: the worker pauses right after its takeover."""
+    w.boundaries.install(lambda name, ctx: w.clock.advance(1)
+                         if name == R.B_RECOVERY_TAKEN_OVER and ctx["session"] == session else None)
+
+
 def silent_quarantine_noop(defects):
-    """Conversion crosses lease expiry before failing, with a scan window of one row."""
-    w = World(sessions=("s1", "s2"), defects=defects, scan_bound=1)
+    """Conversion of s1 keeps losing its lease (its attempts run out), with a scan window of one row."""
+    w = World(sessions=("s1", "s2"), defects=defects, scan_bound=1, max_tries=2)
     n1, n2 = w.node("n1"), w.node("n2")
     n1.acquire(w.prompt["s1", 1])
-    n1.cancel("s1")  # cancellation-owned: conversion must fail
     n1.crash()
     n2.acquire(w.prompt["s2", 1])
     n2.crash()
-    w.boundaries.install(lambda name, ctx: w.clock.advance(1) if name == R.B_RECOVERY_CONVERT_FAILED else None)
+    _lose_lease_of(w, "s1")
     w.tick()
     passes = []
     for _ in range(3):
@@ -97,6 +99,42 @@ def silent_quarantine_noop(defects):
         w.tick()
     snap = w.snap()
     return (passes, snap.claims["s1"].recovery_error is not None, "s2" in snap.claims)
+
+
+def cancellation_quarantine_strands(defects):
+    """The finalizer was supervised away with the claim cancelling; recovery finds the expired claim."""
+    w = World(defects=defects)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().cancel("s1")
+    w.tick()
+    w.supervise()
+    outcomes = [h.outcome for h in w.worker().run_once()]
+    snap = w.snap()
+    return (outcomes, "s1" in snap.claims, (1, "s1") in snap.cancelled)
+
+
+def recovery_retries_unbounded(defects):
+    """Conversion keeps losing its lease; one attempt is the bound."""
+    w = World(defects=defects, max_tries=1)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().crash()
+    _lose_lease_of(w, "s1")
+    passes = []
+    for _ in range(3):
+        w.tick()
+        passes += [(h.session_id, h.outcome) for h in w.worker().run_once()]
+    return (passes, w.snap().claims["s1"].recovery_error is not None)
+
+
+def recovery_input_excluded_everywhere(defects):
+    """Recovery converted s1's execution; a node promotes its continuation."""
+    w = World(defects=defects)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().crash()
+    w.tick()
+    w.worker().run_once()
+    result = w.node("n2").promote(ids.continuation_id("s1", 1))
+    return (type(result).__name__, next(i.state for i in w.snap().inputs if i.kind == "cont"))
 
 
 def memory_before_publish(defects):
@@ -301,8 +339,8 @@ CASES = {
     "dispatch-after-failed-renewal": (dispatch_after_failed_renewal, (True, "idle", 0), (True, "streaming", 1)),
     "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
-                            (["Started", "Interrupted"], 1, None, None),
-                            (["Started"], 1, "cancelling", True)),
+                            (["Started", "Interrupted"], 1, None, "idle"),
+                            (["Started"], 1, "cancelling", "settle")),
     "step-failed-duplicate-interrupt": (step_failed_duplicate_interrupt,
                                         (["Started", "Failed"], [], []),
                                         (["Started", "Failed", "Interrupted"], [], [])),
@@ -311,8 +349,14 @@ CASES = {
                                          (False, False, ["ordinary"], True)),
     "unsupervised-cancel-heartbeat": (unsupervised_cancel_heartbeat, ([False], "idle"), ([True], "settle")),
     "silent-quarantine-noop": (silent_quarantine_noop,
-                               ([("s1", "quarantined"), ("s2", "converted")], True, False),
-                               ([("s1", "quarantined")] * 3, False, True)),
+                               ([("s1", "released"), ("s1", "quarantined"), ("s2", "converted")], True, False),
+                               ([("s1", "released"), ("s1", "quarantined"), ("s1", "quarantined")], False, True)),
+    "cancellation-quarantine-strands": (cancellation_quarantine_strands, (["cancelled"], False, True),
+                                        (["quarantined"], True, False)),
+    "recovery-retries-unbounded": (recovery_retries_unbounded, ([("s1", "quarantined")], True),
+                                   ([("s1", "released")] * 3, False)),
+    "recovery-input-excluded-everywhere": (recovery_input_excluded_everywhere, ("Ok", "recovery"),
+                                           ("NotEnabled", "pending")),
     "memory-before-publish": (memory_before_publish, ("stopped", None, []), ("stopped", ids.assistant_id(1), [])),
     "acquire-overwrites-expired": (acquire_overwrites_expired, ("Occupied", 1, "n1"), ("Ok", 2, "n2")),
     "renew-after-expiry": (renew_after_expiry, ("idle", 0, 0), ("streaming", 1, 1)),

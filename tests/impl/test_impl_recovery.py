@@ -2,7 +2,8 @@
 
 import pytest
 
-from impl import ids
+from impl import faults, ids
+from impl import registry as R
 from impl.results import Conflict, NotEnabled
 from implkit import World
 
@@ -65,35 +66,83 @@ def test_live_claims_are_not_taken_over():
     assert w.worker().step() is None and isinstance(w.worker().takeover("s1"), NotEnabled)
 
 
-def test_cancellation_owned_work_is_quarantined_with_a_reason():
+def test_an_expired_cancellation_is_finished_not_quarantined():
+    """Issue 12 item 4: the finalizer was supervised away with the claim cancelling; recovery finishes the
+    cancellation (no recovery row, no continuation) and the Session is available again."""
     w = World(lease=1)
     w.node().acquire(w.prompt["s1", 1])
     w.node().cancel("s1")
     w.tick()
     w.supervise()  # the finalizer was supervised away; the claim is left cancelling
     handled = w.worker().run_once()
+    assert [(h.outcome, h.reason) for h in handled] == [("cancelled", None)]
+    snap = w.snap()
+    assert snap.claims == {} and (1, "s1") in snap.cancelled
+    assert snap.recovery == frozenset() and not [i for i in snap.inputs if i.kind == "cont"]
+
+
+def test_a_cancellation_with_a_started_assistant_is_interrupted_once_by_recovery():
+    w = World(lease=1)
+    n1 = w.node()
+    n1.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        n1.runner.step()  # Renew, Dispatch, PublishStepStarted: the assistant is open
+    n1.cancel("s1")
+    n1.crash()  # between running -> cancelling and Step.Interrupted
+    w.tick(2)
+    assert [h.outcome for h in w.worker().run_once()] == ["cancelled"]
+    snap = w.snap()
+    assert snap.kinds("s1") == ["Started", "Interrupted"] and snap.events[-1].writer == "r1"
+    assert snap.claims == {} and snap.recovery == frozenset()
+
+
+def test_under_the_defect_cancellation_owned_work_is_quarantined():
+    w = World(lease=1, defects=[R.CANCELLATION_QUARANTINE_STRANDS])
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().cancel("s1")
+    w.tick()
+    w.supervise()
+    handled = w.worker().run_once()
     assert [(h.outcome, h.reason) for h in handled] == [
         ("quarantined", "phase 'cancelling': only a running execution is recovered")]
-    snap = w.snap()
-    assert snap.claims["s1"].recovery_error.startswith("phase 'cancelling'")
-    assert snap.recovery == frozenset() and not [i for i in snap.inputs if i.kind == "cont"]
-    assert w.worker().window() == []  # never taken over again
+    assert w.snap().claims["s1"].recovery_error.startswith("phase 'cancelling'")
+    assert w.worker().window() == []  # never taken over again: the Session is stranded
 
 
-def test_conversion_that_outlasts_its_lease_is_still_quarantined():
-    w = World(lease=1)
+def test_a_conversion_that_outlasts_its_lease_is_retried_then_quarantined():
+    """Issue 12 item 4: a pause releases the claim to a later takeover; the attempts are recorded on the
+    claim, and only when they reach max_tries is the claim quarantined."""
+    w = World(lease=1, max_tries=2)
     abandoned(w)
     w.tick()
     r = w.worker()
     r.takeover("s1")
     w.tick()  # the worker paused: its lease is gone, conversion is fenced
+    assert r.step() == "RecoveryConvert" and r.pc == "idle" and type(r.last).__name__ == "Released"
+    assert w.snap().claims["s1"].recovery_error is None and w.snap().claims["s1"].recovery_attempts == 1
+    w.tick()
+    r.takeover("s1")
+    w.tick()
     assert r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "lease expired"
     assert r.step() == "RecoveryQuarantine"
-    assert w.snap().claims["s1"].recovery_error == "lease expired"
+    c = w.snap().claims["s1"]
+    assert c.recovery_error == "lease expired" and c.recovery_attempts == 2
+
+
+def test_unbounded_retries_never_quarantine():
+    w = World(lease=1, max_tries=1, defects=[R.RECOVERY_RETRIES_UNBOUNDED])
+    abandoned(w)
+    r = w.worker()
+    for _ in range(3):
+        w.tick()
+        r.takeover("s1")
+        w.tick()
+        assert r.step() == "RecoveryConvert" and r.pc == "idle"
+    assert w.snap().claims["s1"].recovery_error is None and w.snap().claims["s1"].recovery_attempts == 3
 
 
 def test_a_successor_worker_owns_it_then_quarantine_changes_nothing_and_says_so():
-    w = World(workers=("r1", "r2"), lease=1)
+    w = World(workers=("r1", "r2"), lease=1, max_tries=1)
     abandoned(w)
     w.tick()
     r1, r2 = w.worker("r1"), w.worker("r2")
@@ -134,12 +183,13 @@ def test_a_scan_never_stops_on_a_bad_row():
     w = World(sessions=sessions, lease=1, scan_bound=3)
     abandoned(w, "s1", steps=0)
     w.node("n2").acquire(w.prompt["s2", 1])
-    w.node("n2").cancel("s2")  # cancellation-owned: a row recovery must not convert
+    w.node("n2").cancel("s2")  # cancellation-owned: finished, not converted
     abandoned(w, "s3", steps=0)
     w.node("n2").crash()
+    faults.corrupt_recovery_row(w.db, "s3", 1)  # s1's execution already has a (forged) recovery row
     w.tick()
     outcomes = [(h.session_id, h.outcome) for h in w.worker().run_once()]
-    assert outcomes == [("s1", "converted"), ("s2", "quarantined"), ("s3", "converted")]
+    assert outcomes == [("s1", "quarantined"), ("s2", "cancelled"), ("s3", "converted")]
 
 
 def test_run_once_skips_rows_another_worker_won():
