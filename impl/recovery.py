@@ -41,6 +41,17 @@ DEFAULT_SCAN_BOUND = 100
 DEFAULT_MAX_TRIES = 3
 
 
+def reason_of(result: Result) -> str:
+    """The quarantine reason category (names.QUARANTINE_REASONS) of a failed conversion: its lease ran
+    out on the last allowed attempt (exhausted), its data is forged or corrupt (malformed), or its phase
+    is not one recovery converts (invalid: only the defects quarantine for that)."""
+    if isinstance(result, Fenced):
+        return R.EXHAUSTED
+    if isinstance(result, Malformed) and result.reason.startswith("phase "):
+        return R.INVALID
+    return R.MALFORMED
+
+
 @dataclass(frozen=True)
 class Handled:
     """What one scan pass did with one claim."""
@@ -81,7 +92,12 @@ class RecoveryWorker:
     crash = reset  # Crash: the worker's memory is gone
 
     def record(self) -> tuple:
-        return (self.pc, self.session_id, self.execution_id, self.seen_owner)
+        return (self.pc, self.session_id, self.execution_id, self.seen_owner, self.why)
+
+    @property
+    def why(self) -> str:
+        """The quarantine's reason category while quarantining (the twin's `rec[r].why`), else ""."""
+        return self.reason.split(":", 1)[0] if self.pc == QUARANTINING and self.reason else ""
 
     @property
     def seen_owner(self) -> str:
@@ -146,7 +162,7 @@ class RecoveryWorker:
         """The compare-and-swap on one observed row: Ok(row) when this worker took it over."""
         if self.ctx.has(R.SCAN_QUARANTINES_CANCELLATION) and seen.phase in ("cancelling", "cancelled"):
             # the defect: cancellation-owned work is quarantined in place, never taken over
-            result = self.claims.quarantine_in_place(conn, seen, now, f"phase {seen.phase!r} at scan")
+            result = self.claims.quarantine_in_place(conn, seen, now, f"{R.INVALID}: phase {seen.phase!r} at scan")
             return Ok(None) if result else result
         result = self.claims.takeover(conn, seen, self.owner_id, now)
         return Ok(seen) if result else result
@@ -183,7 +199,7 @@ class RecoveryWorker:
             log.info("conversion of %s released: %s", self.ident, result.reason)
             self.reset()
             return result
-        self.pc, self.reason = QUARANTINING, getattr(result, "reason", type(result).__name__)
+        self.pc, self.reason = QUARANTINING, f"{reason_of(result)}: {getattr(result, 'reason', type(result).__name__)}"
         self._hit(R.B_RECOVERY_CONVERT_FAILED)
         return result
 

@@ -38,6 +38,9 @@ CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
 DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 
+# quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
+MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
+
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")
 PROMOTE_CONTINUATION = _pick(N.ACTIONS, "PromoteContinuation")

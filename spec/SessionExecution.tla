@@ -48,13 +48,13 @@ CONSTANTS
     Defects         \* known defects switched on (names in spec/names.py)
 
 (*
-  @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int};
+  @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
-  @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str};
+  @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str};
 *)
 SessionExecution_typedefs == TRUE
@@ -101,10 +101,10 @@ Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 
-NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0]
+NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]
 RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
-RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> ""]
+RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 
 Has(d) == d \in Defects
 
@@ -175,7 +175,7 @@ AcquireBy(n, i, ordinary) ==
        /\ nextExec <= MaxExec
        /\ ClaimFree(s, ordinary)
        /\ claim' = [claim EXCEPT ![s] = [exec |-> e, owner |-> n, ttl |-> Lease, phase |-> "running",
-                                         asst |-> 0, quar |-> FALSE, tries |-> 0]]
+                                         asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]]
        /\ nextExec' = e + 1
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
@@ -378,7 +378,7 @@ Heartbeat(k, s) ==
     IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
        /\ c.ttl > 0 \/ Has("renew-after-expiry")
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
-                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> ""]
+                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> "", why |-> ""]
        /\ claim' = [claim EXCEPT ![s].ttl = IF Has("heartbeat-extends-lease") THEN @ + Lease ELSE Lease]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
@@ -434,7 +434,8 @@ CalmTick == Tick /\ ~Pausing
 RecoveryScan(r, s) ==
     /\ rec[r].pc = "idle"
     /\ s \in ScanWindow
-    /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner]]
+    /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner,
+                                   why |-> ""]]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 \* Compare-and-swap on what the scan saw: exact Session, execution, former owner, expired lease and null
@@ -450,13 +451,14 @@ RecoveryTakeover(r) ==
           THEN /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED claim
           ELSE IF Has("scan-quarantines-cancellation") /\ c.phase \in {"cancelling", "cancelled"}
-          THEN /\ claim' = [claim EXCEPT ![w.sess].quar = TRUE]   \* in place, the node still owns it
+          THEN /\ claim' = [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = "invalid"]   \* in place: the node owns it
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
           ELSE /\ claim' = [claim EXCEPT ![w.sess] = [c EXCEPT !.owner = r, !.ttl = Lease,
                                            !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
                                                      THEN "recovering" ELSE c.phase,
                                            !.tries = IF c.tries < MaxTries THEN c.tries + 1 ELSE MaxTries]]
-               /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> ""]]
+               /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> "",
+                                             why |-> ""]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
 \* One fenced transaction.  Cancellation-owned work (cancelling, cancelled: its finalizer crashed or
@@ -479,7 +481,7 @@ RecoveryConvert(r) ==
     IN /\ w.pc = "converting"
        /\ IF ~Fenced(w.sess, w.exec, r)
           THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
-                         ELSE [rec EXCEPT ![r].pc = "quarantining"]
+                         ELSE [rec EXCEPT ![r].pc = "quarantining", ![r].why = "exhausted"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
           ELSE IF finishCancel
           THEN /\ log' = IF open THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
@@ -489,7 +491,7 @@ RecoveryConvert(r) ==
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED <<recovery, inputs>>
           ELSE IF c.phase # "recovering" \/ conflict
-          THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining"]
+          THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
           ELSE /\ log' = IF open /\ ~Has("conversion-leaves-assistant-open")
                          THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
@@ -510,7 +512,7 @@ RecoveryQuarantine(r) ==
     IN /\ w.pc = "quarantining"
        /\ claim' = IF /\ c.exec = w.exec /\ c.owner = r /\ ~c.quar
                       /\ c.ttl > 0 \/ ~Has("silent-quarantine-noop")
-                   THEN [claim EXCEPT ![w.sess].quar = TRUE] ELSE claim
+                   THEN [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = w.why] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
@@ -596,6 +598,7 @@ TypeOK ==
            /\ claim[s].ttl \in -Grace..Lease /\ claim[s].phase \in Phases \ {"none"}
            /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
            /\ claim[s].tries \in 0..MaxTries
+           /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
@@ -626,9 +629,11 @@ RecoveryRowsIsolated ==
 
 ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "ordinary")
 
-\* A quarantine is justified: the work is malformed (a session_recovery row already names its execution:
-\* forged, or of another Session) or its attempts are exhausted.
-Justified(s) == RowForExec(claim[s].exec) \/ claim[s].tries >= MaxTries
+\* A quarantine is justified by the reason recorded with it: the work is malformed (a session_recovery row
+\* already names its execution: forged, or of another Session), or its attempts are exhausted (the last
+\* conversion the bound allowed lost its lease).
+Justified(s) == \/ claim[s].why = "malformed" /\ RowForExec(claim[s].exec)
+                \/ claim[s].why = "exhausted" /\ claim[s].tries >= MaxTries
 
 \* Quarantine only of corrupt or forged work, or of work whose bounded retries are used up; never of
 \* healthy work that a crash or pause interrupted (cancellation-owned work is finished, not quarantined).
@@ -653,7 +658,7 @@ AllowedClaimChange(c, d) ==
     \/ /\ c.ttl <= -Grace /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
        /\ d.phase = IF c.phase = "running" THEN "recovering" ELSE c.phase
-    \/ d = [c EXCEPT !.quar = TRUE] /\ c.owner \in Recoverers /\ c.phase # "running"  \* quarantine
+    \/ d = [c EXCEPT !.quar = TRUE, !.why = d.why] /\ c.owner \in Recoverers /\ c.phase # "running"  \* quarantine
 
 FencedMutationStep ==
     /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
@@ -700,7 +705,7 @@ QuarantineOnlyByRecoveryStep ==
                               /\ c.owner \in Recoverers /\ c.phase # "running"
                               /\ rec[c.owner].pc = "quarantining"
                               /\ rec[c.owner].sess = s /\ rec[c.owner].exec = c.exec
-                              /\ claim'[s] = [c EXCEPT !.quar = TRUE]
+                              /\ claim'[s] = [c EXCEPT !.quar = TRUE, !.why = claim'[s].why]
 
 AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
 PhaseMonotonic == [][PhaseMonotonicStep]_vars
@@ -730,18 +735,19 @@ SessionsEventuallyAvailable ==
 ExpiredClaimsEventuallyHandled ==
     CrashesCease => \A s \in Sessions : Eligible(s) ~> ~Eligible(s)
 
-\* Every admitted prompt is eventually taken and its execution settled (the claim cleared: after a
-\* terminal Step event, a cancellation, or a conversion into a continuation, which the next property
-\* follows), or the Session is rejected; a prompt still pending when the ids run out is the bound's.
-PendingInputsEventuallyServed ==
-    FaultsCease => \A i \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :
-        (i \in inputs) ~> (\/ i \notin inputs /\ claim[i.sess].phase = "none"
-                           \/ i \in inputs /\ Exhausted
-                           \/ Rejected(i.sess))
+Waiting(s, kind) == \E i \in inputs : i.sess = s /\ i.kind = kind /\ i.state = "pending"
 
-\* Every continuation recovery created is eventually promoted (or the ids run out, or the Session is rejected).
+\* While prompts of a Session wait, eventually every admitted prompt has been taken and the Session is at
+\* rest (its claim cleared: after a terminal Step event, a cancellation, or a conversion into a
+\* continuation, which the next property follows), or the Session is rejected.  Prompts still waiting
+\* when the model's execution ids run out are the bound's, not the protocol's: Exhausted is a goal.
+PendingInputsEventuallyServed ==
+    FaultsCease => \A s \in Sessions :
+        Waiting(s, "prompt") ~> (~Waiting(s, "prompt") /\ claim[s].phase = "none" \/ Exhausted \/ Rejected(s))
+
+\* While continuations of a Session wait, eventually none does: each one recovery created is promoted
+\* (or the ids run out, or the Session is rejected).
 ContinuationsEventuallyPromoted ==
-    FaultsCease => \A i \in [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"}] :
-        (i \in inputs) ~> (i \notin inputs \/ Exhausted \/ Rejected(i.sess))
+    FaultsCease => \A s \in Sessions : Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s))
 
 =============================================================================

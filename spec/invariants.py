@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, Input, State, active_on, justified, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, justified, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
     ok_claim = all(
         c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and -cfg.eff_grace <= c.ttl <= cfg.lease
                           and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool)
-                          and 0 <= c.tries <= cfg.max_tries)
+                          and 0 <= c.tries <= cfg.max_tries and c.why in ("",) + N.QUARANTINE_REASONS
+                          and (c.why == "") == (not c.quar))
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
@@ -94,7 +95,7 @@ def _allowed_claim_change(cfg: Config, c, d) -> bool:
             and d.phase == ("recovering" if c.phase == "running" else c.phase)):
         return True  # recovery takeover (compare-and-swap on an expired claim)
     # quarantine, of a recovery worker's claim only
-    return d == c._replace(quar=True) and c.owner in cfg.recoverers and c.phase != "running"
+    return d == c._replace(quar=True, why=d.why) and c.owner in cfg.recoverers and c.phase != "running"
 
 
 def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
@@ -136,7 +137,7 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
                 return False
             w = st.rec[cfg.recoverers.index(c.owner)]
             if not (w.pc == "quarantining" and w.sess == cfg.sessions[k] and w.exec == c.exec
-                    and d == c._replace(quar=True)):
+                    and d == c._replace(quar=True, why=d.why)):
                 return False
     return True
 
@@ -190,6 +191,11 @@ def _rejected(cfg: Config, st: State, s: int) -> bool:
     return st.claim[s].quar and justified(cfg, st, s)
 
 
+def _waiting(st: State, sess: str, kind: str) -> bool:
+    """TLA+ Waiting: an input of this kind for the Session is pending."""
+    return any(i.sess == sess and i.kind == kind and i.state == "pending" for i in st.inputs)
+
+
 def _exhausted(cfg: Config, st: State) -> bool:
     return st.nextExec > cfg.max_exec
 
@@ -211,25 +217,18 @@ def step_kind(action: str, paused: bool) -> str:
 
 
 def leads_to(name: str, cfg: Config):
-    """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session or input; the
+    """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session (the label); the
     property holds on behaviours whose cycle takes none of the steps in CEASING[name]."""
     out = []
-    if name in ("PendingInputsEventuallyServed", "ContinuationsEventuallyPromoted"):
-        kind, srcs = ("prompt", range(1, cfg.prompts + 1)) if name == "PendingInputsEventuallyServed" \
-            else ("cont", range(1, cfg.max_exec + 1))
-        for s, sess in enumerate(cfg.sessions):
-            for src in srcs:
-                i = Input(sess, kind, src, "pending")
-                p = lambda st, i=i: i in st.inputs
-                if kind == "prompt":
-                    q = lambda st, i=i, s=s: ((i not in st.inputs and st.claim[s].phase == "none")
-                                              or (i in st.inputs and _exhausted(cfg, st)) or _rejected(cfg, st, s))
-                else:
-                    q = lambda st, i=i, s=s: i not in st.inputs or _exhausted(cfg, st) or _rejected(cfg, st, s)
-                out.append((f"{sess} {kind} {src}", p, q))
-        return out
     for s, sess in enumerate(cfg.sessions):
-        if name == "SessionsEventuallyAvailable":
+        if name == "PendingInputsEventuallyServed":
+            p = lambda st, sess=sess: _waiting(st, sess, "prompt")
+            q = lambda st, s=s, sess=sess: ((not _waiting(st, sess, "prompt") and not _claimed(st, s))
+                                            or _exhausted(cfg, st) or _rejected(cfg, st, s))
+        elif name == "ContinuationsEventuallyPromoted":
+            p = lambda st, sess=sess: _waiting(st, sess, "cont")
+            q = lambda st, s=s, sess=sess: not _waiting(st, sess, "cont") or _exhausted(cfg, st) or _rejected(cfg, st, s)
+        elif name == "SessionsEventuallyAvailable":
             p = lambda st, s=s: _claimed(st, s)
             q = lambda st, s=s: not _claimed(st, s) or _rejected(cfg, st, s)
         elif name == "ExpiredClaimsEventuallyHandled":
@@ -255,16 +254,12 @@ def assistant_outcome(st: State, a: int) -> str:
 
 
 def quarantine_reason(cfg: Config, st: State, s: int) -> str | None:
-    """Why Session s's claim is quarantined (TLA+ Justified, by case): "malformed" when a
-    session_recovery row already names its execution (forged, or another Session's: the conversion's
-    insert met it), "exhausted" when its bounded attempts are used up, "unjustified" otherwise (what
-    QuarantineOnlyMalformed forbids); None when it is not quarantined."""
+    """Why Session s's claim is quarantined: the reason recorded with it (names.QUARANTINE_REASONS;
+    QuarantineOnlyMalformed says which are justified); None when it is not quarantined."""
     c = st.claim[s]
     if c.phase == "none" or not c.quar:
         return None
-    if any(r.exec == c.exec for r in st.recovery):
-        return "malformed"
-    return "exhausted" if c.tries >= cfg.max_tries else "unjustified"
+    return c.why
 
 
 # the variables each check reads: a state whose parent held an invariant only needs it re-checked when

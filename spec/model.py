@@ -313,7 +313,7 @@ def RecoveryTakeover(cfg, st, r):
     if not same:
         return st._replace(rec=_put(st.rec, r, REC_IDLE))
     if cfg.has("scan-quarantines-cancellation") and c.phase in ("cancelling", "cancelled"):
-        return st._replace(claim=_put(st.claim, si_, c._replace(quar=True)),  # in place: the node owns it
+        return st._replace(claim=_put(st.claim, si_, c._replace(quar=True, why="invalid")),  # in place: the node owns it
                            rec=_put(st.rec, r, REC_IDLE))
     phase = "recovering" if c.phase == "running" or cfg.has("takeover-overwrites-phase") else c.phase
     tries = min(c.tries + 1, cfg.max_tries)
@@ -335,7 +335,7 @@ def RecoveryConvert(cfg, st, r):
         mine = c.exec == w.exec and c.owner == me and not c.quar
         if mine and (c.tries < cfg.max_tries or cfg.has("recovery-retries-unbounded")):
             return st._replace(rec=_put(st.rec, r, REC_IDLE))  # released: a later takeover retries
-        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
+        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why="exhausted")))
     a = c.asst
     open_ = a != 0 and not completed(st, a)
     if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
@@ -347,7 +347,8 @@ def RecoveryConvert(cfg, st, r):
     else:
         conflict = row_for_exec(st, w.exec)
     if c.phase != "recovering" or conflict:
-        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining")))
+        why = "malformed" if conflict else "invalid"
+        return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
     interrupt = open_ and not cfg.has("conversion-leaves-assistant-open")
     log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
@@ -365,7 +366,7 @@ def RecoveryQuarantine(cfg, st, r):
     lease_ok = c.ttl > 0 or not cfg.has("silent-quarantine-noop")
     claim = st.claim
     if c.exec == w.exec and c.owner == cfg.recoverers[r] and not c.quar and lease_ok:
-        claim = _put(claim, s, c._replace(quar=True))
+        claim = _put(claim, s, c._replace(quar=True, why=w.why))
     return st._replace(claim=claim, rec=_put(st.rec, r, REC_IDLE))
 
 

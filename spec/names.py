@@ -332,6 +332,10 @@ PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
+# why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its
+# execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
+# phase recovery does not convert: only defects quarantine for it)
+QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
 EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
 FAULT_KINDS = ("crash", "pause", "corrupt")

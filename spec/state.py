@@ -51,9 +51,10 @@ class Claim(NamedTuple):
     asst: int  # assistant id (= its execution id); 0 = none
     quar: bool  # recovery error set
     tries: int = 0  # recovery takeovers of this claim so far (capped at max_tries)
+    why: str = ""  # the quarantine's reason (names.QUARANTINE_REASONS); "" while not quarantined
 
 
-NO_CLAIM = Claim(0, "", 0, "none", 0, False, 0)
+NO_CLAIM = Claim(0, "", 0, "none", 0, False, 0, "")
 
 
 class Event(NamedTuple):
@@ -96,6 +97,7 @@ class Rec(NamedTuple):
     sess: str
     exec: int
     seen: str = ""  # the former owner the scan saw (pc scanned): what the compare-and-swap compares
+    why: str = ""  # why the conversion failed (pc quarantining): names.QUARANTINE_REASONS
 
 
 class Effect(NamedTuple):
@@ -109,7 +111,7 @@ class Effect(NamedTuple):
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
-REC_IDLE = Rec("idle", "", 0, "")
+REC_IDLE = Rec("idle", "", 0, "", "")
 
 
 class State(NamedTuple):
@@ -203,10 +205,11 @@ def pausing(cfg: Config, st: State) -> bool:
 
 
 def justified(cfg: Config, st: State, s: int) -> bool:
-    """A quarantine of s's claim is justified (TLA+ Justified): a session_recovery row already names its
-    execution (forged, or another Session's), or its attempts are exhausted."""
+    """A quarantine of s's claim is justified by its recorded reason (TLA+ Justified): malformed, and a
+    session_recovery row already names its execution (forged, or another Session's); or exhausted, and its
+    attempts reached max_tries."""
     c = st.claim[s]
-    return row_for_exec(st, c.exec) or c.tries >= cfg.max_tries
+    return (c.why == "malformed" and row_for_exec(st, c.exec)) or (c.why == "exhausted" and c.tries >= cfg.max_tries)
 
 
 def owner_active(cfg: Config, st: State, s: int) -> bool:

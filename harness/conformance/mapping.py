@@ -17,6 +17,11 @@ from spec import model as M
 _ISSUED = "SELECT value FROM id_sequence WHERE name = 'execution'"
 
 
+def why_of(recovery_error: str | None) -> str:
+    """The twin's quarantine reason: the category that begins the implementation's recovery_error."""
+    return "" if recovery_error is None else recovery_error.split(":", 1)[0]
+
+
 def _asst(aid):
     return 0 if aid is None else ids.assistant_execution(aid)
 
@@ -32,14 +37,14 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         c = snap.claims.get(s)
         claim.append(M.NO_CLAIM if c is None else
                      M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase, _asst(c.assistant),
-                             c.quarantined, min(c.recovery_attempts, cfg.max_tries)))
+                             c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
         r, f = node.runner, node.finalizer
         run.append(M.Runner(r.pc, r.session_id or "", r.execution_id or 0, _asst(r.mem), r.active, r.intr))
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
-    rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner)
+    rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
     return M.State(
         claim=tuple(claim), nextExec=issued + 1,

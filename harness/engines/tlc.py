@@ -102,7 +102,7 @@ def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
     (workdir / "tmp").mkdir(exist_ok=True)
     return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / 'tmp'}",
             "-cp", str(find_jar()), "tlc2.TLC", "-tool",
-            "-deadlock", "-workers", str(workers), "-metadir", str(workdir / "states"),
+            "-deadlock", "-workers", str(workers), "-lncheck", "final", "-metadir", str(workdir / "states"),
             "-config", "MC.cfg", *extra, MC_SPEC.name]
 
 

@@ -41,6 +41,7 @@ from spec import names as N
 from spec.actions import apply_direct
 
 from harness import registry as R
+from harness.conformance.mapping import why_of
 from harness.conformance.mapping import diff
 from harness.stress import accounting
 from harness.stress import memory as MEM
@@ -126,7 +127,7 @@ class Checker:
         elif ttl > self.lease and self.max_now is not None and lease_x - self.max_now <= self.lease:
             ttl = self.lease  # set at a later clock reading than this commit's (readings of concurrent steps)
         tries = min(attempts[0] if attempts else 0, self.cfg.max_tries)
-        return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None, tries)
+        return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None, tries, why_of(err))
 
     def claims_at(self, claims: dict, now: int) -> tuple:
         return tuple(self.claim_at(claims.get(s), now) for s in self.cfg.sessions)

@@ -19,6 +19,7 @@ from spec import names as N
 from spec.actions import apply_direct
 
 from harness import registry as R
+from harness.conformance.mapping import why_of
 from harness.stress.checker import Checker
 from harness.stress.records import ADMIT, asst_of, durable_eq, event_of, fin_of, rec_of, runner_of, twin_params
 from harness.traces import trace as T
@@ -147,7 +148,8 @@ class Reducer:
         if c is None:
             return M.NO_CLAIM
         tries = min(c[7], self.cfg.max_tries) if len(c) > 7 else 0
-        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.e(asst_of(c[5])), c[6] is not None, tries)
+        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.e(asst_of(c[5])), c[6] is not None, tries,
+                       why_of(c[6]))
 
 
 # ---------------------------------------------------------------- walking the commits

@@ -44,7 +44,7 @@ class ClaimExpect(BaseModel):
     phase: Literal[N.PHASES[1:]] | None = None
     quarantined: bool | None = None
     reason: str | None = Field(None, description="why it is quarantined (needs quarantined: true), compared "
-                                                 "with spec.invariants.quarantine_reason: malformed | exhausted | unjustified")
+                                                 "with spec.invariants.quarantine_reason: malformed | exhausted | invalid")
 
 
 class InputExpect(BaseModel):

@@ -27,9 +27,9 @@ def test_conversion_settles_records_continues_and_clears(steps, kinds):
     e = abandoned(w, steps=steps)
     w.tick(2)
     r = w.worker()
-    assert r.step() == "RecoveryScan" and r.record() == ("scanned", "s1", e, "n1")  # a read: nothing changed
+    assert r.step() == "RecoveryScan" and r.record() == ("scanned", "s1", e, "n1", "")  # a read: nothing changed
     assert w.snap().claims["s1"].owner == "n1"
-    assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e, "")
+    assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e, "", "")
     assert w.snap().claims["s1"].phase == "recovering"
     assert r.step() == "RecoveryConvert" and r.pc == "idle"
     snap = w.snap()
@@ -104,8 +104,8 @@ def test_under_the_defect_cancellation_owned_work_is_quarantined():
     w.supervise()
     handled = w.worker().run_once()
     assert [(h.outcome, h.reason) for h in handled] == [
-        ("quarantined", "phase 'cancelling': only a running execution is recovered")]
-    assert w.snap().claims["s1"].recovery_error.startswith("phase 'cancelling'")
+        ("quarantined", "invalid: phase 'cancelling': only a running execution is recovered")]
+    assert w.snap().claims["s1"].recovery_error.startswith("invalid: phase 'cancelling'")
     assert w.worker().window() == []  # never taken over again: the Session is stranded
 
 
@@ -123,10 +123,10 @@ def test_a_conversion_that_outlasts_its_lease_is_retried_then_quarantined():
     w.tick()
     r.takeover("s1")
     w.tick()
-    assert r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "lease expired"
+    assert r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "exhausted: lease expired"
     assert r.step() == "RecoveryQuarantine"
     c = w.snap().claims["s1"]
-    assert c.recovery_error == "lease expired" and c.recovery_attempts == 2
+    assert c.recovery_error == "exhausted: lease expired" and c.recovery_attempts == 2
 
 
 def test_unbounded_retries_never_quarantine():
