@@ -743,7 +743,7 @@ Waiting(s, kind) == \E i \in inputs : i.sess = s /\ i.kind = kind /\ i.state = "
 \* when the model's execution ids run out are the bound's, not the protocol's: Exhausted is a goal.
 PendingInputsEventuallyServed ==
     FaultsCease => \A s \in Sessions :
-        Waiting(s, "prompt") ~> (~Waiting(s, "prompt") /\ claim[s].phase = "none" \/ Exhausted \/ Rejected(s))
+        Waiting(s, "prompt") ~> ((~Waiting(s, "prompt") /\ claim[s].phase = "none") \/ Exhausted \/ Rejected(s))
 
 \* While continuations of a Session wait, eventually none does: each one recovery created is promoted
 \* (or the ids run out, or the Session is rejected).

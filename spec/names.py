@@ -268,7 +268,7 @@ DEFECTS = _index([
            "R003-PASS-stream-settlement (regression guard)",
            "recovery's conversion clears the claim and creates the continuation without publishing "
            "Step.Interrupted for the started, open assistant"),
-    Defect("scan-quarantines-cancellation", ("QuarantineOnlyByRecovery", "FencedMutation"),
+    Defect("scan-quarantines-cancellation", ("QuarantineOnlyMalformed", "QuarantineOnlyByRecovery", "FencedMutation"),
            "R000-PASS-recovery-scheduling (regression guard)",
            "the recovery scan marks an expired cancellation-owned claim quarantined in place instead of "
            "taking it over first, so a claim the node still owns is quarantined by no owner of it"),
@@ -285,7 +285,7 @@ DEFECTS = _index([
     Defect("recovery-input-excluded-everywhere", ("ContinuationsEventuallyPromoted",),
            "R000-PASS-recovery-identity",
            "the promotion path reuses ordinary selection's exclusion of recovery-owned inputs, so no path "
-           "selects a continuation and it waits forever"),
+           "selects a continuation and it waits forever", "lag"),
     Defect("heartbeat-extends-lease", ("TypeOK",), "R003-PASS-wall-clock (regression guard)",
            "the heartbeat adds a lease to the lease's remaining time (lease_expires_at + lease) instead of "
            "renewing it to now + lease, so a lease outlives the bound the lease/skew condition relies on",

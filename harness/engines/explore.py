@@ -40,8 +40,9 @@ class Result:
 
 def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = None,
             max_states: int | None = None, progress: Callable[..., None] | None = None,
-            stop_on_violation: bool = True, check: bool = True, successors=None) -> Result:
+            stop_on_violation: bool = True, check: bool = True, successors=None, only=None) -> Result:
     """Explore `cfg`. `check=False` only builds the graph; `successors` swaps in another Next (mutants).
+    `only` (names) checks just those safety invariants, as TLC's `only` does.
     `progress(distinct=, generated=, depth=)` is called every PROGRESS_EVERY expanded states (a count,
     not a clock: the caller's reporter throttles), once more when the search ends, and with `phase=`
     before each liveness property is checked."""
@@ -73,9 +74,11 @@ def explore(cfg: M.Config, *, liveness: bool = True, keep_edges: bool | None = N
                 graph.depth.append(graph.depth[i] + 1)
                 queue.append(j)
                 bad = I.check_state(cfg, nx, delta) if check else []
+                bad = bad if only is None else [b for b in bad if b in only]
                 if bad:
                     res.violation = Violation(bad, path_to(graph, j))
             bad_edge = I.check_edge(cfg, st, nx, delta) if check else []
+            bad_edge = bad_edge if only is None else [b for b in bad_edge if b in only]
             if bad_edge and res.violation is None:
                 steps = path_to(graph, i) + [Step(name, params, nx)]
                 res.violation = Violation(bad_edge, steps)
