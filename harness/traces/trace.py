@@ -95,6 +95,9 @@ class TraceConfig(BaseModel):
     supervision_lag: int = Field(1, ge=1, le=MAX_LEASE,
                                  description="a node supervises its actors before this many ticks pass after "
                                              "their claim expired or changed (SupervisionLag)")
+    max_tries: int = Field(2, ge=1, le=MAX_LEASE,
+                           description="recovery takeovers of one claim before a conversion that lost its lease "
+                                       "quarantines it, exhausted (MaxTries)")
     faults: Annotated[list[FaultKind], AfterValidator(_unique)]
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
@@ -149,7 +152,7 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
     return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
                        lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
-                       supervision_lag=cfg.supervision_lag, faults=sorted(cfg.faults),
+                       supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
                        defects=sorted(cfg.defects), assumptions_off=off)
 
 
@@ -180,7 +183,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     return M.Config(sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                     prompts=tc.prompts, max_exec=tc.max_exec, lease=tc.lease, scan_bound=tc.scan_bound,
-                    grace=tc.grace, supervision_lag=tc.supervision_lag,
+                    grace=tc.grace, supervision_lag=tc.supervision_lag, max_tries=tc.max_tries,
                     faults=frozenset(tc.faults), defects=frozenset(chosen), **off)
 
 
