@@ -1,6 +1,8 @@
 """Hypothesis lockstep (harness/conformance/lockstep.py): the correct implementation follows the twin; every registry
 defect is detected on its witness configuration; a failure leaves a trace the twin replays."""
 
+import re
+
 import pytest
 from hypothesis import settings
 
@@ -39,7 +41,9 @@ CI_DETECTS = sorted(set(N.DEFECTS) - BEYOND_CI)
 # longer examples for defects whose shortest counterexample grew past what 10-step examples reach in the ci
 # budget: unsupervised-cancel-heartbeat needs 8 steps on ci since issue 12 items 1 and 2 (the grace tick,
 # the node's Supervise of its runner, RecoveryScan before RecoveryTakeover); 12-step examples find it
-LONGER = {"unsupervised-cancel-heartbeat": 12}
+# (step-failed-duplicate-interrupt: 10 since issue 12 item 4; cancellation-quarantine-strands: 10)
+LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 12,
+          "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12}
 
 
 @pytest.mark.parametrize("defect", CI_DETECTS)
@@ -55,7 +59,8 @@ def test_each_defect_is_detected_on_its_witness_configuration(defect):
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_a_correct_twin_catches_each_defect_in_the_code_alone(defect):
     """Mutation testing of the gate's lockstep stage: the twin has no defect, the implementation has one."""
-    out = L.run(configs.get(N.DEFECTS[defect].config), settings_=DETECT, mutant=[defect])
+    s = settings(DETECT, stateful_step_count=LONGER.get(defect, 12))  # a probe needs the state, then the attempt
+    out = L.run(configs.get(N.DEFECTS[defect].config), settings_=s, mutant=[defect])
     assert out.found is not None, f"code-only {defect} not caught"
     assert out.found.kind in ("divergence", "safety", "liveness"), out.found.message
 
@@ -102,7 +107,8 @@ def test_a_divergence_is_reported_with_the_differing_variable(monkeypatch):
     monkeypatch.setattr(Scheduler, "apply", lazy)
     out = L.run(configs.get("ci"), settings_=settings(DETECT, max_examples=50))
     assert out.found is not None and out.found.kind == "divergence"
-    assert out.found.steps[-1].action == "Renew" and "run[n2].pc: model renewed, implementation acquired" in out.found.message
+    assert out.found.steps[-1].action == "Renew"
+    assert re.search(r"run\[n\d\]\.pc: model (renewed|stopped), implementation acquired", out.found.message), out.found.message
 
 
 def test_cli_fuzz(monkeypatch, tmp_path, capsys):
@@ -134,7 +140,7 @@ def _drive(cfg, steps):
 
 def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
     hand = T.load("traces/silent-quarantine-noop.json")  # the correct-implementation schedule
-    prefix = [(s.action, s.params) for s in hand.steps[:16]]  # ... up to the first (failed) quarantine
+    prefix = [(s.action, s.params) for s in hand.steps[:21]]  # ... up to the exhausted quarantine of s1
     cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}), ("Tick", {}),
              ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
     _drive(configs.get("sessions"), prefix)  # correct: quarantined, the takeover of s1 is not enabled again
@@ -152,7 +158,8 @@ def test_the_listener_gate_schedule_catches_step_failed_duplicate_interrupt():
 
 def test_a_refusal_failure_writes_a_trace_that_replays_the_refusal(tmp_path):
     from harness.conformance.replay import render, replay_file
-    out = L.run(configs.get("ci"), settings_=DETECT, mutant=["recovery-input-in-ordinary-queue"])
+    out = L.run(configs.get("ci"), settings_=settings(DETECT, stateful_step_count=12),
+                mutant=["recovery-input-in-ordinary-queue"])
     assert out.found is not None and out.found.probe is not None, out.found and out.found.message
     path = F.write_trace(out, "ci", tmp_path)
     tr = T.load(path)
