@@ -123,8 +123,7 @@ def test_html_marks_a_lasso_and_a_stuck_step(tmp_path):
     page = Page(_html(R.TRACES / "unsupervised-cancel-heartbeat.json", tmp_path=tmp_path, loop=5))
     (head,) = page.by_class("loop-head")
     assert head["text"] == "loop forever, back to the state after step 5"
-    assert [e["attrs"]["id"] for e in page.by_class("in-loop")] == ["step-6", "step-7", "step-8", "step-9", "step-10",
-                                                                    "step-11"]
+    assert [e["attrs"]["id"] for e in page.by_class("in-loop")] == ["step-6", "step-7", "step-8", "step-9", "step-10"]
     text = _html(R.TRACES / "step-started-window.json", ["step-started-window"])
     assert "stuck: step 8 FinalizerClear(n1) is not enabled" in text
     assert "VIOLATES SessionsEventuallyAvailable at the end" in text
