@@ -111,7 +111,7 @@ def memory_of(nodes: Iterable = (), workers: Iterable = ()) -> dict:
                               0 if r.mem is None else ids.assistant_execution(r.mem), bool(r.active), bool(r.intr)]
         fin[node.owner_id] = [f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""]
     for w in workers:
-        rec[w.owner_id] = [w.pc, w.session_id or "", w.execution_id or 0, w.seen_owner]
+        rec[w.owner_id] = [w.pc, w.session_id or "", w.execution_id or 0, w.seen_owner, w.why]
     return {"run": run, "fin": fin, "rec": rec}
 
 

@@ -15,7 +15,8 @@ from spec import model as M
 
 def fold_differences(checker, final) -> list[str]:
     """What in the final database differs from the fold of the recorded deltas (empty: nothing)."""
-    db_claims = {s: [s, c.execution, c.owner, c.lease_expires_at, c.phase, c.assistant, c.recovery_error]
+    db_claims = {s: [s, c.execution, c.owner, c.lease_expires_at, c.phase, c.assistant, c.recovery_error,
+                     c.recovery_attempts]
                  for s, c in final.snapshot.claims.items()}
     problems = []
     if dict(checker.claims) != db_claims:

@@ -11,6 +11,7 @@ writes the first violating Sessions' traces where `claimcheck replay` can run th
 
 from __future__ import annotations
 
+from impl.recovery import DEFAULT_MAX_TRIES
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,7 +171,8 @@ class SessionWalk:
         prompts = max(1, max(checker.prompts.get(s, 1) for s in sessions))
         self.cfg = M.Config(sessions=sessions, nodes=tuple(meta["nodes"]), recoverers=tuple(meta["workers"]),
                             prompts=prompts, max_exec=max(1, len(emap)), lease=1, scan_bound=1,
-                            grace=int(meta.get("grace_ticks", 0)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)))
+                            grace=int(meta.get("grace_ticks", 0)),
+                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)))
         self.red = Reducer(self.cfg, session, emap)
         self.max_depth = max_depth
         self.st = M.init(self.cfg)

@@ -10,6 +10,7 @@ commits must equal.
 
 from __future__ import annotations
 
+from impl.recovery import DEFAULT_MAX_TRIES
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -74,13 +75,15 @@ def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
                     lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
-                    grace=int(meta.get("grace_ticks", 0)), faults=frozenset(N.FAULT_KINDS))
+                    grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)),
+                    faults=frozenset(N.FAULT_KINDS))
 
 
 def meta_for(cfg: M.Config, **extra) -> dict:
     """The history's metadata for a run on a twin configuration (the inverse of `config_from_meta`)."""
     return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
+            "max_tries": cfg.max_tries,
             "defects": sorted(cfg.defects), **extra}
 
 

@@ -26,6 +26,7 @@ lost input, 1 otherwise (each violating Session saved as a replayable trace unde
 
 from __future__ import annotations
 
+from impl.recovery import DEFAULT_MAX_TRIES
 import multiprocessing
 import os
 import signal
@@ -87,7 +88,7 @@ class Supervisor:
         self.db = Database(self.url, busy_timeout_s=30.0)
         self.db.create_schema()
         meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
-                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100,
+                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
                 "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress"}
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
         self.clock = SystemClock(self.o.tick)
