@@ -5,6 +5,135 @@
 (* is model checking, not protocol, as CCF keeps ccfraft.tla and           *)
 (* MCccfraft.tla apart.  The generated spec/MC_*.cfg files configure this  *)
 (* module (spec/configs.py writes them).                                   *)
+(*                                                                         *)
+(* The defect switches live here, not in the protocol: `Defects` names the *)
+(* known defects switched on (spec/names.py), and each of the protocol's   *)
+(* hooks has an MC<Hook> below, its defective alternatives first and the   *)
+(* protocol's own hook (Protocol!<Hook>) otherwise.  Every MC_*.cfg        *)
+(* overrides every hook (`Hook <- MCHook`), with `Defects = {}` too, so    *)
+(* the correct protocol is checked through the same overrides as a defect. *)
+(*                                                                         *)
+(* The protocol's hook is reached through the INSTANCE below, never by its *)
+(* own name: TLC applies `Hook <- MCHook` to every use of the name `Hook`  *)
+(* (so MCHook calling Hook would call itself), but not to Protocol!Hook,   *)
+(* the instance's own copy of the definition; inside that copy, uses of    *)
+(* other hooks are overridden as everywhere else.                          *)
+(*                                                                         *)
+(* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
+(* MaxTries, Lease, ScanBound, Grace, SupervisionLag), the environment's   *)
+(* Faults and the assumptions; spec/README.md, "Model checking apart from  *)
+(* the protocol", says why.                                                *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
+
+CONSTANT
+    \* @type: Set(Str);
+    Defects         \* known defects switched on (names in spec/names.py)
+
+Has(d) == d \in Defects
+
+Protocol == INSTANCE SessionExecution
+
+\* supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity
+MCSupHolds(s, e, o) ==
+    IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Protocol!SupHolds(s, e, o)
+
+\* unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
+MCFinalizerSupervised(f) ==
+    IF Has("unsupervised-cancel-heartbeat") THEN TRUE ELSE Protocol!FinalizerSupervised(f)
+
+\* recovery-input-in-ordinary-queue: ordinary selection takes recovery-owned continuations too
+MCOrdinarySelects(i) ==
+    IF Has("recovery-input-in-ordinary-queue") THEN TRUE ELSE Protocol!OrdinarySelects(i)
+
+\* acquire-overwrites-expired: ordinary acquisition overwrites an expired claim
+MCClaimFree(s, ordinary) ==
+    IF Has("acquire-overwrites-expired") THEN Protocol!ClaimFree(s, ordinary) \/ (ordinary /\ claim[s].ttl <= 0)
+    ELSE Protocol!ClaimFree(s, ordinary)
+
+\* recovery-input-excluded-everywhere: the promotion reuses ordinary selection's exclusion
+MCPromotionOwned(i) ==
+    IF Has("recovery-input-excluded-everywhere") THEN ~HasRow(i.sess, i.src) ELSE Protocol!PromotionOwned(i)
+
+\* renew-after-expiry: the renewal (and the heartbeat, below) accepts an expired lease
+MCRenewAccepts(c, r, n) ==
+    IF Has("renew-after-expiry") THEN c.exec = r.exec /\ c.owner = n ELSE Protocol!RenewAccepts(c, r, n)
+
+\* dispatch-after-failed-renewal: a failed renewal's row count is ignored and the runner goes on
+MCFailedRenewalPc ==
+    IF Has("dispatch-after-failed-renewal") THEN "renewed" ELSE Protocol!FailedRenewalPc
+
+\* unfenced-step-publication: Step events are published without the fence
+MCPublishOK(n) ==
+    IF Has("unfenced-step-publication") THEN TRUE ELSE Protocol!PublishOK(n)
+
+\* memory-before-publish: publisher memory is set in the commit's step, before the publish returns
+MCMemoryAtCommit ==
+    IF Has("memory-before-publish") THEN TRUE ELSE Protocol!MemoryAtCommit
+
+\* cancel-interrupts-unstarted: the assistant is derived from the execution, not read
+MCSettledAssistant(f, c) ==
+    IF Has("cancel-interrupts-unstarted") THEN f.exec ELSE Protocol!SettledAssistant(f, c)
+
+\* step-failed-duplicate-interrupt: publisher memory still names the assistant as active, so it is
+\* interrupted again after its Step.Failed
+MCInterruptOwed(settle, a, mem, active) ==
+    IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a THEN TRUE
+    ELSE Protocol!InterruptOwed(settle, a, mem, active)
+
+\* cancel-restarts-assistant: memory has no assistant, so it starts one again, and that commits
+MCRestartCommits(a, mem) ==
+    IF Has("cancel-restarts-assistant") THEN a # 0 /\ mem = 0 ELSE Protocol!RestartCommits(a, mem)
+
+\* step-started-window: memory has no assistant, the restart is rejected and the finalizer retries, live
+MCRestartRejected(a, mem) ==
+    IF Has("step-started-window") THEN a # 0 /\ mem = 0 ELSE Protocol!RestartRejected(a, mem)
+
+\* cancel-requeues-continuation: the cancellation's clear inserts a session_recovery row (the insert's
+\* conflict ignored) and a continuation, as conversion does
+MCCancelRequeues ==
+    IF Has("cancel-requeues-continuation") THEN TRUE ELSE Protocol!CancelRequeues
+
+\* renew-after-expiry (as MCRenewAccepts): a heartbeat renews an expired lease
+MCHeartbeatAccepts(c) ==
+    IF Has("renew-after-expiry") THEN TRUE ELSE Protocol!HeartbeatAccepts(c)
+
+\* heartbeat-extends-lease: the lease grows by Lease from what remains of it, not from now
+MCRenewedTtl(c) ==
+    IF Has("heartbeat-extends-lease") THEN c.ttl + Lease ELSE Protocol!RenewedTtl(c)
+
+\* takeover-trusts-scan: the compare-and-swap trusts the scan (execution and quarantine flag only)
+MCTakeoverMatches(c, w) ==
+    IF Has("takeover-trusts-scan") THEN c.exec = w.exec /\ ~c.quar ELSE Protocol!TakeoverMatches(c, w)
+
+\* scan-quarantines-cancellation: the takeover quarantines cancellation-owned work in place
+MCTakeoverQuarantines(c) ==
+    IF Has("scan-quarantines-cancellation") THEN c.phase \in {"cancelling", "cancelled"}
+    ELSE Protocol!TakeoverQuarantines(c)
+
+\* takeover-overwrites-phase: the takeover sets recovering whatever the phase
+MCTakeoverPhase(c) ==
+    IF Has("takeover-overwrites-phase") THEN "recovering" ELSE Protocol!TakeoverPhase(c)
+
+\* cross-session-recovery-collision: validation looks for a row of this Session only
+MCConversionConflict(w) ==
+    IF Has("cross-session-recovery-collision") THEN HasRow(w.sess, w.exec) ELSE Protocol!ConversionConflict(w)
+
+\* recovery-retries-unbounded: a conversion that lost its lease is always released for a retry
+MCMayRetry(c) ==
+    IF Has("recovery-retries-unbounded") THEN TRUE ELSE Protocol!MayRetry(c)
+
+\* cancellation-quarantine-strands: cancellation-owned work is quarantined, not finished
+MCFinishesCancellation(c) ==
+    IF Has("cancellation-quarantine-strands") THEN FALSE ELSE Protocol!FinishesCancellation(c)
+
+\* conversion-leaves-assistant-open: conversion publishes no Step.Interrupted for an open assistant
+MCConversionSettles ==
+    IF Has("conversion-leaves-assistant-open") THEN FALSE ELSE Protocol!ConversionSettles
+
+\* silent-quarantine-noop: the quarantine adds a lease predicate, and a worker whose lease expired
+\* changes zero rows, silently
+MCQuarantineMatches(c, w, r) ==
+    IF Has("silent-quarantine-noop") THEN Protocol!QuarantineMatches(c, w, r) /\ c.ttl > 0
+    ELSE Protocol!QuarantineMatches(c, w, r)
 =============================================================================

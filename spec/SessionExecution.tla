@@ -14,6 +14,25 @@
 (* stays finite while the clock runs forever (see spec/README.md).  A      *)
 (* node's supervisor is its own step (Supervise); the clock waits while a  *)
 (* node's supervision is overdue (SupervisionLag).                         *)
+(*                                                                         *)
+(* Hooks.  This module is the correct protocol only: no defect switch is   *)
+(* declared or read here.  Each place a known defect (spec/names.py)       *)
+(* changes the behaviour is a small named operator, a *hook*, stating what *)
+(* the protocol decides there (section "Hooks" below):                     *)
+(*   SupHolds, FinalizerSupervised, OrdinarySelects, ClaimFree,            *)
+(*   PromotionOwned, RenewAccepts, FailedRenewalPc, PublishOK,             *)
+(*   MemoryAtCommit, SettledAssistant, InterruptOwed, RestartCommits,      *)
+(*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
+(*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
+(*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
+(*   ConversionSettles, QuarantineMatches.                                 *)
+(* These, and only these, are what a model-checking module may override   *)
+(* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
+(* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
+(* a model-checking configuration, never a branch of the protocol, and the *)
+(* protocol a reader reads is the one the code must implement.  A hook     *)
+(* reads no primed variable, so replacing it changes a decision, never the *)
+(* shape of an action.                                                     *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -43,9 +62,7 @@ CONSTANTS
     \* @type: Int;
     SupervisionLag, \* Supervise happens before this many ticks pass after a claim expires or changes
     \* @type: Bool;
-    ProcessLocalRouting,
-    \* @type: Set(Str);
-    Defects         \* known defects switched on (names in spec/names.py)
+    ProcessLocalRouting
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
@@ -106,8 +123,6 @@ RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FAL
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 
-Has(d) == d \in Defects
-
 -----------------------------------------------------------------------------
 (* Helpers *)
 
@@ -118,9 +133,6 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
-\* The node's supervision check: the claim its actor works under is still its exact, live claim.
-\* (supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity.)
-SupHolds(s, e, o) == IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Fenced(s, e, o)
 \* an ordinary (runner) update: fenced, and phases never move backwards from running
 OrdinaryOK(s, e, o) == Fenced(s, e, o) /\ claim[s].phase = "running"
 
@@ -129,14 +141,68 @@ ActiveOn(n, e) == \/ run[n].exec = e /\ run[n].pc \notin {"idle", "stopped"}
 OwnerActive(s) == \/ \E n \in Nodes : ActiveOn(n, claim[s].exec)
                   \/ \E r \in Recoverers : rec[r].exec = claim[s].exec /\ rec[r].pc # "idle"
 
+-----------------------------------------------------------------------------
+(* Hooks: the protocol's decisions where a known defect differs (the header  *)
+(* lists them; MCSessionExecution.tla's MC<Hook> overrides each, the defect   *)
+(* names in its comments).  Each states the correct protocol.                 *)
+
+\* The node's supervision check: the claim its actor works under is still its exact, live claim.
+SupHolds(s, e, o) == Fenced(s, e, o)
+\* The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
+FinalizerSupervised(f) == SupHolds(f.sess, f.exec, f.owner)
+\* Ordinary steer/queue selection takes prompts, and continuations only without a recovery row.
+OrdinarySelects(i) == i.kind = "prompt" \/ ~HasRow(i.sess, i.src)
+\* Acquisition finds the Session free: it has no claim, live or expired (insert-only).
+ClaimFree(s, ordinary) == claim[s].phase = "none"
+\* Recovery promotes its own continuation: one with its session_recovery row.
+PromotionOwned(i) == HasRow(i.sess, i.src)
+\* The renewal's fence: exact Session, execution, owner, and an unexpired lease.
+RenewAccepts(c, r, n) == c.exec = r.exec /\ c.owner = n /\ c.ttl > 0
+\* After a failed renewal (zero rows) the runner stops before any provider call.
+FailedRenewalPc == "stopped"
+\* Step events are published only under the exact, live, running claim.
+PublishOK(n) == OrdinaryOK(run[n].sess, run[n].exec, n)
+\* Publisher memory is set when the publish returns (after listeners), not in the commit's step.
+MemoryAtCommit == FALSE
+\* The assistant the finalizer settles: the one attached to the claim, read from the database.
+SettledAssistant(f, c) == c.asst
+\* Step.Interrupted is owed to a started assistant with no terminal event (from the log; publisher
+\* memory, `mem` and `active` of the assistant `a`, is not consulted).
+InterruptOwed(settle, a, mem, active) == settle # 0 /\ ~Completed(settle)
+\* The finalizer starts no assistant again (it reads the durable one), so no restart commits ...
+RestartCommits(a, mem) == FALSE
+\* ... and none is rejected and retried.
+RestartRejected(a, mem) == FALSE
+\* Cancellation creates no recovery state (no session_recovery row, no continuation).
+CancelRequeues == FALSE
+\* A heartbeat renews only a live lease.
+HeartbeatAccepts(c) == c.ttl > 0
+\* A renewed lease lives Lease ticks from now.
+RenewedTtl(c) == Lease
+\* The takeover's compare-and-swap: what the scan saw (execution, former owner), still expired past the
+\* grace, with a null recovery error.
+TakeoverMatches(c, w) == c.exec = w.exec /\ c.owner = w.seen /\ c.ttl <= -Grace /\ ~c.quar
+\* The takeover quarantines nothing in place (cancellation-owned work is finished by conversion).
+TakeoverQuarantines(c) == FALSE
+\* The takeover moves running to recovering and keeps any other phase.
+TakeoverPhase(c) == IF c.phase = "running" THEN "recovering" ELSE c.phase
+\* Conversion's validation: a session_recovery row already names this execution, in any Session.
+ConversionConflict(w) == RowForExec(w.exec)
+\* A conversion that lost its lease is released for a retry while attempts remain.
+MayRetry(c) == c.tries < MaxTries
+\* Recovery finishes cancellation-owned work.
+FinishesCancellation(c) == c.phase \in {"cancelling", "cancelled"}
+\* Conversion settles an open assistant with Step.Interrupted.
+ConversionSettles == TRUE
+\* The quarantine matches the exact claim the worker owns, with no lease predicate.
+QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
+
+-----------------------------------------------------------------------------
+(* Helpers that read hooks *)
+
 \* ordinary steer/queue selection excludes recovery-owned inputs (those with a recovery row)
 Selectable(i) == /\ i.state = "pending"
-                 /\ \/ i.kind = "prompt"
-                    \/ Has("recovery-input-in-ordinary-queue")
-                    \/ ~HasRow(i.sess, i.src)
-
-ClaimFree(s, ordinary) == \/ claim[s].phase = "none"
-                          \/ ordinary /\ Has("acquire-overwrites-expired") /\ claim[s].ttl <= 0
+                 /\ OrdinarySelects(i)
 
 Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
@@ -186,22 +252,20 @@ AcquireBy(n, i, ordinary) ==
 Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
 
 \* Recovery promotes its own continuation exactly.
-\* (recovery-input-excluded-everywhere: the promotion reuses ordinary selection's exclusion.)
 PromoteContinuation(n, i) ==
     /\ i.state = "pending" /\ i.kind = "cont"
-    /\ IF Has("recovery-input-excluded-everywhere") THEN ~HasRow(i.sess, i.src) ELSE HasRow(i.sess, i.src)
+    /\ PromotionOwned(i)
     /\ AcquireBy(n, i, FALSE)
 
 \* The renewal that precedes provider dispatch: exact Session, execution, owner, unexpired lease.
-\* (dispatch-after-failed-renewal: a failed renewal's row count is ignored and the runner goes on.)
 Renew(n) ==
     LET r == run[n]
         c == claim[r.sess]
     IN /\ RunnerAt(n, "acquired")
-       /\ IF c.exec = r.exec /\ c.owner = n /\ (c.ttl > 0 \/ Has("renew-after-expiry"))
+       /\ IF RenewAccepts(c, r, n)
           THEN /\ claim' = [claim EXCEPT ![r.sess].ttl = Lease]
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
-          ELSE /\ run' = [run EXCEPT ![n].pc = IF Has("dispatch-after-failed-renewal") THEN "renewed" ELSE "stopped"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = FailedRenewalPc]
                /\ UNCHANGED claim
        /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
@@ -213,13 +277,11 @@ Dispatch(n) ==
                                  kind |-> "dispatch"]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
 
-PublishOK(n) == Has("unfenced-step-publication") \/ OrdinaryOK(run[n].sess, run[n].exec, n)
-
 \* One transaction: append Step.Started, project the assistant, store its id in the claim.
 \* Listeners run after commit; publisher memory is set only when the publish returns.
 PublishStepStarted(n) ==
     LET r == run[n]
-        early == Has("memory-before-publish")
+        early == MemoryAtCommit
     IN /\ RunnerAt(n, "streaming")
        /\ IF PublishOK(n)
           THEN /\ claim' = IF claim[r.sess].exec = r.exec
@@ -317,17 +379,14 @@ FinalizerSettle(n) ==
         r == run[n]
         c == claim[f.sess]
         a == c.asst
-        \* the assistant it settles (cancel-interrupts-unstarted: derived from the execution, not read)
-        settle == IF Has("cancel-interrupts-unstarted") THEN f.exec ELSE a
+        settle == SettledAssistant(f, c)   \* the assistant it settles
         mem == IF r.exec = f.exec THEN r.mem ELSE 0
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
-        interrupt == IF Has("step-failed-duplicate-interrupt") /\ active /\ mem = a
-                     THEN TRUE ELSE settle # 0 /\ ~Completed(settle)
-        \* cancel-restarts-assistant: memory has no assistant, so it starts one again, and that commits
-        restarted == IF Has("cancel-restarts-assistant") /\ a # 0 /\ mem = 0
+        interrupt == InterruptOwed(settle, a, mem, active)
+        restarted == IF RestartCommits(a, mem)
                      THEN Append(log, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
                      ELSE log
-        checked == Has("unsupervised-cancel-heartbeat") \/ SupHolds(f.sess, f.exec, f.owner)
+        checked == FinalizerSupervised(f)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
        /\ IF ~checked
@@ -338,7 +397,7 @@ FinalizerSettle(n) ==
                /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
                   THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                        /\ UNCHANGED <<claim, log>>
-                  ELSE IF Has("step-started-window") /\ a # 0 /\ mem = 0
+                  ELSE IF RestartRejected(a, mem)
                   THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
                   ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
                        /\ log' = IF interrupt
@@ -348,11 +407,11 @@ FinalizerSettle(n) ==
                        /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
 
-\* Remove the exact cancelled claim.  Cancellation creates no recovery state (cancel-requeues-continuation:
-\* it inserts a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
+\* Remove the exact cancelled claim.  Cancellation creates no recovery state (CancelRequeues: were it to,
+\* it would insert a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
 FinalizerClear(n) ==
     LET f == fin[n]
-        requeue == Has("cancel-requeues-continuation")
+        requeue == CancelRequeues
     IN /\ f.pc = "clear"
        /\ IF Fenced(f.sess, f.exec, f.owner) /\ claim[f.sess].phase = "cancelled"
           THEN /\ claim' = [claim EXCEPT ![f.sess] = NoClaim]
@@ -372,20 +431,18 @@ FinalizerClear(n) ==
 (* Lease keeping and time *)
 
 \* A node (or recovery worker) renews the lease of a claim one of its actors is working on.
-\* (heartbeat-extends-lease: the lease grows by Lease from what remains of it, not from now.)
 Heartbeat(k, s) ==
     LET c == claim[s]
     IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
-       /\ c.ttl > 0 \/ Has("renew-after-expiry")
+       /\ HeartbeatAccepts(c)
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
                          ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> "", why |-> ""]
-       /\ claim' = [claim EXCEPT ![s].ttl = IF Has("heartbeat-extends-lease") THEN @ + Lease ELSE Lease]
+       /\ claim' = [claim EXCEPT ![s].ttl = RenewedTtl(c)]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
 RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
-FinStale(n) == /\ fin[n].pc # "idle" /\ ~Has("unsupervised-cancel-heartbeat")
-               /\ ~SupHolds(fin[n].sess, fin[n].exec, fin[n].owner)
+FinStale(n) == fin[n].pc # "idle" /\ ~FinalizerSupervised(fin[n])
 \* Ticks since the actor's claim expired (-ttl: the lease runs on down to -Grace); a claim that changed
 \* identity or vanished has waited as long as the bound allows.
 LagOf(s, e, o) == IF claim[s].exec = e /\ claim[s].owner = o THEN -claim[s].ttl ELSE SupervisionLag
@@ -444,18 +501,16 @@ RecoveryScan(r, s) ==
 RecoveryTakeover(r) ==
     LET w == rec[r]
         c == claim[w.sess]
-        same == IF Has("takeover-trusts-scan") THEN c.exec = w.exec /\ ~c.quar   \* the scan trusted
-                ELSE c.exec = w.exec /\ c.owner = w.seen /\ c.ttl <= -Grace /\ ~c.quar
+        same == TakeoverMatches(c, w)
     IN /\ w.pc = "scanned"
        /\ IF ~same
           THEN /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED claim
-          ELSE IF Has("scan-quarantines-cancellation") /\ c.phase \in {"cancelling", "cancelled"}
+          ELSE IF TakeoverQuarantines(c)
           THEN /\ claim' = [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = "invalid"]   \* in place: the node owns it
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
           ELSE /\ claim' = [claim EXCEPT ![w.sess] = [c EXCEPT !.owner = r, !.ttl = Lease,
-                                           !.phase = IF c.phase = "running" \/ Has("takeover-overwrites-phase")
-                                                     THEN "recovering" ELSE c.phase,
+                                           !.phase = TakeoverPhase(c),
                                            !.tries = IF c.tries < MaxTries THEN c.tries + 1 ELSE MaxTries]]
                /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> "",
                                              why |-> ""]]
@@ -473,11 +528,10 @@ RecoveryConvert(r) ==
         c == claim[w.sess]
         a == c.asst
         open == a # 0 /\ ~Completed(a)
-        conflict == IF Has("cross-session-recovery-collision")
-                    THEN HasRow(w.sess, w.exec) ELSE RowForExec(w.exec)
+        conflict == ConversionConflict(w)
         mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
-        retry == c.tries < MaxTries \/ Has("recovery-retries-unbounded")
-        finishCancel == c.phase \in {"cancelling", "cancelled"} /\ ~Has("cancellation-quarantine-strands")
+        retry == MayRetry(c)
+        finishCancel == FinishesCancellation(c)
     IN /\ w.pc = "converting"
        /\ IF ~Fenced(w.sess, w.exec, r)
           THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
@@ -493,7 +547,7 @@ RecoveryConvert(r) ==
           ELSE IF c.phase # "recovering" \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
-          ELSE /\ log' = IF open /\ ~Has("conversion-leaves-assistant-open")
+          ELSE /\ log' = IF open /\ ConversionSettles
                          THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
                          ELSE log
                /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
@@ -510,8 +564,7 @@ RecoveryQuarantine(r) ==
     LET w == rec[r]
         c == claim[w.sess]
     IN /\ w.pc = "quarantining"
-       /\ claim' = IF /\ c.exec = w.exec /\ c.owner = r /\ ~c.quar
-                      /\ c.ttl > 0 \/ ~Has("silent-quarantine-noop")
+       /\ claim' = IF QuarantineMatches(c, w, r)
                    THEN [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = w.why] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>

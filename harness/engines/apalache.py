@@ -34,6 +34,8 @@ from spec import model as M
 from spec import names as N
 from spec.source import SPEC, declarations, untyped_variables  # noqa: F401  (re-exported for the gate)
 
+# Apalache reads SessionExecution.tla, the protocol alone (SPEC), not the MC module: see `_run`.
+
 
 EXIT_CODES = {0: "ok", 12: "violation", 75: "cannot evaluate", 120: "type error", 150: "parse error",
               255: "system error"}
@@ -92,7 +94,10 @@ def _run(exe: Path, command: str, args: list[str], cfg: M.Config | None, run_dir
     shutil.copy(SPEC, work / SPEC.name)
     extra = []
     if cfg is not None:
-        (work / "MC.cfg").write_text(configs.to_tlc_cfg(cfg, liveness=False, checks=False))
+        # the protocol module's own configuration: constants only (the defect switches and TLC's
+        # `Hook <- MCHook` overrides are the MC module's; Apalache replaces only operators without
+        # parameters from a .cfg, and the hooks take parameters): see spec/README.md
+        (work / "MC.cfg").write_text(configs.to_tlc_cfg(cfg, liveness=False, checks=False, protocol_only=True))
         extra = ["--config=MC.cfg"]
     out_dir = run_dir / "out"
     argv = [str(exe), command, *extra, *args, f"--out-dir={out_dir}", f"--run-dir={run_dir / 'run'}", SPEC.name]
@@ -153,7 +158,11 @@ def check(exe: Path, cfg: M.Config, run_dir: Path, *, invariants=None, length: i
           max_error: int = 1, view: str | None = None, simulate: bool = False,
           timeout: float | None = None) -> ApalacheResult:
     """`check` (bounded model checking) or `simulate`, with claimcheck's invariants by default: the
-    state invariants and the action invariants' step predicates (`FencedMutationStep`, ...)."""
+    state invariants and the action invariants' step predicates (`FencedMutationStep`, ...). Apalache
+    reads the protocol module, the correct protocol: a `cfg` with defects raises configs.ProtocolOnly
+    (defects are checked by TLC, through the MC module's overrides, and by the twin)."""
+    if cfg.defects:
+        configs.to_tlc_cfg(cfg, protocol_only=True)  # raises ProtocolOnly, naming the defects
     invs = invariants or (list(N.STATE_INVARIANTS) + [f"{a}Step" for a in N.ACTION_INVARIANTS])
     args = [f"--inv={','.join(invs)}", f"--length={length}", f"--max-error={max_error}"]
     if cinit:

@@ -220,7 +220,7 @@ def _kill_check(defect: str, rows) -> Check:
         return Check(f"kill {defect}", PASS, f"detected by {how}")
     line = locate.tla_defect_line(defect)
     return Check(f"kill {defect}", FAIL, f"no check detects {defect} (replayed against {len(rows)} traces)",
-                 kind="UndetectedDefect", file=locate.spec_file() if line else None, line=line)
+                 kind="UndetectedDefect", file=locate.spec_file(locate.MC_SPEC) if line else None, line=line)
 
 
 def stage_apalache(g: Gate) -> StageResult:

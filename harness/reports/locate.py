@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from spec.source import MODULES, SPEC
+from spec.source import MC_SPEC, MODULES, SPEC
 
 
 def relpath(path) -> str:
@@ -91,8 +91,9 @@ def tla_definition(name: str) -> tuple[str, int] | None:
     return None
 
 
-def tla_defect_line(defect: str, spec: Path = SPEC) -> int | None:
-    """The first line of the TLA+ spec that switches the defect on: `Has("<defect>")`."""
+def tla_defect_line(defect: str, spec: Path = MC_SPEC) -> int | None:
+    """The first line that switches the defect on, `Has("<defect>")`: in the MC module, where the defect
+    switches are (each in the MC<Hook> that overrides one of the protocol's hooks)."""
     text = Path(spec).read_text()
     at = text.find(f'Has("{defect}")')
     return _line_of(text, at) if at >= 0 else None

@@ -141,18 +141,28 @@ def test_a_do_nothing_apalache_fails_typecheck_check_and_the_gate(monkeypatch, t
     assert r.status == gate.FAIL and "Type checker [OK]" in r.detail, r.detail
 
 
+def _a_behaviour_of_the_protocol(tmp_path):
+    """A behaviour of the correct protocol (Apalache reads the protocol module, which has no defects)."""
+    from harness.traces import trace as T
+    from harness.traces.paths import path_to
+    from harness.engines.explore import explore
+    cfg = configs.get("ci")
+    res = explore(cfg, liveness=False)
+    path = path_to(res.graph, len(res.graph.states) - 1)
+    return T.save(T.from_steps(cfg, path, title="deepest", source="explore", base="ci"), tmp_path / "p.json")
+
+
 def test_check_passes_claimcheck_options_and_imports_every_violation(standin, monkeypatch, tmp_path):
-    cfg = configs.get("ci", defects=["step-failed-duplicate-interrupt"])
-    o = run_python(cfg, "ci", liveness=False, out_dir=tmp_path)
-    first = itf.export_file(o.trace_path, tmp_path / "a.itf.json")
-    cfg2 = configs.get("ci", defects=["step-failed-duplicate-interrupt"])
+    src = _a_behaviour_of_the_protocol(tmp_path)
+    first = itf.export_file(src, tmp_path / "a.itf.json")
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "violation")
     monkeypatch.setenv("STANDIN_APALACHE_ITF", os.pathsep.join([str(first), str(first)]))
-    res = A.check(STANDIN, cfg2, tmp_path / "run", length=12, cinit="ConstInit", max_error=2, view="View")
+    res = A.check(STANDIN, configs.get("ci"), tmp_path / "run", length=12, cinit="ConstInit", max_error=2,
+                  view="View")
     assert res.verdict == "violation" and [p.name for p in res.itf_files] == ["violation.itf.json",
                                                                             "violation1.itf.json"]
-    assert len(res.traces) == 2
-    assert [s.action for s in res.traces[0].steps] == [s.action for s in json_steps(o.trace_path)]
+    assert len(res.traces) == 2 and not res.import_errors
+    assert [s.action for s in res.traces[0].steps] == [s.action for s in json_steps(src)]
     argv = json.loads(standin.read_text().splitlines()[-1])
     assert argv[0] == "check" and "--config=MC.cfg" in argv and "--length=12" in argv
     assert "--max-error=2" in argv and "--cinit=ConstInit" in argv and "--view=View" in argv
@@ -224,3 +234,16 @@ def test_the_gate_fails_when_check_exits_0_without_saying_what_it_checked(standi
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "no-outcome")
     r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(STANDIN)))
     assert r.status == gate.FAIL and "typecheck ok" in r.detail and "The outcome is" in r.detail, r.detail
+
+
+def test_apalache_reads_the_protocol_module_with_its_own_configuration(standin, tmp_path):
+    """Apalache checks the correct protocol: SessionExecution.tla, with constants only (no Defects, no
+    `Hook <- MCHook`: Apalache replaces only parameterless operators from a .cfg), and refuses defects,
+    which TLC (through the MC module's overrides) and the twin check."""
+    res = A.check(STANDIN, configs.get("ci"), tmp_path / "run")
+    assert res.verdict == "ok" and res.argv[-1] == "SessionExecution.tla"
+    text = (tmp_path / "run" / "work" / "MC.cfg").read_text()
+    assert "<-" not in text and "Defects" not in text and "INIT Init" in text
+    assert A.typecheck(STANDIN, tmp_path / "t").argv[-1] == "SessionExecution.tla"
+    with pytest.raises(configs.ProtocolOnly, match="step-failed-duplicate-interrupt"):
+        A.check(STANDIN, configs.get("ci", defects=["step-failed-duplicate-interrupt"]), tmp_path / "d")

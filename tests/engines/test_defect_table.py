@@ -67,3 +67,20 @@ def test_each_safety_invariant_a_defect_lists_is_broken_on_both_engines(defect, 
 @pytest.mark.parametrize("invariant", STRONGER_SAFETY + ONCE_UNBROKEN + ("QuarantineOnlyMalformed",))
 def test_each_stronger_safety_invariant_has_a_breaking_defect(invariant):
     assert any(invariant in d.violates for d in N.DEFECTS.values()), invariant
+
+
+def test_a_defect_reaches_tlc_through_its_hook_override(tlc_or_skip, monkeypatch):
+    """Issue 12, item 7: the defect switches are the MC module's MC<Hook>, and TLC applies `Hook <- MCHook`
+    to the hooks SessionExecution (an EXTENDed module) defines. Without the override lines the same
+    configuration, `Defects` and all, is the correct protocol to TLC: an override that did not apply would
+    go unnoticed but for the defect table above."""
+    from harness.engines import tlc as T
+    cfg = configs.get("ci", defects=["renew-after-expiry"])
+    found = T.run(cfg, liveness=False, workers=1, only={"FencedMutation"})
+    assert found.verdict == "violation" and found.violated == ["FencedMutation"] and len(found.steps) == 4
+    monkeypatch.setattr(configs, "HOOKS", tuple(h for h in configs.HOOKS
+                                                if h not in ("RenewAccepts", "HeartbeatAccepts")))
+    assert "RenewAccepts <-" not in configs.to_tlc_cfg(cfg) and 'Defects = {"renew-after-expiry"}' in configs.to_tlc_cfg(cfg)
+    missed = T.run(cfg, liveness=False, workers=1, only={"FencedMutation"})
+    assert missed.verdict == "ok", missed.violated
+    assert missed.distinct == T.run(configs.get("ci"), liveness=False, workers=1, only={"FencedMutation"}).distinct

@@ -92,8 +92,10 @@ def test_every_invariant_has_its_tla_line():
     for name in N.INVARIANTS:
         file, n = locate.tla_definition(name)
         assert Path(file).read_text().splitlines()[n - 1].startswith(name), name
+    mc = locate.MC_SPEC.read_text().splitlines()  # the defect switches are the MC module's
     for d in N.DEFECTS:
-        assert f'Has("{d}")' in lines[locate.tla_defect_line(d) - 1]
+        assert f'Has("{d}")' in mc[locate.tla_defect_line(d) - 1]
+    assert not any("Has(" in line for line in lines)
 
 
 def test_a_failing_trace_replay_points_at_its_failing_step(monkeypatch, tmp_path):
@@ -144,4 +146,5 @@ def test_a_surviving_defect_points_at_the_tla_line_that_switches_it_on():
     d = next(iter(N.DEFECTS))
     c = gate._kill_check(d, [Row(d, "traces/a.json", False)])
     assert c.status == FAIL and c.kind == "UndetectedDefect" and c.line == locate.tla_defect_line(d)
+    assert c.file == locate.relpath(locate.MC_SPEC)
     assert gate._kill_check(d, [Row(d, "traces/a.json", True, [N.STATE_INVARIANTS[1]])]).status == "pass"

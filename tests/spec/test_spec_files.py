@@ -55,9 +55,61 @@ def test_the_abstract_protocol_is_typed_for_apalache():
     assert all(decl["VARIABLES"].values()) and all(decl["CONSTANTS"].values()), decl
 
 
+MC = source.MC_SPEC.read_text()
+
+
 def test_every_defect_name_in_tla_is_registered():
-    used = set(re.findall(r'Has\("([\w-]+)"\)', TLA))
+    used = set(re.findall(r'Has\("([\w-]+)"\)', MC))
     assert used == set(N.DEFECTS)
+
+
+def _header(text):
+    """The module's opening comment box."""
+    opening = text.index("\n", text.index("(****"))
+    return text[opening:text.index("*****)\n", opening)]
+
+
+def test_the_protocol_has_no_defect_switch_and_lists_its_hooks():
+    """Issue 12, item 7: the defect switches are the MC module's; the protocol states the correct protocol,
+    with a named hook wherever a defect decides differently, and says at its top which operators are hooks."""
+    assert "Has(" not in TLA and not re.search(r"\bDefects\b", TLA)
+    assert "Defects" not in source.declarations(source.SPEC)["CONSTANTS"]
+    assert source.declarations(source.MC_SPEC)["CONSTANTS"] == {"Defects": "Set(Str)"}
+    header = " ".join(line.strip("(*) ") for line in _header(TLA).splitlines())
+    listed = re.search(r"Hooks\..*?below\): (.*?)\. +These", header).group(1)
+    assert [h.strip() for h in listed.split(",")] == list(configs.HOOKS)
+    for hook in configs.HOOKS:
+        assert _defined(hook), hook
+        assert not re.search(r"\w'", re.search(rf"^{hook}(\(.*?\))? ==(.*)$", TLA, re.M).group(2)), hook  # no primes
+
+
+def test_every_hook_has_its_mc_alternative_and_every_cfg_overrides_every_hook():
+    mc_defs = set(re.findall(r"^(MC\w+)(?:\(.*?\))? ==", MC, re.M))
+    assert mc_defs == {f"MC{h}" for h in configs.HOOKS}
+    for hook in configs.HOOKS:
+        params = re.search(rf"^{hook}(\(.*?\))? ==", TLA, re.M).group(1)
+        body = re.search(rf"^MC{hook}(\(.*?\))? ==\n(.*?)(?:\n\n|\n=)", MC, re.M | re.S)
+        assert body.group(1) == params, hook  # same parameters, so `Hook <- MCHook` is well formed
+        # the protocol's own hook through the instance (its bare name would call MCHook itself) ...
+        assert f"Protocol!{hook}" in body.group(2) and not re.search(rf"(?<![!\w]){hook}\b", body.group(2)), hook
+        assert 'Has("' in body.group(2), hook  # ... and at least one defect's alternative
+    for name, cfg in [(n, configs.get(n)) for n in configs.CONFIGS] + [("with a defect", configs.get(
+            "ci", defects=["renew-after-expiry"]))]:
+        text = configs.to_tlc_cfg(cfg)
+        overrides = re.findall(r"^  (\w+) <- (\w+)$", text, re.M)
+        assert overrides == [(h, f"MC{h}") for h in configs.HOOKS], name
+        assert re.search(r"^  Defects = \{.*\}$", text, re.M), name
+
+
+def test_the_protocol_modules_configuration_has_no_defect_switch_and_refuses_defects():
+    """Apalache's configuration (the protocol module's): constants only, no `<-`, no Defects."""
+    text = configs.to_tlc_cfg(configs.get("ci"), liveness=False, checks=False, protocol_only=True)
+    assert "<-" not in text and "Defects" not in text and "Model: SessionExecution.tla" in text
+    declared = set(source.declarations(source.SPEC)["CONSTANTS"])
+    assert set(re.findall(r"^  (\w+) = ", text, re.M)) == declared
+    import pytest
+    with pytest.raises(configs.ProtocolOnly, match="renew-after-expiry"):
+        configs.to_tlc_cfg(configs.get("ci", defects=["renew-after-expiry"]), protocol_only=True)
 
 
 def test_every_variable_has_an_apalache_type_annotation():
