@@ -15,17 +15,21 @@ from .model import Config
 ALL_FAULTS = frozenset(N.FAULT_KINDS)
 
 CONFIGS: dict[str, Config] = {
-    # one Session, two nodes, two queued prompts, every fault: 15 of the 20 defects and all three
-    # assumptions show here; TLC checks it with liveness in well under a minute
-    # (MaxTries 1: a conversion that lost its lease is quarantined at once, exhausted; `sessions` retries)
-    "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
-                 lease=1, scan_bound=1, max_tries=1, faults=ALL_FAULTS),
+    # one Session, two nodes, one prompt, every fault, one retry (MaxTries 2): 19 of the 24 defects and all
+    # three assumptions show here; TLC checks it with liveness and the refinement in the gate
+    "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
+                 lease=1, scan_bound=1, max_tries=2, faults=ALL_FAULTS),
+    # `ci` with a second prompt queued (and no retry): ordinary acquisition meets an expired claim
+    # (`acquire-overwrites-expired`) only when a prompt is still pending after a crash
+    "prompts": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
+                      lease=1, scan_bound=1, max_tries=1, faults=ALL_FAULTS),
     # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
     # collision, the scan-window starvation and the heartbeat that extends a lease past Lease
     # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
     # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
+    # (MaxTries 1: a conversion that lost its lease is quarantined at once, exhausted; `ci` retries)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=2, scan_bound=1, grace=0, faults=frozenset({"pause", "corrupt"})),
+                       lease=2, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause", "corrupt"})),
     # two recovery workers on one Session: two scans of one row, then their compare-and-swaps race
     # (Grace 1 = SupervisionLag 1: the assumption holds, as on `ci`)
     "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,

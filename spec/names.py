@@ -243,7 +243,7 @@ DEFECTS = _index([
            "publisher memory is set before Step.Started commits; a failed publication leaves it set"),
     Defect("acquire-overwrites-expired", ("AcquireNeverOverwrites",),
            "R000-acquire, R003-PASS-ordinary-acquisition (regression guard)",
-           "ordinary acquisition upserts over an expired claim"),
+           "ordinary acquisition upserts over an expired claim", "prompts"),
     Defect("renew-after-expiry", ("FencedMutation",),
            "R000-PASS-cleanup, R003-PASS-claim-fencing (regression guard)",
            "renewal accepts an expired lease"),
