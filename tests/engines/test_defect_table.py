@@ -84,3 +84,33 @@ def test_a_defect_reaches_tlc_through_its_hook_override(tlc_or_skip, monkeypatch
     missed = T.run(cfg, liveness=False, workers=1, only={"FencedMutation"})
     assert missed.verdict == "ok", missed.violated
     assert missed.distinct == T.run(configs.get("ci"), liveness=False, workers=1, only={"FencedMutation"}).distinct
+
+
+LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
+
+
+@pytest.mark.parametrize("defect,prop", LIVE_PAIRS, ids=[f"{d}-{p}" for d, p in LIVE_PAIRS])
+def test_each_liveness_property_a_defect_lists_is_broken_on_both_engines(defect, prop, tlc_or_skip):
+    """Issue 12, item 6, for liveness: each property a defect lists, checked alone, has a fair lasso (a
+    cycle that takes no fault step its premise says ceases) on the twin's graph and in TLC."""
+    from harness.engines import tlc as T
+    from harness.engines.explore import explore
+    from harness.engines.liveness import check_leads_to
+    d = N.DEFECTS[defect]
+    cfg = configs.get(d.config, defects=[defect])
+    graph = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
+    assert check_leads_to(cfg, graph, prop) is not None, (defect, prop)
+    tlc = T.run(cfg, liveness=True, only={prop})
+    assert tlc.verdict == "violation" and tlc.loop is not None, (defect, prop, tlc.output[-500:])
+    assert prop in T.liveness_names(cfg, tlc)
+
+
+def test_the_correct_protocol_satisfies_each_liveness_property_alone_on_the_witnesses():
+    """The other half: without the defect, the same property holds on each witness configuration."""
+    from harness.engines.explore import explore
+    from harness.engines.liveness import check_leads_to
+    for name in sorted({N.DEFECTS[d].config for d, _p in LIVE_PAIRS}):
+        cfg = configs.get(name)
+        graph = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
+        for prop in N.LIVENESS:
+            assert check_leads_to(cfg, graph, prop) is None, (name, prop)
