@@ -23,11 +23,14 @@ def test_explorer_detects(name, out_dir):
 def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_skip):
     w = WITNESSES[name]
     cfg = witness_config(w)
-    o = run_tlc(cfg, w.config_name, liveness=True, out_dir=out_dir)
+    safety = w.expected[0] not in N.LIVENESS
+    # one TLC worker for a safety headline: with two, TLC's breadth-first order is not strict, and its
+    # counterexample may be a step longer than the shortest (seen on takeover-trusts-scan)
+    o = run_tlc(cfg, w.config_name, liveness=True, out_dir=out_dir, workers=1 if safety else 2)
     w.outcomes["tlc"] = o
     assert w.detected("tlc"), (o.verdict, o.violated, w.expected, o.reason)
     py = run_python(cfg, w.config_name, liveness=True, out_dir=None)
-    if w.expected[0] not in ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled"):
+    if safety:
         assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
 
 
