@@ -2,6 +2,7 @@
 defect is detected on its witness configuration; a failure leaves a trace the twin replays."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import settings
@@ -42,7 +43,7 @@ CI_DETECTS = sorted(set(N.DEFECTS) - BEYOND_CI)
 # budget: unsupervised-cancel-heartbeat needs 8 steps on ci since issue 12 items 1 and 2 (the grace tick,
 # the node's Supervise of its runner, RecoveryScan before RecoveryTakeover); 12-step examples find it
 # (step-failed-duplicate-interrupt: 10 since issue 12 item 4; cancellation-quarantine-strands: 10)
-LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 12,
+LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12}
 
 
@@ -67,7 +68,9 @@ def test_a_correct_twin_catches_each_defect_in_the_code_alone(defect):
 
 def test_a_guard_the_code_lacks_is_caught_by_a_refusal_probe():
     """The twin never enables Acquire over an expired claim, so only a probe can exercise that guard."""
-    out = L.run(configs.get("ci"), settings_=DETECT, mutant=["acquire-overwrites-expired"])
+    # its witness: a second prompt is still pending after the crash (`prompts`)
+    out = L.run(configs.get(N.DEFECTS["acquire-overwrites-expired"].config), settings_=DETECT,
+                mutant=["acquire-overwrites-expired"])
     assert out.found is not None and out.found.probe is not None, out.found and out.found.message
     assert out.found.probe[0] == "Acquire" and "does not enable" in out.found.message
     assert out.coverage.probes["Acquire"] > 0
@@ -143,9 +146,10 @@ def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
     prefix = [(s.action, s.params) for s in hand.steps[:21]]  # ... up to the exhausted quarantine of s1
     cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}), ("Tick", {}),
              ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
-    _drive(configs.get("sessions"), prefix)  # correct: quarantined, the takeover of s1 is not enabled again
+    cfg = T.config_of(hand)  # the trace's own constants (one retry before the exhausted quarantine)
+    _drive(cfg, prefix)  # correct: quarantined, the takeover of s1 is not enabled again
     with pytest.raises(L.LockstepFailure, match="ExpiredClaimsEventuallyHandled"):
-        _drive(configs.get("sessions", ["silent-quarantine-noop"]), prefix + cycle)
+        _drive(replace(cfg, defects=frozenset({"silent-quarantine-noop"})), prefix + cycle)
 
 
 def test_the_listener_gate_schedule_catches_step_failed_duplicate_interrupt():
