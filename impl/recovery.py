@@ -227,15 +227,7 @@ class RecoveryWorker:
         if existing is not None:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
-        event = None
-        a = claim.assistant_id
-        if a is not None:
-            row = assistant_row(conn, a)
-            if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
-                raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
-            if not row["completed"] and not self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN):
-                event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
-                self.publisher.commit(conn, event, Fence(ident, "recovering"))
+        event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN))
         cont = ids.continuation_id(ident.session_id, ident.execution_id)
         self._insert_recovery_row(conn, ident, cont)
         for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
@@ -245,20 +237,27 @@ class RecoveryWorker:
         record_history(conn, ident, "recovered", now)
         return Ok(event)
 
+    def _interrupt_open(self, conn, claim: ClaimRow, skip: bool = False) -> StepEvent | None:
+        """Step.Interrupted, in this transaction, for the claim's assistant if it is open (read from the
+        database, never from memory); a claim naming another execution's assistant is malformed."""
+        ident, a = self.ident, claim.assistant_id
+        if a is None:
+            return None
+        row = assistant_row(conn, a)
+        if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
+            raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
+        if row["completed"] or skip:
+            return None
+        event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
+        self.publisher.commit(conn, event, Fence(ident, claim.phase))
+        return event
+
     def _finish_cancellation(self, conn, claim: ClaimRow, now: int) -> Result:
         """Expired cancellation-owned work: Step.Interrupted once for an open assistant (read from the
         database, never from memory), the execution recorded cancelled, the claim cleared; no recovery row
         and no continuation (CancelLeavesNoRecovery)."""
         ident = self.ident
-        event = None
-        a = claim.assistant_id
-        if a is not None:
-            row = assistant_row(conn, a)
-            if row is None or row["session_id"] != ident.session_id or row["execution_id"] != ident.execution_id:
-                raise Abort(Malformed(f"claim names assistant {a}, which is not this execution's"))
-            if not row["completed"]:
-                event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, self.owner_id)
-                self.publisher.commit(conn, event, Fence(ident, claim.phase))
+        event = self._interrupt_open(conn, claim)
         result = self.claims.clear_cancellation(conn, ident, now, claim.phase)
         if not result:
             raise Abort(result)
