@@ -78,11 +78,14 @@ def test_runner_family():
     assert G.why_not(CI, st, "Acquire", ("n2", P1._replace(state="ordinary"))) == (
         "input s1/prompt#1 is not pending (it is ordinary)")
     p2 = M.Input("s1", "prompt", 2, "pending")
-    assert G.why_not(CI, st, "Acquire", ("n2", p2)).startswith("the claim for s1 is not free (running, execution 1, "
+    assert G.why_not(CI, st, "Acquire", ("n2", p2)) == "input s1/prompt#2 is not queued as pending (there is no such input)"
+    two = configs.get("prompts")
+    st = _after(two, "Acquire(n1, s1/prompt#1)", "Renew(n1)")
+    assert G.why_not(two, st, "Acquire", ("n2", p2)).startswith("the claim for s1 is not free (running, execution 1, "
                                                                "owner n1")
-    assert G.why_not(CI, st, "Acquire", ("n1", p2)) == "runner n1 is not idle (it is at renewed)"
-    assert G.why_not(CI, st, "RunnerStop", ("n1",)) == "runner n1 has not been interrupted"
-    assert G.why_not(CI, st, "PromoteContinuation", ("n2", p2)) == "input s1/prompt#2 is a prompt, not a continuation"
+    assert G.why_not(two, st, "Acquire", ("n1", p2)) == "runner n1 is not idle (it is at renewed)"
+    assert G.why_not(two, st, "RunnerStop", ("n1",)) == "runner n1 has not been interrupted"
+    assert G.why_not(two, st, "PromoteContinuation", ("n2", p2)) == "input s1/prompt#2 is a prompt, not a continuation"
 
 
 def test_cancellation_family():
@@ -141,4 +144,4 @@ def test_a_long_list_of_enabled_instances_is_cut():
     from dataclasses import replace
     cfg = replace(CI, nodes=tuple(f"n{k}" for k in range(1, 21)))
     line = G.explain(cfg, M.init(cfg), "Renew", ("n1",))
-    assert line.endswith(f", … {2 * 20 - G.MAX_LISTED} more") and line.count("Acquire(") == G.MAX_LISTED
+    assert line.endswith(f", … {CI.prompts * 20 - G.MAX_LISTED} more") and line.count("Acquire(") == G.MAX_LISTED

@@ -30,6 +30,7 @@ def test_init_satisfies_every_state_invariant():
 
 
 def test_acquire_is_insert_only():
+    CFG = configs.get("prompts")  # a second prompt queued
     st = run(CFG, ("Acquire", ("n1", PROMPT1)))
     assert st.claim[0].exec == 1 and st.claim[0].owner == "n1"
     assert M.apply(CFG, st, "Acquire", ("n2", PROMPT2)) is None  # occupied
@@ -39,7 +40,7 @@ def test_acquire_is_insert_only():
 
 
 def test_acquire_overwrites_expired_defect_replaces_the_claim():
-    cfg = configs.get("ci", defects=["acquire-overwrites-expired"])
+    cfg = configs.get("prompts", defects=["acquire-overwrites-expired"])  # its witness needs a second prompt
     st = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Tick", ()), ("Acquire", ("n2", PROMPT2)))
     assert st.claim[0].exec == 2
     prev = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Tick", ()))

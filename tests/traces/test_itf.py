@@ -29,8 +29,7 @@ def hand_written():
     def state(k, claim, next_exec, prompt1, run1, extra):
         return {"#meta": {"index": k}, "claim": {"#map": [["s1", claim]]}, "nextExec": big(next_exec), "log": [],
                 "recovery": {"#set": []},
-                "inputs": {"#set": [{"sess": "s1", "kind": "prompt", "src": big(2), "state": "pending"},
-                                    {"sess": "s1", "kind": "prompt", "src": big(1), "state": prompt1}]},
+                "inputs": {"#set": [{"sess": "s1", "kind": "prompt", "src": big(1), "state": prompt1}]},
                 "run": {"#map": [["n1", run1], ["n2", runner()]]},
                 "fin": {"#map": [["n1", idle_fin], ["n2", idle_fin]]},
                 "rec": {"#map": [["r1", {"pc": "idle", "sess": "", "exec": big(0)}]]},

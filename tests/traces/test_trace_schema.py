@@ -48,8 +48,12 @@ def test_a_trace_the_engines_write_validates():
     st = M.init(cfg)
     steps = [Step(None, (), st)]
     for _ in range(12):  # the first enabled instance each time: every action family's shape on the way
-        a, p, st = next(M.successors(cfg, st))
+        nxt = next(M.successors(cfg, st), None)
+        if nxt is None:  # a terminal state (every input served)
+            break
+        a, p, st = nxt
         steps.append(Step(a, p, st))
+    assert len(steps) > 6
     tr = T.from_steps(cfg, steps, title="walk", source="explore", base="ci")
     VALIDATOR.validate(json.loads(tr.model_dump_json(exclude_none=True)))
 
