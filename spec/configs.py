@@ -19,17 +19,24 @@ CONFIGS: dict[str, Config] = {
     # three assumptions show here; TLC checks it with liveness and the refinement in the gate
     "ci": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                  lease=1, scan_bound=1, max_tries=2, faults=ALL_FAULTS),
-    # `ci` with a second prompt queued (and no retry): ordinary acquisition meets an expired claim
-    # (`acquire-overwrites-expired`) only when a prompt is still pending after a crash
+    # `ci` with a second prompt queued, crashes only (and no retry): ordinary acquisition meets an expired
+    # claim (`acquire-overwrites-expired`) only when a prompt is still pending after a crash
     "prompts": Config(sessions=("s1",), nodes=("n1", "n2"), recoverers=("r1",), prompts=2, max_exec=2,
-                      lease=1, scan_bound=1, max_tries=1, faults=ALL_FAULTS),
-    # two Sessions, one node, a two-tick lease (so heartbeats renew): the cross-Session recovery
-    # collision, the scan-window starvation and the heartbeat that extends a lease past Lease
+                      lease=1, scan_bound=1, max_tries=1, faults=frozenset({"crash"})),
+    # the scan window: two Sessions, one node, pauses: a claim that recovery keeps failing to settle
+    # starves the claims behind it (`silent-quarantine-noop`, `recovery-retries-unbounded`)
     # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
     # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
     # (MaxTries 1: a conversion that lost its lease is quarantined at once, exhausted; `ci` retries)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=2, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause", "corrupt"})),
+                       lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause"})),
+    # recovery rows of two Sessions: one execution, a forged row under the other Session's name
+    # (CorruptRecoveryRow needs a second Session): the cross-Session recovery collision
+    "rows": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1,
+                   lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause", "corrupt"})),
+    # a two-tick lease, so heartbeats renew a live lease: a heartbeat must not extend it past Lease
+    "heartbeat": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
+                        lease=2, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause"})),
     # two recovery workers on one Session: two scans of one row, then their compare-and-swaps race
     # (Grace 1 = SupervisionLag 1: the assumption holds, as on `ci`)
     "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,
@@ -43,11 +50,9 @@ CONFIGS: dict[str, Config] = {
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
 }
 
-GATE_CONFIGS = ("ci", "sessions")  # what `claimcheck gate` model-checks in full, with liveness
-# the gate configurations whose liveness TLC checks within the gate's budget (its liveness pass costs about
-# five times its safety pass); the twin's checker, on a graph the gate shows equal to TLC's, checks
-# liveness on every gate configuration, and `claimcheck check --engine tlc --config sessions` does it in TLC
-TLC_LIVENESS_CONFIGS = ("ci",)
+# what `claimcheck gate` model-checks in full (every invariant, the liveness properties, the refinement) on
+# both engines, and drives the implementation on: together they enable every action of the registry
+GATE_CONFIGS = ("ci", "sessions", "rows", "heartbeat")
 
 ASSUMPTION_FIELDS = {"TimelyDispatch": "timely_dispatch", "SynchronizedClocks": "synchronized_clocks",
                      "ProcessLocalRouting": "process_local_routing"}

@@ -229,10 +229,11 @@ DEFECTS = _index([
     Defect("step-failed-duplicate-interrupt", ("AtMostOneTerminal",), "R000-v17",
            "cancellation trusts publisher memory's active flag instead of the durable assistant and "
            "publishes Step.Interrupted after Step.Failed committed"),
-    Defect("cross-session-recovery-collision", ("RecoveryRowsIsolated", "ContinuationsRecoveryOwned"),
-           "R003-MUST-FIX-1",
+    Defect("cross-session-recovery-collision", ("RecoveryRowsIsolated",), "R003-MUST-FIX-1",
            "the recovery existence check is scoped by execution and Session; the insert's conflict is "
-           "ignored, the claim is cleared without a row, the continuation becomes ordinary", "sessions"),
+           "ignored, the claim is cleared without a row, and the continuation, owned by no row, is "
+           "selected as ordinary work once an execution id is left (ContinuationsRecoveryOwned, MaxExec 2)",
+           "rows"),
     Defect("unsupervised-cancel-heartbeat", ("NoOverlappingEffects",), "R003-MUST-FIX-2",
            "the cancellation heartbeat's failure is never observed; the finalizer keeps running after "
            "its lease expired and recovery took over"),
@@ -289,7 +290,7 @@ DEFECTS = _index([
     Defect("heartbeat-extends-lease", ("TypeOK",), "R003-PASS-wall-clock (regression guard)",
            "the heartbeat adds a lease to the lease's remaining time (lease_expires_at + lease) instead of "
            "renewing it to now + lease, so a lease outlives the bound the lease/skew condition relies on",
-           "sessions"),
+           "heartbeat"),
     Defect("cancel-restarts-assistant", ("AtMostOneStart",), "R000-v18 (the start that commits)",
            "cancellation asks publisher memory for the assistant; between Step.Started's commit and its "
            "return it starts the assistant again, and the restart, fenced by identity and lease but not "

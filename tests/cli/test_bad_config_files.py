@@ -68,7 +68,7 @@ def test_config_files_are_wired_through_check_fuzz_bench_and_itf_import(tmp_path
     from harness.reports import bench
     from harness.engines import check
     from harness.conformance import fuzz
-    path = str(ROOT / "spec" / "config-files" / "sessions.json")
+    path = str(ROOT / "spec" / "config-files" / "rows.json")
     seen = {}
 
     class Stop(Exception):
@@ -87,13 +87,13 @@ def test_config_files_are_wired_through_check_fuzz_bench_and_itf_import(tmp_path
         args = cli.build_parser().parse_args(argv)
         with pytest.raises(Stop):
             args.func(args)
-    assert seen["check"] == configs.get("sessions", ["memory-before-publish"])
-    assert seen["fuzz"] == seen["bench"] == configs.CONFIGS["sessions"]
+    assert seen["check"] == configs.get("rows", ["memory-before-publish"])
+    assert seen["fuzz"] == seen["bench"] == configs.CONFIGS["rows"]
     src = ROOT / "traces" / "cross-session-recovery-collision.json"
     assert main(["itf", "export", str(src), "--out", str(tmp_path / "c.itf.json")]) == 0
     assert main(["itf", "import", str(tmp_path / "c.itf.json"), "--config", path, "--out", str(tmp_path / "a.json")]) == 0
-    assert main(["itf", "import", str(tmp_path / "c.itf.json"), "--config", "sessions", "--out",
+    assert main(["itf", "import", str(tmp_path / "c.itf.json"), "--config", "rows", "--out",
                  str(tmp_path / "b.json")]) == 0
     a, b = T.load(tmp_path / "a.json"), T.load(tmp_path / "b.json")
     assert [s.model_dump() for s in a.steps] == [s.model_dump() for s in b.steps]
-    assert T.trace_to_config(a.config) == T.trace_to_config(b.config) == configs.CONFIGS["sessions"]
+    assert T.trace_to_config(a.config) == T.trace_to_config(b.config) == configs.CONFIGS["rows"]

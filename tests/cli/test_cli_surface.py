@@ -52,7 +52,7 @@ def test_a_defect_runs_on_its_witness_configuration(capsys, tmp_path):
 def test_a_defect_on_a_configuration_that_cannot_show_it_is_refused(capsys):
     assert main(["check", "--defect", "cross-session-recovery-collision", "--config", "ci"]) == 2
     err = capsys.readouterr().err
-    assert "shows on configuration sessions, not ci" in err and len(err.strip().splitlines()) == 1
+    assert "shows on configuration rows, not ci" in err and len(err.strip().splitlines()) == 1
 
 
 def test_switches_with_different_witnesses_are_refused(capsys):
@@ -128,4 +128,4 @@ def test_benchmark_scripts_answer_help_and_bad_input_without_a_traceback(script)
 
 def test_fuzz_refuses_a_configuration_that_cannot_show_the_defect(capsys):
     assert main(["fuzz", "--config", "ci", "--mutant", "cross-session-recovery-collision"]) == 2
-    assert "shows on configuration sessions, not ci" in capsys.readouterr().err
+    assert "shows on configuration rows, not ci" in capsys.readouterr().err

@@ -143,8 +143,8 @@ def _drive(cfg, steps):
 
 def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
     hand = T.load("traces/silent-quarantine-noop.json")  # the correct-implementation schedule
-    prefix = [(s.action, s.params) for s in hand.steps[:21]]  # ... up to the exhausted quarantine of s1
-    cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}), ("Tick", {}),
+    prefix = [(s.action, s.params) for s in hand.steps[:17]]  # ... up to the exhausted quarantine of s1
+    cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}),
              ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
     cfg = T.config_of(hand)  # the trace's own constants (one retry before the exhausted quarantine)
     _drive(cfg, prefix)  # correct: quarantined, the takeover of s1 is not enabled again

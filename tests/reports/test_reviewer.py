@@ -74,7 +74,7 @@ def test_each_invariant_shows_who_breaks_it(capsys):
 def test_markdown_lists_the_breakers(capsys):
     assert main(["invariants", "TypeOK", "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert "Broken by:" in out and "- defect heartbeat-extends-lease on sessions" in out
+    assert "Broken by:" in out and "- defect heartbeat-extends-lease on heartbeat" in out
 
 
 def test_an_unbroken_invariant_is_shown_as_such(monkeypatch):

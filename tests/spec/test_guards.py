@@ -101,7 +101,7 @@ def test_cancellation_family():
 
 
 def test_lease_and_time_family():
-    cfg = configs.get("sessions")
+    cfg = configs.get("heartbeat")
     st = _after(cfg, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(cfg, st, "Heartbeat", ("n1", "s1")) == "the lease of the claim for s1 is fresh (ttl 2, Lease 2)"
     assert G.why_not(cfg, st, "Heartbeat", ("r1", "s1")) == "the claim for s1 is owned by n1, not r1"

@@ -89,7 +89,7 @@ def test_committed_races_conform_without_their_defect(path):
 # ---------------------------------------------------------------- (a) defects on: caught, named
 
 def test_acquire_overwrites_expired_is_caught():
-    rs = record(configs.CONFIGS["prompts"], [("Acquire", ("n1", P1)), ("Tick", ()), ("Acquire", ("n2", P2))],
+    rs = record(configs.CONFIGS["prompts"], [("Acquire", ("n1", P1)), ("Crash", ("n1",)), ("Tick", ()), ("Acquire", ("n2", P2))],
                 ["acquire-overwrites-expired"])
     ch = check(rs)
     found = kinds_and_names(ch)

@@ -19,8 +19,8 @@ def test_explorer_counterexample_round_trips_and_replays(out_dir):
 
 
 def test_tlc_counterexample_is_written_in_the_same_format(out_dir, tlc_or_skip):
-    cfg = configs.get("sessions", defects=["cross-session-recovery-collision"])
-    o = run_tlc(cfg, "sessions", liveness=False, out_dir=out_dir)
+    cfg = configs.get("rows", defects=["cross-session-recovery-collision"])
+    o = run_tlc(cfg, "rows", liveness=False, out_dir=out_dir)
     tr = T.load(o.trace_path)
     assert tr.meta.source == "tlc" and "RecoveryRowsIsolated" in tr.meta.invariants
     T.replay_twin(tr)
