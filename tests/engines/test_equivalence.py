@@ -1,5 +1,5 @@
-"""Twin equivalence: TLC's full state graph (-dump dot,actionlabels) equals the twin's, for the ci
-configuration and for each defect on its witness configuration; and the comparison fails for a twin
+"""Twin equivalence: TLC's full state graph (-dump dot,actionlabels) equals the twin's, for every gate
+configuration (the correct protocol) and for each defect on its witness configuration; and the comparison fails for a twin
 with one guard weakened."""
 
 import pytest
@@ -14,6 +14,13 @@ def test_ci_graphs_are_equal(tlc_or_skip):
     c = compare(configs.get("ci"))
     assert c.equal, c
     assert c.twin_states == c.tlc_states > 50_000 and c.twin_edges == c.tlc_edges
+
+
+@pytest.mark.parametrize("name", [c for c in configs.GATE_CONFIGS if c != "ci"])
+def test_graphs_are_equal_on_the_other_gate_configurations(name, tlc_or_skip):
+    c = compare(configs.get(name))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 
 
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
