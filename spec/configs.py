@@ -38,12 +38,17 @@ CONFIGS: dict[str, Config] = {
     # finalizer's own check before its step is what keeps a taken-over finalizer harmless
     "lag": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
                   scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
+    # two Steps per execution (MaxSteps 2) on one node: a later Step's window, where publisher memory
+    # still names the earlier Step's completed assistant (`cancel-trusts-previous-step-memory`), and the
+    # Step.Ended listener gate between two Steps
+    "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
+                    lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"crash", "pause"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
 }
 
-GATE_CONFIGS = ("ci", "sessions")  # what `claimcheck gate` model-checks in full, with liveness
+GATE_CONFIGS = ("ci", "sessions", "steps")  # what `claimcheck gate` model-checks in full, with liveness
 # the gate configurations whose liveness TLC checks within the gate's budget (its liveness pass costs about
 # five times its safety pass); the twin's checker, on a graph the gate shows equal to TLC's, checks
 # liveness on every gate configuration, and `claimcheck check --engine tlc --config sessions` does it in TLC
@@ -110,6 +115,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  Recoverers = {_tla_set(cfg.recoverers)}",
         f"  Prompts = {cfg.prompts}",
         f"  MaxExec = {cfg.max_exec}",
+        f"  MaxSteps = {cfg.max_steps}",
         f"  Lease = {cfg.lease}",
         f"  ScanBound = {cfg.scan_bound}",
         f"  MaxTries = {cfg.max_tries}",
