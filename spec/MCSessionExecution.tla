@@ -71,11 +71,12 @@ MCPublishOK(n) ==
 MCMemoryAtCommit ==
     IF Has("memory-before-publish") THEN TRUE ELSE Protocol!MemoryAtCommit
 
-\* cancel-interrupts-unstarted: the assistant is derived from the execution (its first Step's), not read;
+\* cancel-interrupts-unstarted: with none attached, the assistant is derived from the execution (its first
+\* Step's), not read (with one attached, that is the one derived, with MaxSteps = 1);
 \* cancel-trusts-previous-step-memory: publisher memory names the assistant whenever it names one, so
 \* between a later Step's Step.Started commit and its return it names the earlier Step's, completed
 MCSettledAssistant(f, c, mem) ==
-    IF Has("cancel-interrupts-unstarted") THEN Asst(f.exec, 1)
+    IF Has("cancel-interrupts-unstarted") /\ c.asst = 0 THEN Asst(f.exec, 1)
     ELSE IF Has("cancel-trusts-previous-step-memory") /\ mem # 0 THEN mem
     ELSE Protocol!SettledAssistant(f, c, mem)
 

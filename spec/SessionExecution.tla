@@ -354,7 +354,8 @@ StepEndedReturn(n) ==
     /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
-\* Remove the exact, settled claim.
+\* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
+\* first); publisher memory is not updated but released with the runner.
 ClearClaim(n) ==
     LET r == run[n]
     IN /\ RunnerAt(n, "done")

@@ -218,7 +218,7 @@ def FinalizerSettle(cfg, st, n):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     a = c.asst
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
-    if cfg.has("cancel-interrupts-unstarted"):
+    if cfg.has("cancel-interrupts-unstarted") and a == 0:
         settle = asst(cfg, f.exec, 1)  # derived from the execution (its first Step's), not read
     elif cfg.has("cancel-trusts-previous-step-memory") and mem != 0:
         settle = mem  # publisher memory's assistant: an earlier Step's, inside a later Step's gate

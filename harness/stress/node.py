@@ -84,11 +84,11 @@ class StressProvider(ScriptedProvider):
         self.renewed_at: dict[int, int] = {}  # execution -> clock reading of its last successful Renew
         self.recorder: HistoryRecorder | None = None
 
-    def dispatch(self, session_id, execution_id, owner_id, at):
+    def dispatch(self, session_id, execution_id, owner_id, at, step=1):
         t0 = time.time()
         if self.effect_s:
             time.sleep(self.rng.uniform(0, self.effect_s))
-        super().dispatch(session_id, execution_id, owner_id, at)
+        super().dispatch(session_id, execution_id, owner_id, at, step)
         self.decide(execution_id, "fail" if self.rng.random() < self.fail_rate else "end")
         self.calls.clear()  # the in-memory call list is not needed here and would grow without bound
         self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at,

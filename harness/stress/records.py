@@ -50,7 +50,7 @@ def input_of(row) -> tuple[str, M.Input]:
 
 
 def runner_of(v) -> M.Runner:
-    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]))
+    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]), v[6])
 
 
 def fin_of(v) -> M.Fin:
