@@ -142,7 +142,7 @@ Effect(s) ==
           \/ /\ outcome[e] = "running"
              /\ \E a \in AsstsOf(e) :
                   /\ status[a] = "none"
-                  /\ ((a - 1) % Steps = 0 \/ status[a - 1] = "Ended")
+                  /\ IF (a - 1) % Steps = 0 THEN TRUE ELSE status[a - 1] = "Ended"   \* the first, or after Ended
                   /\ status' = [status EXCEPT ![a] = "open"]
                   /\ by' = [by EXCEPT ![a] = Holder(s)]
              /\ EffectsMayEnd

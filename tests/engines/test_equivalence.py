@@ -16,6 +16,13 @@ def test_ci_graphs_are_equal(tlc_or_skip):
     assert c.twin_states == c.tlc_states > 50_000 and c.twin_edges == c.tlc_edges
 
 
+def test_steps_graphs_are_equal(tlc_or_skip):
+    """Several Steps per execution (MaxSteps 2): the Step loop and the Step.Ended gate on both engines."""
+    c = compare(configs.get("steps"))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 30_000 and c.only_twin_labels == c.only_tlc_labels == {}
+
+
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     d = N.DEFECTS[defect]
