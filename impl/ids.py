@@ -29,6 +29,13 @@ def assistant_step(aid: str) -> tuple[int, int]:
     return int(parts[1]), int(parts[2])
 
 
+def numbered(aid: str, steps: int = 1) -> int:
+    """The assistant's number in the twin's vocabulary (Step k of execution e: (e - 1) * steps + k, the
+    twin's Asst), for records written in that vocabulary (the stress history)."""
+    execution, ordinal = assistant_step(aid)
+    return (execution - 1) * steps + ordinal
+
+
 def assistant_execution(aid: str) -> int:
     """The execution an assistant id belongs to."""
     return assistant_step(aid)[0]

@@ -133,12 +133,13 @@ def test_a_model_check_violation_points_at_the_invariant(monkeypatch, tmp_path):
 
 def test_a_skipped_engine_marks_every_configuration_skipped(monkeypatch, tmp_path):
     from harness.engines import check
+    from spec import configs
 
     def fake(cfg, name, **kw):
         return check.Outcome("tlc", name, cfg, "skipped", reason="java not found")
     monkeypatch.setattr(check, "run_tlc", fake)
     r = gate.stage_tlc(gate.Gate(tmp_path))
-    assert r.status == "skip" and [c.status for c in r.checks] == ["skip", "skip"]
+    assert r.status == "skip" and [c.status for c in r.checks] == ["skip"] * len(configs.GATE_CONFIGS)
 
 
 def test_a_surviving_defect_points_at_the_tla_line_that_switches_it_on():
