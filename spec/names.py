@@ -170,7 +170,8 @@ INVARIANTS = _index([
     Invariant("ClearOnlySettled", "action",
               "a claim is removed only when settled (a running claim after its assistant's terminal event, a "
               "recovering one with its assistant interrupted in the same transaction, or none started) or "
-              "cancelled with its latest Step's assistant settled"),
+              "cancelled; and a cancellation settles (cancelling -> cancelled) only with the claim's assistant, "
+              "the latest Step's, settled"),
     Invariant("QuarantineOnlyByRecovery", "action",
               "only the recovery worker that owns a claim and is quarantining it marks it quarantined, and "
               "never a running one"),
