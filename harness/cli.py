@@ -282,7 +282,7 @@ def cmd_stress(args) -> int:
         code, _ = run(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
             seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
-            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep,
+            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep, steps=args.steps,
             until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes))
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
@@ -432,6 +432,7 @@ def _add_stress(sub) -> None:
     s.add_argument("--crash-every", type=float, default=2.0, metavar="SECONDS", help="mean time between crashes")
     s.add_argument("--crash-every-commits", type=int, metavar="C", help="crash every ~C commits instead")
     s.add_argument("--keep", action="store_true", help="keep the run's database and logs when it passes")
+    s.add_argument("--steps", type=int, default=1, help="Steps per execution, one assistant each (default 1)")
     s.add_argument("--until-violation", action="store_true", help="check the history while it grows and stop at "
                    "its first violation (or a cap); the verdict names the seed, executions and crashes needed")
     s.add_argument("--max-executions", type=int, metavar="N", help="with --until-violation: stop after N executions")

@@ -166,11 +166,16 @@ class Finalizer:
                 # publisher memory knows no assistant, so it starts one again; the ordinary claim update
                 # rejects it (phase cancelling) and the whole settlement rolls back; cancel-restarts-assistant
                 # fences the restart by identity and lease in the phase the claim is in, so it commits
-                again = StepEvent(ident.session_id, ident.execution_id, ids.assistant_id(ident.execution_id, 2),
-                                  R.STARTED, ident.owner_id)
+                again = StepEvent(ident.session_id, ident.execution_id,
+                                  ids.restarted_id(ident.execution_id, ids.assistant_step(a)[1]), R.STARTED,
+                                  ident.owner_id)
                 phase = "running" if ctx.has(R.STEP_STARTED_WINDOW) else "cancelling"
                 restarted.append(again)
                 node.publisher.commit(conn, again, Fence(ident, phase))
+            if mem is not None and ctx.has(R.CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY):
+                # the defect: publisher memory's assistant whenever it names one; inside a later Step's
+                # Step.Started gate that is the earlier Step's, completed, so nothing is interrupted
+                a = mem
             if a is None and ctx.has(R.CANCEL_INTERRUPTS_UNSTARTED):
                 # the defect: the assistant id derived from the execution, its projection made on the spot
                 a = ids.assistant_id(ident.execution_id)

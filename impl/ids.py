@@ -6,17 +6,39 @@ from __future__ import annotations
 import hashlib
 
 
+AGAIN = "again"  # the suffix of an assistant started a second time for the same Step
+
+
 def assistant_id(execution_id: int, ordinal: int = 1) -> str:
-    """The ordinal-th assistant an execution starts (the twin has one per execution: ordinal 1)."""
+    """The assistant of Step `ordinal` of an execution (one per Step, as the twin's Asst(e, k))."""
     return f"asst-{execution_id}-{ordinal}"
 
 
-def assistant_execution(aid: str) -> int:
-    """The execution an assistant id belongs to (the twin's encoding: asst = its execution id)."""
-    prefix, execution, _ordinal = aid.split("-")
-    if prefix != "asst":
+def restarted_id(execution_id: int, ordinal: int) -> str:
+    """The assistant a cancellation that asks publisher memory starts again for Step `ordinal` (the
+    defects step-started-window and cancel-restarts-assistant): a second row for the same Step, which the
+    twin sees as a second Step.Started of that Step's assistant."""
+    return f"{assistant_id(execution_id, ordinal)}-{AGAIN}"
+
+
+def assistant_step(aid: str) -> tuple[int, int]:
+    """(execution, Step ordinal) of an assistant id, a restarted one included."""
+    parts = aid.split("-")
+    if parts[0] != "asst" or len(parts) not in (3, 4) or parts[3:] not in ([], [AGAIN]):
         raise ValueError(f"not an assistant id: {aid!r}")
-    return int(execution)
+    return int(parts[1]), int(parts[2])
+
+
+def numbered(aid: str, steps: int = 1) -> int:
+    """The assistant's number in the twin's vocabulary (Step k of execution e: (e - 1) * steps + k, the
+    twin's Asst), for records written in that vocabulary (the stress history)."""
+    execution, ordinal = assistant_step(aid)
+    return (execution - 1) * steps + ordinal
+
+
+def assistant_execution(aid: str) -> int:
+    """The execution an assistant id belongs to."""
+    return assistant_step(aid)[0]
 
 
 def prompt_id(session_id: str, number: int) -> str:

@@ -3,6 +3,8 @@
 Each dispatch is recorded (the provider effect tests and the harness count). The outcome of an
 execution's step is 'end' or 'fail': by execution id from `script`, else the next entry of `sequence`
 (consumed in dispatch order), else `default`. `decide` sets it later (before the step publishes).
+`steps` is how many Steps an execution has (the model's answer asks for another Step until then: the
+twin's MaxSteps); a 'fail' ends the execution at the Step it fails.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class ProviderCall:
     execution_id: int
     owner_id: str
     at: int
+    step: int = 1  # the Step whose call this is
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,10 @@ class Reconciliation:
 
 class ScriptedProvider:
     def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
-                 default: str = "end"):
+                 default: str = "end", steps: int = 1):
+        if steps < 1:
+            raise ValueError("steps must be at least 1")
+        self.steps = steps
         self._script = dict(script or {})
         self._sequence = list(sequence)
         self.default = default
@@ -42,8 +48,8 @@ class ScriptedProvider:
         for outcome in [*self._script.values(), *self._sequence, default]:
             _check(outcome)
 
-    def dispatch(self, session_id: str, execution_id: int, owner_id: str, at: int) -> None:
-        self.calls.append(ProviderCall(session_id, execution_id, owner_id, at))
+    def dispatch(self, session_id: str, execution_id: int, owner_id: str, at: int, step: int = 1) -> None:
+        self.calls.append(ProviderCall(session_id, execution_id, owner_id, at, step))
         if execution_id not in self._script and self._sequence:
             self._script[execution_id] = self._sequence.pop(0)
 

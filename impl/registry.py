@@ -37,6 +37,7 @@ CANCEL_RESTARTS_ASSISTANT = _pick(N.DEFECTS, "cancel-restarts-assistant")
 CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
 DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
+CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -51,6 +52,7 @@ STEP_STARTED_RETURN = _pick(N.ACTIONS, "StepStartedReturn")
 PUBLISH_STEP_FAILED = _pick(N.ACTIONS, "PublishStepFailed")
 STEP_FAILED_RETURN = _pick(N.ACTIONS, "StepFailedReturn")
 PUBLISH_STEP_ENDED = _pick(N.ACTIONS, "PublishStepEnded")
+STEP_ENDED_RETURN = _pick(N.ACTIONS, "StepEndedReturn")
 CLEAR_CLAIM = _pick(N.ACTIONS, "ClearClaim")
 RUNNER_STOP = _pick(N.ACTIONS, "RunnerStop")
 RUNNER_EXIT = _pick(N.ACTIONS, "RunnerExit")

@@ -1,7 +1,8 @@
 """The runner of one node: an explicit step machine with exactly the twin's record.
 
-Fields mirror spec.model.Runner: pc, session, execution, mem (publisher memory: the current assistant
-id, or None), active (publisher memory: assistant active), intr (an interrupt was delivered). `step()`
+Fields mirror spec.model.Runner: pc, session, execution, mem (publisher memory: the last assistant id
+it published, or None), active (publisher memory: assistant active), intr (an interrupt was delivered),
+ordinal (the current Step: an execution runs the provider's `steps` Steps, one assistant each). `step()`
 runs the one twin action enabled for the runner, one transaction or one in-memory update, then hits
 the boundary that follows it; `run_to_completion()` is the production driver.
 """
@@ -20,8 +21,8 @@ from .schema import history_t
 if TYPE_CHECKING:
     from .node import Node
 
-IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, FAILED, DONE, STOPPED = (
-    "idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
+IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, FAILED, ENDED, DONE, STOPPED = (
+    "idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done", "stopped")
 
 
 class Runner:
@@ -38,14 +39,15 @@ class Runner:
         self.mem: str | None = None
         self.active = False
         self.intr = False
+        self.ordinal = 0
 
     def start(self, session_id: str, execution_id: int) -> None:
         self.reset()
-        self.pc, self.session_id, self.execution_id = ACQUIRED, session_id, execution_id
+        self.pc, self.session_id, self.execution_id, self.ordinal = ACQUIRED, session_id, execution_id, 1
 
     def record(self) -> tuple:
-        """(pc, session, execution, mem, active, intr), the twin's runner record."""
-        return (self.pc, self.session_id, self.execution_id, self.mem, self.active, self.intr)
+        """(pc, session, execution, mem, active, intr, ordinal), the twin's runner record."""
+        return (self.pc, self.session_id, self.execution_id, self.mem, self.active, self.intr, self.ordinal)
 
     @property
     def busy(self) -> bool:
@@ -73,7 +75,8 @@ class Runner:
             failed = self.node.provider.outcome(self.execution_id) == "fail"
             return R.PUBLISH_STEP_FAILED if failed else R.PUBLISH_STEP_ENDED
         return {ACQUIRED: R.RENEW, RENEWED: R.DISPATCH, STREAMING: R.PUBLISH_STEP_STARTED,
-                STARTED: R.STEP_STARTED_RETURN, FAILED: R.STEP_FAILED_RETURN, DONE: R.CLEAR_CLAIM}[self.pc]
+                STARTED: R.STEP_STARTED_RETURN, FAILED: R.STEP_FAILED_RETURN, ENDED: R.STEP_ENDED_RETURN,
+                DONE: R.CLEAR_CLAIM}[self.pc]
 
     def supervise(self) -> bool:
         """Stop (in memory) if this busy runner no longer holds its exact, live claim; True if it stopped."""
@@ -117,14 +120,19 @@ class Runner:
         return result
 
     def _Dispatch(self) -> Result:
-        self.node.provider.dispatch(self.session_id, self.execution_id, self.node.owner_id, self.node.ctx.now())
+        self.node.provider.dispatch(self.session_id, self.execution_id, self.node.owner_id, self.node.ctx.now(),
+                                    self.ordinal)
         self.pc = STREAMING
         self._hit(R.B_PROVIDER_DISPATCHED)
         return Ok()
 
+    @property
+    def assistant(self) -> str:
+        """The current Step's assistant id."""
+        return ids.assistant_id(self.execution_id, self.ordinal)
+
     def _event(self, kind: str) -> StepEvent:
-        return StepEvent(self.session_id, self.execution_id, ids.assistant_id(self.execution_id), kind,
-                         self.node.owner_id)
+        return StepEvent(self.session_id, self.execution_id, self.assistant, kind, self.node.owner_id)
 
     def _PublishStepStarted(self) -> Result:
         event = self._event(R.STARTED)
@@ -140,7 +148,7 @@ class Runner:
 
     def _StepStartedReturn(self) -> Result:
         self.node.publisher.notify(self._event(R.STARTED))
-        self.pc, self.mem, self.active = STEPPING, ids.assistant_id(self.execution_id), True
+        self.pc, self.mem, self.active = STEPPING, self.assistant, True
         return Ok()
 
     def _PublishStepFailed(self) -> Result:
@@ -158,17 +166,23 @@ class Runner:
         return Ok()
 
     def _PublishStepEnded(self) -> Result:
-        event = self._event(R.ENDED)
-        result = self.node.publisher.publish(event, self.fence, by_runner=True)
+        result = self.node.publisher.publish(self._event(R.ENDED), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
-        self.node.publisher.notify(event)
-        self.pc, self.active = DONE, False
+        # the listener gate: memory still names the assistant, active, until the publish returns
+        self.pc = ENDED if self.ordinal < self.node.provider.steps else DONE
         self._hit(R.B_STEP_ENDED_COMMITTED)
         return result
 
+    def _StepEndedReturn(self) -> Result:
+        self.node.publisher.notify(self._event(R.ENDED))
+        self.pc, self.active, self.ordinal = ACQUIRED, False, self.ordinal + 1  # the next Step's renewal
+        return Ok()
+
     def _ClearClaim(self) -> Result:
+        if self.active:  # the last Step's Step.Ended returns here (listeners); memory is released, not updated
+            self.node.publisher.notify(self._event(R.ENDED))
         now = self.node.ctx.now()
 
         def body(conn):

@@ -20,9 +20,9 @@
 (* other hooks are overridden as everywhere else.                          *)
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
-(* MaxTries, Lease, ScanBound, Grace, SupervisionLag), the environment's   *)
-(* Faults and the assumptions; spec/README.md, "Model checking apart from  *)
-(* the protocol", says why.                                                *)
+(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag), the       *)
+(* environment's Faults and the assumptions; spec/README.md, "Model       *)
+(* checking apart from the protocol", says why.                            *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
 
@@ -71,9 +71,14 @@ MCPublishOK(n) ==
 MCMemoryAtCommit ==
     IF Has("memory-before-publish") THEN TRUE ELSE Protocol!MemoryAtCommit
 
-\* cancel-interrupts-unstarted: the assistant is derived from the execution, not read
-MCSettledAssistant(f, c) ==
-    IF Has("cancel-interrupts-unstarted") THEN f.exec ELSE Protocol!SettledAssistant(f, c)
+\* cancel-interrupts-unstarted: with none attached, the assistant is derived from the execution (its first
+\* Step's), not read (with one attached, that is the one derived, with MaxSteps = 1);
+\* cancel-trusts-previous-step-memory: publisher memory names the assistant whenever it names one, so
+\* between a later Step's Step.Started commit and its return it names the earlier Step's, completed
+MCSettledAssistant(f, c, mem) ==
+    IF Has("cancel-interrupts-unstarted") /\ c.asst = 0 THEN Asst(f.exec, 1)
+    ELSE IF Has("cancel-trusts-previous-step-memory") /\ mem # 0 THEN mem
+    ELSE Protocol!SettledAssistant(f, c, mem)
 
 \* step-failed-duplicate-interrupt: publisher memory still names the assistant as active, so it is
 \* interrupted again after its Step.Failed

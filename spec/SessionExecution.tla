@@ -15,6 +15,11 @@
 (* node's supervisor is its own step (Supervise); the clock waits while a  *)
 (* node's supervision is overdue (SupervisionLag).                         *)
 (*                                                                         *)
+(* Steps.  An execution runs MaxSteps Steps (renewal, dispatch,            *)
+(* Step.Started, Step.Ended), one assistant each: Asst(e, k).  The claim   *)
+(* names the latest Step's assistant; publisher memory the last one the    *)
+(* runner published (between Step k's commit and its return: Step k-1's). *)
+(*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
 (* changes the behaviour is a small named operator, a *hook*, stating what *)
@@ -48,6 +53,8 @@ CONSTANTS
     \* @type: Int;
     MaxExec,        \* execution ids are 1..MaxExec, globally unique
     \* @type: Int;
+    MaxSteps,       \* Steps per execution; Step k of execution e writes assistant (e - 1) * MaxSteps + k
+    \* @type: Int;
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
     ScanBound,      \* rows a recovery scan looks at, oldest first
@@ -69,10 +76,10 @@ CONSTANTS
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
-  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool};
+  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
-  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str};
+  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -108,23 +115,33 @@ VARIABLES
     \* @type: Set(Str);
     faults,
     \* history: every external effect begun (provider dispatch, finalizer reconciliation), with the claim
-    \* identity (execution, owner) its actor works under and the node it runs on
+    \* identity (execution, owner) its actor works under, the node it runs on and the Step of a dispatch
+    \* (0 for a reconciliation)
     \* @type: Set($effect);
     effects
 
 vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
-RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped"}
+RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
+              "stopped"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 
 NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]
-RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE]
+RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 
 -----------------------------------------------------------------------------
 (* Helpers *)
+
+\* One assistant per Step: Step k of execution e writes assistant Asst(e, k), so ids stay globally unique
+\* (with MaxSteps = 1 the assistant id is the execution id)
+Asst(e, k) == (e - 1) * MaxSteps + k
+ExecOf(a) == (a - 1) \div MaxSteps + 1
+Assistants == 1..(MaxExec * MaxSteps)
+\* the assistant of the runner's current Step (its loop counter, `ordinal`)
+StepAsst(r) == Asst(r.exec, r.ordinal)
 
 Started(a) == \E k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a
 Completed(a) == \E k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a
@@ -164,8 +181,9 @@ FailedRenewalPc == "stopped"
 PublishOK(n) == OrdinaryOK(run[n].sess, run[n].exec, n)
 \* Publisher memory is set when the publish returns (after listeners), not in the commit's step.
 MemoryAtCommit == FALSE
-\* The assistant the finalizer settles: the one attached to the claim, read from the database.
-SettledAssistant(f, c) == c.asst
+\* The assistant the finalizer settles: the one attached to the claim, read from the database (publisher
+\* memory, `mem`, which may still name an earlier Step's assistant, is not consulted).
+SettledAssistant(f, c, mem) == c.asst
 \* Step.Interrupted is owed to a started assistant with no terminal event (from the log; publisher
 \* memory, `mem` and `active` of the assistant `a`, is not consulted).
 InterruptOwed(settle, a, mem, active) == settle # 0 /\ ~Completed(settle)
@@ -245,7 +263,7 @@ AcquireBy(n, i, ordinary) ==
        /\ nextExec' = e + 1
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
-                                     active |-> FALSE, intr |-> FALSE]]
+                                     active |-> FALSE, intr |-> FALSE, ordinal |-> 1]]
        /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
@@ -257,7 +275,7 @@ PromoteContinuation(n, i) ==
     /\ PromotionOwned(i)
     /\ AcquireBy(n, i, FALSE)
 
-\* The renewal that precedes provider dispatch: exact Session, execution, owner, unexpired lease.
+\* The renewal that precedes each Step's provider dispatch: exact Session, execution, owner, unexpired lease.
 Renew(n) ==
     LET r == run[n]
         c == claim[r.sess]
@@ -274,24 +292,26 @@ Dispatch(n) ==
     /\ RunnerAt(n, "renewed")
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
-                                 kind |-> "dispatch"]}
+                                 kind |-> "dispatch", step |-> run[n].ordinal]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
 
-\* One transaction: append Step.Started, project the assistant, store its id in the claim.
-\* Listeners run after commit; publisher memory is set only when the publish returns.
+\* One transaction: append Step.Started for the current Step's assistant, project it, store its id in the
+\* claim (the claim names the latest Step's assistant).  Listeners run after commit; publisher memory is
+\* set only when the publish returns.
 PublishStepStarted(n) ==
     LET r == run[n]
+        a == StepAsst(r)
         early == MemoryAtCommit
     IN /\ RunnerAt(n, "streaming")
        /\ IF PublishOK(n)
           THEN /\ claim' = IF claim[r.sess].exec = r.exec
-                           THEN [claim EXCEPT ![r.sess].asst = r.exec] ELSE claim
-               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> r.exec, node |-> n])
+                           THEN [claim EXCEPT ![r.sess].asst = a] ELSE claim
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> a, node |-> n])
                /\ run' = [run EXCEPT ![n] = IF early
-                                           THEN [r EXCEPT !.pc = "started", !.mem = r.exec, !.active = TRUE]
+                                           THEN [r EXCEPT !.pc = "started", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "started"]]
           ELSE /\ run' = [run EXCEPT ![n] = IF early
-                                           THEN [r EXCEPT !.pc = "stopped", !.mem = r.exec, !.active = TRUE]
+                                           THEN [r EXCEPT !.pc = "stopped", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "stopped"]]
                /\ UNCHANGED <<claim, log>>
        /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
@@ -299,22 +319,22 @@ PublishStepStarted(n) ==
 \* Step.Started's publish returns (after listeners): publisher memory names the assistant.
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
-    /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = run[n].exec, ![n].active = TRUE]
+    /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
-PublishTerminal(n, kind, pc, deactivate) ==
+\* (publisher memory is not touched in the commit's step: listeners run first)
+PublishTerminal(n, kind, pc) ==
     LET r == run[n]
     IN IF PublishOK(n)
-       THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> kind, asst |-> r.exec, node |-> n])
-            /\ run' = [run EXCEPT ![n] = IF deactivate THEN [r EXCEPT !.pc = pc, !.active = FALSE]
-                                                      ELSE [r EXCEPT !.pc = pc]]
+       THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> kind, asst |-> StepAsst(r), node |-> n])
+            /\ run' = [run EXCEPT ![n].pc = pc]
        ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
             /\ UNCHANGED log
 
 \* One transaction: append Step.Failed and complete the assistant.  Listeners follow.
 PublishStepFailed(n) ==
     /\ RunnerAt(n, "stepping")
-    /\ PublishTerminal(n, "Failed", "failed", FALSE)
+    /\ PublishTerminal(n, "Failed", "failed")
     /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Step.Failed's publish returns: publisher memory marks the assistant inactive.
@@ -323,13 +343,24 @@ StepFailedReturn(n) ==
     /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
-\* One transaction: append Step.Ended and complete the assistant; it settles the execution.
+\* One transaction: append Step.Ended and complete the Step's assistant.  Listeners follow (the listener
+\* gate): publisher memory still names the assistant, active.  After the last Step it settles the
+\* execution, and the runner's return from the publish is its release (ClearClaim); before it, the
+\* return is StepEndedReturn.
 PublishStepEnded(n) ==
     /\ RunnerAt(n, "stepping")
-    /\ PublishTerminal(n, "Ended", "done", TRUE)
+    /\ PublishTerminal(n, "Ended", IF run[n].ordinal < MaxSteps THEN "ended" ELSE "done")
     /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
-\* Remove the exact, settled claim.
+\* Step.Ended's publish returns (after listeners): publisher memory marks the assistant inactive (it still
+\* names it: the last assistant published), and the runner goes on to its next Step, whose renewal is due.
+StepEndedReturn(n) ==
+    /\ RunnerAt(n, "ended")
+    /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+
+\* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
+\* first); publisher memory is not updated but released with the runner.
 ClearClaim(n) ==
     LET r == run[n]
     IN /\ RunnerAt(n, "done")
@@ -379,9 +410,9 @@ FinalizerSettle(n) ==
         r == run[n]
         c == claim[f.sess]
         a == c.asst
-        settle == SettledAssistant(f, c)   \* the assistant it settles
         mem == IF r.exec = f.exec THEN r.mem ELSE 0
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
+        settle == SettledAssistant(f, c, mem)   \* the assistant it settles
         interrupt == InterruptOwed(settle, a, mem, active)
         restarted == IF RestartCommits(a, mem)
                      THEN Append(log, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
@@ -393,7 +424,7 @@ FinalizerSettle(n) ==
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, log, effects>>
           ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
-                                             kind |-> "reconcile"]}
+                                             kind |-> "reconcile", step |-> 0]}
                /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
                   THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                        /\ UNCHANGED <<claim, log>>
@@ -606,6 +637,7 @@ Next ==
     \/ \E n \in Nodes : PublishStepFailed(n)
     \/ \E n \in Nodes : StepFailedReturn(n)
     \/ \E n \in Nodes : PublishStepEnded(n)
+    \/ \E n \in Nodes : StepEndedReturn(n)
     \/ \E n \in Nodes : ClearClaim(n)
     \/ \E n \in Nodes : RunnerStop(n)
     \/ \E n \in Nodes : RunnerExit(n)
@@ -630,7 +662,8 @@ Fairness ==
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
         /\ WF_vars(Renew(n)) /\ WF_vars(Dispatch(n)) /\ WF_vars(PublishStepStarted(n))
         /\ WF_vars(StepStartedReturn(n)) /\ WF_vars(PublishStepFailed(n)) /\ WF_vars(StepFailedReturn(n))
-        /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(ClearClaim(n)) /\ WF_vars(RunnerStop(n))
+        /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(StepEndedReturn(n)) /\ WF_vars(ClearClaim(n))
+        /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
     /\ WF_vars(CalmTick)
@@ -649,23 +682,23 @@ TypeOK ==
         \/ claim[s] = NoClaim
         \/ /\ claim[s].exec \in 1..MaxExec /\ claim[s].owner \in Nodes \cup Recoverers
            /\ claim[s].ttl \in -Grace..Lease /\ claim[s].phase \in Phases \ {"none"}
-           /\ claim[s].asst \in {0, claim[s].exec} /\ claim[s].quar \in BOOLEAN
+           /\ claim[s].asst \in {0} \cup {Asst(claim[s].exec, k) : k \in 1..MaxSteps} /\ claim[s].quar \in BOOLEAN
            /\ claim[s].tries \in 0..MaxTries
            /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
-    /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""}
+    /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
     /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt"}
-    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes
+    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
 
 AtMostOneStart ==
-    \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
+    \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
 
 AtMostOneTerminal ==
-    \A a \in 1..MaxExec : Cardinality({k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}) <= 1
+    \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}) <= 1
 
 InterruptOnlyAfterStart ==
     \A k \in DOMAIN log : log[k].kind = "Interrupted" =>
@@ -706,7 +739,8 @@ AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
     \/ c.ttl > 0 /\ d = NoClaim /\ (c.phase # "cancelling" \/ c.owner \in Recoverers) \* the owner's removal
     \/ /\ c.ttl > 0 /\ d.exec = c.exec /\ d.owner = c.owner /\ d.quar = c.quar     \* the owner, fenced
-       /\ <<c.phase, d.phase>> \in PhaseSteps /\ (d.asst = c.asst \/ c.asst = 0)
+       /\ <<c.phase, d.phase>> \in PhaseSteps
+       /\ (d.asst = c.asst \/ c.asst = 0 \/ (d.asst = c.asst + 1 /\ ExecOf(d.asst) = c.exec))  \* kept, or the next Step's
     \/ d = [c EXCEPT !.ttl = c.ttl - 1]                                           \* the clock
     \/ /\ c.ttl <= -Grace /\ ~c.quar /\ d.exec = c.exec /\ d.owner \in Recoverers \* recovery takeover
        /\ d.ttl = Lease /\ d.asst = c.asst /\ ~d.quar
@@ -717,11 +751,12 @@ FencedMutationStep ==
     /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
     /\ \A k \in (Len(log) + 1)..Len(log') :
         LET ev == log'[k]
-        IN claim[ev.sess].exec = ev.asst /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
+        IN claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
 \* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
 CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
-                      /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch"] \in effects
+                      /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
+                          step |-> run[m].ordinal] \in effects
 
 \* Every effect that begins (a new element of the history) is caused under the claim identity the Session
 \* still carries (no successor has taken it), and while no other node's provider call on it is in flight.
@@ -743,9 +778,12 @@ PhaseMonotonicStep ==
 \* settled: the claim's assistant has its terminal event once the step is done (or none was started)
 SettledAfter(a) == \E k \in DOMAIN log' : log'[k].kind \in TerminalKinds /\ log'[k].asst = a
 
+\* (and a cancellation settles, cancelling -> cancelled, only with the latest Step's assistant settled)
 ClearOnlySettledStep ==
     \A s \in Sessions : LET c == claim[s]
-                        IN (c.phase # "none" /\ claim'[s].phase = "none") =>
+                        IN /\ (c.phase = "cancelling" /\ claim'[s].phase = "cancelled") =>
+                                 (claim'[s].asst = 0 \/ SettledAfter(claim'[s].asst))
+                           /\ (c.phase # "none" /\ claim'[s].phase = "none") =>
                               \/ c.phase = "cancelled"
                               \/ c.phase = "cancelling" /\ c.owner \in Recoverers
                                  /\ (c.asst = 0 \/ SettledAfter(c.asst))

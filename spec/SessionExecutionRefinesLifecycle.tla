@@ -45,7 +45,7 @@ LOutcome ==
 \* from the durable log: none, open (one Step.Started), or its one terminal; any other log of the
 \* assistant ("invalid") is no abstract status at all
 LStatus ==
-    [a \in 1..MaxExec |->
+    [a \in Assistants |->
         LET n == Cardinality(StartsOf(a))
             t == TerminalsOf(a)
         IN IF t = {} THEN (IF n = 0 THEN "none" ELSE IF n = 1 THEN "open" ELSE "invalid")
@@ -53,7 +53,7 @@ LStatus ==
            ELSE "invalid"]
 
 \* the writer of the assistant's latest event
-LBy == [a \in 1..MaxExec |-> IF EventsOf(a) = {} THEN ""
+LBy == [a \in Assistants |-> IF EventsOf(a) = {} THEN ""
                              ELSE log[CHOOSE k \in EventsOf(a) : \A j \in EventsOf(a) : j <= k].node]
 
 \* effects in flight: each runner from its provider dispatch to its terminal Step event
@@ -63,7 +63,7 @@ LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \
 LInputs == {[i EXCEPT !.state = IF i.state = "pending" THEN "pending" ELSE "taken"] : i \in inputs}
 
 Lifecycle == INSTANCE SessionLifecycle
-    WITH Execs <- 1..MaxExec,
+    WITH Execs <- 1..MaxExec, Steps <- MaxSteps,
          InitialInputs <- [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}],
          exec <- LExec, owner <- LOwner, live <- LLive, outcome <- LOutcome, status <- LStatus,
          by <- LBy, effects <- LEffects, inputs <- LInputs

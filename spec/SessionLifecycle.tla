@@ -6,8 +6,10 @@
 (*                                                                         *)
 (* Per Session: its current execution, whose owner is the one actor that   *)
 (* may cause effects while its lease is live (the effect-holder); each     *)
-(* assistant's status, none -> open -> exactly one terminal; each          *)
-(* execution's outcome; the inputs.  Every action is atomic.               *)
+(* assistant's status, none -> open -> exactly one terminal (an execution  *)
+(* has one assistant per Step, Step k + 1's opened only after Step k's     *)
+(* Step.Ended); each execution's outcome; the inputs.  Every action is     *)
+(* atomic.                                                                 *)
 (*                                                                         *)
 (*   Start      an input is taken: a fresh execution, owned by a node      *)
 (*   Effect     the holder begins an external effect, or opens its         *)
@@ -38,7 +40,9 @@ CONSTANTS
     \* @type: Set(Str);
     Recoverers,     \* the recovery workers
     \* @type: Set(Int);
-    Execs,          \* execution ids; an execution's assistant has its id
+    Execs,          \* execution ids 1..N
+    \* @type: Int;
+    Steps,          \* Steps per execution: Step k of execution e has assistant (e - 1) * Steps + k
     \* @type: Set({sess: Str, kind: Str, src: Int, state: Str});
     InitialInputs   \* the inputs admitted before anything runs
 
@@ -61,7 +65,7 @@ VARIABLES
     \* each execution's outcome
     \* @type: Int -> Str;
     outcome,
-    \* each assistant's status
+    \* each assistant's status (by assistant id)
     \* @type: Int -> Str;
     status,
     \* the actor that wrote each assistant's status ("" while none)
@@ -84,14 +88,20 @@ Ended == {"cancelled", "recovered", "settled"}   \* outcomes of executions that 
 \* who may cause effects on Session s: the current execution's owner while its lease is live
 Holder(s) == IF live[s] THEN owner[s] ELSE ""
 
+\* an execution's assistants, one per Step, and the execution an assistant belongs to
+AsstsOf(e) == {(e - 1) * Steps + k : k \in 1..Steps}
+Assts == UNION {AsstsOf(e) : e \in Execs}
+ExecOfAsst(a) == (a - 1) \div Steps + 1
+OpenOf(e) == {a \in AsstsOf(e) : status[a] = "open"}
+
 -----------------------------------------------------------------------------
 Init ==
     /\ exec = [s \in Sessions |-> 0]
     /\ owner = [s \in Sessions |-> ""]
     /\ live = [s \in Sessions |-> FALSE]
     /\ outcome = [e \in Execs |-> "none"]
-    /\ status = [e \in Execs |-> "none"]
-    /\ by = [e \in Execs |-> ""]
+    /\ status = [a \in Assts |-> "none"]
+    /\ by = [a \in Assts |-> ""]
     /\ effects = {}
     /\ inputs = InitialInputs
 
@@ -103,12 +113,10 @@ Release(s) == /\ exec' = [exec EXCEPT ![s] = 0]
               /\ owner' = [owner EXCEPT ![s] = ""]
               /\ live' = [live EXCEPT ![s] = FALSE]
 
-\* an open assistant of execution e is closed with Step.Interrupted, written by actor k
+\* the open assistant of execution e (if any) is closed with Step.Interrupted, written by actor k
 InterruptOpen(e, k) ==
-    IF status[e] = "open"
-    THEN /\ status' = [status EXCEPT ![e] = "Interrupted"]
-         /\ by' = [by EXCEPT ![e] = k]
-    ELSE UNCHANGED <<status, by>>
+    /\ status' = [a \in Assts |-> IF a \in OpenOf(e) THEN "Interrupted" ELSE status[a]]
+    /\ by' = [a \in Assts |-> IF a \in OpenOf(e) THEN k ELSE by[a]]
 
 -----------------------------------------------------------------------------
 \* An input of Session s is taken by node k: a fresh execution e, which k holds.
@@ -123,29 +131,33 @@ Start(s, i, e, k) ==
     /\ EffectsMayEnd
     /\ UNCHANGED <<status, by>>
 
-\* The holder begins an external effect (a provider call), or opens its assistant (Step.Started).
+\* The holder begins an external effect (a provider call), or opens a Step's assistant (Step.Started):
+\* the first Step's, or the next one after the previous Step's Step.Ended.
 Effect(s) ==
     LET e == exec[s]
     IN /\ Holder(s) # ""
        /\ \/ /\ effects' = effects \cup {[sess |-> s, exec |-> e, by |-> Holder(s)]}
              /\ effects' # effects
              /\ UNCHANGED <<status, by>>
-          \/ /\ outcome[e] = "running" /\ status[e] = "none"
-             /\ status' = [status EXCEPT ![e] = "open"]
-             /\ by' = [by EXCEPT ![e] = Holder(s)]
+          \/ /\ outcome[e] = "running"
+             /\ \E a \in AsstsOf(e) :
+                  /\ status[a] = "none"
+                  /\ IF (a - 1) % Steps = 0 THEN TRUE ELSE status[a - 1] = "Ended"   \* the first, or after Ended
+                  /\ status' = [status EXCEPT ![a] = "open"]
+                  /\ by' = [by EXCEPT ![a] = Holder(s)]
              /\ EffectsMayEnd
        /\ UNCHANGED <<exec, owner, live, outcome, inputs>>
 
-\* The holder closes its open assistant with Step.Failed or Step.Ended, or (once it is closed)
-\* ends its execution: the claim is removed and the execution is settled.
+\* The holder closes its open assistant with Step.Failed or Step.Ended, or (once its assistants are
+\* closed) ends its execution: the claim is removed and the execution is settled.
 Terminate(s) ==
     LET e == exec[s]
     IN /\ Holder(s) # "" /\ outcome[e] = "running"
-       /\ \/ /\ status[e] = "open"
-             /\ \E kind \in {"Failed", "Ended"} : status' = [status EXCEPT ![e] = kind]
-             /\ by' = [by EXCEPT ![e] = Holder(s)]
+       /\ \/ /\ \E a \in OpenOf(e) :
+                  /\ \E kind \in {"Failed", "Ended"} : status' = [status EXCEPT ![a] = kind]
+                  /\ by' = [by EXCEPT ![a] = Holder(s)]
              /\ UNCHANGED <<exec, owner, live, outcome>>
-          \/ /\ status[e] \in {"Failed", "Ended"}
+          \/ /\ OpenOf(e) = {} /\ \E a \in AsstsOf(e) : status[a] \in {"Failed", "Ended"}
              /\ Release(s)
              /\ outcome' = [outcome EXCEPT ![e] = "settled"]
              /\ UNCHANGED <<status, by>>
@@ -245,8 +257,8 @@ LifecycleTypeOK ==
     /\ owner \in [Sessions -> Nodes \cup Recoverers \cup {""}]
     /\ live \in [Sessions -> BOOLEAN]
     /\ outcome \in [Execs -> Outcomes]
-    /\ status \in [Execs -> Statuses]
-    /\ by \in [Execs -> Nodes \cup Recoverers \cup {""}]
+    /\ status \in [Assts -> Statuses]
+    /\ by \in [Assts -> Nodes \cup Recoverers \cup {""}]
     /\ effects \subseteq [sess : Sessions, exec : Execs, by : Nodes \cup Recoverers]
 
 \* At most one effect-holder per Session, and it is the current execution's owner.
@@ -260,7 +272,7 @@ OneCurrentExecution ==
     /\ \A s \in Sessions : exec[s] # 0 => outcome[exec[s]] \notin {"none", "recovered", "settled"}
 
 \* No open assistant outlives its execution (a quarantined execution keeps its assistant open).
-NoOpenAfterEnd == \A e \in Execs : outcome[e] \in Ended => status[e] # "open"
+NoOpenAfterEnd == \A a \in Assts : outcome[ExecOfAsst(a)] \in Ended => status[a] # "open"
 
 \* A continuation exists only for an execution that recovery converted.
 ContinuationsOnlyRecovered ==
@@ -269,11 +281,11 @@ ContinuationsOnlyRecovered ==
 \* Each assistant goes none -> open -> exactly one terminal, written by its execution's holder;
 \* a terminal status never changes.
 AtMostOneTerminalStep ==
-    \A e \in Execs :
-        /\ status[e] \in Terminal => status'[e] = status[e] /\ by'[e] = by[e]
-        /\ status[e] = "open" => status'[e] \in {"open"} \cup Terminal
-        /\ status'[e] # status[e] =>
-            \E s \in Sessions : exec[s] = e /\ Holder(s) # "" /\ by'[e] = Holder(s)
+    \A a \in Assts :
+        /\ status[a] \in Terminal => status'[a] = status[a] /\ by'[a] = by[a]
+        /\ status[a] = "open" => status'[a] \in {"open"} \cup Terminal
+        /\ status'[a] # status[a] =>
+            \E s \in Sessions : exec[s] = ExecOfAsst(a) /\ Holder(s) # "" /\ by'[a] = Holder(s)
 
 \* Effects begin only by the holder, on its current execution.
 EffectsOnlyByHolderStep ==

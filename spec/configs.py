@@ -45,6 +45,13 @@ CONFIGS: dict[str, Config] = {
     # finalizer's own check before its step is what keeps a taken-over finalizer harmless
     "lag": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
                   scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
+    # two Steps per execution (MaxSteps 2) on one node: a later Step's window, where publisher memory
+    # still names the earlier Step's completed assistant (`cancel-trusts-previous-step-memory`), and the
+    # Step.Ended listener gate between two Steps (one node: Grace 0 as on `sessions`; pauses only: a crash
+    # in a later Step is a crash in Step 1 with another assistant id, which `ci` checks; 34,521 states with
+    # Grace 1 and crashes, 10,470 without)
+    "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
+                    lease=1, scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -52,7 +59,7 @@ CONFIGS: dict[str, Config] = {
 
 # what `claimcheck gate` model-checks in full (every invariant, the liveness properties, the refinement) on
 # both engines, and drives the implementation on: together they enable every action of the registry
-GATE_CONFIGS = ("ci", "sessions", "rows", "heartbeat")
+GATE_CONFIGS = ("ci", "sessions", "rows", "heartbeat", "steps")
 
 ASSUMPTION_FIELDS = {"TimelyDispatch": "timely_dispatch", "SynchronizedClocks": "synchronized_clocks",
                      "ProcessLocalRouting": "process_local_routing"}
@@ -115,6 +122,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  Recoverers = {_tla_set(cfg.recoverers)}",
         f"  Prompts = {cfg.prompts}",
         f"  MaxExec = {cfg.max_exec}",
+        f"  MaxSteps = {cfg.max_steps}",
         f"  Lease = {cfg.lease}",
         f"  ScanBound = {cfg.scan_bound}",
         f"  MaxTries = {cfg.max_tries}",

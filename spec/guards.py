@@ -101,6 +101,7 @@ StepStartedReturn = _runner_at("started")
 PublishStepFailed = _runner_at("stepping")
 StepFailedReturn = _runner_at("failed")
 PublishStepEnded = _runner_at("stepping")
+StepEndedReturn = _runner_at("ended")
 ClearClaim = _runner_at("done")
 
 

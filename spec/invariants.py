@@ -10,22 +10,25 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, State, active_on, justified, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, justified, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
     ok_claim = all(
         c == NO_CLAIM or (1 <= c.exec <= cfg.max_exec and c.owner in cfg.nodes + cfg.recoverers and -cfg.eff_grace <= c.ttl <= cfg.lease
-                          and c.phase in N.PHASES[1:] and c.asst in (0, c.exec) and isinstance(c.quar, bool)
+                          and c.phase in N.PHASES[1:] and isinstance(c.quar, bool)
+                          and c.asst in {0} | {asst(cfg, c.exec, k) for k in range(1, cfg.max_steps + 1)}
                           and 0 <= c.tries <= cfg.max_tries and c.why in ("",) + N.QUARANTINE_REASONS
                           and (c.why == "") == (not c.quar))
         for c in st.claim)
-    ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) for r in st.run)
+    ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) and 0 <= r.ordinal <= cfg.max_steps
+                 for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
-    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes for x in st.effects)
+    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
+                 for x in st.effects)
     return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
@@ -86,8 +89,9 @@ def _allowed_claim_change(cfg: Config, c, d) -> bool:
     if c.ttl > 0 and d == NO_CLAIM and (c.phase != "cancelling" or c.owner in cfg.recoverers):
         return True  # the owner's fenced removal (a live cancellation only by the recovery that finishes it)
     if (c.ttl > 0 and d.exec == c.exec and d.owner == c.owner and d.quar == c.quar
-            and (c.phase, d.phase) in PHASE_STEPS and (d.asst == c.asst or c.asst == 0)):
-        return True  # a live lease: the owner's fenced update, phases forward, the assistant kept
+            and (c.phase, d.phase) in PHASE_STEPS
+            and (d.asst == c.asst or c.asst == 0 or d.asst == c.asst + 1 and exec_of(cfg, d.asst) == c.exec)):
+        return True  # a live lease: the owner's fenced update, phases forward, the assistant kept (or the next Step's)
     if d == c._replace(ttl=c.ttl - 1):
         return True  # the clock
     if (c.ttl <= -cfg.eff_grace and not c.quar and d.exec == c.exec and d.owner in cfg.recoverers and d.ttl == cfg.lease
@@ -103,7 +107,7 @@ def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
         return False
     for ev in nx.log[len(st.log):]:
         c = st.claim[si(cfg, ev.sess)]
-        if not (c.exec == ev.asst and c.owner == ev.node and c.ttl > 0):
+        if not (c.exec == exec_of(cfg, ev.asst) and c.owner == ev.node and c.ttl > 0):
             return False
     return True
 
@@ -119,6 +123,8 @@ def _settled_after(nx: State, a: int) -> bool:
 
 def ClearOnlySettled(cfg: Config, st: State, nx: State) -> bool:
     for c, d in zip(st.claim, nx.claim):
+        if c.phase == "cancelling" and d.phase == "cancelled" and not (d.asst == 0 or _settled_after(nx, d.asst)):
+            return False  # a cancellation settles only with the latest Step's assistant settled
         if c.phase != "none" and d.phase == "none":
             ok = (c.phase == "cancelled"
                   or c.phase == "cancelling" and c.owner in cfg.recoverers
@@ -149,7 +155,7 @@ def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
     """Node m's provider call on Session s is in flight (TLA+ CallInFlight)."""
     r = st.run[m]
     node = cfg.nodes[m]
-    return r.sess == s and r.pc in IN_FLIGHT and Effect(s, r.exec, node, node, "dispatch") in st.effects
+    return r.sess == s and r.pc in IN_FLIGHT and Effect(s, r.exec, node, node, "dispatch", r.ordinal) in st.effects
 
 
 def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:

@@ -17,7 +17,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
-    lag_of, overdue, pausing, justified,
+    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
 )
 
 
@@ -45,7 +45,7 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
         claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
         nextExec=e + 1,
         inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
-        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False)),
+        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
     )
 
 
@@ -90,7 +90,7 @@ def Dispatch(cfg, st, n):
     r = st.run[n]
     node = cfg.nodes[n]
     return st._replace(run=_put(st.run, n, r._replace(pc="streaming")),
-                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch")})
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch", r.ordinal)})
 
 
 def _publish_ok(cfg: Config, st: State, n: int) -> bool:
@@ -106,13 +106,14 @@ def PublishStepStarted(cfg, st, n):
         return None
     r = st.run[n]
     s = si(cfg, r.sess)
+    a = step_asst(cfg, r)  # the current Step's assistant
     early = cfg.has("memory-before-publish")
-    mem = dict(mem=r.exec, active=True) if early else {}
+    mem = dict(mem=a, active=True) if early else {}
     if not _publish_ok(cfg, st, n):
         return _stop(st, n, **mem)
     c = st.claim[s]
-    claim = st.claim if c.exec != r.exec else _put(st.claim, s, c._replace(asst=r.exec))
-    return st._replace(claim=claim, log=st.log + (Event(r.sess, "Started", r.exec, cfg.nodes[n]),),
+    claim = st.claim if c.exec != r.exec else _put(st.claim, s, c._replace(asst=a))
+    return st._replace(claim=claim, log=st.log + (Event(r.sess, "Started", a, cfg.nodes[n]),),
                        run=_put(st.run, n, r._replace(pc="started", **mem)))
 
 
@@ -120,15 +121,16 @@ def StepStartedReturn(cfg, st, n):
     if not _runner_at(st, n, "started"):
         return None
     r = st.run[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=r.exec, active=True)))
+    return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=step_asst(cfg, r), active=True)))
 
 
-def _publish_terminal(cfg, st, n, kind, pc, **memory):
+def _publish_terminal(cfg, st, n, kind, pc):
+    """The commit of a terminal Step event; publisher memory waits for the listeners (the Return step)."""
     r = st.run[n]
     if not _publish_ok(cfg, st, n):
         return _stop(st, n)
-    return st._replace(log=st.log + (Event(r.sess, kind, r.exec, cfg.nodes[n]),),
-                       run=_put(st.run, n, r._replace(pc=pc, **memory)))
+    return st._replace(log=st.log + (Event(r.sess, kind, step_asst(cfg, r), cfg.nodes[n]),),
+                       run=_put(st.run, n, r._replace(pc=pc)))
 
 
 def PublishStepFailed(cfg, st, n):
@@ -146,7 +148,17 @@ def StepFailedReturn(cfg, st, n):
 def PublishStepEnded(cfg, st, n):
     if not _runner_at(st, n, "stepping"):
         return None
-    return _publish_terminal(cfg, st, n, "Ended", "done", active=False)
+    # the listener gate: memory still names the assistant, active; after the last Step the runner's
+    # return is its release (ClearClaim), before it the return is StepEndedReturn
+    return _publish_terminal(cfg, st, n, "Ended", "ended" if st.run[n].ordinal < cfg.max_steps else "done")
+
+
+def StepEndedReturn(cfg, st, n):
+    """Step.Ended's publish returns: memory marks the assistant inactive; the runner's next Step begins."""
+    if not _runner_at(st, n, "ended"):
+        return None
+    r = st.run[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="acquired", active=False, ordinal=r.ordinal + 1)))
 
 
 def ClearClaim(cfg, st, n):
@@ -205,8 +217,13 @@ def FinalizerSettle(cfg, st, n):
     if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     a = c.asst
-    settle = f.exec if cfg.has("cancel-interrupts-unstarted") else a  # derived from the execution, not read
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
+    if cfg.has("cancel-interrupts-unstarted") and a == 0:
+        settle = asst(cfg, f.exec, 1)  # derived from the execution (its first Step's), not read
+    elif cfg.has("cancel-trusts-previous-step-memory") and mem != 0:
+        settle = mem  # publisher memory's assistant: an earlier Step's, inside a later Step's gate
+    else:
+        settle = a
     if cfg.has("step-started-window") and a != 0 and mem == 0:
         # publisher memory has no assistant: it starts one again, which the cancelling phase rejects; the
         # finalizer retries under its live heartbeat, and the claim stays cancelling
@@ -260,21 +277,6 @@ def Supervise(cfg, st, n):
     run = _put(st.run, n, st.run[n]._replace(pc="stopped")) if stop_run else st.run
     fin = _put(st.fin, n, FIN_IDLE) if stop_fin else st.fin
     return st._replace(run=run, fin=fin)
-
-
-def _ticking(cfg: Config, c: Claim) -> bool:
-    return c.phase != "none" and c.ttl > -cfg.eff_grace
-
-
-def _clock_may_advance(cfg: Config, st: State) -> bool:
-    """TLA+ ClockMayAdvance: a lease still runs down, TimelyDispatch, and no supervision is overdue."""
-    if not any(_ticking(cfg, c) for c in st.claim):
-        return False
-    if cfg.timely_dispatch and any(
-            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
-            for r in st.run):
-        return False
-    return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
 
 
 def Tick(cfg, st):
@@ -457,7 +459,7 @@ RUNNER_STEPS = (
     ("Renew", Renew), ("Dispatch", Dispatch), ("PublishStepStarted", PublishStepStarted),
     ("StepStartedReturn", StepStartedReturn), ("PublishStepFailed", PublishStepFailed),
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
-    ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
+    ("StepEndedReturn", StepEndedReturn), ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
 )
 
 # which runner actions a pc can enable (RunnerStop: any pc once interrupted; RunnerExit: stopped)
@@ -465,7 +467,8 @@ _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
     "streaming": ("PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
     "stepping": ("PublishStepFailed", "PublishStepEnded", "RunnerStop"),
-    "failed": ("StepFailedReturn", "RunnerStop"), "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
+    "failed": ("StepFailedReturn", "RunnerStop"), "ended": ("StepEndedReturn", "RunnerStop"),
+    "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
 }
 
 

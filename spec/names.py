@@ -61,7 +61,7 @@ ACTIONS = _index([
     Action("PromoteContinuation", ("n", "i"), "runner", True,
            "recovery's continuation is promoted exactly: a claim is inserted for it"),
     Action("Renew", ("n",), "runner", True,
-           "the renewal that precedes provider dispatch (fenced)"),
+           "the renewal that precedes each Step's provider dispatch (fenced)"),
     Action("Dispatch", ("n",), "runner", True,
            "the provider call begins: an external effect, no transaction"),
     Action("PublishStepStarted", ("n",), "runner", True,
@@ -73,7 +73,11 @@ ACTIONS = _index([
     Action("StepFailedReturn", ("n",), "runner", True,
            "after listeners, the publish returns and publisher memory marks the assistant inactive"),
     Action("PublishStepEnded", ("n",), "runner", True,
-           "one transaction: append Step.Ended and complete the assistant (fenced); memory follows"),
+           "one transaction: append Step.Ended and complete the assistant (fenced); listeners follow, and "
+           "after the last Step the runner's return is its release (ClearClaim)"),
+    Action("StepEndedReturn", ("n",), "runner", True,
+           "after listeners, the publish returns: publisher memory marks the assistant inactive and the "
+           "runner goes on to its next Step (renewal, dispatch, Step.Started with the next assistant id)"),
     Action("ClearClaim", ("n",), "runner", True,
            "remove the exact, settled claim (fenced)"),
     Action("RunnerStop", ("n",), "runner", True,
@@ -147,6 +151,7 @@ REFINEMENT = "Refinement"
 # each on its witness configuration (tests/engines/test_refinement.py checks every one, and that the rest
 # do not break it)
 REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acquire-overwrites-expired",
+                        "cancel-trusts-previous-step-memory",
                         "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
                         "dispatch-after-failed-renewal", "cancel-requeues-continuation", "TimelyDispatch",
                         "ProcessLocalRouting")
@@ -165,7 +170,8 @@ INVARIANTS = _index([
     Invariant("ClearOnlySettled", "action",
               "a claim is removed only when settled (a running claim after its assistant's terminal event, a "
               "recovering one with its assistant interrupted in the same transaction, or none started) or "
-              "cancelled"),
+              "cancelled; and a cancellation settles (cancelling -> cancelled) only with the claim's assistant, "
+              "the latest Step's, settled"),
     Invariant("QuarantineOnlyByRecovery", "action",
               "only the recovery worker that owns a claim and is quarantining it marks it quarantined, and "
               "never a running one"),
@@ -303,6 +309,12 @@ DEFECTS = _index([
            "R003-PASS-accepted-residual, R000-PASS-fencing (regression guard)",
            "the pre-dispatch renewal's row count is ignored: a runner whose renewal failed (lease expired, "
            "claim taken over or gone) goes on to dispatch the provider call"),
+    Defect("cancel-trusts-previous-step-memory", ("ClearOnlySettled",),
+           "R000-v18 (the window in a later Step)",
+           "cancellation takes the assistant from publisher memory whenever it names one; between Step k's "
+           "Step.Started commit and its return memory still names Step k-1's completed assistant, so the "
+           "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
+           "assistant open", "steps"),
     Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
@@ -319,7 +331,9 @@ BOUNDARIES = _index([
              "Step.Started committed; listeners have not returned (the listener gate)"),
     Boundary("step_failed.committed", "PublishStepFailed", "StepFailedReturn",
              "Step.Failed committed; listeners have not returned (the listener gate)"),
-    Boundary("step_ended.committed", "PublishStepEnded", "ClearClaim", "Step.Ended committed"),
+    Boundary("step_ended.committed", "PublishStepEnded", "StepEndedReturn",
+             "Step.Ended committed; listeners have not returned (the listener gate); after the last Step the "
+             "runner's return is its release, ClearClaim"),
     Boundary("cancel.requested", "CancelRequest", "FinalizerSettle", "phase is cancelling; finalizer waits"),
     Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
     Boundary("recovery.scanned", "RecoveryScan", "RecoveryTakeover",
@@ -330,7 +344,8 @@ BOUNDARIES = _index([
 ])
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
-RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "done", "stopped")
+RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
+              "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
 # why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its

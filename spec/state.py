@@ -22,6 +22,7 @@ class Config:
     recoverers: tuple[str, ...] = ("r1",)  # recovery workers: owner ids of their own
     prompts: int = 1  # prompts admitted per Session at Init
     max_exec: int = 2  # execution ids are 1..max_exec, globally unique
+    max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
@@ -48,7 +49,7 @@ class Claim(NamedTuple):
     owner: str
     ttl: int  # ticks left on the lease; 0 = expired
     phase: str
-    asst: int  # assistant id (= its execution id); 0 = none
+    asst: int  # the latest Step's assistant id (asst(exec, k)); 0 = none
     quar: bool  # recovery error set
     tries: int = 0  # recovery takeovers of this claim so far (capped at max_tries)
     why: str = ""  # the quarantine's reason (names.QUARANTINE_REASONS); "" while not quarantined
@@ -80,9 +81,10 @@ class Runner(NamedTuple):
     pc: str
     sess: str
     exec: int
-    mem: int  # publisher memory: current assistant id
+    mem: int  # publisher memory: the last assistant id it published
     active: bool  # publisher memory: assistant active
     intr: bool  # interrupt delivered
+    ordinal: int = 0  # the current Step (1..max_steps); 0 while idle
 
 
 class Fin(NamedTuple):
@@ -107,6 +109,7 @@ class Effect(NamedTuple):
     owner: str  # the claim identity's owner the actor works under
     by: str  # the node it runs on
     kind: str  # dispatch | reconcile
+    step: int = 0  # the Step a dispatch belongs to (0: a reconciliation)
 
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
@@ -164,6 +167,21 @@ def ni(cfg: Config, n: str) -> int:
 def owner_id(cfg: Config, k: int) -> str:
     """Owner id of actor index k: nodes first, then recovery workers (as Heartbeat and Crash number them)."""
     return (cfg.nodes + cfg.recoverers)[k]
+
+
+def asst(cfg: Config, e: int, k: int) -> int:
+    """TLA+ Asst: Step k of execution e writes this assistant (one per Step, globally unique)."""
+    return (e - 1) * cfg.max_steps + k
+
+
+def exec_of(cfg: Config, a: int) -> int:
+    """TLA+ ExecOf: the execution an assistant id belongs to."""
+    return (a - 1) // cfg.max_steps + 1
+
+
+def step_asst(cfg: Config, r: Runner) -> int:
+    """TLA+ StepAsst: the assistant of the runner's current Step."""
+    return asst(cfg, r.exec, r.ordinal)
 
 
 def started(st: State, a: int) -> bool:
@@ -277,3 +295,18 @@ def overdue(cfg: Config, st: State, n: int) -> bool:
     r, f = st.run[n], st.fin[n]
     return ((run_stale(cfg, st, n) and lag_of(cfg, st, r.sess, r.exec, cfg.nodes[n]) + 1 >= cfg.supervision_lag)
             or (fin_stale(cfg, st, n) and lag_of(cfg, st, f.sess, f.exec, f.owner) + 1 >= cfg.supervision_lag))
+
+
+def _ticking(cfg: Config, c: Claim) -> bool:
+    return c.phase != "none" and c.ttl > -cfg.eff_grace
+
+
+def _clock_may_advance(cfg: Config, st: State) -> bool:
+    """TLA+ ClockMayAdvance: a lease still runs down, TimelyDispatch, and no supervision is overdue."""
+    if not any(_ticking(cfg, c) for c in st.claim):
+        return False
+    if cfg.timely_dispatch and any(
+            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
+            for r in st.run):
+        return False
+    return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))

@@ -136,6 +136,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self.cfg = self.campaign.cfg
         self.weights = dict.fromkeys(ACTION_NAMES, 1)
         self.focus: frozenset[str] = frozenset()  # actions after which environment actions come
+        self.focus_pass = 1  # ... from the focus_pass-th time an actor passes the boundary on (a later Step's)
         self.probe_weight = 1  # the weight of a refusal probe beside the enabled actions
         self.burst = False  # environment actions have been coming since a focused boundary
         self.campaign.coverage.examples += 1
@@ -172,15 +173,17 @@ class LockstepMachine(RuleBasedStateMachine):
     # examples pick one boundary of the registry as their focus: environment actions are then held
     # back except right after some actor passed that boundary's `after` action, where one is all but
     # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
-    # No focus (what it shrinks to) leaves the plain swarm.
+    # No focus (what it shrinks to) leaves the plain swarm. Where an execution has several Steps, the
+    # focus may wait for a later pass of its boundary (a later Step's gate), up to MaxSteps.
     @initialize(weights=st.fixed_dictionaries(
         {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
         focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
-        probe_weight=st.sampled_from((1, 0, 2)))
-    def choose_swarm(self, weights, focus, probe_weight):
+        probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
+    def choose_swarm(self, weights, focus, probe_weight, focus_pass):
         self.weights = weights
         self.probe_weight = probe_weight
         self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
+        self.focus_pass = min(focus_pass, self.cfg.max_steps)
 
     @precondition(lambda self: bool(self.options))
     @rule(data=st.data())
@@ -216,11 +219,15 @@ class LockstepMachine(RuleBasedStateMachine):
     def _weight(self, name: str) -> int:
         if not self.focus or N.ACTIONS[name].fair:
             return self.weights[name]
-        if self.path[-1].action in self.focus:
+        if self.path[-1].action in self.focus and self._passes() >= self.focus_pass:
             return 8 * (self.weights[name] or 1)  # at a focused boundary: interrupt now
         if self.burst:
             return self.weights[name]  # may go on, with the kinds the swarm allows
         return 0  # held back
+
+    def _passes(self) -> int:
+        """How often this run has passed the focused boundary so far."""
+        return sum(1 for s in self.path if s.action in self.focus)
 
     def probe(self, name: str, params: tuple) -> None:
         """Attempt an instance the twin does not enable: the implementation must refuse it (or take it

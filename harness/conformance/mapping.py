@@ -22,8 +22,10 @@ def why_of(recovery_error: str | None) -> str:
     return "" if recovery_error is None else recovery_error.split(":", 1)[0]
 
 
-def _asst(aid):
-    return 0 if aid is None else ids.assistant_execution(aid)
+def twin_assistant(cfg: M.Config, aid: str | None) -> int:
+    """The twin's assistant id of an implementation's: Step k of execution e is Asst(e, k) (a restarted
+    assistant is its Step's again); None is 0."""
+    return 0 if aid is None else M.asst(cfg, *ids.assistant_step(aid))
 
 
 def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
@@ -36,19 +38,21 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     for s in cfg.sessions:
         c = snap.claims.get(s)
         claim.append(M.NO_CLAIM if c is None else
-                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase, _asst(c.assistant),
+                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase,
+                             twin_assistant(cfg, c.assistant),
                              c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
         r, f = node.runner, node.finalizer
-        run.append(M.Runner(r.pc, r.session_id or "", r.execution_id or 0, _asst(r.mem), r.active, r.intr))
+        run.append(M.Runner(r.pc, r.session_id or "", r.execution_id or 0, twin_assistant(cfg, r.mem), r.active,
+                            r.intr, r.ordinal))
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
     rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
     return M.State(
         claim=tuple(claim), nextExec=issued + 1,
-        log=tuple(M.Event(e.session, e.kind, e.execution, e.writer) for e in snap.events),
+        log=tuple(M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
         inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state) for i in snap.inputs),
         run=tuple(run), fin=tuple(fin), rec=tuple(rec),
@@ -59,7 +63,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
 def effects(w) -> frozenset:
     """The effects history: what the outside world saw (the shared provider's record of calls and
     reconciliations), not what any process remembers, so a crash does not erase it."""
-    calls = {M.Effect(c.session_id, c.execution_id, c.owner_id, c.owner_id, "dispatch") for c in w.provider.calls}
+    calls = {M.Effect(c.session_id, c.execution_id, c.owner_id, c.owner_id, "dispatch", c.step) for c in w.provider.calls}
     done = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "reconcile")
             for x in w.provider.reconciliations}
     return frozenset(calls | done)

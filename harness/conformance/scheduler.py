@@ -33,13 +33,13 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2):
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider()
+        self.provider = ScriptedProvider(steps=max_steps)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
@@ -77,7 +77,7 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries)
+                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps)
         self.faults = frozenset()
 
     @staticmethod

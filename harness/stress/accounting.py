@@ -27,7 +27,7 @@ def fold_differences(checker, final) -> list[str]:
     else:
         by_s = defaultdict(list)
         for e in final.snapshot.events:
-            by_s[e.session].append(M.Event(e.session, e.kind, e.execution, e.writer))
+            by_s[e.session].append(M.Event(e.session, e.kind, ids.numbered(e.assistant, checker.cfg.max_steps), e.writer))
         if any(by_s.get(s, []) != v.log for s, v in checker.sessions.items()):
             problems.append("event log")
     db_inputs = {i.id: M.Input(i.session, i.kind, i.src, i.state) for i in final.snapshot.inputs}

@@ -127,7 +127,7 @@ class Checker:
         elif ttl > self.lease and self.max_now is not None and lease_x - self.max_now <= self.lease:
             ttl = self.lease  # set at a later clock reading than this commit's (readings of concurrent steps)
         tries = min(attempts[0] if attempts else 0, self.cfg.max_tries)
-        return M.Claim(e, owner, ttl, phase, asst_of(asst), err is not None, tries, why_of(err))
+        return M.Claim(e, owner, ttl, phase, asst_of(asst, self.cfg.max_steps), err is not None, tries, why_of(err))
 
     def claims_at(self, claims: dict, now: int) -> tuple:
         return tuple(self.claim_at(claims.get(s), now) for s in self.cfg.sessions)
@@ -182,7 +182,7 @@ class Checker:
         self.seq = seq
         if self.max_now is not None and now < self.max_now:
             rep.clock_inversions += 1
-        c, unreadable = read_commit(row, self.exec_mark)
+        c, unreadable = read_commit(row, self.exec_mark, self.cfg.max_steps)
         if unreadable:
             self.find(row, "record", [], None, unreadable)
         c.focus = self._focus(c)
@@ -329,21 +329,25 @@ class Checker:
 
     def _assistants(self, c: Commit) -> set[int]:
         """Assistants this commit can read or write: the Session's claim, the actors' memory, the new events."""
-        assts = set()
+        steps = self.cfg.max_steps
+        execs, assts = set(), set()
         old = self.claims.get(c.focus)
         if old is not None:
-            assts |= {old[1], asst_of(old[5])}
+            execs.add(old[1])
+            assts.add(asst_of(old[5], steps))
         newc = c.claims.get(c.focus)
         if newc is not None:
-            assts |= {newc[1], asst_of(newc[5])}
+            execs.add(newc[1])
+            assts.add(asst_of(newc[5], steps))
         for table in c.memory.values():
             for v in table.values():
-                assts.add(v.exec)
+                execs.add(v.exec)
         for table in (self.run, self.fin, self.rec):  # every actor's memory on this Session (invariants read it)
             for v in table.values():
                 if v is not None and v.sess == c.focus:
-                    assts.add(v.exec)
+                    execs.add(v.exec)
                     assts.add(getattr(v, "mem", 0))
+        assts |= {M.asst(self.cfg, e, k) for e in execs if e for k in range(1, steps + 1)}  # each Step's
         assts |= {e.asst for e in c.events}
         assts.discard(0)
         return assts

@@ -115,11 +115,18 @@ class Reducer:
     def e(self, x: int) -> int:
         return 0 if x == 0 else self.emap[x]
 
+    def a(self, x: int) -> int:
+        """An assistant renumbered with its execution (Step k of e: (e - 1) * MaxSteps + k)."""
+        if x <= 0:
+            return x
+        e, k = divmod(x - 1, self.cfg.max_steps)
+        return M.asst(self.cfg, self.e(e + 1), k + 1)
+
     def follow(self, row) -> None:
         for ev in row["delta"].get("events", ()):
             if ev[1] == self.session:
-                e = event_of(ev)
-                self.log.append(e._replace(asst=self.e(e.asst)))
+                e = event_of(ev, self.cfg.max_steps)
+                self.log.append(e._replace(asst=self.a(e.asst)))
 
     def params(self, action, p: tuple) -> tuple:
         if action in (R.ACQUIRE, R.PROMOTE_CONTINUATION):
@@ -136,7 +143,7 @@ class Reducer:
         for n, v in mem.get("run", {}).items():
             r = runner_of(v)
             out[("run", n)] = M.RUNNER_IDLE if r.sess != self.session else \
-                r._replace(exec=self.e(r.exec), mem=self.e(r.mem))
+                r._replace(exec=self.e(r.exec), mem=self.a(r.mem))
         for n, v in mem.get("fin", {}).items():
             f = fin_of(v)
             out[("fin", n)] = M.FIN_IDLE if f.sess != self.session else f._replace(exec=self.e(f.exec))
@@ -149,7 +156,8 @@ class Reducer:
         if c is None:
             return M.NO_CLAIM
         tries = min(c[7], self.cfg.max_tries) if len(c) > 7 else 0
-        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.e(asst_of(c[5])), c[6] is not None, tries,
+        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.a(asst_of(c[5], self.cfg.max_steps)),
+                       c[6] is not None, tries,
                        why_of(c[6]))
 
 
@@ -170,7 +178,8 @@ class SessionWalk:
                          if s == session or any(r["params"]["s"] == s for r in corrupt))
         prompts = max(1, max(checker.prompts.get(s, 1) for s in sessions))
         self.cfg = M.Config(sessions=sessions, nodes=tuple(meta["nodes"]), recoverers=tuple(meta["workers"]),
-                            prompts=prompts, max_exec=max(1, len(emap)), lease=1, scan_bound=1,
+                            prompts=prompts, max_exec=max(1, len(emap)), max_steps=int(meta.get("max_steps", 1)),
+                            lease=1, scan_bound=1,
                             grace=int(meta.get("grace_ticks", 0)),
                             max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)))
         self.red = Reducer(self.cfg, session, emap)

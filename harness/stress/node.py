@@ -77,18 +77,18 @@ class StressProvider(ScriptedProvider):
     logged with its clock reading and wall-clock interval."""
 
     def __init__(self, rng: random.Random, fail_rate: float, effects: EffectLog, clock: PinnedClock,
-                 lease_ticks: int, effect_s: float):
-        super().__init__()
+                 lease_ticks: int, effect_s: float, steps: int = 1):
+        super().__init__(steps=steps)
         self.rng, self.fail_rate, self.effects, self.clock = rng, fail_rate, effects, clock
         self.lease_ticks, self.effect_s = lease_ticks, effect_s
         self.renewed_at: dict[int, int] = {}  # execution -> clock reading of its last successful Renew
         self.recorder: HistoryRecorder | None = None
 
-    def dispatch(self, session_id, execution_id, owner_id, at):
+    def dispatch(self, session_id, execution_id, owner_id, at, step=1):
         t0 = time.time()
         if self.effect_s:
             time.sleep(self.rng.uniform(0, self.effect_s))
-        super().dispatch(session_id, execution_id, owner_id, at)
+        super().dispatch(session_id, execution_id, owner_id, at, step)
         self.decide(execution_id, "fail" if self.rng.random() < self.fail_rate else "end")
         self.calls.clear()  # the in-memory call list is not needed here and would grow without bound
         self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at,
@@ -106,7 +106,7 @@ class NodeProcess:
         self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
         self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
         self.provider = StressProvider(self.rng, args.fail_rate, self.effects, self.clock, args.lease_ticks,
-                                       args.effect_ms / 1000)
+                                       args.effect_ms / 1000, args.steps)
         self.provider.recorder = self.recorder
         defects = args.defect or ()
         self.node = Node(self.db, self.clock, args.owner, defects=defects, lease_ticks=args.lease_ticks,
@@ -184,7 +184,8 @@ class NodeProcess:
             if action == R.RENEW and runner.pc == "renewed":
                 self.provider.renewed_at[execution] = self.clock.now()
             did = True
-            if runner.pc in ("started", "failed") and self.args.listener_ms:
+            gate = runner.pc in ("started", "failed", "ended") or runner.pc == "done" and runner.active
+            if gate and self.args.listener_ms:
                 time.sleep(self.rng.uniform(0, self.args.listener_ms / 1000))  # listeners run after the commit
             self.cancels()  # an interrupt can arrive between any two steps (the listener gate included)
         if runner.pc == "idle" and time.monotonic() >= self.next_work:
@@ -349,8 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scan-bound", type=int, default=100)
     p.add_argument("--scan-every", type=float, default=0.05, help="seconds between empty recovery scans")
     p.add_argument("--fail-rate", type=float, default=0.25)
+    p.add_argument("--steps", type=int, default=1, help="Steps per execution (the twin's MaxSteps)")
     p.add_argument("--listener-ms", type=float, default=3.0,
-                   help="longest listener delay after Step.Started / Step.Failed commit (the listener gate)")
+                   help="longest listener delay after a Step event's commit (the listener gate)")
     p.add_argument("--wake-claimed", type=float, default=0.2,
                    help="share of acquisitions tried on any Session with pending input, claimed or not")
     p.add_argument("--effect-ms", type=float, default=1.0, help="longest simulated provider call")

@@ -37,6 +37,7 @@ class StressOptions:
     crash_every_commits: int | None = None  # a count-based schedule instead (randomised in [C/2, 3C/2])
     cancel_every: float = 0.1  # mean seconds between the caller's interrupts
     fail_rate: float = 0.25  # the scripted provider's share of Step.Failed
+    steps: int = 1  # Steps per execution (the twin's MaxSteps): the provider asks for another until then
     effect_ms: float = 10.0  # the longest simulated provider call (uniform): time for interrupts to land
     max_prompts: int = 1_000_000
     keep: bool = False
@@ -117,6 +118,8 @@ def validate(opts: StressOptions) -> None:
             raise StressUsage(f"unknown defect {d!r}; known: {', '.join(N.DEFECTS)}")
     if opts.nodes < 1 or opts.seconds <= 0 or opts.sessions < 1 or opts.lease <= 0 or opts.tick <= 0:
         raise StressUsage("--nodes, --seconds, --sessions, --lease must be positive")
+    if opts.steps < 1:
+        raise StressUsage("--steps must be positive")
     if opts.lease < 3 * opts.tick:
         raise StressUsage("--lease must be at least three clock ticks")
     for name, cap in (("--max-executions", opts.max_executions), ("--max-crashes", opts.max_crashes)):

@@ -29,19 +29,20 @@ DURABLE_VARS = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 
 # ---------------------------------------------------------------- single recorded values
 
-def asst_of(aid) -> int:
-    """The execution of a recorded assistant id (0: none; -1: not an assistant id of the implementation)."""
+def asst_of(aid, steps: int = 1) -> int:
+    """The twin's assistant of a recorded assistant id, with `steps` Steps per execution (0: none; -1: not
+    an assistant id of the implementation)."""
     if aid is None:
         return 0
     try:
-        return ids.assistant_execution(aid)
+        return ids.numbered(aid, steps)
     except (ValueError, AttributeError):
         return -1
 
 
-def event_of(row) -> M.Event:
-    _id, sess, kind, _aid, execution, writer = row
-    return M.Event(sess, kind.split(".", 1)[-1], execution, writer)
+def event_of(row, steps: int = 1) -> M.Event:
+    _id, sess, kind, aid, _execution, writer = row
+    return M.Event(sess, kind.split(".", 1)[-1], asst_of(aid, steps), writer)
 
 
 def input_of(row) -> tuple[str, M.Input]:
@@ -50,7 +51,7 @@ def input_of(row) -> tuple[str, M.Input]:
 
 
 def runner_of(v) -> M.Runner:
-    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]))
+    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]), v[6])
 
 
 def fin_of(v) -> M.Fin:
@@ -74,6 +75,7 @@ def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
     and scan bound; execution ids unbounded; every fault; no defect (the protocol as specified)."""
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
+                    max_steps=int(meta.get("max_steps", 1)),
                     lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
                     grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)),
                     faults=frozenset(N.FAULT_KINDS))
@@ -83,7 +85,7 @@ def meta_for(cfg: M.Config, **extra) -> dict:
     """The history's metadata for a run on a twin configuration (the inverse of `config_from_meta`)."""
     return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
-            "max_tries": cfg.max_tries,
+            "max_tries": cfg.max_tries, "max_steps": cfg.max_steps,
             "defects": sorted(cfg.defects), **extra}
 
 
@@ -130,9 +132,10 @@ class Commit:
         return [(kind, name) for kind in ("run", "fin", "rec") for name in self.memory[kind]]
 
 
-def read_commit(row: dict, exec_mark: int) -> tuple[Commit, str | None]:
+def read_commit(row: dict, exec_mark: int, steps: int = 1) -> tuple[Commit, str | None]:
     """The commit as twin values, and why its parameters are unreadable (None: they are readable).
-    `exec_mark` is the execution sequence before it (a record without the mark leaves it unchanged)."""
+    `exec_mark` is the execution sequence before it (a record without the mark leaves it unchanged);
+    `steps`: Steps per execution, for the assistants' numbers."""
     delta = row["delta"]
     action = row["action"]
     why = None
@@ -142,7 +145,7 @@ def read_commit(row: dict, exec_mark: int) -> tuple[Commit, str | None]:
         params, why = None, f"unreadable parameters: {exc}"
     commit = Commit(
         row=row, params=params, memory=memory_of(row["memory"]), claims={c[0]: c for c in row["claims"]},
-        events=[event_of(e) for e in delta.get("events", ())],
+        events=[event_of(e, steps) for e in delta.get("events", ())],
         inputs=[input_of(i) for i in delta.get("inputs", ())],
         recovery={M.RecRow(r[1], r[2]) for r in delta.get("recovery", ())},
         cancelled={M.RecRow(h[0], h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"},

@@ -89,6 +89,7 @@ class Supervisor:
         self.db.create_schema()
         meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
                 "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
+                "max_steps": self.o.steps,
                 "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress"}
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
         self.clock = SystemClock(self.o.tick)
@@ -111,7 +112,7 @@ class Supervisor:
         cmd = ["node", "--db", self.url, "--run-dir", str(self.run_dir),
                "--owner", n, "--worker", r, "--incarnation", str(self.incarnation[n]), "--seed", str(o.seed),
                "--tick", str(o.tick), "--lease-ticks", str(self.lease_ticks), "--fail-rate", str(o.fail_rate),
-               "--effect-ms", str(o.effect_ms)]
+               "--effect-ms", str(o.effect_ms), "--steps", str(o.steps)]
         for d in o.defects:
             cmd += ["--defect", d]
         return cmd

@@ -88,6 +88,8 @@ class TraceConfig(BaseModel):
     recoverers: Names = Field(max_length=MAX_NAMES, description="recovery workers (owner ids of their own)")
     prompts: int = Field(ge=0, le=MAX_PROMPTS, description="prompts admitted per Session at Init")
     max_exec: int = Field(ge=1, le=MAX_EXEC, description="execution ids are 1..max_exec")
+    max_steps: int | None = Field(None, ge=1, le=MAX_LEASE,
+                                  description="Steps per execution, one assistant each (MaxSteps); absent: 1")
     lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")
     scan_bound: int = Field(ge=1, le=MAX_SCAN, description="rows a recovery scan looks at")
     grace: int = Field(1, ge=0, le=MAX_LEASE,
@@ -151,7 +153,7 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
-                       lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
+                       max_steps=None if cfg.max_steps == 1 else cfg.max_steps, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
                        defects=sorted(cfg.defects), assumptions_off=off)
 
@@ -182,7 +184,8 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     if set(tc.nodes) & set(tc.recoverers):
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     return M.Config(sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
-                    prompts=tc.prompts, max_exec=tc.max_exec, lease=tc.lease, scan_bound=tc.scan_bound,
+                    prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, lease=tc.lease,
+                    scan_bound=tc.scan_bound,
                     grace=tc.grace, supervision_lag=tc.supervision_lag, max_tries=tc.max_tries,
                     faults=frozenset(tc.faults), defects=frozenset(chosen), **off)
 

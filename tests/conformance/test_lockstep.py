@@ -43,8 +43,10 @@ CI_DETECTS = sorted(set(N.DEFECTS) - BEYOND_CI)
 # budget: unsupervised-cancel-heartbeat needs 8 steps on ci since issue 12 items 1 and 2 (the grace tick,
 # the node's Supervise of its runner, RecoveryScan before RecoveryTakeover); 12-step examples find it
 # (step-failed-duplicate-interrupt: 10 since issue 12 item 4; cancellation-quarantine-strands: 10)
+# (cancel-trusts-previous-step-memory: 13 steps on `steps`, a cancel at the second pass of Step.Started's gate)
 LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
-          "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12}
+          "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
+          "cancel-trusts-previous-step-memory": 24}
 
 
 @pytest.mark.parametrize("defect", CI_DETECTS)

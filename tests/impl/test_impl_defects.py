@@ -328,7 +328,24 @@ def cancel_requeues_continuation(defects):
             [i.state for i in snap.inputs if i.kind == "cont"])
 
 
+def cancel_trusts_previous_step_memory(defects):
+    """Two Steps; cancel between Step 2's Step.Started commit and its return, memory naming Step 1's."""
+    w = World(defects=defects, max_steps=2)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(9):  # Step 1 to its end and its return, then Step 2 up to its Step.Started commit
+        node.runner.step()
+    assert (node.runner.pc, node.runner.mem) == ("started", ids.assistant_id(1, 1))
+    node.cancel("s1")
+    node.run_to_completion()
+    snap = w.snap()
+    return ([(e.kind, e.assistant) for e in snap.events if e.kind == "Interrupted"], sorted(snap.claims),
+            snap.assistants[ids.assistant_id(1, 2)].completed)
+
+
 CASES = {
+    "cancel-trusts-previous-step-memory": (cancel_trusts_previous_step_memory,
+                                           ([("Interrupted", ids.assistant_id(1, 2))], [], True), ([], [], False)),
     "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),
                                      ([], [(1, "s1")], [(1, "s1")], ["pending"])),
     "heartbeat-extends-lease": (heartbeat_extends_lease, (True, False, 2), (True, False, 3)),

@@ -26,7 +26,7 @@ def test_run_to_completion_is_the_twin_sequence(outcome, actions, last):
     assert w.node().runner.run_to_completion() == actions
     snap = w.snap()
     assert snap.kinds() == ["Started", last] and snap.claims == {}
-    assert w.node().runner.record() == ("idle", None, None, None, False, False)
+    assert w.node().runner.record() == ("idle", None, None, None, False, False, 0)
     assert len(w.provider.calls) == 1
     assert {x.outcome for x in snap.assistants.values()} == {last.lower()}
 
@@ -44,6 +44,41 @@ def test_each_step_reports_one_action_and_the_record_follows_the_twin():
         assert r.enabled() == action
         assert r.step() == action
         assert (r.pc, r.mem, r.active) == (pc, mem, active)
+
+
+def test_several_steps_one_assistant_each_the_claim_naming_the_latest():
+    """MaxSteps 2: after Step 1's Step.Ended returns the runner renews, dispatches and starts Step 2 with the
+    next assistant id; the claim holds the latest; memory names the last assistant published."""
+    w = started_world(max_steps=2)
+    r = w.node().runner
+    step = HAPPY[:5] + ["StepEndedReturn"]
+    assert [r.step() for _ in step] == step
+    assert (r.pc, r.ordinal, r.mem, r.active) == ("acquired", 2, ids.assistant_id(1, 1), False)
+    assert w.snap().claims["s1"].assistant == ids.assistant_id(1, 1)
+    for action in HAPPY[:3]:
+        assert r.step() == action
+    assert w.snap().claims["s1"].assistant == ids.assistant_id(1, 2)
+    assert r.mem == ids.assistant_id(1, 1)  # the v18 window of a later Step: memory names Step 1's
+    assert r.run_to_completion() == HAPPY[3:]
+    snap = w.snap()
+    assert [(e.kind, e.assistant) for e in snap.events] == [
+        ("Started", ids.assistant_id(1, 1)), ("Ended", ids.assistant_id(1, 1)),
+        ("Started", ids.assistant_id(1, 2)), ("Ended", ids.assistant_id(1, 2))]
+    assert snap.claims == {} and [(c.execution_id, c.step) for c in w.provider.calls] == [(1, 1), (1, 2)]
+
+
+def test_step_ended_listeners_run_after_the_gate_and_before_memory_changes():
+    """The Step.Ended listener gate: between the commit and the return memory still names the assistant,
+    active; listeners are notified at the return (between Steps) or at the release (after the last)."""
+    w = started_world(max_steps=2)
+    r, heard = w.node().runner, []
+    w.node().publisher.listeners.append(lambda e: heard.append((e.kind, e.assistant_id)))
+    for _ in range(5):
+        r.step()
+    assert (r.pc, r.mem, r.active) == ("ended", ids.assistant_id(1, 1), True) and heard[-1][0] == "Started"
+    assert r.step() == "StepEndedReturn" and heard[-1] == ("Ended", ids.assistant_id(1, 1)) and not r.active
+    r.run_to_completion()
+    assert heard[-1] == ("Ended", ids.assistant_id(1, 2))
 
 
 def test_memory_is_set_only_after_the_publish_returns():

@@ -134,6 +134,7 @@ def test_a_model_check_violation_points_at_the_invariant(monkeypatch, tmp_path):
 
 def test_a_skipped_engine_marks_every_configuration_skipped(monkeypatch, tmp_path):
     from harness.engines import check
+    from spec import configs
 
     def fake(cfg, name, **kw):
         return check.Outcome("tlc", name, cfg, "skipped", reason="java not found")

@@ -8,8 +8,8 @@ import junitkit
 import reportkit
 from harness.reports import gate, junit
 from harness.reports.results import FAIL, PASS, SKIP, Check, StageResult
-from spec import names as N
 from spec import configs
+from spec import names as N
 
 
 def report(monkeypatch, tmp_path, results):

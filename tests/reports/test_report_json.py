@@ -11,6 +11,7 @@ import reportkit
 from harness.reports import gate, report
 from spec import configs
 from harness.reports.results import PASS, SKIP, StageResult
+from spec import configs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "report.schema.json"

@@ -52,7 +52,8 @@ def test_random_walks_conform():
     import random
     from spec import names as N
     actions = set()
-    for cfg, seed in [(c, k) for c in (CI, SESSIONS, configs.CONFIGS["deep"]) for k in range(25)]:
+    for cfg, seed in [(c, k) for c in (CI, SESSIONS, configs.CONFIGS["deep"], configs.CONFIGS["steps"])
+                      for k in range(25)]:
         rng = random.Random(seed)
 
         def choose(options):  # the environment's unfair steps (Tick, faults, cancels) less often
@@ -125,6 +126,18 @@ def test_step_failed_duplicate_interrupt_is_caught_and_its_trace_replays():
     assert why is None
     res = R.replay(trace, None, "built")
     assert res.completed and res.violated == ["AtMostOneTerminal"], R.render(res)
+
+
+def test_cancel_trusting_a_previous_steps_memory_is_caught_and_its_trace_replays():
+    """Several Steps: the history of a cancel inside Step 2's Step.Started gate, memory naming Step 1's
+    assistant, shows the cancellation settled with Step 2's assistant open."""
+    defect = "cancel-trusts-previous-step-memory"
+    ch = check(record_trace(R.TRACES / f"{defect}.json", defects=[defect]))
+    assert ("invariant", "ClearOnlySettled") in kinds_and_names(ch), render_history(ch)
+    trace, why = session_trace(ch, "s1", [defect])
+    assert why is None
+    res = R.replay(trace, None, "built")
+    assert res.completed and res.violated == ["ClearOnlySettled"], R.render(res)
 
 
 def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():

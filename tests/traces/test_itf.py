@@ -19,7 +19,8 @@ def big(n):
 
 
 def runner(pc="idle", sess="", exec_=0):
-    return {"pc": pc, "sess": sess, "exec": big(exec_), "mem": big(0), "active": False, "intr": False}
+    return {"pc": pc, "sess": sess, "exec": big(exec_), "mem": big(0), "active": False, "intr": False,
+            "ordinal": big(0 if pc == "idle" else 1)}
 
 
 def hand_written():
