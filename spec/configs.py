@@ -47,11 +47,11 @@ CONFIGS: dict[str, Config] = {
                   scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
     # two Steps per execution (MaxSteps 2) on one node: a later Step's window, where publisher memory
     # still names the earlier Step's completed assistant (`cancel-trusts-previous-step-memory`), and the
-    # Step.Ended listener gate between two Steps (one node: Grace 0 as on `sessions`; pauses only: a crash
-    # in a later Step is a crash in Step 1 with another assistant id, which `ci` checks; 34,521 states with
-    # Grace 1 and crashes, 10,470 without)
+    # Step.Ended listener gate between two Steps (Grace 1 = SupervisionLag 1, as on `ci`; pauses only: a
+    # crash in a later Step is a crash in Step 1 with another assistant id, which `ci` checks; 34,521 states
+    # with crashes, 12,930 without)
     "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
-                    lease=1, scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
+                    lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"pause"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
