@@ -141,4 +141,9 @@ MCConversionSettles ==
 MCQuarantineMatches(c, w, r) ==
     IF Has("silent-quarantine-noop") THEN Protocol!QuarantineMatches(c, w, r) /\ c.ttl > 0
     ELSE Protocol!QuarantineMatches(c, w, r)
+
+\* conversion-retry-mints-new-ids: the continuation id is minted per attempt, not derived from Session and
+\* execution, so a retry after a lost acknowledgement does not find the continuation it created
+MCContinuationGen(attempt) ==
+    IF Has("conversion-retry-mints-new-ids") THEN attempt ELSE Protocol!ContinuationGen(attempt)
 =============================================================================

@@ -30,7 +30,7 @@
 (*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
-(*   ConversionSettles, QuarantineMatches.                                 *)
+(*   ConversionSettles, QuarantineMatches, ContinuationGen.                *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -61,7 +61,7 @@ CONSTANTS
     \* @type: Int;
     MaxTries,       \* takeovers of one claim before a conversion that lost its lease quarantines it
     \* @type: Set(Str);
-    Faults,         \* which of "crash", "pause", "corrupt" the environment may inject
+    Faults,         \* which of "crash", "pause", "corrupt", "ack" the environment may inject
     \* @type: Bool;
     TimelyDispatch,
     \* @type: Int;
@@ -75,7 +75,7 @@ CONSTANTS
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
-  @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
+  @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str, gen: Int};
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
@@ -147,6 +147,10 @@ Started(a) == \E k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a
 Completed(a) == \E k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a
 HasRow(s, e) == [exec |-> e, sess |-> s] \in recovery
 RowForExec(e) == \E r \in recovery : r.exec = e
+\* A continuation's identity is (Session, execution, gen); the protocol's id is derived from Session and
+\* execution alone (gen 0, ContinuationGen), so a retried conversion names the continuation it created.
+Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g]
+HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.src = k.src /\ i.gen = k.gen
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
@@ -214,6 +218,9 @@ FinishesCancellation(c) == c.phase \in {"cancelling", "cancelled"}
 ConversionSettles == TRUE
 \* The quarantine matches the exact claim the worker owns, with no lease predicate.
 QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
+\* The continuation id a conversion's attempt (0 the first, 1 its retry) derives: from Session and
+\* execution alone, whatever the attempt (recovery-id.ts), so a retry names the continuation it created.
+ContinuationGen(attempt) == 0
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -231,8 +238,9 @@ ScanWindow == LET E == {s \in Sessions : Eligible(s)}
 RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
 
 InputUniverse ==
-    [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}]
-    \cup [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"}]
+    [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
+    \cup [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"},
+          gen : {ContinuationGen(k) : k \in 0..1}]
 
 -----------------------------------------------------------------------------
 Init ==
@@ -240,7 +248,7 @@ Init ==
     /\ nextExec = 1
     /\ log = <<>>
     /\ recovery = {}
-    /\ inputs = [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}]
+    /\ inputs = [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
     /\ run = [n \in Nodes |-> RunnerIdle]
     /\ fin = [n \in Nodes |-> FinIdle]
     /\ rec = [r \in Recoverers |-> RecIdle]
@@ -452,7 +460,7 @@ FinalizerClear(n) ==
                /\ recovery' = IF requeue /\ ~RowForExec(f.exec)
                               THEN recovery \cup {[exec |-> f.exec, sess |-> f.sess]} ELSE recovery
                /\ inputs' = IF requeue
-                            THEN inputs \cup {[sess |-> f.sess, kind |-> "cont", src |-> f.exec, state |-> "pending"]}
+                            THEN inputs \cup {Continuation(f.sess, f.exec, ContinuationGen(0))}
                             ELSE inputs
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, cancelled, run, recovery, inputs>>
@@ -547,6 +555,24 @@ RecoveryTakeover(r) ==
                                              why |-> ""]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
 
+\* The durable writes of one conversion of w's (Session, execution) with continuation gen g, each keyed or
+\* fenced: Step.Interrupted for the claim's open assistant and the claim's removal under the fence (exact
+\* Session, execution, worker, live lease), the session_recovery row inserted unless one names the
+\* execution (the insert's conflict), the continuation inserted unless its id exists.  RecoveryConvert
+\* runs them under the fence; a retry after a lost acknowledgement (RecoveryReconvert) without it.
+ConversionCommit(r, w, g) ==
+    LET c == claim[w.sess]
+        fenced == Fenced(w.sess, w.exec, r)
+        a == c.asst
+        k == Continuation(w.sess, w.exec, g)
+    IN /\ log' = IF fenced /\ a # 0 /\ ~Completed(a) /\ ConversionSettles
+                 THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                 ELSE log
+       /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
+                      ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
+       /\ inputs' = IF HasContinuation(k) THEN inputs ELSE inputs \cup {k}
+       /\ claim' = IF fenced THEN [claim EXCEPT ![w.sess] = NoClaim] ELSE claim
+
 \* One fenced transaction.  Cancellation-owned work (cancelling, cancelled: its finalizer crashed or
 \* paused) is finished: Step.Interrupted once for an open assistant, the execution recorded cancelled,
 \* the claim cleared, no recovery row and no continuation.  Recovering work is validated (no recovery row
@@ -578,16 +604,42 @@ RecoveryConvert(r) ==
           ELSE IF c.phase # "recovering" \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
-          ELSE /\ log' = IF open /\ ConversionSettles
-                         THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
-                         ELSE log
-               /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
-                              ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
-               /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
-               /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
+          ELSE /\ ConversionCommit(r, w, ContinuationGen(0))
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
        /\ UNCHANGED <<nextExec, run, fin, faults, effects>>
+
+\* The conversion commits but its acknowledgement is lost (the database committed, the worker sees a
+\* connection error): RecoveryConvert's conversion of validated recovering work, the same durable
+\* effects, and a worker that, not knowing whether it committed, keeps only the ids it retries with
+\* (Session, execution).
+RecoveryConvertAckLost(r) ==
+    LET w == rec[r]
+        c == claim[w.sess]
+    IN /\ "ack" \in Faults
+       /\ w.pc = "converting"
+       /\ Fenced(w.sess, w.exec, r)
+       /\ ~FinishesCancellation(c) /\ c.phase = "recovering" /\ ~ConversionConflict(w)
+       /\ ConversionCommit(r, w, ContinuationGen(0))
+       /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
+       /\ faults' = faults \cup {"ack"}
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, effects>>
+
+\* The retry: the same conversion with the same ids, one transaction.  It first looks for its own
+\* committed work: the session_recovery row of its Session and execution, naming the continuation id it
+\* derives (the model: that continuation exists; row and continuation commit together).  Found, it changes
+\* nothing.  Otherwise it replays the conversion's writes, each keyed (the row by execution, the
+\* continuation by its id, an insert whose conflict is ignored) or fenced by the claim (settle, clear),
+\* so a claim no longer its own, gone or a newer execution's, is never touched.  It does not re-validate:
+\* its own row would read as a conflict.
+RecoveryReconvert(r) ==
+    LET w == rec[r]
+        own == HasRow(w.sess, w.exec) /\ HasContinuation(Continuation(w.sess, w.exec, ContinuationGen(1)))
+    IN /\ w.pc = "reconverting"
+       /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs>>
+          ELSE ConversionCommit(r, w, ContinuationGen(1))
+       /\ rec' = [rec EXCEPT ![r] = RecIdle]
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -651,12 +703,14 @@ Next ==
     \/ \E r \in Recoverers : RecoveryTakeover(r)
     \/ \E r \in Recoverers : RecoveryConvert(r)
     \/ \E r \in Recoverers : RecoveryQuarantine(r)
+    \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
+    \/ \E r \in Recoverers : RecoveryReconvert(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
-\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow)
-\* are not fair.
+\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow,
+\* RecoveryConvertAckLost) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -671,6 +725,7 @@ Fairness ==
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
         /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
+        /\ WF_vars(RecoveryReconvert(r))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -687,11 +742,12 @@ TypeOK ==
            /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
-    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
+    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining", "reconverting"}
     /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
+                        /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
-    /\ faults \subseteq {"crash", "pause", "corrupt"}
+    /\ faults \subseteq {"crash", "pause", "corrupt", "ack"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
 
 AtMostOneStart ==
@@ -714,6 +770,10 @@ RecoveryRowsIsolated ==
     \A i \in inputs : i.kind = "cont" => [exec |-> i.src, sess |-> i.sess] \in recovery
 
 ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "ordinary")
+
+\* At most one continuation per recovered (Session, execution): its id is the one derived from them.
+OneContinuationPerRecovery ==
+    \A i, j \in inputs : (i.kind = "cont" /\ j.kind = "cont" /\ i.sess = j.sess /\ i.src = j.src) => i.gen = j.gen
 
 \* A quarantine is justified by the reason recorded with it: the work is malformed (a session_recovery row
 \* already names its execution: forged, or of another Session), or its attempts are exhausted (the last
@@ -765,6 +825,12 @@ NoOverlappingEffectsStep ==
         /\ claim[x.sess].exec = x.exec /\ claim[x.sess].owner = x.owner
         /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
 
+\* A worker leaving its retry (the retry itself, or a crash) changes no durable variable: after a lost
+\* acknowledgement its conversion is committed, and the retry finds it.
+ConversionRetryChangesNothingStep ==
+    \A r \in Recoverers : (rec[r].pc = "reconverting" /\ rec'[r] # rec[r]) =>
+        UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+
 NoPhysicalReplayStep ==
     \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
@@ -805,12 +871,14 @@ QuarantineOnlyByRecovery == [][QuarantineOnlyByRecoveryStep]_vars
 FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
+ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
 
 (* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
 
 FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ Tick /\ Pausing
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+             \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 

@@ -59,8 +59,10 @@ LBy == [a \in Assistants |-> IF EventsOf(a) = {} THEN ""
 \* effects in flight: each runner from its provider dispatch to its terminal Step event
 LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \in Nodes : run[m].pc \in InFlightPcs}}
 
-\* inputs: pending, or taken (by ordinary selection or by recovery's promotion alike)
-LInputs == {[i EXCEPT !.state = IF i.state = "pending" THEN "pending" ELSE "taken"] : i \in inputs}
+\* inputs: pending, or taken (by ordinary selection or by recovery's promotion alike); a continuation's
+\* gen (its id) is no abstract notion
+LInputs == {[sess |-> i.sess, kind |-> i.kind, src |-> i.src,
+             state |-> IF i.state = "pending" THEN "pending" ELSE "taken"] : i \in inputs}
 
 Lifecycle == INSTANCE SessionLifecycle
     WITH Execs <- 1..MaxExec, Steps <- MaxSteps,

@@ -12,7 +12,8 @@ from dataclasses import replace
 from . import names as N
 from .model import Config
 
-ALL_FAULTS = frozenset(N.FAULT_KINDS)
+# every fault but the lost acknowledgement, which only `retries` names (so no earlier state space changes)
+ALL_FAULTS = frozenset(N.FAULT_KINDS) - {N.ACK_LOST}
 
 CONFIGS: dict[str, Config] = {
     # one Session, two nodes, one prompt, every fault, one retry (MaxTries 2): 19 of the 24 defects and all
@@ -52,6 +53,11 @@ CONFIGS: dict[str, Config] = {
     # with crashes, 12,930 without)
     "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
                     lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"pause"})),
+    # a conversion's lost acknowledgement and its retry with the same deterministic ids (faults crash and
+    # ack; one node, Grace 0: no second provider call can overlap): the retry must change nothing
+    # (`conversion-retry-mints-new-ids`)
+    "retries": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
+                      lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"crash", N.ACK_LOST})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -92,7 +98,7 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches")
+         "ConversionSettles", "QuarantineMatches", "ContinuationGen")
 
 
 class ProtocolOnly(ValueError):

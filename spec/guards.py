@@ -239,6 +239,11 @@ def RecoveryQuarantine(cfg, st, r):
     return f"recovery worker {r} is not quarantining (it is {w.pc})" if w.pc != "quarantining" else None
 
 
+def RecoveryReconvert(cfg, st, r):
+    w = st.rec[cfg.recoverers.index(r)]
+    return f"recovery worker {r} is not retrying a conversion (it is {w.pc})" if w.pc != "reconverting" else None
+
+
 # ---------------------------------------------------------------- faults
 
 def Crash(cfg, st, k):
@@ -264,6 +269,21 @@ def CorruptRecoveryRow(cfg, st, s, e):
         return f"no other Session's claim holds execution {e}"
     if M.row_for_exec(st, e):
         return f"execution {e} already has a session_recovery row"
+    return None
+
+
+def RecoveryConvertAckLost(cfg, st, r):
+    if N.ACK_LOST not in cfg.faults:
+        return "ack (a lost commit acknowledgement) is not among the faults of this configuration"
+    k = cfg.recoverers.index(r)
+    w = st.rec[k]
+    if w.pc != "converting":
+        return f"recovery worker {r} is not converting (it is {w.pc})"
+    c = st.claim[M.si(cfg, w.sess)]
+    if not M.fenced(st, M.si(cfg, w.sess), w.exec, r):
+        return f"recovery worker {r} no longer holds the exact, live claim for {w.sess} ({_claim(c)})"
+    if M.RecoveryConvertAckLost(cfg, st, k) is None:
+        return f"the claim for {w.sess} is not recovering work that validates ({_claim(c)}): no conversion commits"
     return None
 
 

@@ -26,7 +26,7 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
-    ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
+    ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1) for i in st.inputs)
     ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
     return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
@@ -69,6 +69,14 @@ def ContinuationsRecoveryOwned(cfg: Config, st: State) -> bool:
 
 def QuarantineOnlyMalformed(cfg: Config, st: State) -> bool:
     return all(justified(cfg, st, s) for s, c in enumerate(st.claim) if c.quar)
+
+
+def OneContinuationPerRecovery(cfg: Config, st: State) -> bool:
+    ids: dict[tuple[str, int], int] = {}
+    for i in st.inputs:
+        if i.kind == "cont" and ids.setdefault((i.sess, i.src), i.gen) != i.gen:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- action invariants ([][P]_vars)
@@ -177,6 +185,16 @@ def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
+def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
+    if not any(w.pc == "reconverting" and w2 != w for w, w2 in zip(st.rec, nx.rec)):
+        return True
+    return all(getattr(st, v) == getattr(nx, v) for v in DURABLE)
+
+
+# the durable variables a retried conversion must leave alone (TLA+ ConversionRetryChangesNothingStep)
+DURABLE = ("claim", "log", "recovery", "inputs", "cancelled")
+
+
 STATE_CHECKS = {name: globals()[name] for name in N.STATE_INVARIANTS}
 ACTION_CHECKS = {name: globals()[name] for name in N.ACTION_INVARIANTS}
 
@@ -275,10 +293,11 @@ READS = {
     "AtMostOneStart": ("log",), "AtMostOneTerminal": ("log",), "InterruptOnlyAfterStart": ("log",),
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
-    "QuarantineOnlyMalformed": ("claim", "recovery"),
+    "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
+    "ConversionRetryChangesNothing": ("rec",),
 }
 
 

@@ -18,6 +18,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
+    continuation, has_continuation, continuation_gen,
 )
 
 
@@ -351,12 +352,57 @@ def RecoveryConvert(cfg, st, r):
     if c.phase != "recovering" or conflict:
         why = "malformed" if conflict else "invalid"
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
-    interrupt = open_ and not cfg.has("conversion-leaves-assistant-open")
+    return _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))._replace(rec=_put(st.rec, r, REC_IDLE))
+
+
+def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
+    """TLA+ ConversionCommit: one conversion's writes, each keyed (the row by execution, the continuation by
+    its id) or fenced by the claim (the settling Step.Interrupted, the claim's removal)."""
+    s = si(cfg, w.sess)
+    c = st.claim[s]
+    me = cfg.recoverers[r]
+    is_fenced = fenced(st, s, w.exec, me)
+    a = c.asst
+    interrupt = (is_fenced and a != 0 and not completed(st, a)
+                 and not cfg.has("conversion-leaves-assistant-open"))
     log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
-    return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,
-                       inputs=st.inputs | {Input(w.sess, "cont", w.exec, "pending")},
-                       rec=_put(st.rec, r, REC_IDLE))
+    k = continuation(w.sess, w.exec, gen)
+    inputs = st.inputs if has_continuation(st, k) else st.inputs | {k}
+    claim = _put(st.claim, s, NO_CLAIM) if is_fenced else st.claim
+    return st._replace(claim=claim, log=log, recovery=recovery, inputs=inputs)
+
+
+def RecoveryConvertAckLost(cfg, st, r):
+    """The conversion commits, its acknowledgement lost: the worker keeps only (Session, execution)."""
+    if N.ACK_LOST not in cfg.faults:
+        return None
+    w = st.rec[r]
+    if w.pc != "converting":
+        return None
+    s = si(cfg, w.sess)
+    c = st.claim[s]
+    if not fenced(st, s, w.exec, cfg.recoverers[r]):
+        return None
+    if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
+        return None
+    conflict = has_row(st, w.sess, w.exec) if cfg.has("cross-session-recovery-collision") else row_for_exec(st, w.exec)
+    if c.phase != "recovering" or conflict:
+        return None
+    nx = _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))
+    return nx._replace(rec=_put(st.rec, r, Rec("reconverting", w.sess, w.exec)), faults=st.faults | {N.ACK_LOST})
+
+
+def RecoveryReconvert(cfg, st, r):
+    """The retry with the same ids: its own committed work found, nothing changes; else the conversion's
+    keyed and fenced writes are replayed (no re-validation: its own row would read as a conflict)."""
+    w = st.rec[r]
+    if w.pc != "reconverting":
+        return None
+    gen = continuation_gen(cfg, 1)
+    if not (has_row(st, w.sess, w.exec) and has_continuation(st, continuation(w.sess, w.exec, gen))):
+        st = _conversion_commit(cfg, st, r, w, gen)
+    return st._replace(rec=_put(st.rec, r, REC_IDLE))
 
 
 def RecoveryQuarantine(cfg, st, r):
@@ -443,6 +489,10 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
             emit("RecoveryTakeover", (who,), RecoveryTakeover(cfg, st, r))
         elif pc == "converting":
             emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
+            if N.ACK_LOST in cfg.faults:
+                emit("RecoveryConvertAckLost", (who,), RecoveryConvertAckLost(cfg, st, r))
+        elif pc == "reconverting":
+            emit("RecoveryReconvert", (who,), RecoveryReconvert(cfg, st, r))
         else:
             emit("RecoveryQuarantine", (who,), RecoveryQuarantine(cfg, st, r))
     if "crash" in cfg.faults:
@@ -475,7 +525,7 @@ _RUNNER_BY_PC = {
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
     "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
-    "CorruptRecoveryRow",
+    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

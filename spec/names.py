@@ -117,20 +117,29 @@ ACTIONS = _index([
            "the claim to a later takeover until its attempts reach MaxTries"),
     Action("RecoveryQuarantine", ("r",), "recovery", True,
            "mark the exact claim this worker owns as quarantined; must change exactly one row"),
+    Action("RecoveryReconvert", ("r",), "recovery", True,
+           "after a lost acknowledgement, the same conversion with the same deterministic ids: it finds its "
+           "own committed work (the session_recovery row of its Session and execution naming the continuation "
+           "id it derives) and changes nothing; otherwise it replays the conversion's keyed and fenced writes, "
+           "never touching a claim no longer its own"),
     # faults
     Action("Crash", ("n",), "fault", False,
            "a node process dies: its runner, finalizer and recovery worker lose their memory"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
            "an adversary writes a session_recovery row for Session s that reuses another Session's "
            "execution id e"),
+    Action("RecoveryConvertAckLost", ("r",), "fault", False,
+           "recovery worker r's conversion commits (the same durable effects as RecoveryConvert's) but its "
+           "acknowledgement is lost: the worker sees a connection error and keeps only the ids it retries "
+           "with (Session, execution)"),
 ])
 
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
-                    "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed")
+                    "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
-                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay")
+                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ConversionRetryChangesNothing")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -201,6 +210,12 @@ INVARIANTS = _index([
               "a claim is quarantined only when its work is malformed (a session_recovery row already names "
               "its execution) or its bounded attempts are used up; never healthy work that a crash or pause "
               "interrupted, never cancellation-owned work"),
+    Invariant("OneContinuationPerRecovery", "state",
+              "at most one continuation per recovered (Session, execution): its id is derived from them, so a "
+              "retried conversion names the continuation it created"),
+    Invariant("ConversionRetryChangesNothing", "action",
+              "a recovery worker leaving its retry after a lost acknowledgement (the retry itself, or a crash) "
+              "changes no durable variable (claim, log, session_recovery rows, inputs, cancelled)"),
     Invariant("SessionsEventuallyAvailable", "liveness",
               "with fair scheduling and eventually no more faults (crash, pause, corrupt row), every claimed "
               "Session eventually has no claim, or is rejected (its claim justly quarantined)"),
@@ -319,6 +334,11 @@ DEFECTS = _index([
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
            "session_recovery row and a continuation, so work the caller cancelled is resumed"),
+    Defect("conversion-retry-mints-new-ids", ("OneContinuationPerRecovery", "ConversionRetryChangesNothing"),
+           "R000-PASS-recovery-identity",
+           "the continuation id is minted per attempt, not derived from Session and execution: a conversion "
+           "retried after its lost acknowledgement does not find the continuation it created and creates a "
+           "second one for the same recovered execution", "retries"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
@@ -341,20 +361,26 @@ BOUNDARIES = _index([
     Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryConvert", "the CAS committed"),
     Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
              "conversion refused or lost its lease"),
+    Boundary("recovery.converted", "RecoveryConvertAckLost", "RecoveryReconvert",
+             "the conversion committed; its acknowledgement is lost (the worker sees a connection error) and "
+             "the retry has not run"),
 ])
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
               "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
-RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
+RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining", "reconverting")
 # why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its
 # execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
 # phase recovery does not convert: only defects quarantine for it)
 QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
 EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
-FAULT_KINDS = ("crash", "pause", "corrupt")
+# "ack": a conversion's commit acknowledgement lost; only a configuration that names it has it (spec/configs.py
+# ALL_FAULTS, and the twin's default, are the other three, so no earlier configuration's state space changes)
+ACK_LOST = "ack"
+FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST)
 INPUT_KINDS = ("prompt", "cont")
 INPUT_STATES = ("pending", "ordinary", "recovery")
 # an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal

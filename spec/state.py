@@ -26,7 +26,7 @@ class Config:
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
-    faults: frozenset[str] = frozenset(N.FAULT_KINDS)
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST}  # a lost acknowledgement only when named
     timely_dispatch: bool = True
     synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
     grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
@@ -75,6 +75,7 @@ class Input(NamedTuple):
     kind: str  # prompt | cont
     src: int  # prompt number, or the recovered execution of a continuation
     state: str  # pending | ordinary | recovery
+    gen: int = 0  # a continuation's id beyond (Session, execution): 0, derived from them (ContinuationGen)
 
 
 class Runner(NamedTuple):
@@ -190,6 +191,22 @@ def started(st: State, a: int) -> bool:
 
 def completed(st: State, a: int) -> bool:
     return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in st.log)
+
+
+def continuation(s: str, e: int, gen: int) -> Input:
+    """TLA+ Continuation: the pending continuation of (Session, execution) with id `gen`."""
+    return Input(s, "cont", e, "pending", gen)
+
+
+def has_continuation(st: State, k: Input) -> bool:
+    """TLA+ HasContinuation: an input with k's id (Session, execution, gen), in any state."""
+    return any(i.kind == "cont" and i.sess == k.sess and i.src == k.src and i.gen == k.gen for i in st.inputs)
+
+
+def continuation_gen(cfg: Config, attempt: int) -> int:
+    """TLA+ ContinuationGen: the id a conversion's attempt derives; from Session and execution alone (0),
+    unless the continuation id is minted per attempt (conversion-retry-mints-new-ids)."""
+    return attempt if cfg.has("conversion-retry-mints-new-ids") else 0
 
 
 def has_row(st: State, s: str, e: int) -> bool:

@@ -23,6 +23,13 @@ def test_graphs_are_equal_on_the_other_gate_configurations(name, tlc_or_skip):
     assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 
 
+def test_graphs_are_equal_on_retries(tlc_or_skip):
+    """The targeted configuration of a conversion's lost acknowledgement and its retry (not a gate one)."""
+    c = compare(configs.get("retries"))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
+
+
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     d = N.DEFECTS[defect]
