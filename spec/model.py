@@ -20,6 +20,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
     continuation, has_continuation, continuation_gen,
 )
+from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
 
 
 def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
@@ -353,56 +354,6 @@ def RecoveryConvert(cfg, st, r):
         why = "malformed" if conflict else "invalid"
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
     return _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))._replace(rec=_put(st.rec, r, REC_IDLE))
-
-
-def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
-    """TLA+ ConversionCommit: one conversion's writes, each keyed (the row by execution, the continuation by
-    its id) or fenced by the claim (the settling Step.Interrupted, the claim's removal)."""
-    s = si(cfg, w.sess)
-    c = st.claim[s]
-    me = cfg.recoverers[r]
-    is_fenced = fenced(st, s, w.exec, me)
-    a = c.asst
-    interrupt = (is_fenced and a != 0 and not completed(st, a)
-                 and not cfg.has("conversion-leaves-assistant-open"))
-    log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
-    recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
-    k = continuation(w.sess, w.exec, gen)
-    inputs = st.inputs if has_continuation(st, k) else st.inputs | {k}
-    claim = _put(st.claim, s, NO_CLAIM) if is_fenced else st.claim
-    return st._replace(claim=claim, log=log, recovery=recovery, inputs=inputs)
-
-
-def RecoveryConvertAckLost(cfg, st, r):
-    """The conversion commits, its acknowledgement lost: the worker keeps only (Session, execution)."""
-    if N.ACK_LOST not in cfg.faults:
-        return None
-    w = st.rec[r]
-    if w.pc != "converting":
-        return None
-    s = si(cfg, w.sess)
-    c = st.claim[s]
-    if not fenced(st, s, w.exec, cfg.recoverers[r]):
-        return None
-    if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
-        return None
-    conflict = has_row(st, w.sess, w.exec) if cfg.has("cross-session-recovery-collision") else row_for_exec(st, w.exec)
-    if c.phase != "recovering" or conflict:
-        return None
-    nx = _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))
-    return nx._replace(rec=_put(st.rec, r, Rec("reconverting", w.sess, w.exec)), faults=st.faults | {N.ACK_LOST})
-
-
-def RecoveryReconvert(cfg, st, r):
-    """The retry with the same ids: its own committed work found, nothing changes; else the conversion's
-    keyed and fenced writes are replayed (no re-validation: its own row would read as a conflict)."""
-    w = st.rec[r]
-    if w.pc != "reconverting":
-        return None
-    gen = continuation_gen(cfg, 1)
-    if not (has_row(st, w.sess, w.exec) and has_continuation(st, continuation(w.sess, w.exec, gen))):
-        st = _conversion_commit(cfg, st, r, w, gen)
-    return st._replace(rec=_put(st.rec, r, REC_IDLE))
 
 
 def RecoveryQuarantine(cfg, st, r):

@@ -162,7 +162,8 @@ REFINEMENT = "Refinement"
 REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acquire-overwrites-expired",
                         "cancel-trusts-previous-step-memory",
                         "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
-                        "dispatch-after-failed-renewal", "cancel-requeues-continuation", "TimelyDispatch",
+                        "dispatch-after-failed-renewal", "cancel-requeues-continuation",
+                        "conversion-retry-mints-new-ids", "TimelyDispatch",
                         "ProcessLocalRouting")
 
 INVARIANTS = _index([
