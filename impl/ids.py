@@ -52,6 +52,22 @@ def continuation_id(session_id: str, execution_id: int) -> str:
     return f"cont-{_digest(session_id, execution_id)}"
 
 
+MINTED = "attempt"  # the suffix of a continuation id minted by a later attempt (conversion-retry-mints-new-ids)
+
+
+def minted_continuation_id(session_id: str, execution_id: int, attempt: int) -> str:
+    """The defect's continuation id: minted per conversion attempt (the first attempt's happens to be the
+    derived one), so a retry names a continuation the first attempt did not create."""
+    base = continuation_id(session_id, execution_id)
+    return base if attempt == 0 else f"{base}-{MINTED}{attempt}"
+
+
+def continuation_gen(input_id: str) -> int:
+    """The twin's `gen` of a continuation id: 0 for the derived id, the attempt for a minted one."""
+    head, sep, tail = input_id.rpartition(f"-{MINTED}")
+    return int(tail) if sep and tail.isdigit() else 0
+
+
 def _digest(session_id: str, n: int) -> str:
     # length-prefixed so ("a1", 2) and ("a", 12) cannot collide
     raw = f"{len(session_id)}:{session_id}:{n}".encode()

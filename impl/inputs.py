@@ -105,9 +105,11 @@ class InputStore:
         n = conn.execute(_PROMOTE, {"input": input_id, "to": state, "seq": next_id(conn, "input")}).rowcount
         return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
 
-    def create_continuation(self, conn: Connection, session_id: str, execution_id: int) -> Result:
-        """Recovery's continuation input (queue delivery); exactly one row must be inserted."""
-        iid = ids.continuation_id(session_id, execution_id)
+    def create_continuation(self, conn: Connection, session_id: str, execution_id: int,
+                            iid: str | None = None) -> Result:
+        """Recovery's continuation input (queue delivery), with the id the conversion derives (`iid`, by
+        default ids.continuation_id); exactly one row must be inserted."""
+        iid = iid or ids.continuation_id(session_id, execution_id)
         try:
             with conn.begin_nested():
                 conn.execute(T.insert().values(id=iid, session_id=session_id, kind="continuation",

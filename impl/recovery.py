@@ -11,6 +11,12 @@ Step.Interrupted, exactly one session_recovery row inserted, the continuation cr
 cleared. Malformed work is quarantined with a reason; a conversion that only lost its lease is released
 for a later takeover until the claim's recorded attempts reach `max_tries`, and only then quarantined.
 A scan never stops on a bad row.
+
+A conversion whose commit acknowledgement is lost (the database committed; the worker sees a connection
+error, `AckLost`) leaves the worker reconverting, knowing only (Session, execution): its retry is the same
+conversion with the same deterministic ids, which finds its own committed work (the session_recovery row
+of its Session naming the continuation id it derives) and changes nothing; it never re-validates (its own
+row would read as a conflict) and never touches a claim no longer its own.
 """
 
 from __future__ import annotations
@@ -37,6 +43,11 @@ from .schema import recovery_t
 log = logging.getLogger(__name__)
 
 IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
+RECONVERTING = "reconverting"  # after a lost commit acknowledgement: the retry is due
+
+
+class AckLost(ConnectionError):
+    """The conversion's transaction committed, but its acknowledgement never reached the worker."""
 DEFAULT_SCAN_BOUND = 100
 DEFAULT_MAX_TRIES = 3
 
@@ -79,6 +90,7 @@ class RecoveryWorker:
         self.inputs = InputStore(self.ctx)
         self.last: Result | None = None
         self.finished = "converted"  # what the last conversion did: converted, or cancelled (cancellation-owned)
+        self.lose_ack = False  # the failpoint: the next committed conversion's acknowledgement is lost
         self.reset()
 
     def reset(self) -> None:
@@ -180,12 +192,19 @@ class RecoveryWorker:
 
     # ------------------------------------------------------------------ conversion
 
-    def convert(self) -> Result:
-        """RecoveryConvert: convert in one transaction, or move to quarantining with a reason."""
+    def convert(self, lose_ack: bool = False) -> Result | str:
+        """RecoveryConvert: convert in one transaction, or move to quarantining with a reason. With
+        `lose_ack` (the harness's failpoint) a committed conversion of recovering work loses its
+        acknowledgement: RecoveryConvertAckLost, and the worker is left reconverting."""
         if self.pc != CONVERTING:
             return NotEnabled("worker is not converting")
+        self.lose_ack = lose_ack
         try:
             result = self.ctx.db.atomic(self._convert)
+            if result and self.finished == "converted" and self.lose_ack:
+                raise AckLost("connection lost after COMMIT")  # what the driver raises: it committed
+        except AckLost:
+            return self._ack_lost()
         except Exception as exc:  # a bad row must not stop the worker: it is quarantined instead
             log.exception("conversion of %s failed", self.ident)
             result = Malformed(f"conversion raised {exc!r}")
@@ -202,6 +221,61 @@ class RecoveryWorker:
         self.pc, self.reason = QUARANTINING, f"{reason_of(result)}: {getattr(result, 'reason', type(result).__name__)}"
         self._hit(R.B_RECOVERY_CONVERT_FAILED)
         return result
+
+    def _ack_lost(self) -> str:
+        """The worker does not know whether its conversion committed: it keeps only its ids."""
+        log.warning("conversion of %s: acknowledgement lost; retrying with the same ids", self.ident)
+        self.lose_ack = False
+        self.pc, self.reason, self.seen_phase, self.seen = RECONVERTING, None, None, None
+        self.last = Released("acknowledgement lost")
+        self._hit(R.B_RECOVERY_CONVERTED)
+        return R.RECOVERY_CONVERT_ACK_LOST
+
+    def continuation_of(self, attempt: int) -> str:
+        """The continuation id the conversion's attempt (0 the first, 1 its retry) derives: from Session and
+        execution alone (recovery-id.ts), unless the defect mints one per attempt."""
+        s, e = self.session_id, self.execution_id
+        if self.ctx.has(R.CONVERSION_RETRY_MINTS_NEW_IDS):
+            return ids.minted_continuation_id(s, e, attempt)
+        return ids.continuation_id(s, e)
+
+    def reconvert(self) -> Result:
+        """RecoveryReconvert: the retry after a lost acknowledgement, one transaction; then idle."""
+        if self.pc != RECONVERTING:
+            return NotEnabled("worker is not retrying a conversion")
+        result = self.ctx.db.atomic(self._reconvert)
+        self.last = result
+        self.reset()
+        if result and result.value is not None:
+            self.publisher.notify(result.value)
+        return result
+
+    def _reconvert(self, conn) -> Result:
+        """Its own committed work found (the row of its Session naming the continuation id it derives, and
+        that continuation): nothing changes. Otherwise the conversion's writes are replayed, each keyed (the
+        row by execution, the continuation by its id: a conflict is ignored) or fenced by the claim (the
+        settling Step.Interrupted, the clear), so a claim no longer its own is never touched."""
+        now = self.ctx.now()
+        ident = self.ident
+        cont = self.continuation_of(1)
+        row = conn.execute(sa.select(recovery_t).where(recovery_t.c.execution_id == ident.execution_id,
+                                                       recovery_t.c.session_id == ident.session_id)).mappings().first()
+        if row is not None and row["continuation_input_id"] == cont and self.inputs.get(conn, cont) is not None:
+            return Ok(None)  # its own committed conversion: an idempotent retry changes nothing
+        claim = self.claims.get(conn, ident.session_id)
+        fenced = claim is not None and claim.ident == ident and claim.live(now) and claim.phase == "recovering"
+        event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN)) \
+            if fenced else None
+        conn.execute(dialect_insert(conn, recovery_t).values(
+            execution_id=ident.execution_id, session_id=ident.session_id, continuation_input_id=cont)
+            .on_conflict_do_nothing())
+        self.inputs.create_continuation(conn, ident.session_id, ident.execution_id, cont)  # a conflict: it exists
+        if fenced:
+            result = self.claims.clear(conn, ident, now, "recovering")
+            if not result:
+                raise Abort(result)
+            record_history(conn, ident, "recovered", now)
+        return Ok(event)
 
     def _convert(self, conn) -> Result:
         now = self.ctx.now()
@@ -228,9 +302,9 @@ class RecoveryWorker:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
         event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN))
-        cont = ids.continuation_id(ident.session_id, ident.execution_id)
+        cont = self.continuation_of(0)
         self._insert_recovery_row(conn, ident, cont)
-        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
+        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id, cont),
                        self.claims.clear(conn, ident, now, "recovering")):
             if not result:
                 raise Abort(result)
@@ -310,6 +384,8 @@ class RecoveryWorker:
         return self.ctx.db.atomic(body)
 
     def enabled(self) -> str | None:
+        if self.pc == RECONVERTING:
+            return R.RECOVERY_RECONVERT
         if self.pc == CONVERTING:
             return R.RECOVERY_CONVERT
         if self.pc == QUARANTINING:
@@ -330,6 +406,8 @@ class RecoveryWorker:
             self.convert()
         elif action == R.RECOVERY_QUARANTINE:
             self.quarantine()
+        elif action == R.RECOVERY_RECONVERT:
+            self.reconvert()
         return action
 
     def run_once(self) -> list[Handled]:

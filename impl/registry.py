@@ -38,6 +38,7 @@ CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
 DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
+CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-ids")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -65,6 +66,8 @@ SUPERVISE = _pick(N.ACTIONS, "Supervise")
 RECOVERY_TAKEOVER = _pick(N.ACTIONS, "RecoveryTakeover")
 RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
+RECOVERY_CONVERT_ACK_LOST = _pick(N.ACTIONS, "RecoveryConvertAckLost")
+RECOVERY_RECONVERT = _pick(N.ACTIONS, "RecoveryReconvert")
 
 # boundaries (spec/names.py BOUNDARIES)
 B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
@@ -78,6 +81,7 @@ B_FINALIZER_SETTLED = _pick(N.BOUNDARIES, "finalizer.settled")
 B_RECOVERY_SCANNED = _pick(N.BOUNDARIES, "recovery.scanned")
 B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
+B_RECOVERY_CONVERTED = _pick(N.BOUNDARIES, "recovery.converted")
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS

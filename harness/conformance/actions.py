@@ -23,7 +23,9 @@ ATTEMPT, STEP, ENVIRONMENT = "attempt", "step", "environment"
 
 
 def input_id(i: M.Input) -> str:
-    return ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else ids.continuation_id(i.sess, i.src)
+    if i.kind == "prompt":
+        return ids.prompt_id(i.sess, i.src)
+    return ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen)
 
 
 def _runner_step(w, params, decision=None):
@@ -55,6 +57,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.TICK: (ENVIRONMENT, lambda w, p: w.tick()),
     R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
+    R.RECOVERY_CONVERT_ACK_LOST: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=True)),
 }
 
 # the actor a scheduler asks to move (by names.Action.actor, names.STEPPING_ACTORS) and its production

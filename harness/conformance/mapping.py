@@ -54,7 +54,8 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         claim=tuple(claim), nextExec=issued + 1,
         log=tuple(M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
-        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state) for i in snap.inputs),
+        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
+                         for i in snap.inputs),
         run=tuple(run), fin=tuple(fin), rec=tuple(rec),
         cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
         faults=faults, effects=effects(w))

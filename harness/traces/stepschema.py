@@ -26,6 +26,9 @@ def _input() -> dict:
             "kind": {"enum": list(N.INPUT_KINDS), "type": "string"},
             "src": {"type": "integer", "description": "the prompt number, or the execution a continuation recovers"},
             "state": {"enum": list(N.INPUT_STATES), "type": "string"},
+            "gen": {"type": "integer", "minimum": 0,
+                    "description": "a continuation's id beyond Session and execution (0, derived from them; may be "
+                                   "left out)"},
         },
     }
 

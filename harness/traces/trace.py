@@ -203,7 +203,7 @@ def _is_int(v) -> bool:
 
 def _input_from_json(v, where: str) -> M.Input:
     fields = M.Input._fields
-    if not isinstance(v, dict) or set(v) != set(fields):
+    if not isinstance(v, dict) or set(v) not in (set(fields), set(fields) - {"gen"}):  # gen: 0 when left out
         got = f"keys {short(sorted(map(str, v)), 80)}" if isinstance(v, dict) else json_type(v)
         raise TraceError(f"{where}: not an input record (expected an object with {', '.join(fields)}; got {got})")
     if not isinstance(v["sess"], str):
@@ -215,6 +215,8 @@ def _input_from_json(v, where: str) -> M.Input:
     if v["state"] not in N.INPUT_STATES:
         raise TraceError(f"{where}.state: unknown input state {short(v['state'])} "
                          f"(expected one of {', '.join(N.INPUT_STATES)})")
+    if not _is_int(v.get("gen", 0)) or v.get("gen", 0) < 0:
+        raise TraceError(f"{where}.gen: expected a non-negative integer")
     return M.Input(**v)
 
 
