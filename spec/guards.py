@@ -21,7 +21,7 @@ from .state import Config, Input, State
 
 
 def show_input(i: Input) -> str:
-    return f"{i.sess}/{i.kind}#{i.src}"
+    return f"{i.sess}/{i.kind}#{i.src}" + (f"/gen{i.gen}" if i.gen else "")
 
 
 def label(name: str, params: tuple) -> str:

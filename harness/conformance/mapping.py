@@ -113,23 +113,23 @@ def _keys(cfg: M.Config | None, var: str, n: int) -> list[str]:
 
 def _key(x) -> str:
     if isinstance(x, M.Input):
-        return f"{x.sess}/{x.kind}#{x.src}"
+        return f"{x.sess}/{x.kind}#{x.src}" + (f"/gen{x.gen}" if x.gen else "")
     if hasattr(x, "_fields"):
         return ", ".join(f"{k}={show(v)}" for k, v in zip(x._fields, x))
     return str(x)
 
 
 def _set(var: str, m: frozenset, i: frozenset) -> list[Difference]:
-    """Elements only one side has; inputs are matched by identity (Session, kind, source), so an input
-    whose state differs is one line naming its state."""
+    """Elements only one side has; inputs are matched by identity (Session, kind, source, gen), so an
+    input whose state differs is one line naming its state."""
     if var == "inputs":
-        ident = lambda x: x[:3]
+        ident = lambda x: (x.sess, x.kind, x.src, x.gen)
         mi, ii = {ident(x): x for x in m}, {ident(x): x for x in i}
         out = []
         for k in sorted(set(mi) | set(ii)):
             a, b = mi.get(k, ABSENT), ii.get(k, ABSENT)
             if a != b:
-                where = f"inputs[{k[0]}/{k[1]}#{k[2]}]"
+                where = f"inputs[{k[0]}/{k[1]}#{k[2]}" + (f"/gen{k[3]}" if k[3] else "") + "]"
                 out += [Difference(f"{where}.state", a.state, b.state)] if ABSENT not in (a, b) else \
                     [Difference(where, "present" if a is not ABSENT else ABSENT, "present" if b is not ABSENT else ABSENT)]
         return out

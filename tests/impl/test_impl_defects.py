@@ -343,7 +343,26 @@ def cancel_trusts_previous_step_memory(defects):
             snap.assistants[ids.assistant_id(1, 2)].completed)
 
 
+def conversion_retry_mints_new_ids(defects):
+    """Recovery's conversion commits, its acknowledgement lost; the continuation is promoted; the retry."""
+    w = World(defects=defects)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().crash()
+    w.tick()
+    worker = w.worker()
+    worker.takeover()
+    assert worker.convert(lose_ack=True) == R.RECOVERY_CONVERT_ACK_LOST and worker.pc == "reconverting"
+    w.node("n2").promote(ids.continuation_id("s1", 1))
+    assert worker.step() == R.RECOVERY_RECONVERT
+    snap = w.snap()
+    return (worker.pc, sorted((i.id, i.state) for i in snap.inputs if i.kind == "cont"), sorted(snap.claims))
+
+
 CASES = {
+    "conversion-retry-mints-new-ids": (conversion_retry_mints_new_ids,
+                                       ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
+                                       ("idle", [(ids.continuation_id("s1", 1), "recovery"),
+                                                 (ids.minted_continuation_id("s1", 1, 1), "pending")], ["s1"])),
     "cancel-trusts-previous-step-memory": (cancel_trusts_previous_step_memory,
                                            ([("Interrupted", ids.assistant_id(1, 2))], [], True), ([], [], False)),
     "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),
