@@ -192,9 +192,17 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
 
 # ---------------------------------------------------------------- steps <-> twin
 
+def _input_to_json(i: M.Input) -> dict[str, Any]:
+    """An input record; a continuation's gen only when it is not the derived id's (0), as traces write it."""
+    d = i._asdict()
+    if not d["gen"]:
+        del d["gen"]
+    return d
+
+
 def params_to_json(action: str, params: tuple) -> dict[str, Any]:
     names = N.ACTIONS[action].params
-    return {k: (v._asdict() if isinstance(v, M.Input) else v) for k, v in zip(names, params)}
+    return {k: (_input_to_json(v) if isinstance(v, M.Input) else v) for k, v in zip(names, params)}
 
 
 def _is_int(v) -> bool:
