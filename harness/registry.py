@@ -40,6 +40,7 @@ RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
 CRASH = _pick(N.ACTIONS, "Crash")
 CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
 RECOVERY_CONVERT_ACK_LOST = _pick(N.ACTIONS, "RecoveryConvertAckLost")
+RECOVERY_RECONVERT = _pick(N.ACTIONS, "RecoveryReconvert")
 
 # the actions each kind of actor takes, by the registry's `actor` field
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")

@@ -302,9 +302,9 @@ class RecoveryWorker:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
         event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN))
-        cont = self.continuation_of(0)
+        cont = self.continuation_of(0)  # the first attempt's: the derived id, with the defect too
         self._insert_recovery_row(conn, ident, cont)
-        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id, cont),
+        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
                        self.claims.clear(conn, ident, now, "recovering")):
             if not result:
                 raise Abort(result)

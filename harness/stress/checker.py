@@ -238,7 +238,8 @@ class Checker:
             self._view(x.sess).cancelled.add(x)
         if c.action in _TAKES_INPUT and params and c.exec_mark > self.exec_mark:
             i = params[1]
-            iid = ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else ids.continuation_id(i.sess, i.src)
+            iid = ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else (
+                ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen))
             self.taken_by[iid] = c.exec_mark
         self.exec_mark = c.exec_mark
         self.marks = row["marks"]
@@ -254,7 +255,8 @@ class Checker:
         if action == R.RECOVERY_TAKEOVER and row["changed"] and c.focus is not None:
             cl = next((cl for cl in row["claims"] if cl[0] == c.focus), None)
             self._open_recovery[who] = (c.focus, cl[1] if cl else 0, row["wall"])
-        elif action in (R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE, R.CRASH) and who in self._open_recovery:
+        elif action in (R.RECOVERY_CONVERT, R.RECOVERY_CONVERT_ACK_LOST, R.RECOVERY_QUARANTINE, R.CRASH) \
+                and who in self._open_recovery:
             if action == R.RECOVERY_CONVERT and not row["changed"]:
                 return  # a failed conversion: quarantine follows
             s, e, t0 = self._open_recovery.pop(who)
@@ -280,7 +282,8 @@ class Checker:
         if action in (R.FINALIZER_SETTLE, R.FINALIZER_CLEAR):
             f = override["fin"].get(params[0]) or self.fin.get(params[0])
             return f.sess or None if f else None
-        if action in (R.RECOVERY_TAKEOVER, R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE):
+        if action in (R.RECOVERY_TAKEOVER, R.RECOVERY_CONVERT, R.RECOVERY_QUARANTINE, R.RECOVERY_CONVERT_ACK_LOST,
+                      R.RECOVERY_RECONVERT):
             w = override["rec"].get(params[0]) or self.rec.get(params[0])
             return w.sess or None if w else None
         if action == R.CRASH or not params:

@@ -47,7 +47,8 @@ def event_of(row, steps: int = 1) -> M.Event:
 
 def input_of(row) -> tuple[str, M.Input]:
     iid, sess, kind, src, state = row[:5]
-    return iid, M.Input(sess, "cont" if kind == "continuation" else "prompt", src, state)
+    cont = kind == "continuation"
+    return iid, M.Input(sess, "cont" if cont else "prompt", src, state, ids.continuation_gen(iid) if cont else 0)
 
 
 def runner_of(v) -> M.Runner:
