@@ -20,8 +20,9 @@
 (* other hooks are overridden as everywhere else.                          *)
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
-(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag), the       *)
-(* environment's Faults and the assumptions; spec/README.md, "Model       *)
+(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag, the wake  *)
+(* constants), the environment's Faults and the assumptions;              *)
+(* spec/README.md, "Model                                                 *)
 (* checking apart from the protocol", says why.                            *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
@@ -141,4 +142,11 @@ MCConversionSettles ==
 MCQuarantineMatches(c, w, r) ==
     IF Has("silent-quarantine-noop") THEN Protocol!QuarantineMatches(c, w, r) /\ c.ttl > 0
     ELSE Protocol!QuarantineMatches(c, w, r)
+
+\* wake-fresh-share-zero: no slot of a wake batch is kept for fresh rows (retries fill it first);
+\* wake-fresh-share-full: every slot is (fresh rows fill it first, no retry advances)
+MCFreshSlots ==
+    IF Has("wake-fresh-share-zero") THEN 0
+    ELSE IF Has("wake-fresh-share-full") THEN WakeBatch
+    ELSE Protocol!FreshSlots
 =============================================================================

@@ -18,6 +18,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
+    Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
 
 
@@ -397,6 +398,44 @@ def CorruptRecoveryRow(cfg, st, s, e):
     return st._replace(recovery=st.recovery | {RecRow(e, s)}, faults=st.faults | {"corrupt"})
 
 
+# ---------------------------------------------------------------- wake scans (w: the row, 1-based)
+
+def WakeArrive(cfg, st, w):
+    """Fresh work arrives: row w is inserted with counter 0."""
+    if st.wakes[w - 1].work:
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "")))
+
+
+def WakeScan(cfg, st):
+    """One transaction: plan the batch as plan_batch does and reserve each planned row (its counter
+    rotates by compare-and-set)."""
+    fresh, again = wake_plan(cfg, st)
+    if not fresh and not again:
+        return None
+    wakes = list(st.wakes)
+    for rows, kind in ((fresh, "fresh"), (again, "retry")):
+        for w in rows:
+            x = wakes[w - 1]
+            wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind)
+    return st._replace(wakes=tuple(wakes))
+
+
+def WakeServe(cfg, st, w):
+    """The woken redrive takes the work: the row is removed."""
+    if st.wakes[w - 1].woken == "":
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, WAKE_IDLE))
+
+
+def WakeLost(cfg, st, w):
+    """The woken redrive takes nothing: the reservation lapses, the row waits as a retry."""
+    x = st.wakes[w - 1]
+    if x.woken == "":
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))
+
+
 # ---------------------------------------------------------------- Next
 
 def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
@@ -452,6 +491,13 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         for s in cfg.sessions:
             for e in range(1, cfg.max_exec + 1):
                 emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
+    if cfg.wake_rows:
+        for w in range(1, cfg.wake_rows + 1):
+            emit("WakeArrive", (w,), WakeArrive(cfg, st, w))
+        emit("WakeScan", (), WakeScan(cfg, st))
+        for w in range(1, cfg.wake_rows + 1):
+            emit("WakeServe", (w,), WakeServe(cfg, st, w))
+            emit("WakeLost", (w,), WakeLost(cfg, st, w))
     return iter(out)
 
 
@@ -475,7 +521,7 @@ _RUNNER_BY_PC = {
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
     "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
-    "CorruptRecoveryRow",
+    "CorruptRecoveryRow", "WakeArrive", "WakeScan", "WakeServe", "WakeLost",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

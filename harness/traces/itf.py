@@ -39,6 +39,7 @@ def _itf_state(cfg: M.Config, st: M.State) -> dict:
         "recovery": st.recovery, "inputs": st.inputs, "run": dict(zip(cfg.nodes, st.run)),
         "fin": dict(zip(cfg.nodes, st.fin)), "rec": dict(zip(cfg.recoverers, st.rec)),
         "cancelled": st.cancelled, "faults": st.faults, "effects": st.effects,
+        **({"wakes": list(st.wakes)} if cfg.wake_rows else {}),  # (absent without wake rows, as before)
     }
 
 

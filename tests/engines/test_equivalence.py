@@ -23,6 +23,13 @@ def test_graphs_are_equal_on_the_other_gate_configurations(name, tlc_or_skip):
     assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 
 
+def test_graphs_are_equal_on_the_wake_configuration(tlc_or_skip):
+    """The wake scans' own configuration (not a gate one): wake rows, the batch plan, its reservations."""
+    c = compare(configs.get("wakes"))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
+
+
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     d = N.DEFECTS[defect]
