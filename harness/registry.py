@@ -39,6 +39,10 @@ RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
 CRASH = _pick(N.ACTIONS, "Crash")
 CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
+WAKE_ARRIVE = _pick(N.ACTIONS, "WakeArrive")
+WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
+WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
+WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
 
 # the actions each kind of actor takes, by the registry's `actor` field
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")

@@ -38,6 +38,8 @@ CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
 DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
+WAKE_FRESH_SHARE_ZERO = _pick(N.DEFECTS, "wake-fresh-share-zero")
+WAKE_FRESH_SHARE_FULL = _pick(N.DEFECTS, "wake-fresh-share-full")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -65,6 +67,9 @@ SUPERVISE = _pick(N.ACTIONS, "Supervise")
 RECOVERY_TAKEOVER = _pick(N.ACTIONS, "RecoveryTakeover")
 RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
+WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
+WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
+WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
 
 # boundaries (spec/names.py BOUNDARIES)
 B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
@@ -78,6 +83,7 @@ B_FINALIZER_SETTLED = _pick(N.BOUNDARIES, "finalizer.settled")
 B_RECOVERY_SCANNED = _pick(N.BOUNDARIES, "recovery.scanned")
 B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
+B_WAKE_RESERVED = _pick(N.BOUNDARIES, "wake.reserved")
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS

@@ -20,6 +20,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
     Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
+from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
 
 
 def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
@@ -396,44 +397,6 @@ def CorruptRecoveryRow(cfg, st, s, e):
     if not any(c.exec == e and cfg.sessions[k] != s for k, c in enumerate(st.claim)) or row_for_exec(st, e):
         return None
     return st._replace(recovery=st.recovery | {RecRow(e, s)}, faults=st.faults | {"corrupt"})
-
-
-# ---------------------------------------------------------------- wake scans (w: the row, 1-based)
-
-def WakeArrive(cfg, st, w):
-    """Fresh work arrives: row w is inserted with counter 0."""
-    if st.wakes[w - 1].work:
-        return None
-    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "")))
-
-
-def WakeScan(cfg, st):
-    """One transaction: plan the batch as plan_batch does and reserve each planned row (its counter
-    rotates by compare-and-set)."""
-    fresh, again = wake_plan(cfg, st)
-    if not fresh and not again:
-        return None
-    wakes = list(st.wakes)
-    for rows, kind in ((fresh, "fresh"), (again, "retry")):
-        for w in rows:
-            x = wakes[w - 1]
-            wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind)
-    return st._replace(wakes=tuple(wakes))
-
-
-def WakeServe(cfg, st, w):
-    """The woken redrive takes the work: the row is removed."""
-    if st.wakes[w - 1].woken == "":
-        return None
-    return st._replace(wakes=_put(st.wakes, w - 1, WAKE_IDLE))
-
-
-def WakeLost(cfg, st, w):
-    """The woken redrive takes nothing: the reservation lapses, the row waits as a retry."""
-    x = st.wakes[w - 1]
-    if x.woken == "":
-        return None
-    return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))
 
 
 # ---------------------------------------------------------------- Next
