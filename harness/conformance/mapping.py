@@ -117,6 +117,8 @@ def _record(path: str, m, i) -> list[Difference]:
 
 
 def _keys(cfg: M.Config | None, var: str, n: int) -> list[str]:
+    if var == "wakes":  # wake rows are numbered from 1, as in the spec
+        return [str(k + 1) for k in range(n)]
     names = {"claim": "sessions", "run": "nodes", "fin": "nodes", "rec": "recoverers"}.get(var)
     got = tuple(getattr(cfg, names)) if cfg is not None and names else ()
     return list(got) if len(got) == n else [str(k) for k in range(n)]
