@@ -90,6 +90,16 @@ def _plan(fresh: Sequence[X], retried: Sequence[X], bound: int, fresh_share: int
     return first + rest + list(fresh[len(first):len(first) + spare])
 
 
+def planned(ctx: Context, fresh: Sequence[X], retried: Sequence[X], bound: int, fresh_share: int) -> list[X]:
+    """The batch a scan takes: plan_batch with the configured share (the wake-fresh-share defects plan
+    with a share of 0, or of the whole bound, which plan_batch refuses)."""
+    if ctx.has(R.WAKE_FRESH_SHARE_ZERO):
+        return _plan(fresh, retried, bound, 0)
+    if ctx.has(R.WAKE_FRESH_SHARE_FULL):
+        return _plan(fresh, retried, bound, bound)
+    return plan_batch(fresh, retried, bound, fresh_share)
+
+
 FRESH, RETRY = "fresh", "retry"  # the batch slot a reservation was made in (the twin's `woken`)
 DEFAULT_WAKE_BATCH = 100
 DEFAULT_FRESH_SHARE = 50
@@ -106,14 +116,6 @@ class WakeQueue:
             raise ValueError("max_tries must be at least 1")
         self.ctx, self.kind, self.bound, self.fresh_share, self.max_tries = ctx, kind, bound, fresh_share, max_tries
         self.waker = waker
-
-    def share(self) -> int:
-        """The slots fresh rows take first: the fresh share (the defects keep none, or the whole batch)."""
-        if self.ctx.has(R.WAKE_FRESH_SHARE_ZERO):
-            return 0
-        if self.ctx.has(R.WAKE_FRESH_SHARE_FULL):
-            return self.bound
-        return self.fresh_share
 
     def arrive(self, item: str, rank: int) -> Result:
         """WakeArrive: insert-only, counter 0 (fresh); a row already there is Occupied."""
@@ -145,18 +147,17 @@ class WakeQueue:
                 row["slot"] = FRESH
             for row in retried:
                 row["slot"] = RETRY
-            share = self.share()
-            planned = (plan_batch if share == self.fresh_share else _plan)(fresh, retried, self.bound, share)
-            if not planned:
+            batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
+            if not batch:
                 return NotEnabled(f"no {self.kind} wake row waits")
-            for row in planned:
+            for row in batch:
                 n = conn.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == row["item"],
                                                     W.c.attempts == row["attempts"], W.c.reserved.is_(None))
                                  .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
                                          reserved=row["slot"])).rowcount
                 if n != 1:
                     raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
-            return Ok([(row["item"], row["slot"]) for row in planned])
+            return Ok([(row["item"], row["slot"]) for row in batch])
         result = self.ctx.db.atomic(body)
         if result:
             self.ctx.boundaries.hit(R.B_WAKE_RESERVED, waker=self.waker, kind=self.kind,

@@ -241,9 +241,17 @@ Selectable(i) == /\ i.state = "pending"
 
 Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
-\* the bounded oldest-first scan (creation order = execution id)
+\* the k oldest claims of the Sessions S (creation order = execution id)
+OldestClaims(S, k) == {s \in S : Cardinality({t \in S : claim[t].exec < claim[s].exec}) < k}
+
+\* the bounded scan: with a bound of one, the oldest eligible claim; with more, the batch planned as
+\* impl/wakes.py plan_batch plans it (fresh claims, never taken over, first up to the fresh share; then
+\* retried ones; unused slots to the other kind)
 ScanWindow == LET E == {s \in Sessions : Eligible(s)}
-              IN {s \in E : Cardinality({t \in E : claim[t].exec < claim[s].exec}) < ScanBound}
+                  F == {s \in E : claim[s].tries = 0}
+                  R == OldestClaims(E \ F, ScanBound - Cardinality(OldestClaims(F, FreshSlots)))
+              IN IF ScanBound = 1 THEN OldestClaims(E, 1)
+                 ELSE R \cup OldestClaims(F, ScanBound - Cardinality(R))
 
 RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
 

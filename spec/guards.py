@@ -219,8 +219,9 @@ def RecoveryScan(cfg, st, r, s):
         if c.quar:
             return f"the claim for {s} is quarantined"
         window = sorted(cfg.sessions[k] for k in M.scan_window(cfg, st))
-        return (f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} oldest eligible claims "
-                f"({', '.join(window)})")
+        which = "oldest eligible claims" if cfg.scan_bound == 1 else \
+            "eligible claims the scan plans (fresh ones first, up to the fresh share)"
+        return f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} {which} ({', '.join(window)})"
     return None
 
 

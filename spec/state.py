@@ -39,7 +39,7 @@ class Config:
     max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
 
     def __post_init__(self):
-        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries)
+        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
         if problem:
             raise ValueError(problem)
 
@@ -53,10 +53,11 @@ class Config:
         return self.grace if self.synchronized_clocks else min(self.grace, self.supervision_lag - 1)
 
 
-def wake_constants_problem(batch: int, share: int, max_tries: int) -> str | None:
+def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: int = 1) -> str | None:
     """Why the wake constants are refused (None when they are not): a batch of one cannot keep a slot for
     each kind, a fresh share of 0 lets retries fill the batch, a share of the whole batch lets no retry
-    advance (impl/wakes.py plan_batch refuses the same)."""
+    advance (impl/wakes.py plan_batch refuses the same); a claim scan of more than one row is planned with
+    the same share, so it must leave that scan a retry slot too."""
     if batch < 2:
         return f"wake_batch must be at least 2 (got {batch}): a batch of one cannot keep a slot for each kind"
     if not 1 <= share <= batch - 1:
@@ -64,6 +65,9 @@ def wake_constants_problem(batch: int, share: int, max_tries: int) -> str | None
                 "the batch, the whole batch lets no retry advance")
     if max_tries < 1:
         return f"max_wake_tries must be at least 1 (got {max_tries})"
+    if scan_bound >= 2 and share > scan_bound - 1:
+        return (f"fresh_share must be in 1..scan_bound-1 = 1..{scan_bound - 1} (got {share}): the claim scan "
+                "plans its window with the same share")
     return None
 
 
@@ -293,9 +297,15 @@ def eligible(cfg: Config, st: State, s: int) -> bool:
 
 
 def scan_window(cfg: Config, st: State) -> set[int]:
-    """The recovery scan: the scan_bound oldest (by creation order = execution id) eligible claims."""
+    """The recovery scan (by creation order = execution id): with a bound of one, the oldest eligible
+    claim; with more, the batch plan_batch plans (fresh claims, tries 0, first up to the fresh share)."""
     rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(cfg, st, s))
-    return {s for _, s in rows[:cfg.scan_bound]}
+    if cfg.scan_bound == 1:
+        return {s for _, s in rows[:1]}
+    fresh = [s for _, s in rows if st.claim[s].tries == 0]
+    retried = [s for _, s in rows if st.claim[s].tries > 0]
+    again = retried[:cfg.scan_bound - len(fresh[:fresh_slots(cfg)])]
+    return set(fresh[:cfg.scan_bound - len(again)]) | set(again)
 
 
 # ---------------------------------------------------------------- supervision (TLA+ SupHolds ... Overdue)

@@ -45,7 +45,8 @@ class World:
         self.provider = ScriptedProvider(steps=max_steps)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
-        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
+        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries,
+                                          fresh_share=fresh_share, **common)
                         for r in workers}
         # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (harness.conformance.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",

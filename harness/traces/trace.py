@@ -202,7 +202,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
                 fresh_share=1 if tc.fresh_share is None else tc.fresh_share,
                 max_wake_tries=tc.max_wake_tries or 2)
-    problem = wake_constants_problem(wake["wake_batch"], wake["fresh_share"], wake["max_wake_tries"])
+    problem = wake_constants_problem(wake["wake_batch"], wake["fresh_share"], wake["max_wake_tries"], tc.scan_bound)
     if problem:
         raise TraceError(f"{prefix}{problem.split(' ', 1)[0]}: {problem}")
     return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
