@@ -150,6 +150,7 @@ class WakeRow(SQLModel, table=True):
     attempts: int = 0
     max: int
     reserved: Optional[str] = None
+    reserved_at: Optional[int] = Field(default=None, sa_type=BigInteger)  # clock ticks of the reservation
 
 
 class ExecutionHistory(SQLModel, table=True):

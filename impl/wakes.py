@@ -110,12 +110,20 @@ class WakeQueue:
     is 0 until its first reservation (fresh), then counts reservations, rotating from `max_tries` to 1."""
 
     def __init__(self, ctx: Context, kind: str, *, bound: int = DEFAULT_WAKE_BATCH,
-                 fresh_share: int = DEFAULT_FRESH_SHARE, max_tries: int = 2, waker: str = "waker"):
+                 fresh_share: int = DEFAULT_FRESH_SHARE, max_tries: int = 2, waker: str = "waker",
+                 lapse_ticks: int | None = None):
+        """`lapse_ticks`: a reservation older than this counts as lapsed (its redrive died), so the row is
+        scanned again as a retry; None (the harness's, as the twin's WakeLost is an explicit step): never."""
         check_share(bound, fresh_share)
         if max_tries < 1:
             raise ValueError("max_tries must be at least 1")
         self.ctx, self.kind, self.bound, self.fresh_share, self.max_tries = ctx, kind, bound, fresh_share, max_tries
-        self.waker = waker
+        self.waker, self.lapse_ticks = waker, lapse_ticks
+
+    def _unreserved(self):
+        if self.lapse_ticks is None:
+            return W.c.reserved.is_(None)
+        return sa.or_(W.c.reserved.is_(None), W.c.reserved_at + self.lapse_ticks <= self.ctx.now())
 
     def arrive(self, item: str, rank: int) -> Result:
         """WakeArrive: insert-only, counter 0 (fresh); a row already there is Occupied."""
@@ -134,7 +142,7 @@ class WakeQueue:
         def rows(retried: bool):
             cond = W.c.attempts > 0 if retried else W.c.attempts == 0
             return [dict(r) for r in conn.execute(
-                sa.select(W).where(W.c.kind == self.kind, W.c.reserved.is_(None), cond)
+                sa.select(W).where(W.c.kind == self.kind, self._unreserved(), cond)
                 .order_by(W.c.rank).limit(self.bound)).mappings()]
         return rows(False), rows(True)
 
@@ -152,9 +160,9 @@ class WakeQueue:
                 return NotEnabled(f"no {self.kind} wake row waits")
             for row in batch:
                 n = conn.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == row["item"],
-                                                    W.c.attempts == row["attempts"], W.c.reserved.is_(None))
+                                                    W.c.attempts == row["attempts"], self._unreserved())
                                  .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
-                                         reserved=row["slot"])).rowcount
+                                         reserved=row["slot"], reserved_at=self.ctx.now())).rowcount
                 if n != 1:
                     raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
             return Ok([(row["item"], row["slot"]) for row in batch])
@@ -178,7 +186,7 @@ class WakeQueue:
         advanced, waits as a retry."""
         def body(c):
             n = c.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == item, W.c.reserved.is_not(None))
-                          .values(reserved=None)).rowcount
+                          .values(reserved=None, reserved_at=None)).rowcount
             return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
         return self.ctx.db.atomic(body)
 
@@ -186,3 +194,8 @@ class WakeQueue:
         """{item: (attempts, reserved slot or "")} of this kind (the mapping's read)."""
         return {r.item: (r.attempts, r.reserved or "")
                 for r in conn.execute(sa.select(W.c.item, W.c.attempts, W.c.reserved).where(W.c.kind == self.kind))}
+
+    def refresh(self, sessions: Sequence[str], rank: dict[str, int]) -> list[str]:
+        """The production arrivals: a fresh row for each Session in `sessions` (those with work of this
+        kind waiting, `InputStore.sessions_to_wake`) that has none; returns the Sessions that arrived."""
+        return [s for s in sessions if self.arrive(s, rank[s])]
