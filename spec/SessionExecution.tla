@@ -748,7 +748,9 @@ Fairness ==
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
         /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
-    /\ WF_vars(WakeScan) /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
+    \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
+    /\ \A waker \in IF WakeRows > 0 THEN {"waker"} ELSE {} : WF_vars(WakeScan)
+    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
