@@ -245,9 +245,8 @@ def leads_to(name: str, cfg: Config):
     if name == "FreshWorkKeepsCapacity":  # one per wake row (none when wake scans are not modelled)
         return [(f"wake row {w}", lambda st, w=w: fresh_row(st, w), lambda st, w=w: not fresh_row(st, w))
                 for w in range(1, cfg.wake_rows + 1)]
-    if name == "RetryAdvances":
-        rows = range(1, cfg.wake_rows + 1)
-        return [("wake rows", lambda st: any(retried_row(st, w) for w in rows),
+    if name == "RetryAdvances":  # one for all rows: some retried row is woken (none without wake rows)
+        return [("wake rows", lambda st: any(retried_row(st, w) for w in range(1, cfg.wake_rows + 1)),
                  lambda st: any(x.woken == "retry" for x in st.wakes))] if cfg.wake_rows else []
     out = []
     for s, sess in enumerate(cfg.sessions):
