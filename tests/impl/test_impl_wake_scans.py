@@ -122,3 +122,19 @@ def test_a_node_redrives_its_woken_sessions_serving_or_releasing_each_row():
 def test_twin_walks_on_the_wake_configuration_match_the_implementation():
     for seed in range(3):
         random_walk(configs.get("wakes"), seed, 40)
+
+
+def test_a_recovery_wake_promotes_the_sessions_continuation():
+    w = World(nodes=("n1",), sessions=("s1",), lease=1)
+    node = w.node()
+    assert node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    assert [h.outcome for h in w.worker().run_once()] == ["converted"]
+    q = WakeQueue(Context(w.db, w.clock, w.boundaries), "recovery", bound=2, fresh_share=1)
+    with w.db.read() as conn:
+        waiting = node.inputs.sessions_to_wake(conn, 10, recovery=True)
+    assert q.refresh(waiting, {"s1": 1}) == ["s1"]
+    [(session, took)] = node.wake(q)
+    assert session == "s1" and took and node.runner.pc == "acquired"
+    assert rows(q) == {}  # served: the continuation was promoted
