@@ -123,6 +123,9 @@ def _describe(cfg) -> str:
              f"Recoverers={{{','.join(cfg.recoverers)}}}", f"Prompts={cfg.prompts}", f"MaxExec={cfg.max_exec}",
              f"Lease={cfg.lease}", f"ScanBound={cfg.scan_bound}", f"Grace={cfg.eff_grace}",
              f"SupervisionLag={cfg.supervision_lag}", f"Faults={{{','.join(sorted(cfg.faults))}}}"]
+    if cfg.wake_rows:  # the wake scans, where they are modelled
+        parts += [f"WakeRows={cfg.wake_rows}", f"WakeBatch={cfg.wake_batch}", f"FreshShare={cfg.fresh_share}",
+                  f"MaxWakeTries={cfg.max_wake_tries}"]
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
 

@@ -41,6 +41,10 @@ CRASH = _pick(N.ACTIONS, "Crash")
 CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
 RECOVERY_CONVERT_ACK_LOST = _pick(N.ACTIONS, "RecoveryConvertAckLost")
 RECOVERY_RECONVERT = _pick(N.ACTIONS, "RecoveryReconvert")
+WAKE_ARRIVE = _pick(N.ACTIONS, "WakeArrive")
+WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
+WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
+WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
 
 # the actions each kind of actor takes, by the registry's `actor` field
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")

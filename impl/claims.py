@@ -114,9 +114,12 @@ class ClaimStore:
         row = conn.execute(_GET, {"session": session_id}).mappings().first()
         return ClaimRow(**row) if row else None
 
-    def scan(self, conn: Connection, now: int, bound: int) -> list[ClaimRow]:
-        """Recovery's window: the `bound` oldest expired, unquarantined claims."""
-        rows = conn.execute(_SCAN, {"now": now, "bound": bound, "grace": self.ctx.grace_ticks}).mappings()
+    def scan(self, conn: Connection, now: int, bound: int, retried: bool | None = None) -> list[ClaimRow]:
+        """Recovery's window: the `bound` oldest expired, unquarantined claims (with `retried`, only those
+        taken over before, or only those never taken over: the fresh ones)."""
+        stmt = _SCAN if retried is None else _SCAN.where(T.c.recovery_attempts > 0 if retried
+                                                         else T.c.recovery_attempts == 0)
+        rows = conn.execute(stmt, {"now": now, "bound": bound, "grace": self.ctx.grace_ticks}).mappings()
         return [ClaimRow(**r) for r in rows]
 
     def why(self, conn: Connection, ident: Ident, now: int, phases: tuple[str, ...] | None = None) -> str:

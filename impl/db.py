@@ -172,4 +172,4 @@ _LOCK = sa.text("SELECT pg_advisory_xact_lock(:key)")
 _SNAPSHOT = sa.text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
 _TABLES = (schema.ExecutionClaim, schema.Assistant, schema.SessionEvent, schema.SessionRecovery,
-           schema.SessionInput, schema.WakeCounter, schema.ExecutionHistory, schema.IdSequence)
+           schema.SessionInput, schema.WakeCounter, schema.WakeRow, schema.ExecutionHistory, schema.IdSequence)

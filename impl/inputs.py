@@ -128,3 +128,9 @@ class InputStore:
                                             ~sa.exists().where(claim_t.c.session_id == T.c.session_id))
             .group_by(T.c.session_id).order_by(sa.func.min(T.c.admitted_seq)).limit(bound))
         return [r[0] for r in rows]
+
+    def pending_continuation(self, conn: Connection, session_id: str) -> str | None:
+        """The Session's pending, recovery-owned continuation (what a recovery wake promotes), if any."""
+        row = conn.execute(sa.select(T.c.id).where(T.c.session_id == session_id, T.c.state == "pending",
+                                                   _owned_by_recovery()).order_by(T.c.admitted_seq)).first()
+        return None if row is None else row[0]

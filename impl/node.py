@@ -90,6 +90,29 @@ class Node:
                                     action=R.ACQUIRE if ordinary else R.PROMOTE_CONTINUATION)
         return result
 
+    # ------------------------------------------------------------------ wakes
+
+    def wake(self, queue) -> list[tuple[str, Result]]:
+        """One production wake pass over an `impl.wakes.WakeQueue`: reserve a batch (WakeScan: plan_batch,
+        compare-and-set on each row's counter), then redrive each woken Session: an ordinary wake acquires
+        the input ordinary selection picks, a recovery wake promotes the Session's continuation. A row is
+        served when its redrive took the work, released (a retry for a later batch) when it took nothing
+        (WakeServe, WakeLost)."""
+        scanned = queue.scan()
+        if not scanned:
+            return []
+        out = []
+        for session, _slot in scanned.value:
+            if queue.kind == "recovery":
+                with self.ctx.db.read() as conn:
+                    cont = self.inputs.pending_continuation(conn, session)
+                took = self.promote(cont) if cont else NotEnabled(f"no continuation of {session} waits")
+            else:
+                took = self.acquire_next(session)
+            (queue.serve if took else queue.release)(session)
+            out.append((session, took))
+        return out
+
     # ------------------------------------------------------------------ cancellation, leases, faults
 
     def cancel(self, session_id: str, execution_id: int | None = None) -> Result:

@@ -39,6 +39,7 @@ from .inputs import InputStore
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
 from .runner import record_history
 from .schema import recovery_t
+from .wakes import DEFAULT_FRESH_SHARE, check_share, planned
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +76,13 @@ class Handled:
 class RecoveryWorker:
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
                  boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
-                 scan_bound: int = DEFAULT_SCAN_BOUND, max_tries: int = DEFAULT_MAX_TRIES):
+                 scan_bound: int = DEFAULT_SCAN_BOUND, max_tries: int = DEFAULT_MAX_TRIES,
+                 fresh_share: int = DEFAULT_FRESH_SHARE):
         if scan_bound < 1:
             raise ValueError("scan_bound must be at least 1")
+        if scan_bound >= 2:
+            check_share(scan_bound, fresh_share)  # a window of several rows is planned: fresh claims keep a share
+        self.fresh_share = fresh_share
         if max_tries < 1:
             raise ValueError("max_tries must be at least 1")
         self.max_tries = max_tries
@@ -127,9 +132,17 @@ class RecoveryWorker:
     # ------------------------------------------------------------------ takeover
 
     def window(self) -> list[ClaimRow]:
-        """The scan: the `scan_bound` oldest expired, unquarantined claims."""
+        """The scan: the oldest expired, unquarantined claim; with a bound of several rows, the window
+        `plan_batch` plans from the `scan_bound` oldest fresh claims (never taken over) and the
+        `scan_bound` oldest retried ones, so retried poison claims never fill it, nor fresh ones."""
+        now = self.ctx.now()
         with self.ctx.db.read() as conn:
-            return self.claims.scan(conn, self.ctx.now(), self.scan_bound)
+            if self.scan_bound == 1:  # a batch of one has no share to keep
+                return self.claims.scan(conn, now, 1)
+            fresh = self.claims.scan(conn, now, self.scan_bound, retried=False)
+            retried = self.claims.scan(conn, now, self.scan_bound, retried=True)
+        return sorted(planned(self.ctx, fresh, retried, self.scan_bound, self.fresh_share),
+                      key=lambda row: row.created_seq)
 
     def scan(self, session_id: str | None = None) -> Result:
         """RecoveryScan: read the window and remember the row to try (the given Session's, which must be

@@ -39,6 +39,8 @@ DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal"
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
 CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-ids")
+WAKE_FRESH_SHARE_ZERO = _pick(N.DEFECTS, "wake-fresh-share-zero")
+WAKE_FRESH_SHARE_FULL = _pick(N.DEFECTS, "wake-fresh-share-full")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -68,6 +70,9 @@ RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
 RECOVERY_CONVERT_ACK_LOST = _pick(N.ACTIONS, "RecoveryConvertAckLost")
 RECOVERY_RECONVERT = _pick(N.ACTIONS, "RecoveryReconvert")
+WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
+WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
+WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
 
 # boundaries (spec/names.py BOUNDARIES)
 B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
@@ -82,6 +87,7 @@ B_RECOVERY_SCANNED = _pick(N.BOUNDARIES, "recovery.scanned")
 B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
 B_RECOVERY_CONVERTED = _pick(N.BOUNDARIES, "recovery.converted")
+B_WAKE_RESERVED = _pick(N.BOUNDARIES, "wake.reserved")
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS

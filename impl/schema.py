@@ -127,6 +127,32 @@ class WakeCounter(SQLModel, table=True):
     max: int
 
 
+WAKE_KINDS = ("recovery", "ordinary")
+WAKE_SLOTS = ("fresh", "retry")  # the slot of the batch a reservation was made in
+
+
+class WakeRow(SQLModel, table=True):
+    """A wake row: pending work of one Session to redrive (a recovery wake promotes its continuation, an
+    ordinary wake acquires its input), with its bounded wake-attempt counter (0: fresh, never woken),
+    changed only by compare-and-set, rotating from max to 1; `reserved` while a woken redrive runs."""
+
+    __tablename__ = "wake_row"
+    __table_args__ = (
+        CheckConstraint(_in("kind", WAKE_KINDS), name="ck_wake_row_kind"),
+        CheckConstraint("max >= 1 AND attempts >= 0 AND attempts <= max", name="ck_wake_row_attempts"),
+        CheckConstraint(f"reserved IS NULL OR {_in('reserved', WAKE_SLOTS)}", name="ck_wake_row_reserved"),
+        Index("ix_wake_row_scan", "kind", "reserved", "attempts", "rank"),
+    )
+
+    kind: str = Field(primary_key=True)
+    item: str = Field(primary_key=True)  # the Session to wake
+    rank: int  # the scan's order, oldest first (the Session's creation order)
+    attempts: int = 0
+    max: int
+    reserved: Optional[str] = None
+    reserved_at: Optional[int] = Field(default=None, sa_type=BigInteger)  # clock ticks of the reservation
+
+
 class ExecutionHistory(SQLModel, table=True):
     """How each settled execution left its claim (the twin's `cancelled` set is outcome 'cancelled')."""
 
@@ -156,5 +182,6 @@ event_t = SessionEvent.__table__
 recovery_t = SessionRecovery.__table__
 input_t = SessionInput.__table__
 wake_t = WakeCounter.__table__
+wake_row_t = WakeRow.__table__
 history_t = ExecutionHistory.__table__
 sequence_t = IdSequence.__table__

@@ -2,7 +2,11 @@
 
 A wake counter changes only by compare-and-set on the value the waker observed, so two wakers never
 both believe they reserved the same slot; it rotates from its max back to 1 so it stays bounded. A
-batch is bounded, and a share of it is kept for fresh work so retries can never saturate it.
+batch is bounded, and a share of it is kept for fresh work so retries can never saturate it, while the
+rest keeps one retry advancing however much fresh work arrives (`plan_batch` refuses a share of 0 or of
+the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes): its scan plans
+each batch with `plan_batch` and reserves the planned rows by compare-and-set on their attempt counters,
+in one transaction (the twin's WakeScan); a woken redrive then serves the row or releases it as a retry.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from typing import Sequence, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from . import registry as R
 from .context import Context
-from .results import Lost, Ok, Result
-from .schema import wake_t as T
+from .db import guarded
+from .results import Abort, Lost, NotEnabled, Occupied, Ok, Result
+from .schema import wake_row_t as W, wake_t as T
 
 X = TypeVar("X")
 
@@ -60,12 +66,136 @@ class WakeCounters:
         return result
 
 
+def check_share(bound: int, fresh_share: int) -> None:
+    """A batch must keep a slot for each kind: bound >= 2 and 1 <= fresh_share <= bound - 1 (a share of 0
+    lets retries fill the batch; the whole bound lets no retry advance)."""
+    if bound < 2 or not 1 <= fresh_share <= bound - 1:
+        raise ValueError(f"need bound >= 2 and 1 <= fresh_share <= bound - 1 (got bound {bound}, fresh_share "
+                         f"{fresh_share}): a share of 0 lets retries fill the batch, the whole bound lets no "
+                         "retry advance")
+
+
 def plan_batch(fresh: Sequence[X], retried: Sequence[X], bound: int, fresh_share: int) -> list[X]:
     """At most `bound` items; up to `fresh_share` slots go to fresh work first, so retries can fill the
-    rest but never the whole batch; unused fresh slots go to retries."""
-    if bound < 1 or not 0 <= fresh_share <= bound:
-        raise ValueError("need bound >= 1 and 0 <= fresh_share <= bound")
+    rest but never the whole batch; unused fresh slots go to retries, unused retry slots to fresh work."""
+    check_share(bound, fresh_share)
+    return _plan(fresh, retried, bound, fresh_share)
+
+
+def _plan(fresh: Sequence[X], retried: Sequence[X], bound: int, fresh_share: int) -> list[X]:
+    """plan_batch without its share check (the wake-fresh-share defects reach it with 0 or the bound)."""
     first = list(fresh[:fresh_share])
     rest = list(retried[:bound - len(first)])
     spare = bound - len(first) - len(rest)
     return first + rest + list(fresh[len(first):len(first) + spare])
+
+
+def planned(ctx: Context, fresh: Sequence[X], retried: Sequence[X], bound: int, fresh_share: int) -> list[X]:
+    """The batch a scan takes: plan_batch with the configured share (the wake-fresh-share defects plan
+    with a share of 0, or of the whole bound, which plan_batch refuses)."""
+    if ctx.has(R.WAKE_FRESH_SHARE_ZERO):
+        return _plan(fresh, retried, bound, 0)
+    if ctx.has(R.WAKE_FRESH_SHARE_FULL):
+        return _plan(fresh, retried, bound, bound)
+    return plan_batch(fresh, retried, bound, fresh_share)
+
+
+FRESH, RETRY = "fresh", "retry"  # the batch slot a reservation was made in (the twin's `woken`)
+DEFAULT_WAKE_BATCH = 100
+DEFAULT_FRESH_SHARE = 50
+
+
+class WakeQueue:
+    """The wake rows of one kind. A row is a Session with pending work to redrive; its `attempts` counter
+    is 0 until its first reservation (fresh), then counts reservations, rotating from `max_tries` to 1."""
+
+    def __init__(self, ctx: Context, kind: str, *, bound: int = DEFAULT_WAKE_BATCH,
+                 fresh_share: int = DEFAULT_FRESH_SHARE, max_tries: int = 2, waker: str = "waker",
+                 lapse_ticks: int | None = None):
+        """`lapse_ticks`: a reservation older than this counts as lapsed (its redrive died), so the row is
+        scanned again as a retry; None (the harness's, as the twin's WakeLost is an explicit step): never."""
+        check_share(bound, fresh_share)
+        if max_tries < 1:
+            raise ValueError("max_tries must be at least 1")
+        self.ctx, self.kind, self.bound, self.fresh_share, self.max_tries = ctx, kind, bound, fresh_share, max_tries
+        self.waker, self.lapse_ticks = waker, lapse_ticks
+
+    def _unreserved(self):
+        if self.lapse_ticks is None:
+            return W.c.reserved.is_(None)
+        return sa.or_(W.c.reserved.is_(None), W.c.reserved_at + self.lapse_ticks <= self.ctx.now())
+
+    def arrive(self, item: str, rank: int) -> Result:
+        """WakeArrive: insert-only, counter 0 (fresh); a row already there is Occupied."""
+        def body(conn):
+            try:
+                with guarded(conn):
+                    conn.execute(W.insert().values(kind=self.kind, item=item, rank=rank, attempts=0,
+                                                   max=self.max_tries, reserved=None))
+            except sa.exc.IntegrityError:
+                return Occupied(item)
+            return Ok(item)
+        return self.ctx.db.atomic(body)
+
+    def window(self, conn: Connection) -> tuple[list[dict], list[dict]]:
+        """The bounded scan: at most `bound` unreserved fresh rows and `bound` retried ones, oldest first."""
+        def rows(retried: bool):
+            cond = W.c.attempts > 0 if retried else W.c.attempts == 0
+            return [dict(r) for r in conn.execute(
+                sa.select(W).where(W.c.kind == self.kind, self._unreserved(), cond)
+                .order_by(W.c.rank).limit(self.bound)).mappings()]
+        return rows(False), rows(True)
+
+    def scan(self) -> Result:
+        """WakeScan, one transaction: plan the batch (`plan_batch`) and reserve each planned row by
+        compare-and-set on the counter it read; Ok([(item, slot)]) or NotEnabled when nothing waits."""
+        def body(conn):
+            fresh, retried = self.window(conn)
+            for row in fresh:
+                row["slot"] = FRESH
+            for row in retried:
+                row["slot"] = RETRY
+            batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
+            if not batch:
+                return NotEnabled(f"no {self.kind} wake row waits")
+            for row in batch:
+                n = conn.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == row["item"],
+                                                    W.c.attempts == row["attempts"], self._unreserved())
+                                 .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
+                                         reserved=row["slot"], reserved_at=self.ctx.now())).rowcount
+                if n != 1:
+                    raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
+            return Ok([(row["item"], row["slot"]) for row in batch])
+        result = self.ctx.db.atomic(body)
+        if result:
+            self.ctx.boundaries.hit(R.B_WAKE_RESERVED, waker=self.waker, kind=self.kind,
+                                    items=[item for item, _slot in result.value])
+        return result
+
+    def serve(self, item: str, conn: Connection | None = None) -> Result:
+        """WakeServe: the woken redrive took the work; remove its reserved row (in the redrive's own
+        transaction when `conn` is given)."""
+        def body(c):
+            n = c.execute(sa.delete(W).where(W.c.kind == self.kind, W.c.item == item,
+                                             W.c.reserved.is_not(None))).rowcount
+            return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
+        return body(conn) if conn is not None else self.ctx.db.atomic(body)
+
+    def release(self, item: str) -> Result:
+        """WakeLost: the woken redrive took nothing; the reservation lapses and the row, its counter
+        advanced, waits as a retry."""
+        def body(c):
+            n = c.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == item, W.c.reserved.is_not(None))
+                          .values(reserved=None, reserved_at=None)).rowcount
+            return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
+        return self.ctx.db.atomic(body)
+
+    def rows(self, conn: Connection) -> dict[str, tuple[int, str]]:
+        """{item: (attempts, reserved slot or "")} of this kind (the mapping's read)."""
+        return {r.item: (r.attempts, r.reserved or "")
+                for r in conn.execute(sa.select(W.c.item, W.c.attempts, W.c.reserved).where(W.c.kind == self.kind))}
+
+    def refresh(self, sessions: Sequence[str], rank: dict[str, int]) -> list[str]:
+        """The production arrivals: a fresh row for each Session in `sessions` (those with work of this
+        kind waiting, `InputStore.sessions_to_wake`) that has none; returns the Sessions that arrived."""
+        return [s for s in sessions if self.arrive(s, rank[s])]

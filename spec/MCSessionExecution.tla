@@ -20,8 +20,9 @@
 (* other hooks are overridden as everywhere else.                          *)
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
-(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag), the       *)
-(* environment's Faults and the assumptions; spec/README.md, "Model       *)
+(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag, the wake  *)
+(* constants), the environment's Faults and the assumptions;              *)
+(* spec/README.md, "Model                                                 *)
 (* checking apart from the protocol", says why.                            *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
@@ -146,4 +147,10 @@ MCQuarantineMatches(c, w, r) ==
 \* execution, so a retry after a lost acknowledgement does not find the continuation it created
 MCContinuationGen(attempt) ==
     IF Has("conversion-retry-mints-new-ids") THEN attempt ELSE Protocol!ContinuationGen(attempt)
+\* wake-fresh-share-zero: no slot of a wake batch is kept for fresh rows (retries fill it first);
+\* wake-fresh-share-full: every slot is (fresh rows fill it first, no retry advances)
+MCFreshSlots ==
+    IF Has("wake-fresh-share-zero") THEN 0
+    ELSE IF Has("wake-fresh-share-full") THEN WakeBatch
+    ELSE Protocol!FreshSlots
 =============================================================================

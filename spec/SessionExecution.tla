@@ -20,6 +20,11 @@
 (* names the latest Step's assistant; publisher memory the last one the    *)
 (* runner published (between Step k's commit and its return: Step k-1's). *)
 (*                                                                         *)
+(* Wake scans.  WakeRows wake rows (0 by default: not modelled), each with *)
+(* a bounded wake-attempt counter; WakeScan plans a batch of WakeBatch as  *)
+(* impl/wakes.py's plan_batch does (FreshShare slots for fresh rows first) *)
+(* and reserves it by compare-and-set; see spec/README.md, decision 16.    *)
+(*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
 (* changes the behaviour is a small named operator, a *hook*, stating what *)
@@ -30,7 +35,7 @@
 (*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
-(*   ConversionSettles, QuarantineMatches, ContinuationGen.                *)
+(*   ConversionSettles, QuarantineMatches, ContinuationGen, FreshSlots.    *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -69,7 +74,15 @@ CONSTANTS
     \* @type: Int;
     SupervisionLag, \* Supervise happens before this many ticks pass after a claim expires or changes
     \* @type: Bool;
-    ProcessLocalRouting
+    ProcessLocalRouting,
+    \* @type: Int;
+    WakeRows,       \* wake rows (1..WakeRows, oldest first); 0: wake scans are not modelled
+    \* @type: Int;
+    WakeBatch,      \* rows one wake scan reserves at most (the batch bound)
+    \* @type: Int;
+    FreshShare,     \* slots of a batch kept for fresh rows (never woken before): 1..WakeBatch-1
+    \* @type: Int;
+    MaxWakeTries    \* a wake row's counter rotates from MaxWakeTries back to 1
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
@@ -80,6 +93,7 @@ CONSTANTS
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
+  @typeAlias: wake = {work: Bool, tries: Int, woken: Str};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -118,9 +132,13 @@ VARIABLES
     \* identity (execution, owner) its actor works under, the node it runs on and the Step of a dispatch
     \* (0 for a reconciliation)
     \* @type: Set($effect);
-    effects
+    effects,
+    \* the wake rows (durable): pending work, its wake counter (0: fresh, never woken), and the kind of
+    \* reservation it holds ("" none, "fresh", "retry")
+    \* @type: Int -> $wake;
+    wakes
 
-vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
@@ -131,6 +149,8 @@ NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, q
 RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
+WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> ""]
+WakeRowIds == 1..WakeRows
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -221,6 +241,8 @@ QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
 \* The continuation id a conversion's attempt (0 the first, 1 its retry) derives: from Session and
 \* execution alone, whatever the attempt (recovery-id.ts), so a retry names the continuation it created.
 ContinuationGen(attempt) == 0
+\* The slots of a wake batch that fresh rows take first: the fresh share.
+FreshSlots == FreshShare
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -231,9 +253,17 @@ Selectable(i) == /\ i.state = "pending"
 
 Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
-\* the bounded oldest-first scan (creation order = execution id)
+\* the k oldest claims of the Sessions S (creation order = execution id)
+OldestClaims(S, k) == {s \in S : Cardinality({t \in S : claim[t].exec < claim[s].exec}) < k}
+
+\* the bounded scan: with a bound of one, the oldest eligible claim; with more, the batch planned as
+\* impl/wakes.py plan_batch plans it (fresh claims, never taken over, first up to the fresh share; then
+\* retried ones; unused slots to the other kind)
 ScanWindow == LET E == {s \in Sessions : Eligible(s)}
-              IN {s \in E : Cardinality({t \in E : claim[t].exec < claim[s].exec}) < ScanBound}
+                  F == {s \in E : claim[s].tries = 0}
+                  R == OldestClaims(E \ F, ScanBound - Cardinality(OldestClaims(F, FreshSlots)))
+              IN IF ScanBound = 1 THEN OldestClaims(E, 1)
+                 ELSE R \cup OldestClaims(F, ScanBound - Cardinality(R))
 
 RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
 
@@ -255,6 +285,7 @@ Init ==
     /\ cancelled = {}
     /\ faults = {}
     /\ effects = {}
+    /\ wakes = [w \in WakeRowIds |-> WakeIdle]
 
 -----------------------------------------------------------------------------
 (* The runner *)
@@ -272,7 +303,7 @@ AcquireBy(n, i, ordinary) ==
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
                                      active |-> FALSE, intr |-> FALSE, ordinal |-> 1]]
-       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
@@ -293,7 +324,7 @@ Renew(n) ==
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
           ELSE /\ run' = [run EXCEPT ![n].pc = FailedRenewalPc]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* The provider call begins: an external effect, no transaction.
 Dispatch(n) ==
@@ -301,7 +332,7 @@ Dispatch(n) ==
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
                                  kind |-> "dispatch", step |-> run[n].ordinal]}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
 
 \* One transaction: append Step.Started for the current Step's assistant, project it, store its id in the
 \* claim (the claim names the latest Step's assistant).  Listeners run after commit; publisher memory is
@@ -322,13 +353,13 @@ PublishStepStarted(n) ==
                                            THEN [r EXCEPT !.pc = "stopped", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "stopped"]]
                /\ UNCHANGED <<claim, log>>
-       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Step.Started's publish returns (after listeners): publisher memory names the assistant.
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* (publisher memory is not touched in the commit's step: listeners run first)
 PublishTerminal(n, kind, pc) ==
@@ -343,13 +374,13 @@ PublishTerminal(n, kind, pc) ==
 PublishStepFailed(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Failed", "failed")
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Step.Failed's publish returns: publisher memory marks the assistant inactive.
 StepFailedReturn(n) ==
     /\ RunnerAt(n, "failed")
     /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* One transaction: append Step.Ended and complete the Step's assistant.  Listeners follow (the listener
 \* gate): publisher memory still names the assistant, active.  After the last Step it settles the
@@ -358,14 +389,14 @@ StepFailedReturn(n) ==
 PublishStepEnded(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Ended", IF run[n].ordinal < MaxSteps THEN "ended" ELSE "done")
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Step.Ended's publish returns (after listeners): publisher memory marks the assistant inactive (it still
 \* names it: the last assistant published), and the runner goes on to its next Step, whose renewal is due.
 StepEndedReturn(n) ==
     /\ RunnerAt(n, "ended")
     /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
 \* first); publisher memory is not updated but released with the runner.
@@ -377,20 +408,20 @@ ClearClaim(n) ==
                /\ run' = [run EXCEPT ![n] = RunnerIdle]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* The runner observes the interrupt at its next step and stops.
 RunnerStop(n) ==
     /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped"}
     /\ run' = [run EXCEPT ![n].pc = "stopped"]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* A stopped runner with no finalizer of its own releases its memory.
 RunnerExit(n) ==
     /\ run[n].pc = "stopped"
     /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
     /\ run' = [run EXCEPT ![n] = RunnerIdle]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 -----------------------------------------------------------------------------
 (* Cancellation *)
@@ -406,7 +437,7 @@ CancelRequest(n, s) ==
        /\ fin' = [fin EXCEPT ![n] = [pc |-> "settle", sess |-> s, exec |-> c.exec, owner |-> c.owner]]
        /\ run' = IF c.owner = n /\ r.exec = c.exec /\ r.pc \notin {"idle", "stopped"}
                  THEN [run EXCEPT ![n].intr = TRUE] ELSE run
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes>>
 
 \* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
 \* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
@@ -444,7 +475,7 @@ FinalizerSettle(n) ==
                                                          node |-> f.owner])
                                  ELSE restarted
                        /\ fin' = [fin EXCEPT ![n].pc = "clear"]
-       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, wakes>>
 
 \* Remove the exact cancelled claim.  Cancellation creates no recovery state (CancelRequeues: were it to,
 \* it would insert a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
@@ -464,7 +495,7 @@ FinalizerClear(n) ==
                             ELSE inputs
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, cancelled, run, recovery, inputs>>
-       /\ UNCHANGED <<nextExec, log, rec, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, rec, faults, effects, wakes>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)
@@ -477,7 +508,7 @@ Heartbeat(k, s) ==
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
                          ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> "", why |-> ""]
        /\ claim' = [claim EXCEPT ![s].ttl = RenewedTtl(c)]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
 
 RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
 RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
@@ -494,7 +525,7 @@ Supervise(n) ==
     /\ RunStale(n) \/ FinStale(n)
     /\ run' = IF RunStale(n) THEN [run EXCEPT ![n].pc = "stopped"] ELSE run
     /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes>>
 
 \* The clock may advance: some lease still runs down (to -Grace, the takeover's grace), no renewal is
 \* about to dispatch on an expiring lease (TimelyDispatch), and no node's supervision is overdue (the
@@ -517,7 +548,7 @@ Tick ==
     /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
                                     THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
     /\ faults' = IF Pausing THEN faults \cup {"pause"} ELSE faults
-    /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects>>
+    /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects, wakes>>
 
 \* time passes: the calm tick is weakly fair; a pause is a fault, never forced
 CalmTick == Tick /\ ~Pausing
@@ -532,7 +563,7 @@ RecoveryScan(r, s) ==
     /\ s \in ScanWindow
     /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner,
                                    why |-> ""]]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
 
 \* Compare-and-swap on what the scan saw: exact Session, execution, former owner, expired lease and null
 \* recovery error.  A worker that lost the race (another worker took the row, or it changed) changes
@@ -553,7 +584,7 @@ RecoveryTakeover(r) ==
                                            !.tries = IF c.tries < MaxTries THEN c.tries + 1 ELSE MaxTries]]
                /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> "",
                                              why |-> ""]]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
 
 \* The durable writes of one conversion of w's (Session, execution) with continuation gen g, each keyed or
 \* fenced: Step.Interrupted for the claim's open assistant and the claim's removal under the fence (exact
@@ -607,7 +638,7 @@ RecoveryConvert(r) ==
           ELSE /\ ConversionCommit(r, w, ContinuationGen(0))
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
-       /\ UNCHANGED <<nextExec, run, fin, faults, effects>>
+       /\ UNCHANGED <<nextExec, run, fin, faults, effects, wakes>>
 
 \* The conversion commits but its acknowledgement is lost (the database committed, the worker sees a
 \* connection error): RecoveryConvert's conversion of validated recovering work, the same durable
@@ -650,7 +681,54 @@ RecoveryQuarantine(r) ==
        /\ claim' = IF QuarantineMatches(c, w, r)
                    THEN [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = w.why] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+
+-----------------------------------------------------------------------------
+(* Wake scans: the recovery-wake and ordinary-wake redrive (spec/README.md, decision 16) *)
+
+\* a row with pending work and no reservation: fresh (never woken) or retried (woken before, not served)
+FreshRow(w) == wakes[w].work /\ wakes[w].woken = "" /\ wakes[w].tries = 0
+RetriedRow(w) == wakes[w].work /\ wakes[w].woken = "" /\ wakes[w].tries > 0
+FreshRows == {w \in WakeRowIds : FreshRow(w)}
+RetriedRows == {w \in WakeRowIds : RetriedRow(w)}
+\* the k oldest rows of S (row number = creation order)
+Oldest(S, k) == {w \in S : Cardinality({v \in S : v < w}) < k}
+\* the wake counter's compare-and-set moves it to its successor, from its maximum back to 1
+Rotate(t) == IF t >= MaxWakeTries THEN 1 ELSE t + 1
+\* impl/wakes.py plan_batch: fresh rows first, up to the fresh share; then retried rows; slots one kind
+\* leaves unused go to the other
+PlanRetried == Oldest(RetriedRows, WakeBatch - Cardinality(Oldest(FreshRows, FreshSlots)))
+PlanFresh == Oldest(FreshRows, WakeBatch - Cardinality(PlanRetried))
+
+\* Fresh work arrives: a row for a Session with new pending work (a prompt, a continuation), counter 0.
+WakeArrive(w) ==
+    /\ ~wakes[w].work
+    /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> ""]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+
+\* One transaction: read the bounded window of unreserved rows, plan the batch, and reserve each planned
+\* row by compare-and-set on the counter it read (the counter rotates) before waking it.
+WakeScan ==
+    /\ PlanFresh \cup PlanRetried # {}
+    /\ wakes' = [w \in WakeRowIds |->
+                    IF w \in PlanFresh THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "fresh"]
+                    ELSE IF w \in PlanRetried THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "retry"]
+                    ELSE wakes[w]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+
+\* The woken redrive takes the work (an ordinary wake's acquisition, a recovery wake's promotion): the
+\* row is removed in that transaction.
+WakeServe(w) ==
+    /\ wakes[w].woken # ""
+    /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+
+\* The woken redrive takes nothing (it lost the race, its node died): the reservation lapses and the row,
+\* its counter advanced, waits as a retry.  Not fair: it may happen forever (retry saturation).
+WakeLost(w) ==
+    /\ wakes[w].woken # ""
+    /\ wakes' = [wakes EXCEPT ![w].woken = ""]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 -----------------------------------------------------------------------------
 (* Faults *)
@@ -667,7 +745,7 @@ Crash(k) ==
             /\ rec' = [rec EXCEPT ![k] = RecIdle]
             /\ UNCHANGED <<run, fin>>
     /\ faults' = faults \cup {"crash"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects, wakes>>
 
 \* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
 CorruptRecoveryRow(s, e) ==
@@ -676,7 +754,7 @@ CorruptRecoveryRow(s, e) ==
     /\ ~RowForExec(e)
     /\ recovery' = recovery \cup {[exec |-> e, sess |-> s]}
     /\ faults' = faults \cup {"corrupt"}
-    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects, wakes>>
 
 -----------------------------------------------------------------------------
 Next ==
@@ -707,6 +785,10 @@ Next ==
     \/ \E r \in Recoverers : RecoveryReconvert(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+    \/ \E w \in WakeRowIds : WakeArrive(w)
+    \/ WakeScan
+    \/ \E w \in WakeRowIds : WakeServe(w)
+    \/ \E w \in WakeRowIds : WakeLost(w)
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow,
@@ -726,6 +808,9 @@ Fairness ==
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
         /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
         /\ WF_vars(RecoveryReconvert(r))
+    \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
+    /\ \A waker \in IF WakeRows > 0 THEN {"waker"} ELSE {} : WF_vars(WakeScan)
+    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -749,6 +834,8 @@ TypeOK ==
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt", "ack"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
+    /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
+                             /\ wakes[w].woken \in {"", "fresh", "retry"}
 
 AtMostOneStart ==
     \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -864,6 +951,14 @@ QuarantineOnlyByRecoveryStep ==
                               /\ rec[c.owner].sess = s /\ rec[c.owner].exec = c.exec
                               /\ claim'[s] = [c EXCEPT !.quar = TRUE, !.why = claim'[s].why]
 
+\* A wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work keeps
+\* capacity while retries saturate, and one retry advances while fresh work floods.
+WakePlanSharedStep ==
+    LET woke == {w \in WakeRowIds : wakes[w].woken = "" /\ wakes'[w].woken # ""}
+    IN woke # {} =>
+        /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
+        /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+
 AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
 PhaseMonotonic == [][PhaseMonotonicStep]_vars
 ClearOnlySettled == [][ClearOnlySettledStep]_vars
@@ -872,6 +967,7 @@ FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
+WakePlanShared == [][WakePlanSharedStep]_vars
 
 (* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
 
@@ -908,5 +1004,15 @@ PendingInputsEventuallyServed ==
 \* (or the ids run out, or the Session is rejected).
 ContinuationsEventuallyPromoted ==
     FaultsCease => \A s \in Sessions : Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s))
+
+\* Every fresh row is eventually woken, however often woken rows are lost (retry saturation), once fresh
+\* arrivals cease (were they to go on, a younger fresh row could wait behind older ones forever: that is
+\* an ordering among fresh rows, not this property).
+ArrivalsCease == <>[][~(\E w \in WakeRowIds : WakeArrive(w))]_vars
+FreshWorkKeepsCapacity == ArrivalsCease => \A w \in WakeRowIds : FreshRow(w) ~> ~FreshRow(w)
+
+\* While a retried row waits, some retried row is eventually woken, however much fresh work keeps
+\* arriving and however often woken rows are lost.
+RetryAdvances == (\E w \in WakeRowIds : RetriedRow(w)) ~> (\E w \in WakeRowIds : wakes[w].woken = "retry")
 
 =============================================================================

@@ -58,6 +58,12 @@ CONFIGS: dict[str, Config] = {
     # (`conversion-retry-mints-new-ids`)
     "retries": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
                       lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"crash", N.ACK_LOST})),
+    # the wake scans (issue 13 item 5): three wake rows, a batch of two with one slot kept for fresh rows,
+    # the counter rotating at 2; the protocol beside them as small as it runs (one Session, one node, one
+    # execution, no fault), since the wake rows share no variable with it
+    "wakes": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=0, max_exec=1, lease=1,
+                    scan_bound=1, grace=0, max_tries=1, faults=frozenset(), wake_rows=4, wake_batch=2,
+                    fresh_share=1, max_wake_tries=2),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -66,6 +72,9 @@ CONFIGS: dict[str, Config] = {
 # what `claimcheck gate` model-checks in full (every invariant, the liveness properties, the refinement) on
 # both engines, and drives the implementation on: together they enable every action of the registry
 GATE_CONFIGS = ("ci", "sessions", "rows", "heartbeat", "steps")
+# one feature of spec v2 each, behind constants (or a fault kind) that every other configuration leaves
+# off: together with the gate's they enable every action of the registry
+FEATURE_CONFIGS = ("retries", "wakes")
 
 ASSUMPTION_FIELDS = {"TimelyDispatch": "timely_dispatch", "SynchronizedClocks": "synchronized_clocks",
                      "ProcessLocalRouting": "process_local_routing"}
@@ -98,7 +107,8 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches", "ContinuationGen")
+         "ConversionSettles", "QuarantineMatches", "ContinuationGen",
+         "FreshSlots")
 
 
 class ProtocolOnly(ValueError):
@@ -117,6 +127,8 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
                            f"({MC_MODULE}.tla, through TLC's operator overrides); the protocol module has none")
     b = lambda v: "TRUE" if v else "FALSE"
     props = list(N.ACTION_INVARIANTS) + (list(N.LIVENESS) if liveness else []) + ([] if protocol_only else [N.REFINEMENT])
+    if not cfg.wake_rows:  # no wake rows: their properties hold vacuously, and TLC need not spend time on them
+        props = [p for p in props if p not in N.WAKE_PROPERTIES]
     invs = list(N.STATE_INVARIANTS)
     if only is not None:
         props, invs = [p for p in props if p in only], [i for i in invs if i in only]
@@ -137,6 +149,10 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  Grace = {cfg.eff_grace}",
         f"  SupervisionLag = {cfg.supervision_lag}",
         f"  ProcessLocalRouting = {b(cfg.process_local_routing)}",
+        f"  WakeRows = {cfg.wake_rows}",
+        f"  WakeBatch = {cfg.wake_batch}",
+        f"  FreshShare = {cfg.fresh_share}",
+        f"  MaxWakeTries = {cfg.max_wake_tries}",
     ]
     if not protocol_only:
         lines += [f"  Defects = {_tla_set(cfg.defects)}"] + [f"  {h} <- MC{h}" for h in HOOKS]

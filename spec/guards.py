@@ -219,8 +219,9 @@ def RecoveryScan(cfg, st, r, s):
         if c.quar:
             return f"the claim for {s} is quarantined"
         window = sorted(cfg.sessions[k] for k in M.scan_window(cfg, st))
-        return (f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} oldest eligible claims "
-                f"({', '.join(window)})")
+        which = "oldest eligible claims" if cfg.scan_bound == 1 else \
+            "eligible claims the scan plans (fresh ones first, up to the fresh share)"
+        return f"the claim for {s} is not among the ScanBound = {cfg.scan_bound} {which} ({', '.join(window)})"
     return None
 
 
@@ -285,6 +286,32 @@ def RecoveryConvertAckLost(cfg, st, r):
     if M.RecoveryConvertAckLost(cfg, st, k) is None:
         return f"the claim for {w.sess} is not recovering work that validates ({_claim(c)}): no conversion commits"
     return None
+
+
+# ---------------------------------------------------------------- wake scans
+
+def _row(cfg, w) -> str | None:
+    if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= cfg.wake_rows:
+        return f"{w} is not a wake row (1..WakeRows = 1..{cfg.wake_rows})"
+    return None
+
+
+def WakeArrive(cfg, st, w):
+    return _row(cfg, w) or (f"wake row {w} already has pending work" if st.wakes[w - 1].work else None)
+
+
+def WakeScan(cfg, st):
+    if cfg.wake_rows == 0:
+        return "wake scans are not modelled (WakeRows = 0)"
+    fresh, again = M.wake_plan(cfg, st)
+    return None if fresh or again else "no wake row waits unreserved (nothing to plan)"
+
+
+def _woken(cfg, st, w):
+    return _row(cfg, w) or (f"wake row {w} holds no reservation" if st.wakes[w - 1].woken == "" else None)
+
+
+WakeServe = WakeLost = _woken
 
 
 GUARDS: dict[str, Callable] = {name: globals()[name] for name in N.ACTIONS}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, justified, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fresh_row, justified, retried_row, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -29,7 +29,9 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1) for i in st.inputs)
     ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
-    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
+    ok_wake = all(isinstance(x.work, bool) and 0 <= x.tries <= cfg.max_wake_tries and x.woken in N.WAKE_RESERVATIONS
+                  for x in st.wakes)
+    return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff and ok_wake
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
 
@@ -193,6 +195,15 @@ def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
 
 # the durable variables a retried conversion must leave alone (TLA+ ConversionRetryChangesNothingStep)
 DURABLE = ("claim", "log", "recovery", "inputs", "cancelled")
+def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
+    """A wake scan with fresh and retried rows waiting reserves at least one of each."""
+    woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
+    if not woke:
+        return True
+    rows = range(1, cfg.wake_rows + 1)
+    if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
+        return False
+    return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
 
 
 STATE_CHECKS = {name: globals()[name] for name in N.STATE_INVARIANTS}
@@ -231,7 +242,11 @@ PAUSE_STEP = "pause"
 CRASH = N.ACTIONS["Crash"].name
 FAULT_STEPS = frozenset({a.name for a in N.ACTIONS.values() if a.actor == "fault"} | {PAUSE_STEP})
 CEASING = {"SessionsEventuallyAvailable": FAULT_STEPS, "ExpiredClaimsEventuallyHandled": frozenset({CRASH}),
-           "PendingInputsEventuallyServed": FAULT_STEPS, "ContinuationsEventuallyPromoted": FAULT_STEPS}
+           "PendingInputsEventuallyServed": FAULT_STEPS, "ContinuationsEventuallyPromoted": FAULT_STEPS,
+           # fresh arrivals cease; woken rows may be lost forever (retry saturation)
+           "FreshWorkKeepsCapacity": frozenset({N.ACTIONS["WakeArrive"].name}),
+           # nothing ceases: fresh work may keep arriving, woken rows may keep being lost
+           "RetryAdvances": frozenset()}
 TICK = N.ACTIONS["Tick"].name
 
 
@@ -243,6 +258,12 @@ def step_kind(action: str, paused: bool) -> str:
 def leads_to(name: str, cfg: Config):
     """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session (the label); the
     property holds on behaviours whose cycle takes none of the steps in CEASING[name]."""
+    if name == "FreshWorkKeepsCapacity":  # one per wake row (none when wake scans are not modelled)
+        return [(f"wake row {w}", lambda st, w=w: fresh_row(st, w), lambda st, w=w: not fresh_row(st, w))
+                for w in range(1, cfg.wake_rows + 1)]
+    if name == "RetryAdvances":  # one for all rows: some retried row is woken (none without wake rows)
+        return [("wake rows", lambda st: any(retried_row(st, w) for w in range(1, cfg.wake_rows + 1)),
+                 lambda st: any(x.woken == "retry" for x in st.wakes))] if cfg.wake_rows else []
     out = []
     for s, sess in enumerate(cfg.sessions):
         if name == "PendingInputsEventuallyServed":
@@ -297,7 +318,7 @@ READS = {
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
-    "ConversionRetryChangesNothing": ("rec",),
+    "ConversionRetryChangesNothing": ("rec",), "WakePlanShared": ("wakes",),
 }
 
 

@@ -19,8 +19,10 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
     continuation, has_continuation, continuation_gen,
+    Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
+from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
 
 
 def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
@@ -453,6 +455,13 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         for s in cfg.sessions:
             for e in range(1, cfg.max_exec + 1):
                 emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
+    if cfg.wake_rows:
+        for w in range(1, cfg.wake_rows + 1):
+            emit("WakeArrive", (w,), WakeArrive(cfg, st, w))
+        emit("WakeScan", (), WakeScan(cfg, st))
+        for w in range(1, cfg.wake_rows + 1):
+            emit("WakeServe", (w,), WakeServe(cfg, st, w))
+            emit("WakeLost", (w,), WakeLost(cfg, st, w))
     return iter(out)
 
 
@@ -476,7 +485,8 @@ _RUNNER_BY_PC = {
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
     "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
-    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert",
+    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert", "WakeArrive",
+    "WakeScan", "WakeServe", "WakeLost",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Action:
     name: str
     params: tuple[str, ...]
-    actor: str  # runner | finalizer | recovery | node | supervisor | environment | fault
+    actor: str  # runner | finalizer | recovery | node | supervisor | waker | environment | fault
     fair: bool  # weakly fair in the liveness specification
     doc: str
 
@@ -132,6 +132,19 @@ ACTIONS = _index([
            "recovery worker r's conversion commits (the same durable effects as RecoveryConvert's) but its "
            "acknowledgement is lost: the worker sees a connection error and keeps only the ids it retries "
            "with (Session, execution)"),
+    # wake scans (the recovery-wake and ordinary-wake redrive; spec/README.md, decision 16)
+    Action("WakeArrive", ("w",), "environment", False,
+           "fresh work arrives: wake row w (a Session with new pending work) is inserted, its counter 0"),
+    Action("WakeScan", (), "waker", True,
+           "one transaction: read the bounded window of unreserved wake rows, plan the batch (fresh rows "
+           "first up to the fresh share, then retried rows, unused slots to the other kind) and reserve "
+           "each planned row by compare-and-set on its counter (which rotates from its maximum to 1)"),
+    Action("WakeServe", ("w",), "waker", True,
+           "the woken redrive takes row w's work (an ordinary wake's acquisition, a recovery wake's "
+           "promotion) and removes the row in that transaction"),
+    Action("WakeLost", ("w",), "environment", False,
+           "the woken redrive of row w takes nothing (a lost race, its node died): the reservation lapses "
+           "and the row waits as a retry; it may happen forever (retry saturation)"),
 ])
 
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
@@ -139,7 +152,8 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
-                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ConversionRetryChangesNothing")
+                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ConversionRetryChangesNothing",
+                     "WakePlanShared")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -151,7 +165,9 @@ assert set(ATTEMPTS) <= set(ACTIONS)
 STEPPING_ACTORS = ("runner", "finalizer", "recovery", "supervisor")
 
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled", "PendingInputsEventuallyServed",
-            "ContinuationsEventuallyPromoted")
+            "ContinuationsEventuallyPromoted", "FreshWorkKeepsCapacity", "RetryAdvances")
+# the properties of the wake scans: checked only where a configuration models them (WakeRows > 0)
+WAKE_PROPERTIES = ("WakePlanShared", "FreshWorkKeepsCapacity", "RetryAdvances")
 
 # SessionExecution refines the abstract protocol SessionLifecycle (spec/SessionLifecycle.tla) under the
 # mapping in spec/SessionExecutionRefinesLifecycle.tla; TLC checks it as a PROPERTY (the twin does not)
@@ -228,6 +244,15 @@ INVARIANTS = _index([
               "and its execution settled (its claim cleared after a terminal Step event, a cancellation or a "
               "conversion), or its Session rejected; a prompt still pending when the model's execution ids "
               "run out is the bound's, not a violation"),
+    Invariant("WakePlanShared", "action",
+              "a wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work "
+              "keeps capacity while retries saturate, and one retry advances while fresh work floods"),
+    Invariant("FreshWorkKeepsCapacity", "liveness",
+              "with fair scheduling and eventually no more fresh arrivals (woken rows may be lost forever: "
+              "retry saturation), every fresh wake row is eventually woken"),
+    Invariant("RetryAdvances", "liveness",
+              "with fair scheduling (fresh work may keep arriving and woken rows may keep being lost), while "
+              "a retried wake row waits some retried row is eventually woken"),
     Invariant("ContinuationsEventuallyPromoted", "liveness",
               "with fair scheduling and eventually no more faults, every continuation recovery created is "
               "eventually promoted, or its Session rejected (or the execution ids run out)"),
@@ -340,6 +365,12 @@ DEFECTS = _index([
            "the continuation id is minted per attempt, not derived from Session and execution: a conversion "
            "retried after its lost acknowledgement does not find the continuation it created and creates a "
            "second one for the same recovered execution", "retries"),
+    Defect("wake-fresh-share-zero", ("WakePlanShared", "FreshWorkKeepsCapacity"), "R003-PASS-scanner-bounds",
+           "the wake scan keeps no slot for fresh rows (fresh share 0): retried rows fill the batch first, and "
+           "while woken rows keep being lost a fresh row is never woken", "wakes"),
+    Defect("wake-fresh-share-full", ("WakePlanShared", "RetryAdvances"), "R003-PASS-scanner-bounds",
+           "the wake scan keeps every slot for fresh rows (fresh share = the batch): while fresh work keeps "
+           "arriving no retried row is ever woken", "wakes"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
@@ -365,6 +396,8 @@ BOUNDARIES = _index([
     Boundary("recovery.converted", "RecoveryConvertAckLost", "RecoveryReconvert",
              "the conversion committed; its acknowledgement is lost (the worker sees a connection error) and "
              "the retry has not run"),
+    Boundary("wake.reserved", "WakeScan", "WakeServe",
+             "the wake batch is reserved (counters moved by compare-and-set); no woken redrive has run"),
 ])
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
@@ -372,6 +405,8 @@ RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping",
               "stopped")
 FINALIZER_PCS = ("idle", "settle", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining", "reconverting")
+# the reservation a wake row holds: none, or the kind of slot the scan reserved it in
+WAKE_RESERVATIONS = ("", "fresh", "retry")
 # why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its
 # execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
 # phase recovery does not convert: only defects quarantine for it)

@@ -33,6 +33,15 @@ class Config:
     supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
     process_local_routing: bool = True
     defects: frozenset[str] = field(default_factory=frozenset)
+    wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled
+    wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
+    fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
+    max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
+
+    def __post_init__(self):
+        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
+        if problem:
+            raise ValueError(problem)
 
     def has(self, defect: str) -> bool:
         return defect in self.defects
@@ -42,6 +51,24 @@ class Config:
         """The model's Grace: SynchronizedClocks is `Grace >= SupervisionLag`; switched off, the grace is
         one tick short of the lag bound."""
         return self.grace if self.synchronized_clocks else min(self.grace, self.supervision_lag - 1)
+
+
+def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: int = 1) -> str | None:
+    """Why the wake constants are refused (None when they are not): a batch of one cannot keep a slot for
+    each kind, a fresh share of 0 lets retries fill the batch, a share of the whole batch lets no retry
+    advance (impl/wakes.py plan_batch refuses the same); a claim scan of more than one row is planned with
+    the same share, so it must leave that scan a retry slot too."""
+    if batch < 2:
+        return f"wake_batch must be at least 2 (got {batch}): a batch of one cannot keep a slot for each kind"
+    if not 1 <= share <= batch - 1:
+        return (f"fresh_share must be in 1..wake_batch-1 = 1..{batch - 1} (got {share}): 0 lets retries fill "
+                "the batch, the whole batch lets no retry advance")
+    if max_tries < 1:
+        return f"max_wake_tries must be at least 1 (got {max_tries})"
+    if scan_bound >= 2 and share > scan_bound - 1:
+        return (f"fresh_share must be in 1..scan_bound-1 = 1..{scan_bound - 1} (got {share}): the claim scan "
+                "plans its window with the same share")
+    return None
 
 
 class Claim(NamedTuple):
@@ -113,6 +140,15 @@ class Effect(NamedTuple):
     step: int = 0  # the Step a dispatch belongs to (0: a reconciliation)
 
 
+class Wake(NamedTuple):
+    """A wake row (durable): pending work, its wake counter (0: fresh), the reservation it holds."""
+    work: bool
+    tries: int  # the counter: 0 never woken; a reservation's compare-and-set rotates it (max -> 1)
+    woken: str  # names.WAKE_RESERVATIONS: "" none, "fresh" or "retry" (the slot it was reserved in)
+
+
+WAKE_IDLE = Wake(False, 0, "")
+
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
 REC_IDLE = Rec("idle", "", 0, "", "")
@@ -130,6 +166,7 @@ class State(NamedTuple):
     cancelled: frozenset[RecRow]  # (execution, Session) pairs that reached cancelled
     faults: frozenset[str]
     effects: frozenset[Effect] = frozenset()  # history: every external effect begun
+    wakes: tuple[Wake, ...] = ()  # the wake rows, indexed 1..wake_rows as wakes[w - 1]
 
 
 VARIABLES = State._fields
@@ -148,6 +185,7 @@ def init(cfg: Config) -> State:
         cancelled=frozenset(),
         faults=frozenset(),
         effects=frozenset(),
+        wakes=tuple(WAKE_IDLE for _ in range(cfg.wake_rows)),
     )
 
 
@@ -276,9 +314,15 @@ def eligible(cfg: Config, st: State, s: int) -> bool:
 
 
 def scan_window(cfg: Config, st: State) -> set[int]:
-    """The recovery scan: the scan_bound oldest (by creation order = execution id) eligible claims."""
+    """The recovery scan (by creation order = execution id): with a bound of one, the oldest eligible
+    claim; with more, the batch plan_batch plans (fresh claims, tries 0, first up to the fresh share)."""
     rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(cfg, st, s))
-    return {s for _, s in rows[:cfg.scan_bound]}
+    if cfg.scan_bound == 1:
+        return {s for _, s in rows[:1]}
+    fresh = [s for _, s in rows if st.claim[s].tries == 0]
+    retried = [s for _, s in rows if st.claim[s].tries > 0]
+    again = retried[:cfg.scan_bound - len(fresh[:fresh_slots(cfg)])]
+    return set(fresh[:cfg.scan_bound - len(again)]) | set(again)
 
 
 # ---------------------------------------------------------------- supervision (TLA+ SupHolds ... Overdue)
@@ -327,3 +371,40 @@ def _clock_may_advance(cfg: Config, st: State) -> bool:
             for r in st.run):
         return False
     return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
+
+
+# ---------------------------------------------------------------- wake scans (TLA+ FreshRow ... PlanFresh)
+
+def fresh_row(st: State, w: int) -> bool:
+    """Row w (1-based) has pending work, no reservation, and was never woken."""
+    x = st.wakes[w - 1]
+    return x.work and x.woken == "" and x.tries == 0
+
+
+def retried_row(st: State, w: int) -> bool:
+    """Row w has pending work, no reservation, and was woken before (a retry)."""
+    x = st.wakes[w - 1]
+    return x.work and x.woken == "" and x.tries > 0
+
+
+def fresh_slots(cfg: Config) -> int:
+    """TLA+ FreshSlots: the fresh share (the defects keep none, or the whole batch)."""
+    if cfg.has("wake-fresh-share-zero"):
+        return 0
+    if cfg.has("wake-fresh-share-full"):
+        return cfg.wake_batch
+    return cfg.fresh_share
+
+
+def rotate(cfg: Config, t: int) -> int:
+    return 1 if t >= cfg.max_wake_tries else t + 1
+
+
+def wake_plan(cfg: Config, st: State) -> tuple[list[int], list[int]]:
+    """TLA+ PlanFresh, PlanRetried: the rows one wake scan reserves, as plan_batch plans them."""
+    rows = range(1, cfg.wake_rows + 1)
+    fresh = [w for w in rows if fresh_row(st, w)]
+    retried = [w for w in rows if retried_row(st, w)]
+    first = fresh[:fresh_slots(cfg)]
+    again = retried[:cfg.wake_batch - len(first)]
+    return fresh[:cfg.wake_batch - len(again)], again

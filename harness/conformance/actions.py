@@ -35,6 +35,16 @@ def _runner_step(w, params, decision=None):
     return runner.step()
 
 
+def wake_item(w: int) -> str:
+    """The implementation's wake-row item of the twin's row w (the Session it stands for)."""
+    return f"w{w}"
+
+
+def _took(name, result):
+    """A step the implementation reports by its result: the action's name when it happened."""
+    return name if result else result
+
+
 def _actor(w, who):
     return w.node(who) if who in w.nodes else w.worker(who)
 
@@ -58,6 +68,11 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
     R.RECOVERY_CONVERT_ACK_LOST: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=True)),
+    # the wake rows: the World's ordinary wake queue, row w as item wake_item(w) ranked w
+    R.WAKE_ARRIVE: (STEP, lambda w, p: _took(R.WAKE_ARRIVE, w.wakes.arrive(wake_item(p[0]), p[0]))),
+    R.WAKE_SCAN: (STEP, lambda w, p: _took(R.WAKE_SCAN, w.wakes.scan())),
+    R.WAKE_SERVE: (STEP, lambda w, p: _took(R.WAKE_SERVE, w.wakes.serve(wake_item(p[0])))),
+    R.WAKE_LOST: (STEP, lambda w, p: _took(R.WAKE_LOST, w.wakes.release(wake_item(p[0])))),
 }
 
 # the actor a scheduler asks to move (by names.Action.actor, names.STEPPING_ACTORS) and its production

@@ -33,6 +33,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
         snap = read_snapshot(conn, assistants=False)
         issued = conn.exec_driver_sql(_ISSUED).scalar_one()
+        rows = w.wakes.rows(conn) if cfg.wake_rows else {}
     now = w.clock.now()
     claim = []
     for s in cfg.sessions:
@@ -58,7 +59,18 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
                          for i in snap.inputs),
         run=tuple(run), fin=tuple(fin), rec=tuple(rec),
         cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
-        faults=faults, effects=effects(w))
+        faults=faults, effects=effects(w), wakes=wakes(cfg, rows))
+
+
+def wakes(cfg: M.Config, rows: dict) -> tuple:
+    """The twin's wake rows from the implementation's (item wake_item(w): attempts, reserved slot); a row
+    that is absent has no pending work."""
+    from harness.conformance.actions import wake_item
+    out = []
+    for w in range(1, cfg.wake_rows + 1):
+        got = rows.get(wake_item(w))
+        out.append(M.WAKE_IDLE if got is None else M.Wake(True, got[0], got[1]))
+    return tuple(out)
 
 
 def effects(w) -> frozenset:
@@ -106,6 +118,8 @@ def _record(path: str, m, i) -> list[Difference]:
 
 
 def _keys(cfg: M.Config | None, var: str, n: int) -> list[str]:
+    if var == "wakes":  # wake rows are numbered from 1, as in the spec
+        return [str(k + 1) for k in range(n)]
     names = {"claim": "sessions", "run": "nodes", "fin": "nodes", "rec": "recoverers"}.get(var)
     got = tuple(getattr(cfg, names)) if cfg is not None and names else ()
     return list(got) if len(got) == n else [str(k) for k in range(n)]

@@ -295,8 +295,9 @@ def _judge_liveness(res: ReplayResult, seen: list[M.State]) -> None:
     for prop, sessions in found.items():
         res._violate([prop])
         where = "on every state of the loop" if trace.loop is not None and prop in claimed else "at the end"
-        res.problems.append(f"{prop} violated for Session {', '.join(sessions)}: its premise holds {where}, "
-                            "its goal never")
+        whom = ", ".join(sessions)  # Sessions, or the wake properties' labels ("wake row 3", "wake rows")
+        whom = f"Session {whom}" if all(s in cfg.sessions for s in sessions) else whom
+        res.problems.append(f"{prop} violated for {whom}: its premise holds {where}, its goal never")
 
 
 def replay_file(path, defects=None) -> ReplayResult:

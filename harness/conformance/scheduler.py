@@ -15,6 +15,8 @@ from impl.db import Database
 from impl.node import Node
 from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
+from impl.context import Context
+from impl.wakes import WakeQueue
 from impl.snapshot import snapshot
 from spec import model as M
 from spec import names as N
@@ -33,7 +35,8 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1):
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
+                 wake_batch=2, fresh_share=1, max_wake_tries=2):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
@@ -42,8 +45,12 @@ class World:
         self.provider = ScriptedProvider(steps=max_steps)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
-        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
+        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries,
+                                          fresh_share=fresh_share, **common)
                         for r in workers}
+        # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (harness.conformance.actions.wake_item)
+        self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
+                               bound=wake_batch, fresh_share=fresh_share, max_tries=max_wake_tries)
         any_node = next(iter(self.nodes.values()))
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
         self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
@@ -77,7 +84,8 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps)
+                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
+                           wake_batch=cfg.wake_batch, fresh_share=cfg.fresh_share, max_wake_tries=cfg.max_wake_tries)
         self.faults = frozenset()
 
     @staticmethod

@@ -77,7 +77,9 @@ class Story:
 def actor_of(action: str, params: tuple) -> str:
     kind = N.ACTIONS[action].actor
     if kind == "environment":
-        return "clock"
+        return "clock" if action == R.TICK else "wake rows"  # (fresh arrivals, a woken redrive's loss)
+    if kind == "waker":
+        return "waker"
     if kind == "fault":
         return "adversary"
     if kind == "node":
@@ -90,6 +92,12 @@ def _claim(c: M.Claim) -> str:
         return "none"
     extra = (f" a{c.asst}" if c.asst else "") + (" quarantined" if c.quar else "")
     return f"e{c.exec} {c.owner} {c.phase} ttl{c.ttl}{extra}"
+
+
+def _wake(x: M.Wake) -> str:
+    if not x.work:
+        return "none"
+    return f"counter {x.tries}" + (f" reserved ({x.woken})" if x.woken else "")
 
 
 def effects(cfg: M.Config, st: M.State, nx: M.State) -> list[str]:
@@ -106,6 +114,7 @@ def effect_items(cfg: M.Config, st: M.State, nx: M.State) -> list[tuple[str, str
             db.append(f"claim {s}: {_claim(c)} -> {_claim(d)}")
     db += [f"recovery row ({r.sess}, e{r.exec})" for r in sorted(nx.recovery - st.recovery)]
     db += [f"input {i.sess}/{i.kind}{i.src} {i.state}" for i in sorted(nx.inputs - st.inputs)]
+    db += [f"wake row {w}: {_wake(x)} -> {_wake(y)}" for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x != y]
     out = [(DB, e) for e in db]
     for n, r, r2 in zip(cfg.nodes, st.run, nx.run):
         if (r.mem, r.active) != (r2.mem, r2.active):

@@ -39,7 +39,14 @@ def _itf_state(cfg: M.Config, st: M.State) -> dict:
         "recovery": st.recovery, "inputs": st.inputs, "run": dict(zip(cfg.nodes, st.run)),
         "fin": dict(zip(cfg.nodes, st.fin)), "rec": dict(zip(cfg.recoverers, st.rec)),
         "cancelled": st.cancelled, "faults": st.faults, "effects": st.effects,
+        **({"wakes": list(st.wakes)} if cfg.wake_rows else {}),  # (absent without wake rows, as before)
     }
+
+
+def itf_variables(cfg: M.Config) -> list[str]:
+    """The variables an ITF state of `cfg` has: all, but `wakes` only where wake scans are modelled (so
+    exports without wake rows are as before)."""
+    return [v for v in M.VARIABLES if v != "wakes" or cfg.wake_rows]
 
 
 def _sorted_sets(v):
@@ -73,7 +80,7 @@ def export(trace: T.Trace, name: str = "trace") -> dict:
                                values=_itf_state(cfg, st)) for k, st in enumerate(states)]
     meta = {"format": "ITF", "format-description": ADR, "source": "claimcheck",
             "description": trace.meta.title, "claimcheck": carried(trace)}
-    doc = itf_py.trace_to_json(itf_py.Trace(meta=meta, params=[], vars=list(M.VARIABLES), states=itf_states,
+    doc = itf_py.trace_to_json(itf_py.Trace(meta=meta, params=[], vars=itf_variables(cfg), states=itf_states,
                                             loop=trace.loop))
     if doc.get("loop") is None:
         doc.pop("loop", None)
@@ -189,16 +196,16 @@ def from_itf(doc: dict, *, config: str | None = None, defects=(), title: str | N
     names = doc.get("vars", list(M.VARIABLES))
     if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
         raise T.TraceError(f"{where}: vars: expected an array of variable names")
-    missing = set(M.VARIABLES) - set(names)
+    cfg, base, tc = _config(doc, config, defects, where)
+    missing = set(itf_variables(cfg)) - set(names)
     if missing:
         raise T.TraceError(f"{where}: vars: missing {sorted(missing)}")
-    cfg, base, tc = _config(doc, config, defects, where)
     states = []
     for k, raw in enumerate(doc["states"]):
         if not isinstance(raw, dict):
             raise T.TraceError(f"{where}: states[{k}]: expected an object")
         try:
-            values = {var: decode(raw[var], f"states[{k}].{var}") for var in M.VARIABLES}
+            values = {var: decode(raw[var], f"states[{k}].{var}") for var in itf_variables(cfg)}
             states.append(canon_to_twin(cfg, values))
         except KeyError as exc:
             raise T.TraceError(f"{where}: states[{k}]: missing variable {exc}") from None

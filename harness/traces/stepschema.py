@@ -41,6 +41,7 @@ LETTERS = {
     "s": lambda action: _name("a Session"),
     "i": lambda action: {"$ref": "#/$defs/Input"},
     "e": lambda action: {"type": "integer", "description": "an execution id (1..MaxExec)"},
+    "w": lambda action: {"type": "integer", "description": "a wake row (1..WakeRows, oldest first)"},
 }
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(LETTERS), "a parameter letter without a type"
 

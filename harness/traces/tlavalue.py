@@ -200,6 +200,7 @@ def twin_to_canon(cfg: M.Config, st: M.State) -> dict:
         "cancelled": tset(st.cancelled),
         "faults": TlaSet(sorted(st.faults)),
         "effects": tset(st.effects),
+        "wakes": [_rec(x) for x in st.wakes],
     }
 
 
@@ -220,6 +221,7 @@ _TWIN_VAR = {
     "cancelled": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
     "faults": lambda v, names: TlaSet(sorted(v)),
     "effects": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
+    "wakes": lambda v, names: [_rec(x) for x in v],
 }
 
 
@@ -259,7 +261,15 @@ _FROM_CANON = {  # variable: (what it must be, canonical value -> twin value)
     "cancelled": ("a set of {exec, sess} records", lambda cfg, v: frozenset(_records(M.RecRow, v))),
     "faults": ("a set of fault names", lambda cfg, v: frozenset(_names(v))),
     "effects": ("a set of effect records", lambda cfg, v: frozenset(_records(M.Effect, v))),
+    "wakes": ("a sequence of wake-row records, one per wake row",
+              lambda cfg, v: _wakes(cfg, v)),
 }
+
+
+def _wakes(cfg: M.Config, v) -> tuple:
+    if isinstance(v, (dict, str)) or len(v) != cfg.wake_rows:
+        raise TypeError(f"not {cfg.wake_rows} wake rows")
+    return tuple(M.Wake(**x) for x in v)
 
 
 class ShapeError(ParseError):
@@ -283,6 +293,9 @@ def canon_to_twin(cfg: M.Config, d: dict) -> M.State:
         raise ShapeError("", f"expected an object of the spec's variables, got {type(d).__name__}")
     out = {}
     for var, (what, convert) in _FROM_CANON.items():
+        if var not in d and var == "wakes" and not cfg.wake_rows:
+            out[var] = ()  # a state written before wake scans were modelled, or without wake rows
+            continue
         if var not in d:
             raise ShapeError(var, "missing")
         try:

@@ -20,6 +20,7 @@ from spec import configs
 from spec import guards
 from spec import model as M
 from spec import names as N
+from spec.state import wake_constants_problem
 
 from harness import registry as R
 from harness.traces import stepschema
@@ -103,6 +104,18 @@ class TraceConfig(BaseModel):
     faults: Annotated[list[FaultKind], AfterValidator(_unique)]
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
+    wake_rows: int | None = Field(None, ge=0, le=MAX_PROMPTS,
+                                  description="wake rows the wake scans plan over (WakeRows); absent: 0, wake "
+                                              "scans not modelled")
+    wake_batch: int | None = Field(None, ge=0, le=MAX_SCAN,
+                                   description="rows one wake scan reserves at most (WakeBatch, at least 2); "
+                                               "absent: 2")
+    fresh_share: int | None = Field(None, ge=0, le=MAX_SCAN,
+                                    description="slots of a wake batch fresh rows take first (FreshShare, "
+                                                "1..wake_batch-1); absent: 1")
+    max_wake_tries: int | None = Field(None, ge=1, le=MAX_LEASE,
+                                       description="a wake row's counter rotates from this back to 1 "
+                                                   "(MaxWakeTries); absent: 2")
 
     @field_validator("recoverers")
     @classmethod
@@ -155,7 +168,10 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
                        max_steps=None if cfg.max_steps == 1 else cfg.max_steps, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
-                       defects=sorted(cfg.defects), assumptions_off=off)
+                       defects=sorted(cfg.defects), assumptions_off=off,
+                       **({} if not cfg.wake_rows else dict(wake_rows=cfg.wake_rows, wake_batch=cfg.wake_batch,
+                                                          fresh_share=cfg.fresh_share,
+                                                          max_wake_tries=cfg.max_wake_tries)))
 
 
 def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:
@@ -183,7 +199,13 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         off[configs.ASSUMPTION_FIELDS[a]] = False
     if set(tc.nodes) & set(tc.recoverers):
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
-    return M.Config(sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
+    wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
+                fresh_share=1 if tc.fresh_share is None else tc.fresh_share,
+                max_wake_tries=tc.max_wake_tries or 2)
+    problem = wake_constants_problem(wake["wake_batch"], wake["fresh_share"], wake["max_wake_tries"], tc.scan_bound)
+    if problem:
+        raise TraceError(f"{prefix}{problem.split(' ', 1)[0]}: {problem}")
+    return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                     prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, lease=tc.lease,
                     scan_bound=tc.scan_bound,
                     grace=tc.grace, supervision_lag=tc.supervision_lag, max_tries=tc.max_tries,
@@ -243,6 +265,9 @@ def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
         elif k == "e":
             if not _is_int(v):
                 raise TraceError(f"{where}.params.e: expected an execution id (integer)")
+        elif k == "w":
+            if not _is_int(v):
+                raise TraceError(f"{where}.params.w: expected a wake row (integer)")
         elif not isinstance(v, str):
             raise TraceError(f"{where}.params.{k}: expected a name (string)")
         out.append(v)
@@ -258,6 +283,8 @@ def check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> 
             raise TraceError(f"{where}.params.{k}: {short(v)} is not in the configuration ({', '.join(domains[k])})")
         if k == "i" and v.sess not in cfg.sessions:
             raise TraceError(f"{where}.params.i.sess: {short(v.sess)} is not a configured Session")
+        if k == "w" and not 1 <= v <= cfg.wake_rows:
+            raise TraceError(f"{where}.params.w: {v} is not a wake row (1..{cfg.wake_rows})")
 
 
 def check_steps(trace: "Trace", cfg: M.Config, name: str) -> list[tuple]:

@@ -21,7 +21,7 @@ DETECT = settings(L.PROFILES["ci"], phases=L.NO_SHRINK)
 SMALL = settings(L.PROFILES["ci"], max_examples=25)
 
 
-@pytest.mark.parametrize("config", configs.GATE_CONFIGS + ("retries",))  # retries: the lost acknowledgement
+@pytest.mark.parametrize("config", configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
 def test_the_correct_implementation_follows_the_twin(config):
     out = L.run(configs.get(config), settings_=SMALL)
     assert out.found is None and out.hypothesis_error is None, out.found and out.found.message

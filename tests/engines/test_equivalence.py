@@ -23,9 +23,10 @@ def test_graphs_are_equal_on_the_other_gate_configurations(name, tlc_or_skip):
     assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 
 
-def test_graphs_are_equal_on_retries(tlc_or_skip):
-    """The targeted configuration of a conversion's lost acknowledgement and its retry (not a gate one)."""
-    c = compare(configs.get("retries"))
+@pytest.mark.parametrize("name", configs.FEATURE_CONFIGS)
+def test_graphs_are_equal_on_each_feature_configuration(name, tlc_or_skip):
+    """The configurations of one spec v2 feature each (not gate ones)."""
+    c = compare(configs.get(name))
     assert c.equal, c
     assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 

@@ -17,6 +17,9 @@ def _every_path(w: World) -> None:
     # a full run that ends
     n1.acquire(w.prompt["s1", 1])
     n1.runner.run_to_completion()
+    # a wake scan reserving a batch (the World's ordinary wake rows)
+    w.wakes.arrive("w1", 1)
+    w.wakes.scan()
     # a failing step, then cancellation at the Step.Failed listener gate
     w.provider.decide(2, "fail")
     n1.acquire(w.prompt["s2", 1])
@@ -52,6 +55,9 @@ def test_every_boundary_fires_in_protocol_order():
                          "step_ended.committed"]
     assert names[-4:] == ["acquire.committed", "recovery.scanned", "recovery.taken_over", "recovery.convert_failed"]
     for name, ctx in w.recorder.hits:
+        if name == R.B_WAKE_RESERVED:  # a batch of wake rows, not one claim
+            assert ctx["items"] == ["w1"], ctx
+            continue
         assert ctx["session"] and ctx["execution"], (name, ctx)
 
 
@@ -60,7 +66,10 @@ def _next_actions(w: World) -> set[str]:
     for its runner to stop (cancel.requested: "finalizer waits") will run FinalizerSettle."""
     n1 = w.node("n1")
     fin = n1.finalizer.enabled() or (R.FINALIZER_SETTLE if n1.finalizer.pc == SETTLE else None)
-    return {a for a in (n1.runner.enabled(), fin, w.worker().enabled()) if a is not None}
+    with w.db.read() as conn:
+        woken = any(slot for _n, slot in w.wakes.rows(conn).values())
+    return {a for a in (n1.runner.enabled(), fin, w.worker().enabled(), R.WAKE_SERVE if woken else None)
+            if a is not None}
 
 
 def test_boundaries_follow_the_unit_named_in_after():

@@ -358,11 +358,39 @@ def conversion_retry_mints_new_ids(defects):
     return (worker.pc, sorted((i.id, i.state) for i in snap.inputs if i.kind == "cont"), sorted(snap.claims))
 
 
+def _wake_batch(defects, fresh, retried):
+    """`retried` rows woken once and lost, then `fresh` rows arriving: what the next wake scan reserves."""
+    w = World(defects=defects)
+    for k in range(1, retried + 1):
+        w.wakes.arrive(f"w{k}", k)
+    if retried:
+        w.wakes.scan()
+        for k in range(1, retried + 1):
+            w.wakes.release(f"w{k}")
+    for k in range(retried + 1, retried + fresh + 1):
+        w.wakes.arrive(f"w{k}", k)
+    return w.wakes.scan().value
+
+
+def wake_fresh_share_zero(defects):
+    """Two retried rows and a fresh one: the batch of two keeps its fresh slot (the defect: retries fill it)."""
+    return _wake_batch(defects, fresh=1, retried=2)
+
+
+def wake_fresh_share_full(defects):
+    """A retried row and two fresh ones: the batch keeps a retry slot (the defect: fresh rows fill it)."""
+    return _wake_batch(defects, fresh=2, retried=1)
+
+
 CASES = {
     "conversion-retry-mints-new-ids": (conversion_retry_mints_new_ids,
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery"),
                                                  (ids.minted_continuation_id("s1", 1, 1), "pending")], ["s1"])),
+    "wake-fresh-share-zero": (wake_fresh_share_zero, [("w3", "fresh"), ("w1", "retry")],
+                              [("w1", "retry"), ("w2", "retry")]),
+    "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],
+                              [("w2", "fresh"), ("w3", "fresh")]),
     "cancel-trusts-previous-step-memory": (cancel_trusts_previous_step_memory,
                                            ([("Interrupted", ids.assistant_id(1, 2))], [], True), ([], [], False)),
     "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),

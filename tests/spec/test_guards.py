@@ -19,7 +19,8 @@ def _instances(cfg, st):
     inputs = {x._replace(state=s) for x in st.inputs for s in N.INPUT_STATES}
     inputs |= {M.Input(s, "cont", e, "pending") for s in cfg.sessions for e in range(1, cfg.max_exec + 1)}
     inputs |= {M.Input(cfg.sessions[0], "prompt", cfg.prompts + 1, "pending")}
-    domain = {"r": cfg.recoverers, "s": cfg.sessions, "i": sorted(inputs), "e": range(0, cfg.max_exec + 2)}
+    domain = {"r": cfg.recoverers, "s": cfg.sessions, "i": sorted(inputs), "e": range(0, cfg.max_exec + 2),
+              "w": range(0, cfg.wake_rows + 2)}
     for name, action in N.ACTIONS.items():
         actors = cfg.nodes + cfg.recoverers if action.actor in ("node", "fault") else cfg.nodes
         combos = [()]
@@ -46,7 +47,8 @@ CASES = [("ci", configs.get("ci")), ("sessions", configs.get("sessions")),
          ("ci-defects", configs.get("ci", defects=["acquire-overwrites-expired", "renew-after-expiry",
                                                    "recovery-input-in-ordinary-queue"])),
          ("sessions-defects", configs.get("sessions", defects=["renew-after-expiry", "cross-session-recovery-collision"])),
-         ("ci-assumptions-off", configs.get("ci", assumptions_off=list(configs.ASSUMPTION_FIELDS)))]
+         ("ci-assumptions-off", configs.get("ci", assumptions_off=list(configs.ASSUMPTION_FIELDS))),
+         ("wakes", configs.get("wakes")), ("wakes-share-zero", configs.get("wakes", defects=["wake-fresh-share-zero"]))]
 
 
 @pytest.mark.parametrize("cfg", [c for _, c in CASES], ids=[n for n, _ in CASES])

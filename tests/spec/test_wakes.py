@@ -1,0 +1,98 @@
+"""The wake scans in the twin (spec/README.md, decision 16): the batch is planned as plan_batch plans it,
+each defect breaks its property on a short witness of `wakes`, bad constants are refused (a configuration
+file or trace with them is bad input, exit 2), and each defect's trace passes on the reference and fails
+under its defect."""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.conformance import replay as RP
+from harness.engines.explore import explore
+from harness.engines.liveness import check_leads_to
+from impl.wakes import plan_batch
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+WAKES = configs.get("wakes")
+
+
+def run(cfg, *steps):
+    st = M.init(cfg)
+    for name, params in steps:
+        st = M.apply(cfg, st, name, params)
+        assert st is not None, (name, params)
+    return st
+
+
+def test_the_twins_plan_is_plan_batch():
+    """Every reachable state's plan equals plan_batch over its fresh and retried rows, oldest first."""
+    graph = explore(WAKES, liveness=False, keep_edges=False, check=False).graph
+    for st in graph.states:
+        rows = range(1, WAKES.wake_rows + 1)
+        fresh = [w for w in rows if M.fresh_row(st, w)]
+        retried = [w for w in rows if M.retried_row(st, w)]
+        planned, again = M.wake_plan(WAKES, st)
+        assert sorted(planned + again) == sorted(plan_batch(fresh, retried, WAKES.wake_batch, WAKES.fresh_share))
+
+
+def test_a_scan_reserves_one_fresh_row_and_one_retry_and_rotates_the_counters():
+    st = run(WAKES, ("WakeArrive", (1,)), ("WakeArrive", (2,)), ("WakeScan", ()), ("WakeLost", (1,)),
+             ("WakeLost", (2,)), ("WakeArrive", (3,)), ("WakeScan", ()))
+    assert [(x.tries, x.woken) for x in st.wakes] == [(2, "retry"), (1, ""), (1, "fresh"), (0, "")]
+    st = run(WAKES, ("WakeArrive", (1,)), ("WakeScan", ()), ("WakeLost", (1,)), ("WakeScan", ()),
+             ("WakeLost", (1,)), ("WakeScan", ()))
+    assert st.wakes[0] == M.Wake(True, 1, "retry")  # MaxWakeTries 2: 1, 2, then back to 1
+    assert M.apply(WAKES, st, "WakeServe", (1,)).wakes[0] == M.WAKE_IDLE
+
+
+def test_the_reference_holds_every_wake_property():
+    res = explore(WAKES)
+    assert res.violation is None and res.distinct == 2401
+    assert set(N.WAKE_PROPERTIES) - {"WakePlanShared"} <= set(res.liveness_checked)
+
+
+@pytest.mark.parametrize("defect,prop,length", [("wake-fresh-share-zero", "FreshWorkKeepsCapacity", 7),
+                                                ("wake-fresh-share-full", "RetryAdvances", 6)])
+def test_each_defect_breaks_its_plan_and_its_liveness_property(defect, prop, length):
+    cfg = configs.get("wakes", [defect])
+    res = explore(cfg)
+    assert res.violation.invariants == ["WakePlanShared"] and len(res.violation.steps) - 1 == length
+    graph = explore(cfg, liveness=False, keep_edges=True, only=["none"]).graph
+    assert check_leads_to(cfg, graph, prop) is not None
+    other = ({"FreshWorkKeepsCapacity", "RetryAdvances"} - {prop}).pop()
+    assert check_leads_to(cfg, graph, other) is None  # each defect breaks its own property only
+
+
+def test_the_default_constants_leave_every_configuration_without_wake_rows():
+    for name, cfg in configs.CONFIGS.items():
+        if name != "wakes":
+            assert cfg.wake_rows == 0 and M.init(cfg).wakes == ()
+            assert not set(N.WAKE_PROPERTIES) & set(configs.to_tlc_cfg(cfg).split())
+
+
+@pytest.mark.parametrize("field,value", [("fresh_share", 0), ("fresh_share", 2), ("wake_batch", 1)])
+def test_bad_wake_constants_are_refused(field, value, tmp_path, capsys):
+    with pytest.raises(ValueError, match=field):
+        replace(WAKES, **{field: value})
+    raw = json.loads((Path(configs.__file__).parent / "config-files" / "wakes.json").read_text())
+    raw[field] = value
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(raw))
+    assert main(["check", "--config", str(path)]) == 2
+    assert field in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("defect", ["wake-fresh-share-zero", "wake-fresh-share-full"])
+def test_each_defects_trace_passes_on_the_reference_and_fails_under_it(defect, capsys):
+    path = RP.TRACES / f"{defect}.json"
+    assert main(["replay", str(path)]) == 0
+    res = RP.replay_file(path)
+    assert res.consumed == len(res.trace.steps) and res.trace.meta.defect == defect
+    assert res.trace.meta.reported.startswith(N.DEFECTS[defect].source)
+    assert main(["replay", str(path), "--defect", defect]) == 1
+    assert set(N.DEFECTS[defect].violates) <= set(RP.replay_file(path, [defect]).violated)
