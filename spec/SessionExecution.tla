@@ -654,7 +654,7 @@ RecoveryConvertAckLost(r) ==
        /\ ConversionCommit(r, w, ContinuationGen(0))
        /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
        /\ faults' = faults \cup {"ack"}
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, effects>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, effects, wakes>>
 
 \* The retry: the same conversion with the same ids, one transaction.  It first looks for its own
 \* committed work: the session_recovery row of its Session and execution, naming the continuation id it
@@ -670,7 +670,7 @@ RecoveryReconvert(r) ==
        /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs>>
           ELSE ConversionCommit(r, w, ContinuationGen(1))
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects, wakes>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
