@@ -52,6 +52,17 @@ CONFIGS: dict[str, Config] = {
     # with crashes, 12,930 without)
     "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
                     lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"pause"})),
+    # admission as an action (Admission): two prompts admitted by Admit, held until an exact retry (one
+    # PromptExecutionRequested) or an explicit resume requests them, then drained by Acquire; no faults
+    # (the request events' places in the log multiply the state space: with crashes, 166,463 states)
+    "inputs": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
+                     scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset(),
+                     admission=True),
+    # steer selection (Steering): two prompts at Init, one node; a crash makes recovery's continuation,
+    # which a running execution's steer must leave to recovery (Grace 0 on one node, as on `lag`)
+    "steer": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
+                    scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash"}),
+                    steering=True),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -92,7 +103,7 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches")
+         "ConversionSettles", "QuarantineMatches", "RetryAppends", "RequestArms", "ResumeRequests", "SteerSelects")
 
 
 class ProtocolOnly(ValueError):
@@ -131,6 +142,8 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  Grace = {cfg.eff_grace}",
         f"  SupervisionLag = {cfg.supervision_lag}",
         f"  ProcessLocalRouting = {b(cfg.process_local_routing)}",
+        f"  Admission = {b(cfg.admission)}",
+        f"  Steering = {b(cfg.steering)}",
     ]
     if not protocol_only:
         lines += [f"  Defects = {_tla_set(cfg.defects)}"] + [f"  {h} <- MC{h}" for h in HOOKS]

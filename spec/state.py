@@ -32,6 +32,8 @@ class Config:
     grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
     supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
     process_local_routing: bool = True
+    admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
+    steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
     defects: frozenset[str] = field(default_factory=frozenset)
 
     def has(self, defect: str) -> bool:
@@ -74,7 +76,7 @@ class Input(NamedTuple):
     sess: str
     kind: str  # prompt | cont
     src: int  # prompt number, or the recovered execution of a continuation
-    state: str  # pending | ordinary | recovery
+    state: str  # held | pending | ordinary | recovery | steered (names.INPUT_STATES)
 
 
 class Runner(NamedTuple):
@@ -140,7 +142,8 @@ def init(cfg: Config) -> State:
         nextExec=1,
         log=(),
         recovery=frozenset(),
-        inputs=frozenset(Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
+        inputs=frozenset() if cfg.admission else frozenset(
+            Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
         run=tuple(RUNNER_IDLE for _ in cfg.nodes),
         fin=tuple(FIN_IDLE for _ in cfg.nodes),
         rec=tuple(REC_IDLE for _ in cfg.recoverers),
@@ -190,6 +193,16 @@ def started(st: State, a: int) -> bool:
 
 def completed(st: State, a: int) -> bool:
     return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in st.log)
+
+
+def requests_of(st: State, s: str, p: int) -> int:
+    """TLA+ RequestsOf, counted: the PromptExecutionRequested events of Session s's prompt p."""
+    return sum(1 for e in st.log if e.kind == N.REQUEST_KIND and e.sess == s and e.asst == p)
+
+
+def prompts_of(st: State, s: str) -> list[Input]:
+    """TLA+ PromptsOf: Session s's admitted prompts."""
+    return [i for i in st.inputs if i.sess == s and i.kind == "prompt"]
 
 
 def has_row(st: State, s: str, e: int) -> bool:
