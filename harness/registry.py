@@ -39,6 +39,10 @@ RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
 CRASH = _pick(N.ACTIONS, "Crash")
 CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
+ADMIT = _pick(N.ACTIONS, "Admit")
+EXACT_RETRY = _pick(N.ACTIONS, "ExactRetry")
+RESUME = _pick(N.ACTIONS, "Resume")
+STEER = _pick(N.ACTIONS, "Steer")
 
 # the actions each kind of actor takes, by the registry's `actor` field
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")

@@ -52,6 +52,12 @@ def continuation_id(session_id: str, execution_id: int) -> str:
     return f"cont-{_digest(session_id, execution_id)}"
 
 
+def request_id(prompt: str) -> str:
+    """The one PromptExecutionRequested of a prompt: derived from the prompt's id, so a second exact retry
+    writes the same id and conflicts instead of appending."""
+    return f"requested-{prompt}"
+
+
 def _digest(session_id: str, n: int) -> str:
     # length-prefixed so ("a1", 2) and ("a", 12) cannot collide
     raw = f"{len(session_id)}:{session_id}:{n}".encode()

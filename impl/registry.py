@@ -38,6 +38,9 @@ CANCEL_INTERRUPTS_UNSTARTED = _pick(N.DEFECTS, "cancel-interrupts-unstarted")
 DISPATCH_AFTER_FAILED_RENEWAL = _pick(N.DEFECTS, "dispatch-after-failed-renewal")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
+EXACT_RETRY_APPENDS_TWICE = _pick(N.DEFECTS, "exact-retry-appends-twice")
+RESUME_DRAINS_WITHOUT_REQUEST = _pick(N.DEFECTS, "resume-drains-without-request")
+STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -65,6 +68,10 @@ SUPERVISE = _pick(N.ACTIONS, "Supervise")
 RECOVERY_TAKEOVER = _pick(N.ACTIONS, "RecoveryTakeover")
 RECOVERY_CONVERT = _pick(N.ACTIONS, "RecoveryConvert")
 RECOVERY_QUARANTINE = _pick(N.ACTIONS, "RecoveryQuarantine")
+ADMIT = _pick(N.ACTIONS, "Admit")
+EXACT_RETRY = _pick(N.ACTIONS, "ExactRetry")
+RESUME = _pick(N.ACTIONS, "Resume")
+STEER = _pick(N.ACTIONS, "Steer")
 
 # boundaries (spec/names.py BOUNDARIES)
 B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
@@ -78,9 +85,11 @@ B_FINALIZER_SETTLED = _pick(N.BOUNDARIES, "finalizer.settled")
 B_RECOVERY_SCANNED = _pick(N.BOUNDARIES, "recovery.scanned")
 B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
+B_RESUME_REQUESTED = _pick(N.BOUNDARIES, "resume.requested")
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS
 DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.EVENT_KINDS}
-SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()}
+SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()} | {N.REQUEST_KIND: N.REQUEST_KIND}
+REQUESTED = N.REQUEST_KIND  # the input event an exact retry appends (its durable name is the same)
 TERMINAL = frozenset(N.TERMINAL_KINDS)

@@ -18,37 +18,16 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance, requests_of,
-    prompts_of,
+    prompts_of, _with_input, _runner_free, _acquire, _runner_at,
 )
-
-
-def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
-    return (st.inputs - {old}) | {old._replace(state=state)}
+from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 
 
 def _stop(st: State, n: int, **memory) -> State:
     return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
 
 
-def _runner_free(st: State, n: int) -> bool:
-    return st.run[n].pc == "idle"
-
-
 # ---------------------------------------------------------------- runner
-
-def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
-    s = si(cfg, i.sess)
-    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
-            and claim_free(cfg, st, s, ordinary)):
-        return None
-    e = st.nextExec
-    return st._replace(
-        claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
-        nextExec=e + 1,
-        inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
-        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
-    )
-
 
 def Acquire(cfg, st, n, i):
     if not selectable(cfg, st, i):
@@ -63,11 +42,6 @@ def PromoteContinuation(cfg, st, n, i):
     if not (i.state == "pending" and i.kind == "cont" and owned):
         return None
     return _acquire(cfg, st, n, i, ordinary=False)
-
-
-def _runner_at(st: State, n: int, pc: str) -> bool:
-    r = st.run[n]
-    return r.pc == pc and not r.intr
 
 
 def Renew(cfg, st, n):
@@ -373,56 +347,6 @@ def RecoveryQuarantine(cfg, st, r):
     return st._replace(claim=claim, rec=_put(st.rec, r, REC_IDLE))
 
 
-# ---------------------------------------------------------------- inputs (Admission)
-
-def Admit(cfg, st, s):
-    """A caller admits Session s's next prompt, its execution not yet requested (held)."""
-    k = len(prompts_of(st, s))
-    if not (cfg.admission and k < cfg.prompts):
-        return None
-    return st._replace(inputs=st.inputs | {Input(s, "prompt", k + 1, "held")})
-
-
-def ExactRetry(cfg, st, i):
-    """The identity check, then one PromptExecutionRequested (deterministic: none if the prompt has one)."""
-    if not (cfg.admission and i.kind == "prompt"):
-        return None
-    for j in st.inputs:
-        if not (j.sess == i.sess and j.kind == "prompt" and j.src == i.src and j.state != "recovery"):
-            continue
-        twice = cfg.has("exact-retry-appends-twice")  # reads the projection, and every request arms
-        if not (j.state != "pending" if twice else requests_of(st, j.sess, j.src) == 0):
-            return None
-        arms = twice or j.state == "held"
-        return st._replace(log=st.log + (Event(j.sess, N.REQUEST_KIND, j.src, ""),),
-                           inputs=_with_input(st, j, "pending") if arms else st.inputs)
-    return None
-
-
-def Resume(cfg, st, n, s):
-    """One transaction requesting the Session's held prompts, before the drain it forces (Acquire)."""
-    held = sorted(j for j in prompts_of(st, s) if j.state == "held")
-    if not (cfg.admission and held):
-        return None
-    if cfg.has("resume-drains-without-request"):  # the drain, forced with no durable request: the oldest
-        return _acquire(cfg, st, n, held[0], ordinary=True)
-    return st._replace(inputs=(st.inputs - set(held)) | {j._replace(state="pending") for j in held})
-
-
-def Steer(cfg, st, n, i):
-    """At a Step's start the runner steers a pending input of its Session into its execution (fenced)."""
-    r = st.run[n]
-    if not (cfg.steering and _runner_at(st, n, "acquired") and i in st.inputs and i.sess == r.sess
-            and i.state == "pending"):
-        return None
-    owned = i.kind == "cont" and has_row(st, i.sess, i.src)  # recovery-owned: ordinary selection excludes it
-    if owned and not cfg.has("steer-selects-recovery-input"):
-        return None
-    if not ordinary_ok(st, si(cfg, r.sess), r.exec, cfg.nodes[n]):
-        return None
-    return st._replace(inputs=_with_input(st, i, "steered"))
-
-
 # ---------------------------------------------------------------- faults
 
 def Crash(cfg, st, n):
@@ -503,21 +427,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         for s in cfg.sessions:
             for e in range(1, cfg.max_exec + 1):
                 emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
-    if cfg.admission:
-        for s in cfg.sessions:
-            emit("Admit", (s,), Admit(cfg, st, s))
-        for i in sorted(st.inputs):
-            if i.kind == "prompt":
-                retry = Input(i.sess, "prompt", i.src, "pending")  # the caller names the prompt's id
-                emit("ExactRetry", (retry,), ExactRetry(cfg, st, retry))
-        for n, node in enumerate(cfg.nodes):
-            for s in cfg.sessions:
-                emit("Resume", (node, s), Resume(cfg, st, n, s))
-    if cfg.steering:
-        for n, node in enumerate(cfg.nodes):
-            if st.run[n].pc == "acquired":
-                for i in sorted(st.inputs):
-                    emit("Steer", (node, i), Steer(cfg, st, n, i))
+    emit_inputs(cfg, st, emit)
     return iter(out)
 
 

@@ -345,12 +345,12 @@ DEFECTS = _index([
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
            "session_recovery row and a continuation, so work the caller cancelled is resumed"),
     Defect("exact-retry-appends-twice", ("OneExecutionRequestPerPrompt",),
-           "R003-PASS-prompt-intent",
+           "R003-PASS-prompt-intent-replay",
            "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "
            "deterministic request id: once the prompt was taken, a retry appends a second "
            "PromptExecutionRequested, which arms the prompt to run again", "inputs"),
     Defect("resume-drains-without-request", ("ResumeRequestedBeforeDrain",),
-           "R000-PASS-explicit-resume",
+           "R000-PASS-resume-and-bounds",
            "explicit resume forces the drain without first durably requesting pending ordinary execution: the "
            "drain takes a held prompt no request names, and a resume whose drain finds the Session busy (or "
            "whose node dies first) leaves nothing to redrive it", "inputs"),

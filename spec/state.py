@@ -323,3 +323,32 @@ def _clock_may_advance(cfg: Config, st: State) -> bool:
             for r in st.run):
         return False
     return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
+
+
+# ---------------------------------------------------------------- shared by spec.model and spec.input_actions
+
+def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
+    return (st.inputs - {old}) | {old._replace(state=state)}
+
+
+def _runner_free(st: State, n: int) -> bool:
+    return st.run[n].pc == "idle"
+
+
+def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
+    s = si(cfg, i.sess)
+    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
+            and claim_free(cfg, st, s, ordinary)):
+        return None
+    e = st.nextExec
+    return st._replace(
+        claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
+        nextExec=e + 1,
+        inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
+        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
+    )
+
+
+def _runner_at(st: State, n: int, pc: str) -> bool:
+    r = st.run[n]
+    return r.pc == pc and not r.intr

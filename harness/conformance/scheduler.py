@@ -33,8 +33,10 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1):
-        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
+                 admission=False):
+        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted;
+        `admission`: prompts are admitted by `admit` (the twin's Admit), held, not at the start."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
@@ -44,9 +46,20 @@ class World:
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
                         for r in workers}
-        any_node = next(iter(self.nodes.values()))
+        self.any_node = any_node = next(iter(self.nodes.values()))
+        self.prompts = prompts
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
-        self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+        self.prompt = {} if admission and not admitted else \
+            {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+
+    def admit(self, session: str):
+        """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested
+        (the callers of this world admit at most `prompts` per Session, as the twin's Prompts bounds them)."""
+        k = sum(1 for (s, _k) in self.prompt if s == session) + 1
+        if k > self.prompts:
+            return None
+        self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, requested=False)
+        return self.prompt[(session, k)]
 
     def node(self, name="n1") -> Node:
         return self.nodes[name]
@@ -77,7 +90,8 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps)
+                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
+                           admission=cfg.admission)
         self.faults = frozenset()
 
     @staticmethod

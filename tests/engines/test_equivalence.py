@@ -49,3 +49,11 @@ def test_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
     c = compare(configs.get("ci"))
     assert not c.equal and c.twin_states > c.tlc_states
     assert "Renew" in c.only_twin_labels  # the weakened guard's own edges are the first difference
+
+
+@pytest.mark.parametrize("name", ["inputs", "steer"])
+def test_graphs_are_equal_on_the_input_configurations(name, tlc_or_skip):
+    """Admission (Admit, ExactRetry, Resume) on `inputs` and Steering (Steer) on `steer`."""
+    c = compare(configs.get(name))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 5_000 and c.twin_edges == c.tlc_edges

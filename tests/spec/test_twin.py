@@ -150,8 +150,9 @@ def test_tick_never_expires_a_lease_between_renewal_and_dispatch_under_timely_di
 
 
 def test_the_gate_configurations_exercise_every_registry_action():
+    """The gate's configurations, and the input configurations for the input actions (Admission, Steering)."""
     seen = set()
-    for name in configs.GATE_CONFIGS:
+    for name in configs.GATE_CONFIGS + ("inputs", "steer"):
         res = explore(configs.get(name), liveness=False, keep_edges=True)
         for out in res.graph.succ:
             seen |= {a for a, _p, _j in out}
