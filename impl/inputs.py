@@ -72,6 +72,12 @@ class InputStore:
             return iid
         return self.ctx.db.atomic(body)
 
+    def prompts_of(self, conn: Connection, session_id: str) -> list[InputRow]:
+        """The Session's admitted prompts, in admission order."""
+        rows = conn.execute(sa.select(T).where(T.c.session_id == session_id, T.c.kind == "prompt")
+                            .order_by(T.c.admitted_seq)).mappings()
+        return [InputRow(**r) for r in rows]
+
     def exact_retry(self, session_id: str, input_id: str) -> Result:
         """ExactRetry: the identity check (this Session's admitted input of that id, a prompt: never a
         continuation, never recovery-owned), then one transaction appending the prompt's one

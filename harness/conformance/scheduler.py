@@ -49,13 +49,13 @@ class World:
         self.any_node = any_node = next(iter(self.nodes.values()))
         self.prompts = prompts
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
-        self.prompt = {} if admission and not admitted else \
-            {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+        self.prompt = {} if admission else {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
 
     def admit(self, session: str):
         """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested
         (the callers of this world admit at most `prompts` per Session, as the twin's Prompts bounds them)."""
-        k = sum(1 for (s, _k) in self.prompt if s == session) + 1
+        with self.db.read() as conn:
+            k = len(self.any_node.inputs.prompts_of(conn, session)) + 1
         if k > self.prompts:
             return None
         self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, requested=False)
