@@ -24,10 +24,14 @@ def _every_path(w: World) -> None:
         n1.runner.step()
     n1.cancel("s2")
     n1.run_to_completion()
+    # an explicit resume of a held prompt: the durable request, then the drain it forces (execution 3)
+    n1.inputs.admit_prompt("s1", 2, requested=False)
+    n1.resume("s1")
+    n1.runner.run_to_completion()
     # recovery that fails to convert (malformed: a forged recovery row names the execution)
     n1.acquire(w.prompt["s3", 1])
     n1.crash()
-    faults.corrupt_recovery_row(w.db, "s1", 3)
+    faults.corrupt_recovery_row(w.db, "s1", 4)
     w.tick()
     w.worker().run_once()
 
@@ -45,7 +49,7 @@ def test_every_boundary_fires_in_protocol_order():
                          "step_ended.committed"]
     assert names[-4:] == ["acquire.committed", "recovery.scanned", "recovery.taken_over", "recovery.convert_failed"]
     for name, ctx in w.recorder.hits:
-        assert ctx["session"] and ctx["execution"], (name, ctx)
+        assert ctx["session"] and (ctx.get("execution") or name == R.B_RESUME_REQUESTED), (name, ctx)  # resume: none yet
 
 
 def _next_actions(w: World) -> set[str]:
@@ -63,6 +67,11 @@ def test_boundaries_follow_the_unit_named_in_after():
     seen = []
 
     def hook(name, ctx):
+        if name == R.B_RESUME_REQUESTED:  # the next unit is the drain, an acquisition of what is now requested
+            with w.db.read() as conn:
+                drainable = bool(w.node("n1").inputs.select_ordinary(conn, ctx["session"]))
+            seen.append((name, {R.ACQUIRE} if drainable else set()))
+            return
         seen.append((name, _next_actions(w)))
     w.boundaries.install(hook)
     _every_path(w)
