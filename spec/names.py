@@ -171,7 +171,7 @@ REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acqu
                         "cancel-trusts-previous-step-memory",
                         "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
                         "dispatch-after-failed-renewal", "cancel-requeues-continuation", "TimelyDispatch",
-                        "ProcessLocalRouting")
+                        "ProcessLocalRouting", "exact-retry-appends-twice")
 
 INVARIANTS = _index([
     Invariant("TypeOK", "state", "every variable has its declared shape"),
