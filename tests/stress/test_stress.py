@@ -18,6 +18,7 @@ import sqlite3
 import pytest
 
 from harness.conformance import replay as R
+from harness.traces import trace as T
 from harness.stress.checker import Checker, check_db
 from harness.stress.counterexample import session_trace
 from harness.stress.render import render_history
@@ -83,6 +84,10 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
 
 @pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
+    cfg = T.trace_to_config(T.load(path).config)
+    if cfg.admission or cfg.steering:
+        pytest.skip("the stress history checker does not record the input actions (Admit, ExactRetry, Resume, "
+                    "Steer) yet: issue 13 item 3 leaves stress for later")
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
 
