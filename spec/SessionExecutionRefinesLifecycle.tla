@@ -63,8 +63,9 @@ LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \
 \* a held prompt (its execution not yet requested) and a prompt not yet admitted are abstractly pending
 \* (admitting or requesting it is a stutter): the abstract protocol's inputs are all there from Init
 LInputs == {[i EXCEPT !.state = IF i.state \in {"pending", "held"} THEN "pending" ELSE "taken"] : i \in inputs}
-           \cup {x \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :
-                  ~\E i \in inputs : i.sess = x.sess /\ i.kind = "prompt" /\ i.src = x.src}
+           \cup IF ~Admission THEN {}
+                 ELSE {x \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :
+                         ~\E i \in inputs : i.sess = x.sess /\ i.kind = "prompt" /\ i.src = x.src}
 
 Lifecycle == INSTANCE SessionLifecycle
     WITH Execs <- 1..MaxExec, Steps <- MaxSteps,
