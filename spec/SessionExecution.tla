@@ -739,10 +739,10 @@ Next ==
     \/ \E r \in Recoverers : RecoveryQuarantine(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
-    \/ Admission /\ \E s \in Sessions : Admit(s)
-    \/ Admission /\ \E i \in InputUniverse : ExactRetry(i)
-    \/ Admission /\ \E n \in Nodes, s \in Sessions : Resume(n, s)
-    \/ Steering /\ \E n \in Nodes, i \in InputUniverse : Steer(n, i)
+    \/ \E s \in Sessions : Admit(s)
+    \/ \E i \in InputUniverse : ExactRetry(i)
+    \/ \E n \in Nodes, s \in Sessions : Resume(n, s)
+    \/ \E n \in Nodes, i \in InputUniverse : Steer(n, i)
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
