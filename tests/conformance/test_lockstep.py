@@ -176,3 +176,11 @@ def test_a_refusal_failure_writes_a_trace_that_replays_the_refusal(tmp_path):
     tr.mutant = []  # the same schedule against the correct implementation: refused, so it passes
     T.save(tr, tmp_path / "correct.json")
     assert replay_file(tmp_path / "correct.json").ok
+
+
+@pytest.mark.parametrize("config", ["inputs", "steer"])
+def test_the_correct_implementation_follows_the_twin_on_the_input_configurations(config):
+    """Admit, ExactRetry, Resume (inputs) and Steer (steer), with their refusal probes."""
+    out = L.run(configs.get(config), settings_=SMALL)
+    assert out.found is None and out.hypothesis_error is None, out.found and out.found.message
+    assert out.coverage.steps > 100 and len(out.coverage.states) > 50
