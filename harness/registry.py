@@ -45,6 +45,10 @@ WAKE_ARRIVE = _pick(N.ACTIONS, "WakeArrive")
 WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
 WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
 WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
+ADMIT = _pick(N.ACTIONS, "Admit")
+EXACT_RETRY = _pick(N.ACTIONS, "ExactRetry")
+RESUME = _pick(N.ACTIONS, "Resume")
+STEER = _pick(N.ACTIONS, "Steer")
 
 # the actions each kind of actor takes, by the registry's `actor` field
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")

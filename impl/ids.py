@@ -66,6 +66,10 @@ def continuation_gen(input_id: str) -> int:
     """The twin's `gen` of a continuation id: 0 for the derived id, the attempt for a minted one."""
     head, sep, tail = input_id.rpartition(f"-{MINTED}")
     return int(tail) if sep and tail.isdigit() else 0
+def request_id(prompt: str) -> str:
+    """The one PromptExecutionRequested of a prompt: derived from the prompt's id, so a second exact retry
+    writes the same id and conflicts instead of appending."""
+    return f"requested-{prompt}"
 
 
 def _digest(session_id: str, n: int) -> str:

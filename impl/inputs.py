@@ -3,6 +3,10 @@
 Ordinary steer/queue selection never takes a recovery-owned input (a continuation with a
 session_recovery row of the same Session and execution); recovery promotes its continuation exactly,
 by id, after checking that row. A continuation's id is derived from (Session, execution).
+
+A prompt admitted without its execution requested is `held`: an exact retry of the same prompt appends
+its one PromptExecutionRequested (deterministic id, `ids.request_id`) and arms it, and an explicit resume
+durably requests the Session's held prompts; only a requested (`pending`) input is drained or steered.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from . import registry as R
 from .context import Context
 from .db import next_id
 from .results import Conflict, Lost, Malformed, NotEnabled, Ok, Result
-from .schema import claim_t, input_t as T, recovery_t as RT
+from .schema import claim_t, event_t, input_t as T, recovery_t as RT
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,10 @@ _GET = sa.select(T).where(T.c.id == sa.bindparam("id"))
 _SELECTABLE = {defect: sa.select(sa.exists().where(T.c.id == sa.bindparam("id"), T.c.state == "pending",
                                                    sa.true() if defect else sa.not_(_owned_by_recovery())))
                for defect in (False, True)}
-_PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == "pending") \
+_REQUESTED = sa.select(event_t.c.id).where(event_t.c.event_key == sa.bindparam("key"))
+_NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
+    .where(event_t.c.session_id == sa.bindparam("session"))
+_PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == sa.bindparam("frm")) \
     .values(state=sa.bindparam("to"), promoted_seq=sa.bindparam("seq"))
 
 
@@ -52,17 +59,80 @@ class InputStore:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    def admit_prompt(self, session_id: str, number: int, delivery: str = "queue") -> str:
-        """Admit the number-th prompt of a Session (idempotent: its id is deterministic)."""
+    def admit_prompt(self, session_id: str, number: int, delivery: str = "queue", requested: bool = True) -> str:
+        """Admit the number-th prompt of a Session (idempotent: its id is deterministic); without
+        `requested` its execution waits for an exact retry or a resume (held)."""
         iid = ids.prompt_id(session_id, number)
 
         def body(conn):
             if self.get(conn, iid) is None:
                 conn.execute(T.insert().values(id=iid, session_id=session_id, kind="prompt", src=number,
-                                               delivery=delivery, state="pending",
+                                               delivery=delivery, state="pending" if requested else "held",
                                                admitted_seq=next_id(conn, "input")))
             return iid
         return self.ctx.db.atomic(body)
+
+    def prompts_of(self, conn: Connection, session_id: str) -> list[InputRow]:
+        """The Session's admitted prompts, in admission order."""
+        rows = conn.execute(sa.select(T).where(T.c.session_id == session_id, T.c.kind == "prompt")
+                            .order_by(T.c.admitted_seq)).mappings()
+        return [InputRow(**r) for r in rows]
+
+    def exact_retry(self, session_id: str, input_id: str) -> Result:
+        """ExactRetry: the identity check (this Session's admitted input of that id, a prompt: never a
+        continuation, never recovery-owned), then one transaction appending the prompt's one
+        PromptExecutionRequested and arming it if held. A second retry appends nothing (NotEnabled): the
+        event's id is derived from the prompt's."""
+        twice = self.ctx.has(R.EXACT_RETRY_APPENDS_TWICE)
+
+        def body(conn):
+            row = self.get(conn, input_id)
+            if row is None or row.session_id != session_id:
+                return NotEnabled(f"no admitted input {input_id} of {session_id}")
+            if row.kind != "prompt" or row.state == "recovery":
+                return NotEnabled(f"input {input_id} is not a prompt: an exact retry names a prompt")
+            key = ids.request_id(input_id)
+            if twice:  # the defect: the projection (is it waiting?) decides, and the id is fresh
+                if row.state == "pending":
+                    return NotEnabled(f"prompt {input_id} is waiting already")
+                key = f"{key}-{next_id(conn, 'input')}"
+            elif conn.execute(_REQUESTED, {"key": key}).first() is not None:
+                return NotEnabled(f"prompt {input_id} has its PromptExecutionRequested already")
+            seq = conn.execute(_NEXT_SEQ, {"session": session_id}).scalar_one()
+            conn.execute(event_t.insert(), dict(session_id=session_id, seq=seq, kind=R.REQUESTED, assistant_id=None,
+                                                execution_id=0, writer="", input_id=input_id, event_key=key))
+            if twice or row.state == "held":  # the projection arms a held prompt (the defect: any prompt)
+                conn.execute(sa.update(T).where(T.c.id == input_id).values(state="pending"))
+            return Ok(seq)
+        return self.ctx.db.atomic(body)
+
+    def request_pending(self, session_id: str) -> Result:
+        """An explicit resume's durable request: every held prompt of the Session now waits (one
+        transaction, before any drain)."""
+        def body(conn):
+            n = conn.execute(sa.update(T).where(T.c.session_id == session_id, T.c.kind == "prompt",
+                                                T.c.state == "held").values(state="pending")).rowcount
+            return Ok(n) if n else NotEnabled(f"{session_id} has no held prompt")
+        return self.ctx.db.atomic(body)
+
+    def oldest_held(self, conn: Connection, session_id: str) -> InputRow | None:
+        """The resume-drains-without-request defect's drain: the oldest held prompt, no request needed."""
+        row = conn.execute(sa.select(T).where(T.c.session_id == session_id, T.c.kind == "prompt",
+                                              T.c.state == "held").order_by(T.c.admitted_seq).limit(1)).mappings().first()
+        return InputRow(**row) if row else None
+
+    def steer(self, conn: Connection, session_id: str, input_id: str) -> Result:
+        """Steer selection: a pending input of the Session, never a recovery-owned one (as the queue), is
+        marked steered (in the runner's fenced transaction)."""
+        row = self.get(conn, input_id)
+        if row is None or row.session_id != session_id or row.state != "pending":
+            return NotEnabled(f"input {input_id} is not a pending input of {session_id}")
+        if not self.ctx.has(R.STEER_SELECTS_RECOVERY_INPUT) and not conn.execute(
+                _SELECTABLE[False], {"id": input_id}).scalar_one():
+            return NotEnabled(f"input {input_id} is recovery-owned: steer selection excludes it")
+        n = conn.execute(sa.update(T).where(T.c.id == input_id, T.c.state == "pending")
+                         .values(state="steered", promoted_seq=next_id(conn, "input"))).rowcount
+        return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
 
     def get(self, conn: Connection, input_id: str) -> InputRow | None:
         row = conn.execute(_GET, {"id": input_id}).mappings().first()
@@ -100,10 +170,11 @@ class InputStore:
                              f"not {row.id}")
         return Ok()
 
-    def promote(self, conn: Connection, input_id: str, state: str) -> Result:
-        """pending -> ordinary|recovery, exactly once (compare-and-set on the state)."""
-        n = conn.execute(_PROMOTE, {"input": input_id, "to": state, "seq": next_id(conn, "input")}).rowcount
-        return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
+    def promote(self, conn: Connection, input_id: str, state: str, frm: str = "pending") -> Result:
+        """pending -> ordinary|recovery, exactly once (compare-and-set on the state; `frm` held: the
+        resume-drains-without-request defect's drain)."""
+        n = conn.execute(_PROMOTE, {"input": input_id, "to": state, "frm": frm, "seq": next_id(conn, "input")}).rowcount
+        return Ok() if n == 1 else Lost(f"input {input_id} is no longer {frm}")
 
     def create_continuation(self, conn: Connection, session_id: str, execution_id: int,
                             iid: str | None = None) -> Result:

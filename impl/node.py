@@ -55,11 +55,29 @@ class Node:
             picked = self.inputs.select_ordinary(conn, session_id)
         return self.acquire(picked[0].id) if picked else NotEnabled(f"no ordinary input for {session_id}")
 
+    def resume(self, session_id: str, *, drain: bool = True) -> Result:
+        """Resume: durably request the Session's pending ordinary execution (one transaction), then force a
+        drain, a unit of its own (`drain=False`: the scheduler runs it as the next Acquire). The
+        resume-drains-without-request defect forces the drain with no request: it takes the oldest held
+        prompt at once, and on a busy Session leaves nothing behind."""
+        if self.has(R.RESUME_DRAINS_WITHOUT_REQUEST):
+            with self.ctx.db.read() as conn:
+                held = self.inputs.oldest_held(conn, session_id)
+            if held is None:
+                return NotEnabled(f"{session_id} has no held prompt")
+            return self._acquire(held.id, ordinary=True, drained=True)
+        requested = self.inputs.request_pending(session_id)
+        if requested:
+            self.ctx.boundaries.hit(R.B_RESUME_REQUESTED, node=self.owner_id, session=session_id, action=R.RESUME)
+            if drain:
+                self.acquire_next(session_id)
+        return requested
+
     def promote(self, input_id: str) -> Result:
         """PromoteContinuation: recovery's own continuation, exactly, with an insert-only claim."""
         return self._acquire(input_id, ordinary=False)
 
-    def _acquire(self, input_id: str, ordinary: bool) -> Result:
+    def _acquire(self, input_id: str, ordinary: bool, drained: bool = False) -> Result:
         if self.runner.pc != "idle":
             return NotEnabled("this node's runner is busy")
         now = self.ctx.now()
@@ -68,7 +86,10 @@ class Node:
             row = self.inputs.get(conn, input_id)
             if row is None:
                 return NotEnabled(f"no input {input_id}")
-            if ordinary:
+            if drained:  # resume-drains-without-request: a held prompt, no durable request
+                if row.state != "held":
+                    return NotEnabled(f"input {input_id} is not held")
+            elif ordinary:
                 if not self.inputs.ordinary_selectable(conn, input_id):
                     return NotEnabled(f"input {input_id} is not ordinarily selectable")
             else:
@@ -77,7 +98,8 @@ class Node:
                     return allowed
             ident = Ident(row.session_id, next_id(conn, "execution"), self.owner_id)
             for result in (self.claims.acquire(conn, ident, now, next_id(conn, "claim")),
-                           self.inputs.promote(conn, input_id, "ordinary" if ordinary else "recovery")):
+                           self.inputs.promote(conn, input_id, "ordinary" if ordinary else "recovery",
+                                               "held" if drained else "pending")):
                 if not result:
                     raise Abort(result)  # nothing of the attempt survives, not even the execution id
             return Ok(ident)
@@ -87,7 +109,7 @@ class Node:
             self.runner.start(ident.session_id, ident.execution_id)
             self.ctx.boundaries.hit(R.B_ACQUIRE_COMMITTED, node=self.owner_id, session=ident.session_id,
                                     execution=ident.execution_id,
-                                    action=R.ACQUIRE if ordinary else R.PROMOTE_CONTINUATION)
+                                    action=R.RESUME if drained else R.ACQUIRE if ordinary else R.PROMOTE_CONTINUATION)
         return result
 
     # ------------------------------------------------------------------ wakes

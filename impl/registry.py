@@ -41,6 +41,9 @@ CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-st
 CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-ids")
 WAKE_FRESH_SHARE_ZERO = _pick(N.DEFECTS, "wake-fresh-share-zero")
 WAKE_FRESH_SHARE_FULL = _pick(N.DEFECTS, "wake-fresh-share-full")
+EXACT_RETRY_APPENDS_TWICE = _pick(N.DEFECTS, "exact-retry-appends-twice")
+RESUME_DRAINS_WITHOUT_REQUEST = _pick(N.DEFECTS, "resume-drains-without-request")
+STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -73,6 +76,10 @@ RECOVERY_RECONVERT = _pick(N.ACTIONS, "RecoveryReconvert")
 WAKE_SCAN = _pick(N.ACTIONS, "WakeScan")
 WAKE_SERVE = _pick(N.ACTIONS, "WakeServe")
 WAKE_LOST = _pick(N.ACTIONS, "WakeLost")
+ADMIT = _pick(N.ACTIONS, "Admit")
+EXACT_RETRY = _pick(N.ACTIONS, "ExactRetry")
+RESUME = _pick(N.ACTIONS, "Resume")
+STEER = _pick(N.ACTIONS, "Steer")
 
 # boundaries (spec/names.py BOUNDARIES)
 B_ACQUIRE_COMMITTED = _pick(N.BOUNDARIES, "acquire.committed")
@@ -88,9 +95,11 @@ B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
 B_RECOVERY_CONVERTED = _pick(N.BOUNDARIES, "recovery.converted")
 B_WAKE_RESERVED = _pick(N.BOUNDARIES, "wake.reserved")
+B_RESUME_REQUESTED = _pick(N.BOUNDARIES, "resume.requested")
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS
 DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.EVENT_KINDS}
-SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()}
+SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()} | {N.REQUEST_KIND: N.REQUEST_KIND}
+REQUESTED = N.REQUEST_KIND  # the input event an exact retry appends (its durable name is the same)
 TERMINAL = frozenset(N.TERMINAL_KINDS)

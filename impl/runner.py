@@ -15,7 +15,7 @@ from . import ids
 from . import registry as R
 from .claims import Ident
 from .events import Fence, StepEvent
-from .results import Abort, Ok, Result
+from .results import Abort, NotEnabled, Ok, Result
 from .schema import history_t
 
 if TYPE_CHECKING:
@@ -108,6 +108,19 @@ class Runner:
 
     def _stop(self) -> None:
         self.pc = STOPPED
+
+    def steer(self, input_id: str) -> Result:
+        """Steer: at a Step's start (before its renewal) take a pending input of this Session into the
+        running execution, in one transaction fenced by the exact, live, running claim. Steer selection
+        excludes recovery-owned inputs as queue selection does (InputStore.steer)."""
+        if self.pc != ACQUIRED or self.intr:
+            return NotEnabled(f"the runner is not at a Step's start (it is {self.pc})")
+        ctx = self.node.ctx
+
+        def body(conn):
+            fenced = self.node.claims.check(conn, self.ident, ctx.now(), "running")
+            return self.node.inputs.steer(conn, self.session_id, input_id) if fenced else fenced
+        return ctx.db.atomic(body)
 
     def _Renew(self) -> Result:
         ctx = self.node.ctx

@@ -16,11 +16,12 @@ from sqlmodel import Field, SQLModel
 # The claim phases. `running` -> `cancelling` -> `cancelled` is the ordinary order; `unknown` marks an
 # uncertain provider/tool outcome; `recovering` belongs to recovery.
 PHASES = ("running", "unknown", "recovering", "cancelling", "cancelled")
-EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended")
+EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended", "PromptExecutionRequested")
 OUTCOMES = ("failed", "interrupted", "ended")
 INPUT_KINDS = ("prompt", "continuation")
 DELIVERIES = ("steer", "queue")
-INPUT_STATES = ("pending", "ordinary", "recovery")
+# held: admitted with its execution not yet requested; steered: taken into a running execution
+INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")
 HISTORY_OUTCOMES = ("cleared", "cancelled", "recovered")
 
 
@@ -80,6 +81,10 @@ class SessionEvent(SQLModel, table=True):
     assistant_id: Optional[str] = Field(default=None, foreign_key="assistant.assistant_id", index=True)
     execution_id: int
     writer: str
+    # an input event (PromptExecutionRequested): the prompt it names, and its deterministic id (derived
+    # from the prompt's, so a second exact retry conflicts instead of appending)
+    input_id: Optional[str] = None
+    event_key: Optional[str] = Field(default=None, unique=True)
 
 
 class SessionRecovery(SQLModel, table=True):

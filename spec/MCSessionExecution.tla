@@ -21,9 +21,9 @@
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
 (* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag, the wake  *)
-(* constants), the environment's Faults and the assumptions;              *)
-(* spec/README.md, "Model                                                 *)
-(* checking apart from the protocol", says why.                            *)
+(* constants), the environment's Faults, Admission, Steering and the      *)
+(* assumptions; spec/README.md, "Model checking apart from the protocol",  *)
+(* says why.                                                               *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
 
@@ -153,4 +153,20 @@ MCFreshSlots ==
     IF Has("wake-fresh-share-zero") THEN 0
     ELSE IF Has("wake-fresh-share-full") THEN WakeBatch
     ELSE Protocol!FreshSlots
+\* exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
+\* instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
+\* retry appends a second PromptExecutionRequested and the prompt waits to run again
+MCRetryAppends(j) ==
+    IF Has("exact-retry-appends-twice") THEN j.state # "pending" ELSE Protocol!RetryAppends(j)
+MCRequestArms(j) ==
+    IF Has("exact-retry-appends-twice") THEN TRUE ELSE Protocol!RequestArms(j)
+
+\* resume-drains-without-request: the resume forces the drain with no durable request first; the drain
+\* takes a held prompt at once (on a busy Session nothing would be left to redrive it)
+MCResumeRequests ==
+    IF Has("resume-drains-without-request") THEN FALSE ELSE Protocol!ResumeRequests
+
+\* steer-selects-recovery-input: steer selection omits the exclusion of recovery-owned inputs
+MCSteerSelects(i) ==
+    IF Has("steer-selects-recovery-input") THEN TRUE ELSE Protocol!SteerSelects(i)
 =============================================================================

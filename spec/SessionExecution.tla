@@ -24,6 +24,13 @@
 (* a bounded wake-attempt counter; WakeScan plans a batch of WakeBatch as  *)
 (* impl/wakes.py's plan_batch does (FreshShare slots for fresh rows first) *)
 (* and reserves it by compare-and-set; see spec/README.md, decision 16.    *)
+(* Inputs (Admission).  With Admission, prompts are admitted by an action  *)
+(* (Admit) with their execution not yet requested (held); an exact retry   *)
+(* of the same prompt appends its one PromptExecutionRequested, an         *)
+(* explicit resume durably requests the Session's held prompts, and only   *)
+(* then may the drain (Acquire) or a running execution's steer take them.  *)
+(* With Steering, a runner steers pending inputs into its execution at a   *)
+(* Step's start, excluding recovery-owned ones as the queue does.          *)
 (*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
@@ -35,7 +42,8 @@
 (*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
-(*   ConversionSettles, QuarantineMatches, ContinuationGen, FreshSlots.    *)
+(*   ConversionSettles, QuarantineMatches, ContinuationGen, FreshSlots,    *)
+(*   RetryAppends, RequestArms, ResumeRequests, SteerSelects.              *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -82,7 +90,11 @@ CONSTANTS
     \* @type: Int;
     FreshShare,     \* slots of a batch kept for fresh rows (never woken before): 1..WakeBatch-1
     \* @type: Int;
-    MaxWakeTries    \* a wake row's counter rotates from MaxWakeTries back to 1
+    MaxWakeTries,   \* a wake row's counter rotates from MaxWakeTries back to 1
+    \* @type: Bool;
+    Admission,      \* prompts are admitted by Admit (not at Init), armed by ExactRetry or Resume
+    \* @type: Bool;
+    Steering        \* a running execution steers pending inputs into itself at a Step's start (Steer)
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
@@ -144,6 +156,11 @@ Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
               "stopped"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
+StepKinds == {"Started"} \cup TerminalKinds
+\* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
+\* prompt's number in the event's id slot (`asst`) and is written under no claim (`node` "")
+RequestKind == "PromptExecutionRequested"
+InputStates == {"held", "pending", "ordinary", "recovery", "steered"}
 
 NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]
 RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0]
@@ -171,6 +188,10 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 \* execution alone (gen 0, ContinuationGen), so a retried conversion names the continuation it created.
 Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g]
 HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.src = k.src /\ i.gen = k.gen
+\* the prompt's execution was requested by its exact retry: its one PromptExecutionRequested is in the log
+Requested(s, p) == \E k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p
+RequestsOf(s, p) == {k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p}
+PromptsOf(s) == {i \in inputs : i.sess = s /\ i.kind = "prompt"}
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
@@ -243,6 +264,17 @@ QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
 ContinuationGen(attempt) == 0
 \* The slots of a wake batch that fresh rows take first: the fresh share.
 FreshSlots == FreshShare
+\* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
+\* from the prompt's), so a second retry of a requested prompt appends nothing.
+RetryAppends(j) == ~Requested(j.sess, j.src)
+\* The request's projection: a held prompt now waits for execution (pending); one already waiting or
+\* taken is unchanged (it is never armed again).
+RequestArms(j) == j.state = "held"
+\* An explicit resume durably requests the Session's pending ordinary execution (one transaction) before
+\* any drain; the drain is a step of its own (Acquire).
+ResumeRequests == TRUE
+\* Steer selection is ordinary selection: it excludes recovery-owned inputs exactly as the queue does.
+SteerSelects(i) == OrdinarySelects(i)
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -278,7 +310,8 @@ Init ==
     /\ nextExec = 1
     /\ log = <<>>
     /\ recovery = {}
-    /\ inputs = [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
+    /\ inputs = IF Admission THEN {}
+                ELSE [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
     /\ run = [n \in Nodes |-> RunnerIdle]
     /\ fin = [n \in Nodes |-> FinIdle]
     /\ rec = [r \in Recoverers |-> RecIdle]
@@ -422,6 +455,59 @@ RunnerExit(n) ==
     /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
     /\ run' = [run EXCEPT ![n] = RunnerIdle]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+
+-----------------------------------------------------------------------------
+(* Inputs (Admission) *)
+
+\* A caller admits Session s's next prompt: one transaction inserting the prompt input, its execution not
+\* yet requested (held).  Bounded by Prompts.
+Admit(s) ==
+    /\ Admission
+    /\ Cardinality(PromptsOf(s)) < Prompts
+    /\ inputs' = inputs \cup {[sess |-> s, kind |-> "prompt", src |-> Cardinality(PromptsOf(s)) + 1,
+                               state |-> "held", gen |-> 0]}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
+
+\* A caller retries the admission of prompt i exactly: the identity check (the same Session's admitted
+\* input of that id, a prompt: never a continuation, never recovery-owned), then one transaction
+\* appending its one PromptExecutionRequested and projecting it onto the input.
+ExactRetry(i) ==
+    /\ Admission
+    /\ i.kind = "prompt"
+    /\ \E j \in inputs :
+        /\ j.sess = i.sess /\ j.kind = "prompt" /\ j.src = i.src /\ j.state # "recovery"
+        /\ RetryAppends(j)
+        /\ log' = Append(log, [sess |-> j.sess, kind |-> RequestKind, asst |-> j.src, node |-> ""])
+        /\ inputs' = IF RequestArms(j) THEN (inputs \ {j}) \cup {[j EXCEPT !.state = "pending"]} ELSE inputs
+    /\ UNCHANGED <<claim, nextExec, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
+
+\* An explicit resume of Session s, on node n: one transaction durably requesting the Session's pending
+\* ordinary execution (every held prompt now waits), before the drain it forces, which is a step of its
+\* own (any idle node's Acquire).  (ResumeRequests false: the drain is forced with no durable request, and
+\* node n's drain takes the oldest held prompt at once; on a busy Session it would find nothing to take.)
+Resume(n, s) ==
+    /\ Admission
+    /\ \E j \in PromptsOf(s) : j.state = "held"
+    /\ IF ResumeRequests
+       THEN /\ inputs' = {IF j.sess = s /\ j.kind = "prompt" /\ j.state = "held"
+                          THEN [j EXCEPT !.state = "pending"] ELSE j : j \in inputs}
+            /\ UNCHANGED <<claim, nextExec, run>>
+       ELSE AcquireBy(n, CHOOSE j \in PromptsOf(s) : j.state = "held" /\
+                                     \A k \in PromptsOf(s) : k.state = "held" => j.src <= k.src, TRUE)
+    /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
+
+\* At the start of a Step (before its renewal) runner n steers a pending input of its Session into its
+\* running execution: one fenced transaction marking the input steered.  Steer selection excludes
+\* recovery-owned inputs exactly as queue selection does.
+Steer(n, i) ==
+    LET r == run[n]
+    IN /\ Steering
+       /\ RunnerAt(n, "acquired")
+       /\ i \in inputs /\ i.sess = r.sess /\ i.state = "pending"
+       /\ SteerSelects(i)
+       /\ OrdinaryOK(r.sess, r.exec, n)
+       /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = "steered"]}
+       /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
 
 -----------------------------------------------------------------------------
 (* Cancellation *)
@@ -789,10 +875,15 @@ Next ==
     \/ WakeScan
     \/ \E w \in WakeRowIds : WakeServe(w)
     \/ \E w \in WakeRowIds : WakeLost(w)
+    \/ \E s \in Sessions : Admit(s)
+    \/ \E i \in InputUniverse : ExactRetry(i)
+    \/ \E n \in Nodes, s \in Sessions : Resume(n, s)
+    \/ \E n \in Nodes, i \in InputUniverse : Steer(n, i)
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
-\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow,
-\* RecoveryConvertAckLost) are not fair.
+\* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
+\* option) and faults (Crash, a pausing Tick, CorruptRecoveryRow, RecoveryConvertAckLost, WakeArrive,
+\* WakeLost) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -828,9 +919,8 @@ TypeOK ==
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining", "reconverting"}
-    /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
-    /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
-                        /\ i.gen \in 0..1
+    /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} /\ log[k].sess \in Sessions
+    /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt", "ack"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
@@ -861,6 +951,11 @@ ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "
 \* At most one continuation per recovered (Session, execution): its id is the one derived from them.
 OneContinuationPerRecovery ==
     \A i, j \in inputs : (i.kind = "cont" /\ j.kind = "cont" /\ i.sess = j.sess /\ i.src = j.src) => i.gen = j.gen
+\* An exact retry adds exactly one PromptExecutionRequested: no prompt has two.
+OneExecutionRequestPerPrompt == \A s \in Sessions, p \in 1..Prompts : Cardinality(RequestsOf(s, p)) <= 1
+
+\* Steer selection never takes a recovery-owned input: no continuation is steered.
+SteerExcludesRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "steered")
 
 \* A quarantine is justified by the reason recorded with it: the work is malformed (a session_recovery row
 \* already names its execution: forged, or of another Session), or its attempts are exhausted (the last
@@ -898,7 +993,8 @@ FencedMutationStep ==
     /\ \A s \in Sessions : AllowedClaimChange(claim[s], claim'[s])
     /\ \A k \in (Len(log) + 1)..Len(log') :
         LET ev == log'[k]
-        IN claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
+        IN ev.kind \in StepKinds =>
+              claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
 \* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
 CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
@@ -958,6 +1054,11 @@ WakePlanSharedStep ==
     IN woke # {} =>
         /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
         /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+\* Ordinary selection (the drain's Acquire, a steer) takes a prompt only once its execution was durably
+\* requested (pending): an explicit resume requests before it drains, and a held prompt is never taken.
+ResumeRequestedBeforeDrainStep ==
+    \A j \in inputs' : (j.kind = "prompt" /\ j.state \in {"ordinary", "steered"} /\ j \notin inputs)
+                        => [j EXCEPT !.state = "pending"] \in inputs
 
 AcquireNeverOverwrites == [][AcquireNeverOverwritesStep]_vars
 PhaseMonotonic == [][PhaseMonotonicStep]_vars
@@ -968,6 +1069,7 @@ NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
 WakePlanShared == [][WakePlanSharedStep]_vars
+ResumeRequestedBeforeDrain == [][ResumeRequestedBeforeDrainStep]_vars
 
 (* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
 
@@ -992,8 +1094,9 @@ ExpiredClaimsEventuallyHandled ==
 
 Waiting(s, kind) == \E i \in inputs : i.sess = s /\ i.kind = kind /\ i.state = "pending"
 
-\* While prompts of a Session wait, eventually every admitted prompt has been taken and the Session is at
-\* rest (its claim cleared: after a terminal Step event, a cancellation, or a conversion into a
+\* While prompts of a Session wait (requested: with Admission, a held prompt does not wait until an exact
+\* retry or a resume requests it), eventually every requested prompt has been taken (by the drain or a
+\* steer) and the Session is at rest (its claim cleared: after a terminal Step event, a cancellation, or a conversion into a
 \* continuation, which the next property follows), or the Session is rejected.  Prompts still waiting
 \* when the model's execution ids run out are the bound's, not the protocol's: Exhausted is a goal.
 PendingInputsEventuallyServed ==

@@ -22,7 +22,7 @@ InFlightPcs == {"streaming", "started", "stepping"}
 
 StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}
 TerminalsOf(a) == {k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}
-EventsOf(a) == {k \in DOMAIN log : log[k].asst = a}
+EventsOf(a) == {k \in DOMAIN log : log[k].kind \in StepKinds /\ log[k].asst = a}
 ClaimsOf(e) == {s \in Sessions : claim[s].phase # "none" /\ claim[s].exec = e}
 
 \* the current execution, its owner, and whether the owner may act (its lease is live)
@@ -59,10 +59,15 @@ LBy == [a \in Assistants |-> IF EventsOf(a) = {} THEN ""
 \* effects in flight: each runner from its provider dispatch to its terminal Step event
 LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \in Nodes : run[m].pc \in InFlightPcs}}
 
-\* inputs: pending, or taken (by ordinary selection or by recovery's promotion alike); a continuation's
-\* gen (its id) is no abstract notion
+\* inputs: pending, or taken (by ordinary selection, a steer or recovery's promotion alike); with Admission
+\* a held prompt (its execution not yet requested) and a prompt not yet admitted are abstractly pending
+\* (admitting or requesting it is a stutter): the abstract protocol's inputs are all there from Init; a
+\* continuation's gen (its id) is no abstract notion
 LInputs == {[sess |-> i.sess, kind |-> i.kind, src |-> i.src,
-             state |-> IF i.state = "pending" THEN "pending" ELSE "taken"] : i \in inputs}
+             state |-> IF i.state \in {"pending", "held"} THEN "pending" ELSE "taken"] : i \in inputs}
+           \cup IF ~Admission THEN {}
+                 ELSE {x \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :
+                         ~\E i \in inputs : i.sess = x.sess /\ i.kind = "prompt" /\ i.src = x.src}
 
 Lifecycle == INSTANCE SessionLifecycle
     WITH Execs <- 1..MaxExec, Steps <- MaxSteps,

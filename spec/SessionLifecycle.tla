@@ -12,6 +12,7 @@
 (* atomic.                                                                 *)
 (*                                                                         *)
 (*   Start      an input is taken: a fresh execution, owned by a node      *)
+(*   Steer      the holder's running execution takes a pending input       *)
 (*   Effect     the holder begins an external effect, or opens its         *)
 (*              assistant (Step.Started)                                   *)
 (*   Terminate  the holder closes its assistant (Step.Failed/Ended), or    *)
@@ -164,6 +165,14 @@ Terminate(s) ==
        /\ EffectsMayEnd
        /\ UNCHANGED inputs
 
+\* The holder's running execution takes a pending input of its Session (a steer, at a Step's start).
+Steer(s) ==
+    /\ Holder(s) # "" /\ outcome[exec[s]] = "running"
+    /\ \E i \in inputs : /\ i.sess = s /\ i.state = "pending"
+                         /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = "taken"]}
+    /\ EffectsMayEnd
+    /\ UNCHANGED <<exec, owner, live, outcome, status, by>>
+
 \* Cancellation of a live execution: requested (running -> cancelling); settled by the holder
 \* (cancelling -> cancelled, Step.Interrupted for an open assistant); then the execution ends.
 \* A cancelled execution has no continuation.
@@ -242,7 +251,7 @@ Next ==
         /\ exec[s] = 0
         /\ \E i \in inputs : i.sess = s /\ i.state = "pending" /\
                 \E e \in Execs : outcome[e] = "none" /\ \E k \in Nodes : Start(s, i, e, k)
-    \/ \E s \in Sessions : Effect(s) \/ Terminate(s) \/ Cancel(s) \/ Quarantine(s)
+    \/ \E s \in Sessions : Effect(s) \/ Terminate(s) \/ Cancel(s) \/ Quarantine(s) \/ Steer(s)
     \/ \E s \in Sessions : exec[s] # 0 /\ \E r \in Recoverers : Recover(s, r)
     \/ Lapse
     \/ EffectEnds

@@ -64,6 +64,19 @@ CONFIGS: dict[str, Config] = {
     "wakes": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=0, max_exec=1, lease=1,
                     scan_bound=1, grace=0, max_tries=1, faults=frozenset(), wake_rows=4, wake_batch=2,
                     fresh_share=1, max_wake_tries=2),
+    # admission as an action (Admission): two prompts admitted by Admit, held until an exact retry (one
+    # PromptExecutionRequested) or an explicit resume requests them, then drained by Acquire; no faults
+    # (the request events' places in the log multiply the state space: with crashes, 166,463 states)
+    "inputs": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
+                     scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset(),
+                     admission=True),
+    # steer selection (Steering): two prompts at Init, one node; a pause makes recovery's continuation,
+    # which a running execution's steer must leave to recovery (Grace 0 on one node, as on `lag`; with
+    # crashes instead, 6,858 states, but lockstep reaches the continuation beside a running execution
+    # less often: a crash is an interruption it holds back, a pausing tick is not)
+    "steer": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
+                    scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"pause"}),
+                    steering=True),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -74,7 +87,7 @@ CONFIGS: dict[str, Config] = {
 GATE_CONFIGS = ("ci", "sessions", "rows", "heartbeat", "steps")
 # one feature of spec v2 each, behind constants (or a fault kind) that every other configuration leaves
 # off: together with the gate's they enable every action of the registry
-FEATURE_CONFIGS = ("retries", "wakes")
+FEATURE_CONFIGS = ("retries", "wakes", "inputs", "steer")
 
 ASSUMPTION_FIELDS = {"TimelyDispatch": "timely_dispatch", "SynchronizedClocks": "synchronized_clocks",
                      "ProcessLocalRouting": "process_local_routing"}
@@ -108,7 +121,7 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
          "ConversionSettles", "QuarantineMatches", "ContinuationGen",
-         "FreshSlots")
+         "FreshSlots", "RetryAppends", "RequestArms", "ResumeRequests", "SteerSelects")
 
 
 class ProtocolOnly(ValueError):
@@ -153,6 +166,8 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  WakeBatch = {cfg.wake_batch}",
         f"  FreshShare = {cfg.fresh_share}",
         f"  MaxWakeTries = {cfg.max_wake_tries}",
+        f"  Admission = {b(cfg.admission)}",
+        f"  Steering = {b(cfg.steering)}",
     ]
     if not protocol_only:
         lines += [f"  Defects = {_tla_set(cfg.defects)}"] + [f"  {h} <- MC{h}" for h in HOOKS]

@@ -312,6 +312,63 @@ def _woken(cfg, st, w):
 
 
 WakeServe = WakeLost = _woken
+# ---------------------------------------------------------------- inputs (Admission, Steering)
+
+def Admit(cfg, st, s):
+    if not cfg.admission:
+        return "prompts are admitted at Init in this configuration (Admission is off)"
+    if len(M.prompts_of(st, s)) >= cfg.prompts:
+        return f"{s} has admitted all its prompts (Prompts = {cfg.prompts})"
+    return None
+
+
+def ExactRetry(cfg, st, i):
+    if not cfg.admission:
+        return "there is no exact retry in this configuration (Admission is off)"
+    if i.kind != "prompt":
+        return f"input {show_input(i)} is a {i.kind}, not a prompt: an exact retry names a prompt"
+    same = [j for j in st.inputs if j.sess == i.sess and j.kind == "prompt" and j.src == i.src]
+    if not same:
+        return f"prompt {show_input(i)} has not been admitted"
+    j = same[0]
+    if cfg.has("exact-retry-appends-twice"):
+        if j.state == "pending":
+            return f"prompt {show_input(i)} is waiting already (pending)"
+    elif M.requests_of(st, j.sess, j.src):
+        return f"prompt {show_input(i)} has its PromptExecutionRequested already (the retry is idempotent)"
+    return None
+
+
+def Resume(cfg, st, n, s):
+    if not cfg.admission:
+        return "there is no explicit resume in this configuration (Admission is off)"
+    held = [j for j in M.prompts_of(st, s) if j.state == "held"]
+    if not held:
+        return f"{s} has no held prompt (none admitted without its execution requested)"
+    if cfg.has("resume-drains-without-request"):
+        return _acquire_by(cfg, st, n, sorted(held)[0], True)
+    return None
+
+
+def Steer(cfg, st, n, i):
+    if not cfg.steering:
+        return "there is no steer in this configuration (Steering is off)"
+    guard = _runner_at("acquired")(cfg, st, n)
+    if guard:
+        return guard
+    r = st.run[M.ni(cfg, n)]
+    if i not in st.inputs:
+        return f"input {show_input(i)} is not queued as {i.state}"
+    if i.sess != r.sess:
+        return f"input {show_input(i)} is not of runner {n}'s Session {r.sess}"
+    if i.state != "pending":
+        return f"input {show_input(i)} is not pending (it is {i.state})"
+    if i.kind == "cont" and not cfg.has("steer-selects-recovery-input") and M.has_row(st, i.sess, i.src):
+        return (f"continuation {show_input(i)} is recovery-owned (it has a session_recovery row): steer "
+                "selection excludes it")
+    if not M.ordinary_ok(st, M.si(cfg, r.sess), r.exec, n):
+        return f"the claim for {r.sess} is not runner {n}'s exact, live, running claim ({_claim(st.claim[M.si(cfg, r.sess)])})"
+    return None
 
 
 GUARDS: dict[str, Callable] = {name: globals()[name] for name in N.ACTIONS}

@@ -25,7 +25,7 @@ def TypeOK(cfg: Config, st: State) -> bool:
                  for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
-    ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
+    ok_log = all(e.kind in N.LOG_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1) for i in st.inputs)
     ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
@@ -81,7 +81,17 @@ def OneContinuationPerRecovery(cfg: Config, st: State) -> bool:
     return True
 
 
+def OneExecutionRequestPerPrompt(cfg: Config, st: State) -> bool:
+    counts = Counter((e.sess, e.asst) for e in st.log if e.kind == N.REQUEST_KIND)
+    return all(v <= 1 for v in counts.values())
+
+
+def SteerExcludesRecoveryOwned(cfg: Config, st: State) -> bool:
+    return all(not (i.kind == "cont" and i.state == "steered") for i in st.inputs)
+
+
 # ---------------------------------------------------------------- action invariants ([][P]_vars)
+
 
 def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
     return all(not (c.phase != "none" and d.phase != "none") or d.exec == c.exec
@@ -116,6 +126,8 @@ def FencedMutation(cfg: Config, st: State, nx: State) -> bool:
     if not all(_allowed_claim_change(cfg, c, d) for c, d in zip(st.claim, nx.claim)):
         return False
     for ev in nx.log[len(st.log):]:
+        if ev.kind == N.REQUEST_KIND:
+            continue  # an input event: a caller's, written under no claim
         c = st.claim[si(cfg, ev.sess)]
         if not (c.exec == exec_of(cfg, ev.asst) and c.owner == ev.node and c.ttl > 0):
             return False
@@ -195,6 +207,8 @@ def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
 
 # the durable variables a retried conversion must leave alone (TLA+ ConversionRetryChangesNothingStep)
 DURABLE = ("claim", "log", "recovery", "inputs", "cancelled")
+
+
 def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
     """A wake scan with fresh and retried rows waiting reserves at least one of each."""
     woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
@@ -204,6 +218,12 @@ def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
     if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
         return False
     return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
+
+
+def ResumeRequestedBeforeDrain(cfg: Config, st: State, nx: State) -> bool:
+    """A prompt taken in the step (by the drain's Acquire or a steer) was pending (requested) before it."""
+    return all(j._replace(state="pending") in st.inputs for j in nx.inputs - st.inputs
+               if j.kind == "prompt" and j.state in ("ordinary", "steered"))
 
 
 STATE_CHECKS = {name: globals()[name] for name in N.STATE_INVARIANTS}
@@ -291,7 +311,7 @@ def assistant_outcome(st: State, a: int) -> str:
     """Assistant `a`'s outcome from the durable log (names.ASSISTANT_OUTCOMES): "none" (never started),
     "open" (started, no terminal event), or its terminal kind; several terminals (AtMostOneTerminal
     broken) are joined by "+", in log order."""
-    kinds = [e.kind for e in st.log if e.asst == a]
+    kinds = [e.kind for e in st.log if e.asst == a and e.kind != N.REQUEST_KIND]
     terminals = [k for k in kinds if k in N.TERMINAL_KINDS]
     if terminals:
         return "+".join(terminals)
@@ -315,6 +335,8 @@ READS = {
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
+    "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",),
+    "ResumeRequestedBeforeDrain": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),

@@ -17,41 +17,21 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
-    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
+    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance, requests_of,
+    prompts_of, _with_input, _runner_free, _acquire, _runner_at,
     continuation, has_continuation, continuation_gen,
     Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
-
-
-def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
-    return (st.inputs - {old}) | {old._replace(state=state)}
+from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 
 
 def _stop(st: State, n: int, **memory) -> State:
     return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
 
 
-def _runner_free(st: State, n: int) -> bool:
-    return st.run[n].pc == "idle"
-
-
 # ---------------------------------------------------------------- runner
-
-def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
-    s = si(cfg, i.sess)
-    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
-            and claim_free(cfg, st, s, ordinary)):
-        return None
-    e = st.nextExec
-    return st._replace(
-        claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
-        nextExec=e + 1,
-        inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
-        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
-    )
-
 
 def Acquire(cfg, st, n, i):
     if not selectable(cfg, st, i):
@@ -66,11 +46,6 @@ def PromoteContinuation(cfg, st, n, i):
     if not (i.state == "pending" and i.kind == "cont" and owned):
         return None
     return _acquire(cfg, st, n, i, ordinary=False)
-
-
-def _runner_at(st: State, n: int, pc: str) -> bool:
-    r = st.run[n]
-    return r.pc == pc and not r.intr
 
 
 def Renew(cfg, st, n):
@@ -462,6 +437,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         for w in range(1, cfg.wake_rows + 1):
             emit("WakeServe", (w,), WakeServe(cfg, st, w))
             emit("WakeLost", (w,), WakeLost(cfg, st, w))
+    emit_inputs(cfg, st, emit)
     return iter(out)
 
 
@@ -486,7 +462,7 @@ assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
     "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
     "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert", "WakeArrive",
-    "WakeScan", "WakeServe", "WakeLost",
+    "WakeScan", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

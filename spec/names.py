@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Action:
     name: str
     params: tuple[str, ...]
-    actor: str  # runner | finalizer | recovery | node | supervisor | waker | environment | fault
+    actor: str  # runner | finalizer | recovery | node | supervisor | waker | environment | fault | caller
     fair: bool  # weakly fair in the liveness specification
     doc: str
 
@@ -145,19 +145,36 @@ ACTIONS = _index([
     Action("WakeLost", ("w",), "environment", False,
            "the woken redrive of row w takes nothing (a lost race, its node died): the reservation lapses "
            "and the row waits as a retry; it may happen forever (retry saturation)"),
+    # inputs (constants Admission and Steering; spec/README.md decisions 17 and 18)
+    Action("Admit", ("s",), "caller", False,
+           "a caller admits Session s's next prompt: one transaction inserting the prompt input with its "
+           "execution not yet requested (held); at most Prompts per Session"),
+    Action("ExactRetry", ("i",), "caller", False,
+           "a caller retries prompt i's admission exactly: the identity check (the Session's admitted input "
+           "of that id, a prompt, never a continuation or recovery-owned), then one transaction appending its "
+           "one PromptExecutionRequested (deterministic id: a second retry appends nothing) and arming a held "
+           "prompt"),
+    Action("Resume", ("n", "s"), "runner", False,
+           "an explicit resume of Session s on node n: one transaction durably requesting its pending "
+           "ordinary execution (every held prompt now waits), before the drain it forces (Acquire)"),
+    Action("Steer", ("n", "i"), "runner", False,
+           "at a Step's start runner n steers a pending input of its Session into its running execution "
+           "(fenced); steer selection excludes recovery-owned inputs as queue selection does"),
 ])
 
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
-                    "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery")
+                    "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
+                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ConversionRetryChangesNothing",
-                     "WakePlanShared")
+                     "WakePlanShared", "ResumeRequestedBeforeDrain")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
-ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan")
+ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan", "Admit", "ExactRetry",
+            "Resume", "Steer")
 assert set(ATTEMPTS) <= set(ACTIONS)
 # the actors a scheduler can ask to move (by Action.actor): any of their actions that is not an attempt is
 # the actor's own next step, which it picks from its own record (a trace step marked `refused` on one
@@ -180,7 +197,7 @@ REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acqu
                         "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
                         "dispatch-after-failed-renewal", "cancel-requeues-continuation",
                         "conversion-retry-mints-new-ids", "TimelyDispatch",
-                        "ProcessLocalRouting")
+                        "ProcessLocalRouting", "exact-retry-appends-twice")
 
 INVARIANTS = _index([
     Invariant("TypeOK", "state", "every variable has its declared shape"),
@@ -233,6 +250,13 @@ INVARIANTS = _index([
     Invariant("ConversionRetryChangesNothing", "action",
               "a recovery worker leaving its retry after a lost acknowledgement (the retry itself, or a crash) "
               "changes no durable variable (claim, log, session_recovery rows, inputs, cancelled)"),
+    Invariant("OneExecutionRequestPerPrompt", "state",
+              "an exact retry adds exactly one PromptExecutionRequested: no prompt has two"),
+    Invariant("SteerExcludesRecoveryOwned", "state",
+              "steer selection never takes a recovery-owned input: no continuation is steered"),
+    Invariant("ResumeRequestedBeforeDrain", "action",
+              "ordinary selection (the drain's acquisition, a steer) takes a prompt only once its execution was "
+              "durably requested (by its exact retry or an explicit resume): a resume requests before it drains"),
     Invariant("SessionsEventuallyAvailable", "liveness",
               "with fair scheduling and eventually no more faults (crash, pause, corrupt row), every claimed "
               "Session eventually has no claim, or is rejected (its claim justly quarantined)"),
@@ -240,7 +264,8 @@ INVARIANTS = _index([
               "with fair scheduling and eventually no more crashes (pauses may go on), every expired, "
               "unquarantined claim is eventually taken over or quarantined, whatever the scan bound"),
     Invariant("PendingInputsEventuallyServed", "liveness",
-              "with fair scheduling and eventually no more faults, every admitted prompt is eventually taken "
+              "with fair scheduling and eventually no more faults, every requested prompt (with Admission: "
+              "armed by its exact retry or a resume) is eventually taken (by the drain or a steer) "
               "and its execution settled (its claim cleared after a terminal Step event, a cancellation or a "
               "conversion), or its Session rejected; a prompt still pending when the model's execution ids "
               "run out is the bound's, not a violation"),
@@ -371,6 +396,20 @@ DEFECTS = _index([
     Defect("wake-fresh-share-full", ("WakePlanShared", "RetryAdvances"), "R003-PASS-scanner-bounds",
            "the wake scan keeps every slot for fresh rows (fresh share = the batch): while fresh work keeps "
            "arriving no retried row is ever woken", "wakes"),
+    Defect("exact-retry-appends-twice", ("OneExecutionRequestPerPrompt",),
+           "R003-PASS-prompt-intent-replay",
+           "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "
+           "deterministic request id: once the prompt was taken, a retry appends a second "
+           "PromptExecutionRequested, which arms the prompt to run again", "inputs"),
+    Defect("resume-drains-without-request", ("ResumeRequestedBeforeDrain",),
+           "R000-PASS-resume-and-bounds",
+           "explicit resume forces the drain without first durably requesting pending ordinary execution: the "
+           "drain takes a held prompt no request names, and a resume whose drain finds the Session busy (or "
+           "whose node dies first) leaves nothing to redrive it", "inputs"),
+    Defect("steer-selects-recovery-input", ("SteerExcludesRecoveryOwned",),
+           "R000-PASS-recovery-identity (steer selection)",
+           "steer selection omits the exclusion of recovery-owned inputs that queue selection has: a running "
+           "execution steers recovery's continuation into itself, which only recovery may promote", "steer"),
 ])
 
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
@@ -398,6 +437,8 @@ BOUNDARIES = _index([
              "the retry has not run"),
     Boundary("wake.reserved", "WakeScan", "WakeServe",
              "the wake batch is reserved (counters moved by compare-and-set); no woken redrive has run"),
+    Boundary("resume.requested", "Resume", "Acquire",
+             "the resume's durable request committed; the drain it forces has not run"),
 ])
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
@@ -412,13 +453,17 @@ WAKE_RESERVATIONS = ("", "fresh", "retry")
 # phase recovery does not convert: only defects quarantine for it)
 QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
 EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
+# the input event an exact retry appends (one per prompt; it names the prompt, written under no claim)
+REQUEST_KIND = "PromptExecutionRequested"
+LOG_KINDS = EVENT_KINDS + (REQUEST_KIND,)
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
 # "ack": a conversion's commit acknowledgement lost; only a configuration that names it has it (spec/configs.py
 # ALL_FAULTS, and the twin's default, are the other three, so no earlier configuration's state space changes)
 ACK_LOST = "ack"
 FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST)
 INPUT_KINDS = ("prompt", "cont")
-INPUT_STATES = ("pending", "ordinary", "recovery")
+# held: admitted, its execution not yet requested (Admission); steered: taken into a running execution
+INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")
 # an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal
 ASSISTANT_OUTCOMES = ("none", "open") + TERMINAL_KINDS
 

@@ -32,6 +32,8 @@ class Config:
     grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
     supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
     process_local_routing: bool = True
+    admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
+    steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
     defects: frozenset[str] = field(default_factory=frozenset)
     wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled
     wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
@@ -101,7 +103,7 @@ class Input(NamedTuple):
     sess: str
     kind: str  # prompt | cont
     src: int  # prompt number, or the recovered execution of a continuation
-    state: str  # pending | ordinary | recovery
+    state: str  # held | pending | ordinary | recovery | steered (names.INPUT_STATES)
     gen: int = 0  # a continuation's id beyond (Session, execution): 0, derived from them (ContinuationGen)
 
 
@@ -178,7 +180,8 @@ def init(cfg: Config) -> State:
         nextExec=1,
         log=(),
         recovery=frozenset(),
-        inputs=frozenset(Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
+        inputs=frozenset() if cfg.admission else frozenset(
+            Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
         run=tuple(RUNNER_IDLE for _ in cfg.nodes),
         fin=tuple(FIN_IDLE for _ in cfg.nodes),
         rec=tuple(REC_IDLE for _ in cfg.recoverers),
@@ -245,6 +248,14 @@ def continuation_gen(cfg: Config, attempt: int) -> int:
     """TLA+ ContinuationGen: the id a conversion's attempt derives; from Session and execution alone (0),
     unless the continuation id is minted per attempt (conversion-retry-mints-new-ids)."""
     return attempt if cfg.has("conversion-retry-mints-new-ids") else 0
+def requests_of(st: State, s: str, p: int) -> int:
+    """TLA+ RequestsOf, counted: the PromptExecutionRequested events of Session s's prompt p."""
+    return sum(1 for e in st.log if e.kind == N.REQUEST_KIND and e.sess == s and e.asst == p)
+
+
+def prompts_of(st: State, s: str) -> list[Input]:
+    """TLA+ PromptsOf: Session s's admitted prompts."""
+    return [i for i in st.inputs if i.sess == s and i.kind == "prompt"]
 
 
 def has_row(st: State, s: str, e: int) -> bool:
@@ -408,3 +419,30 @@ def wake_plan(cfg: Config, st: State) -> tuple[list[int], list[int]]:
     first = fresh[:fresh_slots(cfg)]
     again = retried[:cfg.wake_batch - len(first)]
     return fresh[:cfg.wake_batch - len(again)], again
+# ---------------------------------------------------------------- shared by spec.model and spec.input_actions
+
+def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
+    return (st.inputs - {old}) | {old._replace(state=state)}
+
+
+def _runner_free(st: State, n: int) -> bool:
+    return st.run[n].pc == "idle"
+
+
+def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
+    s = si(cfg, i.sess)
+    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
+            and claim_free(cfg, st, s, ordinary)):
+        return None
+    e = st.nextExec
+    return st._replace(
+        claim=_put(st.claim, s, Claim(e, cfg.nodes[n], cfg.lease, "running", 0, False)),
+        nextExec=e + 1,
+        inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
+        run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
+    )
+
+
+def _runner_at(st: State, n: int, pc: str) -> bool:
+    r = st.run[n]
+    return r.pc == pc and not r.intr

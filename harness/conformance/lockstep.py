@@ -119,6 +119,12 @@ class Campaign:
             self.found.append(found)
 
 
+def _protocol(action: str) -> bool:
+    """Weighed as a protocol step, never held back for a focused boundary: a fair action, or a runner's own
+    unfair option (Steer, Resume: the node's choice, not an interruption from outside)."""
+    return N.ACTIONS[action].fair or N.ACTIONS[action].actor == "runner"
+
+
 def machine_class(campaign: Campaign) -> type[RuleBasedStateMachine]:
     """A machine bound to one campaign (Hypothesis caches rules per class, so the class is made once)."""
 
@@ -176,7 +182,7 @@ class LockstepMachine(RuleBasedStateMachine):
     # No focus (what it shrinks to) leaves the plain swarm. Where an execution has several Steps, the
     # focus may wait for a later pass of its boundary (a later Step's gate), up to MaxSteps.
     @initialize(weights=st.fixed_dictionaries(
-        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
+        {a: st.sampled_from((1, 2, 4) if _protocol(a) else (1, 1, 0, 0)) for a in ACTION_NAMES}),
         focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
         probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
     def choose_swarm(self, weights, focus, probe_weight, focus_pass):
@@ -217,7 +223,7 @@ class LockstepMachine(RuleBasedStateMachine):
             self.advance(*pick)
 
     def _weight(self, name: str) -> int:
-        if not self.focus or N.ACTIONS[name].fair:
+        if not self.focus or _protocol(name):
             return self.weights[name]
         if self.path[-1].action in self.focus and self._passes() >= self.focus_pass:
             return 8 * (self.weights[name] or 1)  # at a focused boundary: interrupt now
@@ -275,7 +281,7 @@ class LockstepMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------ one lockstep step
 
     def advance(self, name: str, params: tuple, nxt: M.State) -> None:
-        self.burst = not N.ACTIONS[name].fair and (self.burst or self.path[-1].action in self.focus)
+        self.burst = not _protocol(name) and (self.burst or self.path[-1].action in self.focus)
         self.path.append(Step(name, params, nxt))
         try:
             self.sched.apply(name, params, nxt)
@@ -344,6 +350,12 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
             if not cfg.process_local_routing or st.claim[k].owner == node]
     out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]
     out += [(R.RECOVERY_SCAN, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
+    if cfg.admission:  # a retry names any input's id (a continuation's must be refused), a resume any Session
+        out += [(R.ADMIT, (s,)) for s in cfg.sessions]
+        out += [(R.EXACT_RETRY, (M.Input(i.sess, i.kind, i.src, "pending"),)) for i in sorted(st.inputs)]
+        out += [(R.RESUME, (node, s)) for node in cfg.nodes for s in cfg.sessions]
+    if cfg.steering:
+        out += [(R.STEER, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)]
     assert {a for a, _p in out} <= set(N.ATTEMPTS)
     return [o for o in out if o not in taken]
 

@@ -51,9 +51,11 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
     rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
+    src = {i.id: i.src for i in snap.inputs}  # an input event names its prompt by number in the twin
     return M.State(
         claim=tuple(claim), nextExec=issued + 1,
-        log=tuple(M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
+        log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
+                  M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
         inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
                          for i in snap.inputs),

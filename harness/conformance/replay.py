@@ -168,6 +168,7 @@ def _refused(res, sched, cfg, states, nxt, step, rec, label, hits):
     twin, impl = states
     if nxt is not None:
         res.problems.append(f"{label}: marked refused, but the twin enables it")
+        res._violate(I.check_state(cfg, nxt) + I.check_edge(cfg, twin, nxt), f"{label} (enabled here)")
         return None
     mark = len(hits)
     res.steps.append(rec)

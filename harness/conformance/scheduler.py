@@ -36,8 +36,9 @@ class World:
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
                  sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
-                 wake_batch=2, fresh_share=1, max_wake_tries=2):
-        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
+                 wake_batch=2, fresh_share=1, max_wake_tries=2, admission=False):
+        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted;
+        `admission`: prompts are admitted by `admit` (the twin's Admit), held, not at the start."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
@@ -51,9 +52,20 @@ class World:
         # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (harness.conformance.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
                                bound=wake_batch, fresh_share=fresh_share, max_tries=max_wake_tries)
-        any_node = next(iter(self.nodes.values()))
+        self.any_node = any_node = next(iter(self.nodes.values()))
+        self.prompts = prompts
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
-        self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+        self.prompt = {} if admission else {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+
+    def admit(self, session: str):
+        """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested
+        (the callers of this world admit at most `prompts` per Session, as the twin's Prompts bounds them)."""
+        with self.db.read() as conn:
+            k = len(self.any_node.inputs.prompts_of(conn, session)) + 1
+        if k > self.prompts:
+            return None
+        self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, requested=False)
+        return self.prompt[(session, k)]
 
     def node(self, name="n1") -> Node:
         return self.nodes[name]
@@ -85,7 +97,8 @@ class Scheduler:
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
                            admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
-                           wake_batch=cfg.wake_batch, fresh_share=cfg.fresh_share, max_wake_tries=cfg.max_wake_tries)
+                           wake_batch=cfg.wake_batch, fresh_share=cfg.fresh_share, max_wake_tries=cfg.max_wake_tries,
+                           admission=cfg.admission)
         self.faults = frozenset()
 
     @staticmethod

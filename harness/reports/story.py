@@ -82,6 +82,8 @@ def actor_of(action: str, params: tuple) -> str:
         return "waker"
     if kind == "fault":
         return "adversary"
+    if kind == "caller":
+        return "caller"
     if kind == "node":
         return f"heartbeat@{params[0]}"
     return f"{kind}@{params[0]}"

@@ -22,7 +22,8 @@ from spec import names as N
 from harness import registry as R
 from harness.traces import trace as T
 
-ADMIT = "Admit"  # the environment's prompt admission: not a twin action (the twin admits at Init)
+ADMIT = "AdmitRequested"  # the environment's prompt admission, its execution requested: not a twin action
+# (the twin admits at Init; its Admit, with Admission, admits a prompt held)
 ENV_STEPS = (ADMIT, R.CRASH, R.CORRUPT_RECOVERY_ROW)
 DURABLE_VARS = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 

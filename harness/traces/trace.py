@@ -102,6 +102,10 @@ class TraceConfig(BaseModel):
                            description="recovery takeovers of one claim before a conversion that lost its lease "
                                        "quarantines it, exhausted (MaxTries)")
     faults: Annotated[list[FaultKind], AfterValidator(_unique)]
+    admission: bool | None = Field(None, description="prompts are admitted by Admit, held until an exact retry or "
+                                                     "a resume requests them (Admission); absent: false")
+    steering: bool | None = Field(None, description="a running execution steers pending inputs into itself "
+                                                    "(Steering); absent: false")
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
     wake_rows: int | None = Field(None, ge=0, le=MAX_PROMPTS,
@@ -168,6 +172,7 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
                        max_steps=None if cfg.max_steps == 1 else cfg.max_steps, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
+                       admission=cfg.admission or None, steering=cfg.steering or None,
                        defects=sorted(cfg.defects), assumptions_off=off,
                        **({} if not cfg.wake_rows else dict(wake_rows=cfg.wake_rows, wake_batch=cfg.wake_batch,
                                                           fresh_share=cfg.fresh_share,
@@ -209,7 +214,8 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
                     prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, lease=tc.lease,
                     scan_bound=tc.scan_bound,
                     grace=tc.grace, supervision_lag=tc.supervision_lag, max_tries=tc.max_tries,
-                    faults=frozenset(tc.faults), defects=frozenset(chosen), **off)
+                    faults=frozenset(tc.faults), admission=bool(tc.admission), steering=bool(tc.steering),
+                    defects=frozenset(chosen), **off)
 
 
 # ---------------------------------------------------------------- steps <-> twin

@@ -34,6 +34,10 @@ def _every_path(w: World) -> None:
     w.worker().takeover()
     w.worker().convert(lose_ack=True)
     w.worker().step()
+    # an explicit resume of a held prompt: the durable request, then the drain it forces (execution 3)
+    n1.inputs.admit_prompt("s1", 2, requested=False)
+    n1.resume("s1")
+    n1.runner.run_to_completion()
     # recovery that fails to convert (malformed: a forged recovery row names the execution)
     n1.acquire(w.prompt["s3", 1])
     n1.crash()
@@ -58,7 +62,7 @@ def test_every_boundary_fires_in_protocol_order():
         if name == R.B_WAKE_RESERVED:  # a batch of wake rows, not one claim
             assert ctx["items"] == ["w1"], ctx
             continue
-        assert ctx["session"] and ctx["execution"], (name, ctx)
+        assert ctx["session"] and (ctx.get("execution") or name == R.B_RESUME_REQUESTED), (name, ctx)  # resume: none yet
 
 
 def _next_actions(w: World) -> set[str]:
@@ -79,6 +83,11 @@ def test_boundaries_follow_the_unit_named_in_after():
     seen = []
 
     def hook(name, ctx):
+        if name == R.B_RESUME_REQUESTED:  # the next unit is the drain, an acquisition of what is now requested
+            with w.db.read() as conn:
+                drainable = bool(w.node("n1").inputs.select_ordinary(conn, ctx["session"]))
+            seen.append((name, {R.ACQUIRE} if drainable else set()))
+            return
         seen.append((name, _next_actions(w)))
     w.boundaries.install(hook)
     _every_path(w)

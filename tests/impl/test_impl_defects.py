@@ -382,6 +382,45 @@ def wake_fresh_share_full(defects):
     return _wake_batch(defects, fresh=2, retried=1)
 
 
+def _requests(w) -> int:
+    return sum(1 for e in w.snap().events if e.kind == R.REQUESTED)
+
+
+def exact_retry_appends_twice(defects):
+    """A held prompt, its exact retry, the drain, then the same retry again."""
+    w = World(defects=defects)
+    node = w.node()
+    pid = node.inputs.admit_prompt("s1", 2, requested=False)
+    first = node.inputs.exact_retry("s1", pid)
+    node.acquire(pid)
+    again = node.inputs.exact_retry("s1", pid)
+    state = {i.id: i.state for i in w.snap().inputs}[pid]
+    return (bool(first), type(again).__name__, _requests(w), state)
+
+
+def resume_drains_without_request(defects):
+    """An explicit resume of a busy Session: its request must outlive the drain, which finds nothing."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    pid = node.inputs.admit_prompt("s1", 2, requested=False)
+    resumed = node.resume("s1")
+    return (type(resumed).__name__, {i.id: i.state for i in w.snap().inputs}[pid])
+
+
+def steer_selects_recovery_input(defects):
+    """Recovery's continuation is pending while execution 2 (prompt 2) is at its Step's start."""
+    w = World(defects=defects, prompts=2)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    node.acquire(w.prompt["s1", 2])
+    steered = node.runner.steer(ids.continuation_id("s1", 1))
+    return (type(steered).__name__, {i.id: i.state for i in w.snap().inputs}[ids.continuation_id("s1", 1)])
+
+
 CASES = {
     "conversion-retry-mints-new-ids": (conversion_retry_mints_new_ids,
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
@@ -391,6 +430,10 @@ CASES = {
                               [("w1", "retry"), ("w2", "retry")]),
     "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],
                               [("w2", "fresh"), ("w3", "fresh")]),
+    "exact-retry-appends-twice": (exact_retry_appends_twice, (True, "NotEnabled", 1, "ordinary"),
+                                  (True, "Ok", 2, "pending")),
+    "resume-drains-without-request": (resume_drains_without_request, ("Ok", "pending"), ("NotEnabled", "held")),
+    "steer-selects-recovery-input": (steer_selects_recovery_input, ("NotEnabled", "pending"), ("Ok", "steered")),
     "cancel-trusts-previous-step-memory": (cancel_trusts_previous_step_memory,
                                            ([("Interrupted", ids.assistant_id(1, 2))], [], True), ([], [], False)),
     "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),

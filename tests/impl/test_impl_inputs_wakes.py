@@ -3,6 +3,7 @@
 import pytest
 
 from impl import ids
+from impl import registry as R
 from impl.clock import ManualClock
 from impl.context import Context
 from impl.db import Database
@@ -81,3 +82,28 @@ def test_fresh_work_keeps_capacity_while_retries_saturate():
     assert plan_batch(["f1"], [], bound=4, fresh_share=2) == ["f1"]
     with pytest.raises(ValueError):
         plan_batch([], [], bound=2, fresh_share=3)
+
+
+def test_an_exact_retry_checks_the_identity_and_appends_one_request():
+    """A held prompt: its retry appends one PromptExecutionRequested and arms it; a second appends nothing;
+    a retry naming a continuation, or another Session's prompt, is refused."""
+    w = World(prompts=0)
+    inputs = w.node().inputs
+    pid = inputs.admit_prompt("s1", 1, requested=False)
+    assert {i.id: i.state for i in w.snap().inputs}[pid] == "held"
+    assert inputs.exact_retry("s2", pid).__class__.__name__ == "NotEnabled"  # not that Session's input
+    assert inputs.exact_retry("s1", pid)
+    assert not inputs.exact_retry("s1", pid)
+    assert not inputs.exact_retry("s1", ids.continuation_id("s1", 1))
+    assert [e.kind for e in w.snap().events] == [R.REQUESTED]
+    assert {i.id: i.state for i in w.snap().inputs}[pid] == "pending"
+
+
+def test_a_resume_requests_durably_then_drains():
+    w = World(prompts=0)
+    node = w.node()
+    pid = node.inputs.admit_prompt("s1", 1, requested=False)
+    assert not node.acquire(pid)  # held: ordinary selection does not take it
+    assert node.resume("s1")  # the request, then the drain it forces
+    assert {i.id: i.state for i in w.snap().inputs}[pid] == "ordinary" and node.runner.pc == "acquired"
+    assert not node.resume("s1")  # nothing held any more

@@ -18,6 +18,7 @@ import sqlite3
 import pytest
 
 from harness.conformance import replay as R
+from harness.traces import trace as T
 from harness.stress.checker import Checker, check_db
 from harness.stress.counterexample import session_trace
 from harness.stress.render import render_history
@@ -88,6 +89,10 @@ WAKE_TRACES = ("wake-fresh-share-zero", "wake-fresh-share-full")
 
 @pytest.mark.parametrize("path", [p for p in R.committed_traces() if p.stem not in WAKE_TRACES], ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
+    cfg = T.trace_to_config(T.load(path).config)
+    if cfg.admission or cfg.steering:
+        pytest.skip("the stress history checker does not record the input actions (Admit, ExactRetry, Resume, "
+                    "Steer) yet: issue 13 item 3 leaves stress for later")
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
 

@@ -1,0 +1,77 @@
+"""The twin's input actions (constants Admission and Steering): Admit, ExactRetry, Resume and Steer, each
+mirroring the TLA+ operator of the same name in SessionExecution.tla ("Inputs"). `spec.model` re-exports
+them and enumerates them in `successors`; they live here to keep that module short.
+"""
+
+from __future__ import annotations
+
+from . import names as N
+from .state import (Config, Event, Input, State, _acquire, _runner_at, _with_input, has_row, ordinary_ok, prompts_of,
+                    requests_of, si)
+
+
+def Admit(cfg, st, s):
+    """A caller admits Session s's next prompt, its execution not yet requested (held)."""
+    k = len(prompts_of(st, s))
+    if not (cfg.admission and k < cfg.prompts):
+        return None
+    return st._replace(inputs=st.inputs | {Input(s, "prompt", k + 1, "held")})
+
+
+def ExactRetry(cfg, st, i):
+    """The identity check, then one PromptExecutionRequested (deterministic: none if the prompt has one)."""
+    if not (cfg.admission and i.kind == "prompt"):
+        return None
+    for j in st.inputs:
+        if not (j.sess == i.sess and j.kind == "prompt" and j.src == i.src and j.state != "recovery"):
+            continue
+        twice = cfg.has("exact-retry-appends-twice")  # reads the projection, and every request arms
+        if not (j.state != "pending" if twice else requests_of(st, j.sess, j.src) == 0):
+            return None
+        arms = twice or j.state == "held"
+        return st._replace(log=st.log + (Event(j.sess, N.REQUEST_KIND, j.src, ""),),
+                           inputs=_with_input(st, j, "pending") if arms else st.inputs)
+    return None
+
+
+def Resume(cfg, st, n, s):
+    """One transaction requesting the Session's held prompts, before the drain it forces (Acquire)."""
+    held = sorted(j for j in prompts_of(st, s) if j.state == "held")
+    if not (cfg.admission and held):
+        return None
+    if cfg.has("resume-drains-without-request"):  # the drain, forced with no durable request: the oldest
+        return _acquire(cfg, st, n, held[0], ordinary=True)
+    return st._replace(inputs=(st.inputs - set(held)) | {j._replace(state="pending") for j in held})
+
+
+def Steer(cfg, st, n, i):
+    """At a Step's start the runner steers a pending input of its Session into its execution (fenced)."""
+    r = st.run[n]
+    if not (cfg.steering and _runner_at(st, n, "acquired") and i in st.inputs and i.sess == r.sess
+            and i.state == "pending"):
+        return None
+    owned = i.kind == "cont" and has_row(st, i.sess, i.src)  # recovery-owned: ordinary selection excludes it
+    if owned and not cfg.has("steer-selects-recovery-input"):
+        return None
+    if not ordinary_ok(st, si(cfg, r.sess), r.exec, cfg.nodes[n]):
+        return None
+    return st._replace(inputs=_with_input(st, i, "steered"))
+
+
+def emit_inputs(cfg: Config, st: State, emit) -> None:
+    """The input actions' instances for `spec.model.successors`, in Next's order."""
+    if cfg.admission:
+        for s in cfg.sessions:
+            emit("Admit", (s,), Admit(cfg, st, s))
+        for i in sorted(st.inputs):
+            if i.kind == "prompt":
+                retry = Input(i.sess, "prompt", i.src, "pending")  # the caller names the prompt's id
+                emit("ExactRetry", (retry,), ExactRetry(cfg, st, retry))
+        for n, node in enumerate(cfg.nodes):
+            for s in cfg.sessions:
+                emit("Resume", (node, s), Resume(cfg, st, n, s))
+    if cfg.steering:
+        for n, node in enumerate(cfg.nodes):
+            if st.run[n].pc == "acquired":
+                for i in sorted(st.inputs):
+                    emit("Steer", (node, i), Steer(cfg, st, n, i))
