@@ -80,7 +80,7 @@ B_RECOVERY_TAKEN_OVER = _pick(N.BOUNDARIES, "recovery.taken_over")
 B_RECOVERY_CONVERT_FAILED = _pick(N.BOUNDARIES, "recovery.convert_failed")
 
 # event kinds: the twin's short names and the durable names the log stores
-STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS
-DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.EVENT_KINDS}
+STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS
+DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.STEP_KINDS}
 SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()}
 TERMINAL = frozenset(N.TERMINAL_KINDS)

@@ -20,7 +20,7 @@
 (* other hooks are overridden as everywhere else.                          *)
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
-(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag), the       *)
+(* MaxSteps, Tools, MaxTries, Lease, ScanBound, Grace, SupervisionLag),   *)
 (* environment's Faults and the assumptions; spec/README.md, "Model       *)
 (* checking apart from the protocol", says why.                            *)
 (***************************************************************************)
@@ -141,4 +141,14 @@ MCConversionSettles ==
 MCQuarantineMatches(c, w, r) ==
     IF Has("silent-quarantine-noop") THEN Protocol!QuarantineMatches(c, w, r) /\ c.ttl > 0
     ELSE Protocol!QuarantineMatches(c, w, r)
+
+\* tool-settled-before-publication: the runner's tool-settlement flag is set before Tool.Success is
+\* published, so after a failed publication the runner goes on as if the call were settled
+MCSettlementFlagEarly ==
+    IF Has("tool-settled-before-publication") THEN TRUE ELSE Protocol!SettlementFlagEarly
+
+\* recovery-reruns-unknown-tool: conversion re-runs the physical tool of a call whose outcome is uncertain
+\* (then publishes its Tool.Success) instead of recording the call as failed
+MCConversionReruns ==
+    IF Has("recovery-reruns-unknown-tool") THEN TRUE ELSE Protocol!ConversionReruns
 =============================================================================

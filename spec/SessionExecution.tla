@@ -20,6 +20,17 @@
 (* names the latest Step's assistant; publisher memory the last one the    *)
 (* runner published (between Step k's commit and its return: Step k-1's). *)
 (*                                                                         *)
+(* Local tools.  With Tools = 1 a Step runs one local tool call after its  *)
+(* Step.Started: a fenced start that renews the lease and records the     *)
+(* call (ToolStart), the physical tool (ToolRun, an effect of kind         *)
+(* "tool"), then the Tool.Success publication (PublishToolSuccess; the     *)
+(* runner's settlement flag changes only once it committed).  A failed     *)
+(* publication (ToolSuccessFails, the environment's "publication" fault)   *)
+(* leaves the call unsettled and the runner marks the claim unknown        *)
+(* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
+(* record its outcome durably (ToolFailed) and the Session moves on.       *)
+(* Tools = 0 is the model without tools.                                   *)
+(*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
 (* changes the behaviour is a small named operator, a *hook*, stating what *)
@@ -30,7 +41,8 @@
 (*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
-(*   ConversionSettles, QuarantineMatches.                                 *)
+(*   ConversionSettles, QuarantineMatches, SettlementFlagEarly,            *)
+(*   ConversionReruns.                                                     *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -55,6 +67,8 @@ CONSTANTS
     \* @type: Int;
     MaxSteps,       \* Steps per execution; Step k of execution e writes assistant (e - 1) * MaxSteps + k
     \* @type: Int;
+    Tools,          \* local tool calls per Step (0 or 1; 0: the model without tools)
+    \* @type: Int;
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
     ScanBound,      \* rows a recovery scan looks at, oldest first
@@ -76,12 +90,16 @@ CONSTANTS
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str};
-  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int};
+  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int, tool: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
 *)
 SessionExecution_typedefs == TRUE
+
+\* one local tool call per Step at most: a second call in a Step repeats the same units under the same
+\* Step's assistant (spec/README.md, decision 15)
+ASSUME Tools \in 0..1
 
 VARIABLES
     \* the execution claim of each Session (NoClaim when there is none)
@@ -114,21 +132,26 @@ VARIABLES
     \* history: which faults have happened (the liveness premises)
     \* @type: Set(Str);
     faults,
-    \* history: every external effect begun (provider dispatch, finalizer reconciliation), with the claim
-    \* identity (execution, owner) its actor works under, the node it runs on and the Step of a dispatch
-    \* (0 for a reconciliation)
+    \* history: every external effect begun (provider dispatch, local tool, finalizer reconciliation),
+    \* with the claim identity (execution, owner) its actor works under, the node (or worker) it runs on
+    \* and the Step of a dispatch or tool (0 for a reconciliation)
     \* @type: Set($effect);
     effects
 
 vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
-Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
+Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped"}
+              "stopped", "tool_started", "tooling", "tool_failed"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
+\* tool events: the fenced start records the call; its outcome is Tool.Success, or the failure recorded by
+\* a reconciliation (recovery's or the finalizer's: the outcome is uncertain)
+ToolOutcomes == {"ToolSucceeded", "ToolFailed"}
+ToolKinds == {"ToolStarted"} \cup ToolOutcomes
 
 NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]
-RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0]
+RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0,
+               tool |-> 0]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 
@@ -142,11 +165,16 @@ ExecOf(a) == (a - 1) \div MaxSteps + 1
 Assistants == 1..(MaxExec * MaxSteps)
 \* the assistant of the runner's current Step (its loop counter, `ordinal`)
 StepAsst(r) == Asst(r.exec, r.ordinal)
+\* the Step an assistant belongs to, within its execution
+StepOf(a) == a - (ExecOf(a) - 1) * MaxSteps
 
 Started(a) == \E k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a
 Completed(a) == \E k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a
 HasRow(s, e) == [exec |-> e, sess |-> s] \in recovery
 RowForExec(e) == \E r \in recovery : r.exec = e
+\* assistant a's Step has a tool call whose start is recorded and whose outcome is not (one call per Step)
+OpenCall(a) == /\ \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a
+               /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
@@ -214,6 +242,11 @@ FinishesCancellation(c) == c.phase \in {"cancelling", "cancelled"}
 ConversionSettles == TRUE
 \* The quarantine matches the exact claim the worker owns, with no lease predicate.
 QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
+\* The runner's tool-settlement flag changes only after Tool.Success is published, so a failed publication
+\* leaves the call unsettled.
+SettlementFlagEarly == FALSE
+\* Conversion never re-runs a tool call whose outcome is uncertain: it records the outcome (ToolFailed).
+ConversionReruns == FALSE
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -263,7 +296,7 @@ AcquireBy(n, i, ordinary) ==
        /\ nextExec' = e + 1
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
-                                     active |-> FALSE, intr |-> FALSE, ordinal |-> 1]]
+                                     active |-> FALSE, intr |-> FALSE, ordinal |-> 1, tool |-> 0]]
        /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
@@ -322,6 +355,60 @@ StepStartedReturn(n) ==
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
+\* The fenced tool start, one transaction: under the exact, live, running claim it renews the lease (the
+\* renewal that precedes a local tool) and records the call (ToolStarted for the Step's assistant).
+ToolStart(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "stepping") /\ r.tool < Tools
+       /\ IF PublishOK(n)
+          THEN /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].ttl = Lease] ELSE claim
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolStarted", asst |-> StepAsst(r), node |-> n])
+               /\ run' = [run EXCEPT ![n].pc = "tool_started"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED <<claim, log>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
+
+\* The physical tool runs: an external effect, no transaction.
+ToolRun(n) ==
+    /\ RunnerAt(n, "tool_started")
+    /\ run' = [run EXCEPT ![n].pc = "tooling"]
+    /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
+                                 kind |-> "tool", step |-> run[n].ordinal]}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults>>
+
+\* One transaction: publish Tool.Success (fenced).  The runner's settlement flag (`tool`) changes only in
+\* this step, once the publication committed; a failed fence stops the runner with the call unsettled.
+PublishToolSuccess(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "tooling")
+       /\ IF PublishOK(n)
+          THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n])
+               /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].tool = r.tool + 1]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED log
+       /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
+
+\* The Tool.Success publication fails (a fault of the environment: its transaction does not commit, nothing
+\* durable changes).  The call stays unsettled: the runner's flag is unchanged and its error path follows.
+ToolSuccessFails(n) ==
+    LET r == run[n]
+    IN /\ "publication" \in Faults
+       /\ RunnerAt(n, "tooling")
+       /\ run' = [run EXCEPT ![n] = IF SettlementFlagEarly THEN [r EXCEPT !.pc = "stepping", !.tool = r.tool + 1]
+                                     ELSE [r EXCEPT !.pc = "tool_failed"]]
+       /\ faults' = faults \cup {"publication"}
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects>>
+
+\* The runner's error path after a failed Tool.Success: one fenced update, running -> unknown (the tool's
+\* outcome is uncertain; no ordinary update moves it back), and the runner stops.  Recovery takes the claim
+\* after its lease expires and reconciles the call.
+MarkUnknown(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "tool_failed")
+       /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"] ELSE claim
+       /\ run' = [run EXCEPT ![n].pc = "stopped"]
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
+
 \* (publisher memory is not touched in the commit's step: listeners run first)
 PublishTerminal(n, kind, pc) ==
     LET r == run[n]
@@ -348,7 +435,7 @@ StepFailedReturn(n) ==
 \* execution, and the runner's return from the publish is its release (ClearClaim); before it, the
 \* return is StepEndedReturn.
 PublishStepEnded(n) ==
-    /\ RunnerAt(n, "stepping")
+    /\ RunnerAt(n, "stepping") /\ run[n].tool >= Tools   \* the Step's local tools settled first
     /\ PublishTerminal(n, "Ended", IF run[n].ordinal < MaxSteps THEN "ended" ELSE "done")
     /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
@@ -356,7 +443,8 @@ PublishStepEnded(n) ==
 \* names it: the last assistant published), and the runner goes on to its next Step, whose renewal is due.
 StepEndedReturn(n) ==
     /\ RunnerAt(n, "ended")
-    /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1]
+    /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1,
+                          ![n].tool = 0]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
@@ -403,8 +491,9 @@ CancelRequest(n, s) ==
 \* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
 \* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
 \* transaction), reads the assistant attached to the claimed execution from the database (never from
-\* publisher memory), publishes at most one Step.Interrupted, and moves cancelling -> cancelled, in one
-\* fenced transaction.
+\* publisher memory), records the failure of its Step's tool call if that has no outcome (the durable
+\* failure reconciliation: the call is never re-run), publishes at most one Step.Interrupted, and moves
+\* cancelling -> cancelled, in one fenced transaction.
 FinalizerSettle(n) ==
     LET f == fin[n]
         r == run[n]
@@ -414,9 +503,12 @@ FinalizerSettle(n) ==
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         settle == SettledAssistant(f, c, mem)   \* the assistant it settles
         interrupt == InterruptOwed(settle, a, mem, active)
+        reconciled == IF a # 0 /\ OpenCall(a)
+                      THEN Append(log, [sess |-> f.sess, kind |-> "ToolFailed", asst |-> a, node |-> f.owner])
+                      ELSE log
         restarted == IF RestartCommits(a, mem)
-                     THEN Append(log, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
-                     ELSE log
+                     THEN Append(reconciled, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
+                     ELSE reconciled
         checked == FinalizerSupervised(f)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
@@ -493,7 +585,7 @@ Supervise(n) ==
 \* lag bound: the clock waits for it).
 ClockMayAdvance ==
     /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
-    /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
+    /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc \in {"renewed", "tool_started"}
                                           /\ claim[run[n].sess].ttl = 1
                                           /\ claim[run[n].sess].exec = run[n].exec
     /\ ~\E n \in Nodes : Overdue(n)
@@ -553,12 +645,21 @@ RecoveryTakeover(r) ==
 \* for this execution anywhere), an open assistant settled with Step.Interrupted, exactly one
 \* session_recovery row inserted, the continuation created and the claim cleared.  Malformed work goes to
 \* quarantine.  A conversion that lost its lease (a pause) leaves the claim for a later takeover to
-\* retry, until the claim's attempts reach MaxTries; then it is quarantined.
+\* retry, until the claim's attempts reach MaxTries; then it is quarantined.  Unknown work (a failed
+\* Tool.Success) is converted as recovering work is.  A tool call of the claim's Step whose outcome is not
+\* recorded is reconciled first, never re-run: ToolFailed (its outcome is uncertain) in the same
+\* transaction.
 RecoveryConvert(r) ==
     LET w == rec[r]
         c == claim[w.sess]
         a == c.asst
         open == a # 0 /\ ~Completed(a)
+        call == a # 0 /\ OpenCall(a)
+        rerun == call /\ ConversionReruns
+        reconciled == IF call THEN Append(log, [sess |-> w.sess, kind |-> "ToolFailed", asst |-> a, node |-> r])
+                      ELSE log
+        converted == IF rerun THEN Append(log, [sess |-> w.sess, kind |-> "ToolSucceeded", asst |-> a, node |-> r])
+                     ELSE reconciled
         conflict == ConversionConflict(w)
         mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
         retry == MayRetry(c)
@@ -567,27 +668,31 @@ RecoveryConvert(r) ==
        /\ IF ~Fenced(w.sess, w.exec, r)
           THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
                          ELSE [rec EXCEPT ![r].pc = "quarantining", ![r].why = "exhausted"]
-               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
           ELSE IF finishCancel
-          THEN /\ log' = IF open THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
-                         ELSE log
+          THEN /\ log' = IF open THEN Append(reconciled, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                         ELSE reconciled
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ cancelled' = cancelled \cup {[exec |-> w.exec, sess |-> w.sess]}
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
-               /\ UNCHANGED <<recovery, inputs>>
-          ELSE IF c.phase # "recovering" \/ conflict
+               /\ UNCHANGED <<recovery, inputs, effects>>
+          ELSE IF c.phase \notin {"recovering", "unknown"} \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
-               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
           ELSE /\ log' = IF open /\ ConversionSettles
-                         THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
-                         ELSE log
+                         THEN Append(converted, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                         ELSE converted
+               /\ effects' = IF rerun
+                             THEN effects \cup {[sess |-> w.sess, exec |-> w.exec, owner |-> r, by |-> r,
+                                                 kind |-> "tool", step |-> StepOf(a)]}
+                             ELSE effects
                /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
                               ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
                /\ inputs' = inputs \cup {[sess |-> w.sess, kind |-> "cont", src |-> w.exec, state |-> "pending"]}
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
-       /\ UNCHANGED <<nextExec, run, fin, faults, effects>>
+       /\ UNCHANGED <<nextExec, run, fin, faults>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -634,6 +739,11 @@ Next ==
     \/ \E n \in Nodes : Dispatch(n)
     \/ \E n \in Nodes : PublishStepStarted(n)
     \/ \E n \in Nodes : StepStartedReturn(n)
+    \/ \E n \in Nodes : ToolStart(n)
+    \/ \E n \in Nodes : ToolRun(n)
+    \/ \E n \in Nodes : PublishToolSuccess(n)
+    \/ \E n \in Nodes : ToolSuccessFails(n)
+    \/ \E n \in Nodes : MarkUnknown(n)
     \/ \E n \in Nodes : PublishStepFailed(n)
     \/ \E n \in Nodes : StepFailedReturn(n)
     \/ \E n \in Nodes : PublishStepEnded(n)
@@ -655,8 +765,8 @@ Next ==
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
-\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow)
-\* are not fair.
+\* (CalmTick); cancel requests (a caller's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow,
+\* ToolSuccessFails) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -666,6 +776,7 @@ Fairness ==
         /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
+        /\ WF_vars(ToolStart(n)) /\ WF_vars(ToolRun(n)) /\ WF_vars(PublishToolSuccess(n)) /\ WF_vars(MarkUnknown(n))
     /\ WF_vars(CalmTick)
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
@@ -686,13 +797,15 @@ TypeOK ==
            /\ claim[s].tries \in 0..MaxTries
            /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
+                        /\ run[n].tool \in 0..Tools
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining"}
-    /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds /\ log[k].sess \in Sessions
+    /\ \A k \in DOMAIN log : log[k].kind \in {"Started"} \cup TerminalKinds \cup ToolKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in {"pending", "ordinary", "recovery"}
     /\ nextExec \in 1..(MaxExec + 1)
-    /\ faults \subseteq {"crash", "pause", "corrupt"}
-    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
+    /\ faults \subseteq {"crash", "pause", "corrupt", "publication"}
+    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
+                        /\ x.step \in 0..MaxSteps
 
 AtMostOneStart ==
     \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -733,7 +846,7 @@ AcquireNeverOverwritesStep ==
 \* the phase moves a claim of one execution may make: forward only, never back
 PhaseSteps == {<<p, p>> : p \in Phases}
               \cup {<<"none", "running">>, <<"running", "cancelling">>, <<"cancelling", "cancelled">>,
-                    <<"running", "recovering">>}
+                    <<"running", "recovering">>, <<"running", "unknown">>}
 
 AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
@@ -754,7 +867,8 @@ FencedMutationStep ==
         IN claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
 \* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
-CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
+CallInFlight(m, s) == /\ run[m].sess = s
+                      /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal] \in effects
 
@@ -766,8 +880,23 @@ NoOverlappingEffectsStep ==
         /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
 
 NoPhysicalReplayStep ==
-    \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
+    \A n \in Nodes : (\/ run[n].pc = "renewed" /\ run'[n].pc = "streaming"
+                      \/ run[n].pc = "tool_started" /\ run'[n].pc = "tooling") =>
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
+
+\* No physical tool call starts twice: a tool effect that begins is the first of its call (Session,
+\* execution, Step).
+ToolStartsOnceStep ==
+    \A x \in effects' \ effects : x.kind = "tool" =>
+        ~\E y \in effects : y.kind = "tool" /\ y.sess = x.sess /\ y.exec = x.exec /\ y.step = x.step
+
+\* Unknown work is reconciled, never re-executed: a tool begins only for running work (never for unknown,
+\* recovering or cancellation-owned work), and a claim is removed only with every tool call of its execution
+\* given a durable outcome by the end of the step.
+UnknownNeverReexecutedStep ==
+    /\ \A x \in effects' \ effects : x.kind = "tool" => claim[x.sess].phase = "running"
+    /\ \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase = "none") =>
+          \A a \in Assistants : ExecOf(a) = claim[s].exec => ~(OpenCall(a))'
 
 PhaseMonotonicStep ==
     \A s \in Sessions : LET c == claim[s]
@@ -788,7 +917,7 @@ ClearOnlySettledStep ==
                               \/ c.phase = "cancelling" /\ c.owner \in Recoverers
                                  /\ (c.asst = 0 \/ SettledAfter(c.asst))
                               \/ c.phase = "running" /\ c.asst # 0 /\ SettledAfter(c.asst)
-                              \/ c.phase = "recovering" /\ (c.asst = 0 \/ SettledAfter(c.asst))
+                              \/ c.phase \in {"recovering", "unknown"} /\ (c.asst = 0 \/ SettledAfter(c.asst))
 
 QuarantineOnlyByRecoveryStep ==
     \A s \in Sessions : LET c == claim[s]
@@ -805,12 +934,15 @@ QuarantineOnlyByRecovery == [][QuarantineOnlyByRecoveryStep]_vars
 FencedMutation == [][FencedMutationStep]_vars
 NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
+ToolStartsOnce == [][ToolStartsOnceStep]_vars
+UnknownNeverReexecuted == [][UnknownNeverReexecutedStep]_vars
 
 (* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
 
 FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ Tick /\ Pausing
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+             \/ \E n \in Nodes : ToolSuccessFails(n)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 

@@ -17,12 +17,14 @@ EXTENDS SessionExecution
 \* ======================= THE REFINEMENT MAPPING (the one place) =======================
 \* Each SessionLifecycle variable as an expression of SessionExecution's variables.
 
-\* runner program counters between Dispatch and the terminal Step event: a provider call in flight
-InFlightPcs == {"streaming", "started", "stepping"}
+\* runner program counters between Dispatch and the terminal Step event: a provider call in flight (a
+\* Step's local tool runs inside it)
+InFlightPcs == {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
 
 StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}
 TerminalsOf(a) == {k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}
-EventsOf(a) == {k \in DOMAIN log : log[k].asst = a}
+\* the assistant's Step events (its tool events write no status)
+EventsOf(a) == {k \in DOMAIN log : log[k].asst = a /\ log[k].kind \in {"Started"} \cup TerminalKinds}
 ClaimsOf(e) == {s \in Sessions : claim[s].phase # "none" /\ claim[s].exec = e}
 
 \* the current execution, its owner, and whether the owner may act (its lease is live)

@@ -52,6 +52,14 @@ CONFIGS: dict[str, Config] = {
     # with crashes, 12,930 without)
     "steps": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, max_steps=2,
                     lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"pause"})),
+    # local tools (Tools 1) on one node: the fenced tool start, the physical tool, Tool.Success; a failed
+    # publication leaves the claim unknown, a crash leaves a started call unsettled under a running claim,
+    # and recovery (or the finalizer) must record the call's outcome, never re-run it
+    # (`recovery-reruns-unknown-tool`, `tool-settled-before-publication`; Grace 0, as on the other one-node
+    # configurations)
+    "tools": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, tools=1,
+                    lease=1, scan_bound=1, grace=0, supervision_lag=1, max_tries=1,
+                    faults=frozenset({"crash", "publication"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -92,7 +100,7 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches")
+         "ConversionSettles", "QuarantineMatches", "SettlementFlagEarly", "ConversionReruns")
 
 
 class ProtocolOnly(ValueError):
@@ -123,6 +131,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  Prompts = {cfg.prompts}",
         f"  MaxExec = {cfg.max_exec}",
         f"  MaxSteps = {cfg.max_steps}",
+        f"  Tools = {cfg.tools}",
         f"  Lease = {cfg.lease}",
         f"  ScanBound = {cfg.scan_bound}",
         f"  MaxTries = {cfg.max_tries}",

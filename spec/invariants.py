@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, justified, si
+from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, justified, open_call, si
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -22,12 +22,12 @@ def TypeOK(cfg: Config, st: State) -> bool:
                           and (c.why == "") == (not c.quar))
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) and 0 <= r.ordinal <= cfg.max_steps
-                 for r in st.run)
+                 and 0 <= r.tool <= cfg.tools for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.EVENT_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES for i in st.inputs)
-    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
+    ok_eff = all(x.kind in N.EFFECT_KINDS and x.by in cfg.nodes + cfg.recoverers and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
     return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
@@ -80,7 +80,8 @@ def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
 
 # the phase moves a claim of one execution may make: forward only, never back
 PHASE_STEPS = frozenset({(p, p) for p in N.PHASES} | {("none", "running"), ("running", "cancelling"),
-                                                     ("cancelling", "cancelled"), ("running", "recovering")})
+                                                     ("cancelling", "cancelled"), ("running", "recovering"),
+                                                     ("running", "unknown")})
 
 
 def _allowed_claim_change(cfg: Config, c, d) -> bool:
@@ -130,7 +131,7 @@ def ClearOnlySettled(cfg: Config, st: State, nx: State) -> bool:
                   or c.phase == "cancelling" and c.owner in cfg.recoverers
                   and (c.asst == 0 or _settled_after(nx, c.asst))
                   or c.phase == "running" and c.asst != 0 and _settled_after(nx, c.asst)
-                  or c.phase == "recovering" and (c.asst == 0 or _settled_after(nx, c.asst)))
+                  or c.phase in ("recovering", "unknown") and (c.asst == 0 or _settled_after(nx, c.asst)))
             if not ok:
                 return False
     return True
@@ -148,7 +149,8 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
-IN_FLIGHT = ("streaming", "started", "stepping")  # a provider call dispatched and not yet returned
+# a provider call dispatched and not yet returned (a Step's local tool runs inside it)
+IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed")
 
 
 def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
@@ -170,9 +172,27 @@ def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
 
 def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
     for n, (r, r2) in enumerate(zip(st.run, nx.run)):
-        if r.pc == "renewed" and r2.pc == "streaming":
+        if (r.pc, r2.pc) in (("renewed", "streaming"), ("tool_started", "tooling")):
             c = st.claim[si(cfg, r.sess)]
             if not (c.exec == r.exec and c.owner == cfg.nodes[n] and c.ttl > 0):
+                return False
+    return True
+
+
+def ToolStartsOnce(cfg: Config, st: State, nx: State) -> bool:
+    """A local tool effect that begins is the first of its call (Session, execution, Step)."""
+    return all(not any(y.kind == "tool" and (y.sess, y.exec, y.step) == (x.sess, x.exec, x.step) for y in st.effects)
+               for x in nx.effects - st.effects if x.kind == "tool")
+
+
+def UnknownNeverReexecuted(cfg: Config, st: State, nx: State) -> bool:
+    """A tool begins only for running work; a claim is removed only with its execution's tool calls settled."""
+    if any(x.kind == "tool" and st.claim[si(cfg, x.sess)].phase != "running" for x in nx.effects - st.effects):
+        return False
+    for c, d in zip(st.claim, nx.claim):
+        if c.phase != "none" and d.phase == "none":
+            first = asst(cfg, c.exec, 1)
+            if any(open_call(nx, a) for a in range(first, first + cfg.max_steps)):
                 return False
     return True
 
@@ -279,6 +299,7 @@ READS = {
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
+    "ToolStartsOnce": ("effects",), "UnknownNeverReexecuted": ("effects", "claim"),
 }
 
 

@@ -17,7 +17,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
-    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance,
+    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, _clock_may_advance,
 )
 
 
@@ -124,6 +124,66 @@ def StepStartedReturn(cfg, st, n):
     return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=step_asst(cfg, r), active=True)))
 
 
+def ToolStart(cfg, st, n):
+    """The fenced tool start: renew the lease and record the call (ToolStarted), one transaction."""
+    if not (_runner_at(st, n, "stepping") and st.run[n].tool < cfg.tools):
+        return None
+    r = st.run[n]
+    if not _publish_ok(cfg, st, n):
+        return _stop(st, n)
+    s = si(cfg, r.sess)
+    node = cfg.nodes[n]
+    claim = (_put(st.claim, s, st.claim[s]._replace(ttl=cfg.lease)) if ordinary_ok(st, s, r.exec, node)
+             else st.claim)
+    return st._replace(claim=claim, log=st.log + (Event(r.sess, "ToolStarted", step_asst(cfg, r), node),),
+                       run=_put(st.run, n, r._replace(pc="tool_started")))
+
+
+def ToolRun(cfg, st, n):
+    """The physical tool runs: an external effect, no transaction."""
+    if not _runner_at(st, n, "tool_started"):
+        return None
+    r = st.run[n]
+    node = cfg.nodes[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="tooling")),
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "tool", r.ordinal)})
+
+
+def PublishToolSuccess(cfg, st, n):
+    """Tool.Success, fenced; the settlement flag changes only once it committed."""
+    if not _runner_at(st, n, "tooling"):
+        return None
+    r = st.run[n]
+    if not _publish_ok(cfg, st, n):
+        return _stop(st, n)
+    return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
+                       run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
+
+
+def ToolSuccessFails(cfg, st, n):
+    """The Tool.Success publication fails (a fault): nothing durable changes, the call stays unsettled."""
+    if not ("publication" in cfg.faults and _runner_at(st, n, "tooling")):
+        return None
+    r = st.run[n]
+    if cfg.has("tool-settled-before-publication"):  # the flag was set before the publication
+        r = r._replace(pc="stepping", tool=r.tool + 1)
+    else:
+        r = r._replace(pc="tool_failed")
+    return st._replace(run=_put(st.run, n, r), faults=st.faults | {"publication"})
+
+
+def MarkUnknown(cfg, st, n):
+    """The error path after a failed Tool.Success: running -> unknown (fenced), and the runner stops."""
+    if not _runner_at(st, n, "tool_failed"):
+        return None
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    claim = st.claim
+    if ordinary_ok(st, s, r.exec, cfg.nodes[n]):
+        claim = _put(claim, s, claim[s]._replace(phase="unknown"))
+    return _stop(st._replace(claim=claim), n)
+
+
 def _publish_terminal(cfg, st, n, kind, pc):
     """The commit of a terminal Step event; publisher memory waits for the listeners (the Return step)."""
     r = st.run[n]
@@ -146,7 +206,7 @@ def StepFailedReturn(cfg, st, n):
 
 
 def PublishStepEnded(cfg, st, n):
-    if not _runner_at(st, n, "stepping"):
+    if not (_runner_at(st, n, "stepping") and st.run[n].tool >= cfg.tools):  # the Step's tools settled first
         return None
     # the listener gate: memory still names the assistant, active; after the last Step the runner's
     # return is its release (ClearClaim), before it the return is StepEndedReturn
@@ -158,7 +218,7 @@ def StepEndedReturn(cfg, st, n):
     if not _runner_at(st, n, "ended"):
         return None
     r = st.run[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="acquired", active=False, ordinal=r.ordinal + 1)))
+    return st._replace(run=_put(st.run, n, r._replace(pc="acquired", active=False, ordinal=r.ordinal + 1, tool=0)))
 
 
 def ClearClaim(cfg, st, n):
@@ -233,6 +293,8 @@ def FinalizerSettle(cfg, st, n):
     else:
         interrupt = settle != 0 and not completed(st, settle)
     log = st.log
+    if a != 0 and open_call(st, a):  # the durable failure reconciliation of the Step's tool call: never re-run
+        log += (Event(f.sess, "ToolFailed", a, f.owner),)
     if cfg.has("cancel-restarts-assistant") and a != 0 and mem == 0:
         log += (Event(f.sess, "Started", a, f.owner),)  # the start again commits: fenced, but not by phase
     log += (Event(f.sess, "Interrupted", settle, f.owner),) if interrupt else ()
@@ -340,21 +402,26 @@ def RecoveryConvert(cfg, st, r):
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why="exhausted")))
     a = c.asst
     open_ = a != 0 and not completed(st, a)
+    call = a != 0 and open_call(st, a)  # the Step's tool call has no recorded outcome: reconcile, never re-run
+    rerun = call and cfg.has("recovery-reruns-unknown-tool")
+    reconciled = st.log + ((Event(w.sess, "ToolFailed", a, me),) if call else ())
     if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
-        log = st.log + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
+        log = reconciled + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
         return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, cancelled=st.cancelled | {RecRow(w.exec, w.sess)},
                            rec=_put(st.rec, r, REC_IDLE))
     if cfg.has("cross-session-recovery-collision"):
         conflict = has_row(st, w.sess, w.exec)
     else:
         conflict = row_for_exec(st, w.exec)
-    if c.phase != "recovering" or conflict:
+    if c.phase not in ("recovering", "unknown") or conflict:
         why = "malformed" if conflict else "invalid"
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
     interrupt = open_ and not cfg.has("conversion-leaves-assistant-open")
-    log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
+    log = st.log + (Event(w.sess, "ToolSucceeded", a, me),) if rerun else reconciled
+    log += (Event(w.sess, "Interrupted", a, me),) if interrupt else ()
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
-    return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery,
+    effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a))} if rerun else st.effects
+    return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, recovery=recovery, effects=effects,
                        inputs=st.inputs | {Input(w.sess, "cont", w.exec, "pending")},
                        rec=_put(st.rec, r, REC_IDLE))
 
@@ -457,7 +524,9 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
 
 RUNNER_STEPS = (
     ("Renew", Renew), ("Dispatch", Dispatch), ("PublishStepStarted", PublishStepStarted),
-    ("StepStartedReturn", StepStartedReturn), ("PublishStepFailed", PublishStepFailed),
+    ("StepStartedReturn", StepStartedReturn), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
+    ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails), ("MarkUnknown", MarkUnknown),
+    ("PublishStepFailed", PublishStepFailed),
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
     ("StepEndedReturn", StepEndedReturn), ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
 )
@@ -466,7 +535,9 @@ RUNNER_STEPS = (
 _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
     "streaming": ("PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
-    "stepping": ("PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
+    "tool_failed": ("MarkUnknown", "RunnerStop"),
     "failed": ("StepFailedReturn", "RunnerStop"), "ended": ("StepEndedReturn", "RunnerStop"),
     "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
 }

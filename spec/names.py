@@ -68,6 +68,17 @@ ACTIONS = _index([
            "one transaction: append Step.Started, project the assistant, store its id in the claim (fenced)"),
     Action("StepStartedReturn", ("n",), "runner", True,
            "after listeners, the publish returns and the runner sets publisher memory"),
+    Action("ToolStart", ("n",), "runner", True,
+           "the fenced tool start, one transaction: under the exact, live, running claim, renew the lease and "
+           "record the Step's local tool call (ToolStarted)"),
+    Action("ToolRun", ("n",), "runner", True,
+           "the physical local tool runs: an external effect, no transaction"),
+    Action("PublishToolSuccess", ("n",), "runner", True,
+           "one transaction: publish Tool.Success (fenced); the runner's tool-settlement flag changes only once "
+           "it committed"),
+    Action("MarkUnknown", ("n",), "runner", True,
+           "after a failed Tool.Success publication, the runner's fenced update running -> unknown (the tool's "
+           "outcome is uncertain; it is never re-run), then the runner stops"),
     Action("PublishStepFailed", ("n",), "runner", True,
            "one transaction: append Step.Failed and complete the assistant (fenced)"),
     Action("StepFailedReturn", ("n",), "runner", True,
@@ -120,6 +131,9 @@ ACTIONS = _index([
     # faults
     Action("Crash", ("n",), "fault", False,
            "a node process dies: its runner, finalizer and recovery worker lose their memory"),
+    Action("ToolSuccessFails", ("n",), "fault", False,
+           "the Tool.Success publication's transaction fails (the environment's publication fault): nothing "
+           "durable changes and the call stays unsettled"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
            "an adversary writes a session_recovery row for Session s that reuses another Session's "
            "execution id e"),
@@ -130,7 +144,8 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
-                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay")
+                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ToolStartsOnce",
+                     "UnknownNeverReexecuted")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -193,6 +208,14 @@ INVARIANTS = _index([
     Invariant("NoPhysicalReplay", "action",
               "a provider call is dispatched only under a live lease of its exact execution, so recovery, "
               "which takes only expired claims, never re-executes a call whose outcome is uncertain"),
+    Invariant("ToolStartsOnce", "action",
+              "no physical tool call starts twice: a local tool effect that begins is the first of its call "
+              "(Session, execution, Step)"),
+    Invariant("UnknownNeverReexecuted", "action",
+              "unknown work is reconciled, never re-executed: a local tool begins only for running work (never "
+              "for unknown, recovering or cancellation-owned work), and a claim is removed only with every tool "
+              "call of its execution given a durable outcome (Tool.Success, or the failure a reconciliation "
+              "records) by the end of the step"),
     Invariant(REFINEMENT, "refinement",
               "SessionExecution refines SessionLifecycle: seen through the refinement mapping, every step is a "
               "step of the abstract protocol (only the live owner causes effects and writes an assistant's "
@@ -315,6 +338,15 @@ DEFECTS = _index([
            "Step.Started commit and its return memory still names Step k-1's completed assistant, so the "
            "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
            "assistant open", "steps"),
+    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce"),
+           "R003-PASS-tool-publication",
+           "recovery's conversion of unknown (or recovering) work re-runs the physical tool of a call whose "
+           "outcome is uncertain, then publishes its Tool.Success, instead of recording the call as failed: "
+           "the tool runs twice", "tools"),
+    Defect("tool-settled-before-publication", ("UnknownNeverReexecuted",), "R003-PASS-tool-publication",
+           "the runner sets its tool-settlement flag before Tool.Success is published; after a failed "
+           "publication it goes on as if the call were settled, publishes Step.Ended and clears the claim "
+           "with the call's outcome never recorded", "tools"),
     Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
@@ -329,6 +361,12 @@ BOUNDARIES = _index([
     Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
     Boundary("step_started.committed", "PublishStepStarted", "StepStartedReturn",
              "Step.Started committed; listeners have not returned (the listener gate)"),
+    Boundary("tool.started", "ToolStart", "ToolRun",
+             "the tool call is recorded and the lease renewed; the physical tool has not run"),
+    Boundary("tool.ran", "ToolRun", "PublishToolSuccess",
+             "the physical tool ran; Tool.Success is not published"),
+    Boundary("tool.publish_failed", "ToolSuccessFails", "MarkUnknown",
+             "the Tool.Success publication failed; the claim is not yet unknown"),
     Boundary("step_failed.committed", "PublishStepFailed", "StepFailedReturn",
              "Step.Failed committed; listeners have not returned (the listener gate)"),
     Boundary("step_ended.committed", "PublishStepEnded", "StepEndedReturn",
@@ -343,18 +381,24 @@ BOUNDARIES = _index([
              "conversion refused or lost its lease"),
 ])
 
-PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
+PHASES = ("none", "running", "recovering", "cancelling", "cancelled", "unknown")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped")
+              "stopped", "tool_started", "tooling", "tool_failed")
 FINALIZER_PCS = ("idle", "settle", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining")
 # why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its
 # execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
 # phase recovery does not convert: only defects quarantine for it)
 QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
-EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
 TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
-FAULT_KINDS = ("crash", "pause", "corrupt")
+# a local tool call's events: its fenced start, and its outcome: Tool.Success, or the failure a
+# reconciliation (recovery's, the finalizer's) records when the outcome is uncertain
+TOOL_OUTCOMES = ("ToolSucceeded", "ToolFailed")
+TOOL_KINDS = ("ToolStarted",) + TOOL_OUTCOMES
+STEP_KINDS = ("Started",) + TERMINAL_KINDS
+EVENT_KINDS = STEP_KINDS + TOOL_KINDS
+FAULT_KINDS = ("crash", "pause", "corrupt", "publication")
+EFFECT_KINDS = ("dispatch", "tool", "reconcile")
 INPUT_KINDS = ("prompt", "cont")
 INPUT_STATES = ("pending", "ordinary", "recovery")
 # an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal

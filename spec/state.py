@@ -23,6 +23,7 @@ class Config:
     prompts: int = 1  # prompts admitted per Session at Init
     max_exec: int = 2  # execution ids are 1..max_exec, globally unique
     max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
+    tools: int = 0  # Tools: local tool calls per Step (0 or 1; 0: the model without tools)
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
@@ -85,6 +86,7 @@ class Runner(NamedTuple):
     active: bool  # publisher memory: assistant active
     intr: bool  # interrupt delivered
     ordinal: int = 0  # the current Step (1..max_steps); 0 while idle
+    tool: int = 0  # the tool-settlement flag: the Step's tool calls whose Tool.Success was published
 
 
 class Fin(NamedTuple):
@@ -103,13 +105,14 @@ class Rec(NamedTuple):
 
 
 class Effect(NamedTuple):
-    """An external effect begun: provider dispatch or finalizer reconciliation (the history `effects`)."""
+    """An external effect begun: provider dispatch, local tool or finalizer reconciliation (the history
+    `effects`)."""
     sess: str
     exec: int
     owner: str  # the claim identity's owner the actor works under
-    by: str  # the node it runs on
-    kind: str  # dispatch | reconcile
-    step: int = 0  # the Step a dispatch belongs to (0: a reconciliation)
+    by: str  # the node (or recovery worker) it runs on
+    kind: str  # dispatch | tool | reconcile
+    step: int = 0  # the Step a dispatch or tool belongs to (0: a reconciliation)
 
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
@@ -182,6 +185,17 @@ def exec_of(cfg: Config, a: int) -> int:
 def step_asst(cfg: Config, r: Runner) -> int:
     """TLA+ StepAsst: the assistant of the runner's current Step."""
     return asst(cfg, r.exec, r.ordinal)
+
+
+def step_of(cfg: Config, a: int) -> int:
+    """TLA+ StepOf: the Step an assistant belongs to, within its execution."""
+    return a - (exec_of(cfg, a) - 1) * cfg.max_steps
+
+
+def open_call(st: State, a: int) -> bool:
+    """TLA+ OpenCall: assistant a's Step has a tool call whose start is recorded and whose outcome is not."""
+    return (any(e.kind == "ToolStarted" and e.asst == a for e in st.log)
+            and not any(e.kind in N.TOOL_OUTCOMES and e.asst == a for e in st.log))
 
 
 def started(st: State, a: int) -> bool:
@@ -306,7 +320,7 @@ def _clock_may_advance(cfg: Config, st: State) -> bool:
     if not any(_ticking(cfg, c) for c in st.claim):
         return False
     if cfg.timely_dispatch and any(
-            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
+            r.pc in ("renewed", "tool_started") and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
             for r in st.run):
         return False
     return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))

@@ -23,6 +23,14 @@ def test_graphs_are_equal_on_the_other_gate_configurations(name, tlc_or_skip):
     assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
 
 
+def test_graphs_are_equal_on_the_tools_configuration(tlc_or_skip):
+    """Local tools (Tools 1: tool start, physical tool, Tool.Success, the unknown phase) are not in the gate's
+    configurations; their own configuration's graphs are equal too."""
+    c = compare(configs.get("tools"))
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states > 1_000 and c.twin_edges == c.tlc_edges
+
+
 @pytest.mark.parametrize("defect", sorted(N.DEFECTS))
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     d = N.DEFECTS[defect]
