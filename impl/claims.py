@@ -208,7 +208,7 @@ class ClaimStore:
     def clear(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
         """Remove the exact, settled claim: `running` after a terminal Step, `cancelled`, or `recovering`
         once converted."""
-        if phase not in ("running", "cancelled", "recovering"):
+        if phase not in ("running", "cancelled", "recovering", "unknown"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
         n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))

@@ -113,6 +113,8 @@ def ToolStart(cfg, st, n):
 
 
 def ToolSuccessFails(cfg, st, n):
+    if n not in cfg.nodes:
+        return f"{n} is a recovery worker: it publishes no Tool.Success"
     if "publication" not in cfg.faults:
         return "publication is not among the faults of this configuration"
     return _runner_at("tooling")(cfg, st, n)

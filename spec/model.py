@@ -18,15 +18,13 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, _clock_may_advance,
+    _stop, _runner_at, _publish_ok,
 )
+from .tools import ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, MarkUnknown  # noqa: F401
 
 
 def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:
     return (st.inputs - {old}) | {old._replace(state=state)}
-
-
-def _stop(st: State, n: int, **memory) -> State:
-    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
 
 
 def _runner_free(st: State, n: int) -> bool:
@@ -64,11 +62,6 @@ def PromoteContinuation(cfg, st, n, i):
     return _acquire(cfg, st, n, i, ordinary=False)
 
 
-def _runner_at(st: State, n: int, pc: str) -> bool:
-    r = st.run[n]
-    return r.pc == pc and not r.intr
-
-
 def Renew(cfg, st, n):
     if not _runner_at(st, n, "acquired"):
         return None
@@ -93,14 +86,6 @@ def Dispatch(cfg, st, n):
                        effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch", r.ordinal)})
 
 
-def _publish_ok(cfg: Config, st: State, n: int) -> bool:
-    r = st.run[n]
-    s = si(cfg, r.sess)
-    if cfg.has("unfenced-step-publication"):
-        return True
-    return ordinary_ok(st, s, r.exec, cfg.nodes[n])
-
-
 def PublishStepStarted(cfg, st, n):
     if not _runner_at(st, n, "streaming"):
         return None
@@ -122,66 +107,6 @@ def StepStartedReturn(cfg, st, n):
         return None
     r = st.run[n]
     return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=step_asst(cfg, r), active=True)))
-
-
-def ToolStart(cfg, st, n):
-    """The fenced tool start: renew the lease and record the call (ToolStarted), one transaction."""
-    if not (_runner_at(st, n, "stepping") and st.run[n].tool < cfg.tools):
-        return None
-    r = st.run[n]
-    if not _publish_ok(cfg, st, n):
-        return _stop(st, n)
-    s = si(cfg, r.sess)
-    node = cfg.nodes[n]
-    claim = (_put(st.claim, s, st.claim[s]._replace(ttl=cfg.lease)) if ordinary_ok(st, s, r.exec, node)
-             else st.claim)
-    return st._replace(claim=claim, log=st.log + (Event(r.sess, "ToolStarted", step_asst(cfg, r), node),),
-                       run=_put(st.run, n, r._replace(pc="tool_started")))
-
-
-def ToolRun(cfg, st, n):
-    """The physical tool runs: an external effect, no transaction."""
-    if not _runner_at(st, n, "tool_started"):
-        return None
-    r = st.run[n]
-    node = cfg.nodes[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="tooling")),
-                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "tool", r.ordinal)})
-
-
-def PublishToolSuccess(cfg, st, n):
-    """Tool.Success, fenced; the settlement flag changes only once it committed."""
-    if not _runner_at(st, n, "tooling"):
-        return None
-    r = st.run[n]
-    if not _publish_ok(cfg, st, n):
-        return _stop(st, n)
-    return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
-                       run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
-
-
-def ToolSuccessFails(cfg, st, n):
-    """The Tool.Success publication fails (a fault): nothing durable changes, the call stays unsettled."""
-    if not ("publication" in cfg.faults and _runner_at(st, n, "tooling")):
-        return None
-    r = st.run[n]
-    if cfg.has("tool-settled-before-publication"):  # the flag was set before the publication
-        r = r._replace(pc="stepping", tool=r.tool + 1)
-    else:
-        r = r._replace(pc="tool_failed")
-    return st._replace(run=_put(st.run, n, r), faults=st.faults | {"publication"})
-
-
-def MarkUnknown(cfg, st, n):
-    """The error path after a failed Tool.Success: running -> unknown (fenced), and the runner stops."""
-    if not _runner_at(st, n, "tool_failed"):
-        return None
-    r = st.run[n]
-    s = si(cfg, r.sess)
-    claim = st.claim
-    if ordinary_ok(st, s, r.exec, cfg.nodes[n]):
-        claim = _put(claim, s, claim[s]._replace(phase="unknown"))
-    return _stop(st._replace(claim=claim), n)
 
 
 def _publish_terminal(cfg, st, n, kind, pc):

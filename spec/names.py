@@ -339,11 +339,11 @@ DEFECTS = _index([
            "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
            "assistant open", "steps"),
     Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce"),
-           "R003-PASS-tool-publication",
+           "R003-PASS-tool-publication-failure",
            "recovery's conversion of unknown (or recovering) work re-runs the physical tool of a call whose "
            "outcome is uncertain, then publishes its Tool.Success, instead of recording the call as failed: "
            "the tool runs twice", "tools"),
-    Defect("tool-settled-before-publication", ("UnknownNeverReexecuted",), "R003-PASS-tool-publication",
+    Defect("tool-settled-before-publication", ("UnknownNeverReexecuted",), "R003-PASS-tool-publication-failure",
            "the runner sets its tool-settlement flag before Tool.Success is published; after a failed "
            "publication it goes on as if the call were settled, publishes Step.Ended and clears the claim "
            "with the call's outcome never recorded", "tools"),

@@ -324,3 +324,22 @@ def _clock_may_advance(cfg: Config, st: State) -> bool:
             for r in st.run):
         return False
     return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
+
+
+# ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt, PublishOK)
+
+def _stop(st: State, n: int, **memory) -> State:
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
+
+
+def _runner_at(st: State, n: int, pc: str) -> bool:
+    r = st.run[n]
+    return r.pc == pc and not r.intr
+
+
+def _publish_ok(cfg: Config, st: State, n: int) -> bool:
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    if cfg.has("unfenced-step-publication"):
+        return True
+    return ordinary_ok(st, s, r.exec, cfg.nodes[n])

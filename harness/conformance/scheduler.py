@@ -33,17 +33,20 @@ class World:
     """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1):
+                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
+                 tools=0):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider(steps=max_steps)
+        self.provider = ScriptedProvider(steps=max_steps, tools=tools)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries, **common)
                         for r in workers}
+        for worker in self.workers.values():
+            worker.provider = self.provider
         any_node = next(iter(self.nodes.values()))
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
         self.prompt = {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
@@ -77,7 +80,8 @@ class Scheduler:
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps)
+                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
+                           tools=cfg.tools)
         self.faults = frozenset()
 
     @staticmethod
