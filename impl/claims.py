@@ -208,10 +208,17 @@ class ClaimStore:
     def clear(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
         """Remove the exact, settled claim: `running` after a terminal Step, `cancelled`, or `recovering`
         once converted."""
-        if phase not in ("running", "cancelled", "recovering", "unknown"):
+        if phase not in ("running", "cancelled", "recovering"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
         n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
+
+    @_typed
+    def clear_reconciled(self, conn: Connection, ident: Ident, now: int) -> Result:
+        """Recovery converting `unknown` work it took over, its tool call reconciled and its assistant
+        settled in the same transaction: remove its exact claim (fenced). Nothing else clears `unknown`."""
+        n = conn.execute(_CLEAR, _fence(ident, now, at="unknown")).rowcount
+        return self._fenced(conn, ident, now, n, ("unknown",))
 
     @_typed
     def clear_cancellation(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:

@@ -233,7 +233,8 @@ class RecoveryWorker:
         cont = ids.continuation_id(ident.session_id, ident.execution_id)
         self._insert_recovery_row(conn, ident, cont)
         for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
-                       self.claims.clear(conn, ident, now, claim.phase)):
+                       self.claims.clear(conn, ident, now, "recovering") if claim.phase == "recovering"
+                       else self.claims.clear_reconciled(conn, ident, now)):
             if not result:
                 raise Abort(result)
         record_history(conn, ident, "recovered", now)
