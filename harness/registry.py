@@ -49,6 +49,8 @@ CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
 RUNNER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "runner")
 FINALIZER_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "finalizer")
 RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recovery")
+# the local tools' actions (Tools 1 only)
+TOOL_ACTIONS = frozenset({TOOL_START, TOOL_RUN, PUBLISH_TOOL_SUCCESS, TOOL_SUCCESS_FAILS, MARK_UNKNOWN})
 
 # stress
 NO_PHYSICAL_REPLAY = _pick(N.INVARIANTS, "NoPhysicalReplay")

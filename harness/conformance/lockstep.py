@@ -119,11 +119,34 @@ class Campaign:
             self.found.append(found)
 
 
+def swarm_names(cfg: M.Config) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The actions a swarm weighs and the boundaries it may focus on: without local tools (Tools 0) the
+    tool actions and their boundaries can never happen, so they are left out, and every configuration
+    without tools draws its examples exactly as before they existed."""
+    tool = lambda a: not cfg.tools and a in R.TOOL_ACTIONS
+    return (tuple(a for a in ACTION_NAMES if not tool(a)),
+            tuple(b for b in N.BOUNDARIES if not tool(N.BOUNDARIES[b].after)))
+
+
+def _swarm_rule(actions: tuple[str, ...], boundaries: tuple[str, ...]):
+    """The initialize rule that draws an example's swarm over `actions` and `boundaries`."""
+    @initialize(weights=st.fixed_dictionaries(
+        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in actions}),
+        focus=st.sampled_from((None,) * len(boundaries) + boundaries),
+        probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
+    def choose_swarm(self, weights, focus, probe_weight, focus_pass):
+        self.weights = {**dict.fromkeys(ACTION_NAMES, 1), **weights}
+        self.probe_weight = probe_weight
+        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
+        self.focus_pass = min(focus_pass, self.cfg.max_steps)
+    return choose_swarm
+
+
 def machine_class(campaign: Campaign) -> type[RuleBasedStateMachine]:
     """A machine bound to one campaign (Hypothesis caches rules per class, so the class is made once)."""
 
     class Lockstep(LockstepMachine):
-        pass
+        choose_swarm = _swarm_rule(*swarm_names(campaign.cfg))
     Lockstep.campaign = campaign
     return Lockstep
 
@@ -175,15 +198,8 @@ class LockstepMachine(RuleBasedStateMachine):
     # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
     # No focus (what it shrinks to) leaves the plain swarm. Where an execution has several Steps, the
     # focus may wait for a later pass of its boundary (a later Step's gate), up to MaxSteps.
-    @initialize(weights=st.fixed_dictionaries(
-        {a: st.sampled_from((1, 2, 4) if N.ACTIONS[a].fair else (1, 1, 0, 0)) for a in ACTION_NAMES}),
-        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
-        probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
-    def choose_swarm(self, weights, focus, probe_weight, focus_pass):
-        self.weights = weights
-        self.probe_weight = probe_weight
-        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
-        self.focus_pass = min(focus_pass, self.cfg.max_steps)
+    # (machine_class draws it over the configuration's actions and boundaries: swarm_names)
+    choose_swarm = _swarm_rule(ACTION_NAMES, tuple(N.BOUNDARIES))
 
     @precondition(lambda self: bool(self.options))
     @rule(data=st.data())
