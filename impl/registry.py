@@ -40,6 +40,7 @@ CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-step-memory")
 RECOVERY_RERUNS_UNKNOWN_TOOL = _pick(N.DEFECTS, "recovery-reruns-unknown-tool")
 TOOL_SETTLED_BEFORE_PUBLICATION = _pick(N.DEFECTS, "tool-settled-before-publication")
+RETRY_TOOL_AFTER_FAILED_PUBLICATION = _pick(N.DEFECTS, "retry-tool-after-failed-publication")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS

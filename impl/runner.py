@@ -204,6 +204,9 @@ class Runner:
     def _MarkUnknown(self) -> Result:
         """The error path after a failed Tool.Success: running -> unknown (fenced); the runner stops."""
         ctx = self.node.ctx
+        if ctx.has(R.RETRY_TOOL_AFTER_FAILED_PUBLICATION):  # the defect: run the tool again, publish again
+            self.pc = TOOL_STARTED
+            return Ok()
         result = ctx.db.atomic(lambda conn: self.node.claims.advance_phase(conn, self.ident, ctx.now(), "running",
                                                                            "unknown"))
         self._stop()

@@ -151,4 +151,9 @@ MCSettlementFlagEarly ==
 \* (then publishes its Tool.Success) instead of recording the call as failed
 MCConversionReruns ==
     IF Has("recovery-reruns-unknown-tool") THEN TRUE ELSE Protocol!ConversionReruns
+
+\* retry-tool-after-failed-publication: after a failed Tool.Success the runner runs the tool again (and
+\* publishes again) instead of marking the claim unknown
+MCRetriesFailedTool ==
+    IF Has("retry-tool-after-failed-publication") THEN TRUE ELSE Protocol!RetriesFailedTool
 =============================================================================

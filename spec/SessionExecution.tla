@@ -42,7 +42,7 @@
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
 (*   ConversionSettles, QuarantineMatches, SettlementFlagEarly,            *)
-(*   ConversionReruns.                                                     *)
+(*   ConversionReruns, RetriesFailedTool.                                  *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -247,6 +247,8 @@ QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
 SettlementFlagEarly == FALSE
 \* Conversion never re-runs a tool call whose outcome is uncertain: it records the outcome (ToolFailed).
 ConversionReruns == FALSE
+\* After a failed Tool.Success the runner's error path marks the claim unknown; it never runs the tool again.
+RetriesFailedTool == FALSE
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -405,8 +407,12 @@ ToolSuccessFails(n) ==
 MarkUnknown(n) ==
     LET r == run[n]
     IN /\ RunnerAt(n, "tool_failed")
-       /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"] ELSE claim
-       /\ run' = [run EXCEPT ![n].pc = "stopped"]
+       /\ IF RetriesFailedTool
+          THEN /\ run' = [run EXCEPT ![n].pc = "tool_started"]   \* runs the tool again, then publishes again
+               /\ UNCHANGED claim
+          ELSE /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"]
+                           ELSE claim
+               /\ run' = [run EXCEPT ![n].pc = "stopped"]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects>>
 
 \* (publisher memory is not touched in the commit's step: listeners run first)
@@ -885,10 +891,13 @@ NoPhysicalReplayStep ==
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
 
 \* No physical tool call starts twice: a tool effect that begins is the first of its call (Session,
-\* execution, Step).
+\* execution, Step), and a runner starts its physical tool only for a call none has run yet (its own
+\* second run would add no new element to the history).
+ToolRan(s, e, k) == \E y \in effects : y.kind = "tool" /\ y.sess = s /\ y.exec = e /\ y.step = k
 ToolStartsOnceStep ==
-    \A x \in effects' \ effects : x.kind = "tool" =>
-        ~\E y \in effects : y.kind = "tool" /\ y.sess = x.sess /\ y.exec = x.exec /\ y.step = x.step
+    /\ \A x \in effects' \ effects : x.kind = "tool" => ~ToolRan(x.sess, x.exec, x.step)
+    /\ \A n \in Nodes : (run[n].pc = "tool_started" /\ run'[n].pc = "tooling") =>
+          ~ToolRan(run[n].sess, run[n].exec, run[n].ordinal)
 
 \* Unknown work is reconciled, never re-executed: a tool begins only for running work (never for unknown,
 \* recovering or cancellation-owned work), and a claim is removed only with every tool call of its execution

@@ -100,7 +100,7 @@ HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "Pro
          "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
          "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
          "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches", "SettlementFlagEarly", "ConversionReruns")
+         "ConversionSettles", "QuarantineMatches", "SettlementFlagEarly", "ConversionReruns", "RetriesFailedTool")
 
 
 class ProtocolOnly(ValueError):

@@ -179,10 +179,17 @@ def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
+def _tool_ran(st: State, s: str, e: int, k: int) -> bool:
+    return any(y.kind == "tool" and (y.sess, y.exec, y.step) == (s, e, k) for y in st.effects)
+
+
 def ToolStartsOnce(cfg: Config, st: State, nx: State) -> bool:
-    """A local tool effect that begins is the first of its call (Session, execution, Step)."""
-    return all(not any(y.kind == "tool" and (y.sess, y.exec, y.step) == (x.sess, x.exec, x.step) for y in st.effects)
-               for x in nx.effects - st.effects if x.kind == "tool")
+    """A local tool effect that begins is the first of its call (Session, execution, Step), and a runner
+    starts its physical tool only for a call none has run yet (its own second run adds no new element)."""
+    if any(_tool_ran(st, x.sess, x.exec, x.step) for x in nx.effects - st.effects if x.kind == "tool"):
+        return False
+    return not any(r.pc == "tool_started" and r2.pc == "tooling" and _tool_ran(st, r.sess, r.exec, r.ordinal)
+                   for r, r2 in zip(st.run, nx.run))
 
 
 def UnknownNeverReexecuted(cfg: Config, st: State, nx: State) -> bool:
@@ -299,7 +306,7 @@ READS = {
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
-    "ToolStartsOnce": ("effects",), "UnknownNeverReexecuted": ("effects", "claim"),
+    "ToolStartsOnce": ("effects", "run"), "UnknownNeverReexecuted": ("effects", "claim"),
 }
 
 

@@ -210,7 +210,7 @@ INVARIANTS = _index([
               "which takes only expired claims, never re-executes a call whose outcome is uncertain"),
     Invariant("ToolStartsOnce", "action",
               "no physical tool call starts twice: a local tool effect that begins is the first of its call "
-              "(Session, execution, Step)"),
+              "(Session, execution, Step), and a runner starts its physical tool only for a call none has run"),
     Invariant("UnknownNeverReexecuted", "action",
               "unknown work is reconciled, never re-executed: a local tool begins only for running work (never "
               "for unknown, recovering or cancellation-owned work), and a claim is removed only with every tool "
@@ -347,6 +347,10 @@ DEFECTS = _index([
            "the runner sets its tool-settlement flag before Tool.Success is published; after a failed "
            "publication it goes on as if the call were settled, publishes Step.Ended and clears the claim "
            "with the call's outcome never recorded", "tools"),
+    Defect("retry-tool-after-failed-publication", ("ToolStartsOnce",), "R003-PASS-tool-publication-failure",
+           "after a failed Tool.Success publication the runner's error path runs the physical tool again and "
+           "publishes again, instead of leaving the call unsettled and the claim unknown: the tool runs twice",
+           "tools"),
     Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "

@@ -62,6 +62,8 @@ def MarkUnknown(cfg, st, n):
     if not _runner_at(st, n, "tool_failed"):
         return None
     r = st.run[n]
+    if cfg.has("retry-tool-after-failed-publication"):  # runs the tool again, then publishes again
+        return st._replace(run=_put(st.run, n, r._replace(pc="tool_started")))
     s = si(cfg, r.sess)
     claim = st.claim
     if ordinary_ok(st, s, r.exec, cfg.nodes[n]):

@@ -375,7 +375,16 @@ def tool_settled_before_publication(defects):
     return ([e.kind for e in snap.events], {s: c.phase for s, c in snap.claims.items()})
 
 
+def retry_tool_after_failed_publication(defects):
+    """After a failed Tool.Success the runner marks the claim unknown, or (the defect) runs the tool again."""
+    w = World(defects=defects, tools=1)
+    node = _tool_publication_fails(w)
+    node.runner.run_to_completion()
+    return len(w.provider.tool_runs), {s: c.phase for s, c in w.snap().claims.items()}
+
+
 CASES = {
+    "retry-tool-after-failed-publication": (retry_tool_after_failed_publication, (1, {"s1": "unknown"}), (2, {})),
     "recovery-reruns-unknown-tool": (recovery_reruns_unknown_tool, (1, ["ToolStarted", "ToolFailed"], []),
                                      (2, ["ToolStarted", "ToolSucceeded"], [])),
     "tool-settled-before-publication": (tool_settled_before_publication,

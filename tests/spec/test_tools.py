@@ -10,7 +10,7 @@ from spec import configs
 from spec import model as M
 from spec import names as N
 
-TOOL_DEFECTS = ("recovery-reruns-unknown-tool", "tool-settled-before-publication")
+TOOL_DEFECTS = ("recovery-reruns-unknown-tool", "tool-settled-before-publication", "retry-tool-after-failed-publication")
 
 
 def test_tools_is_small_and_holds_everything_with_liveness():
