@@ -144,8 +144,8 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
-                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ToolStartsOnce",
-                     "UnknownNeverReexecuted")
+                     "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
+                     "NoPhysicalReplay")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -338,7 +338,7 @@ DEFECTS = _index([
            "Step.Started commit and its return memory still names Step k-1's completed assistant, so the "
            "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
            "assistant open", "steps"),
-    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce"),
+    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce", "NoOverlappingEffects"),
            "R003-PASS-tool-publication-failure",
            "recovery's conversion of unknown (or recovering) work re-runs the physical tool of a call whose "
            "outcome is uncertain, then publishes its Tool.Success, instead of recording the call as failed: "
