@@ -386,7 +386,8 @@ PublishToolSuccess(n) ==
        /\ IF PublishOK(n)
           THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n])
                /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].tool = r.tool + 1]
-          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped",
+                                      ![n].tool = IF SettlementFlagEarly THEN r.tool + 1 ELSE r.tool]
                /\ UNCHANGED log
        /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects>>
 

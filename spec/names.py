@@ -338,7 +338,7 @@ DEFECTS = _index([
            "Step.Started commit and its return memory still names Step k-1's completed assistant, so the "
            "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
            "assistant open", "steps"),
-    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce", "NoOverlappingEffects"),
+    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce"),
            "R003-PASS-tool-publication-failure",
            "recovery's conversion of unknown (or recovering) work re-runs the physical tool of a call whose "
            "outcome is uncertain, then publishes its Tool.Success, instead of recording the call as failed: "

@@ -38,8 +38,8 @@ def PublishToolSuccess(cfg, st, n):
     if not _runner_at(st, n, "tooling"):
         return None
     r = st.run[n]
-    if not _publish_ok(cfg, st, n):
-        return _stop(st, n)
+    if not _publish_ok(cfg, st, n):  # (the early flag of tool-settled-before-publication is set all the same)
+        return _stop(st, n, tool=r.tool + 1) if cfg.has("tool-settled-before-publication") else _stop(st, n)
     return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
                        run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
 
