@@ -16,7 +16,7 @@ from . import ids
 from . import registry as R
 from .claims import Ident
 from .db import dialect_insert
-from .events import Fence, StepEvent, assistant_row, reserve_assistant
+from .events import Fence, StepEvent, assistant_row, open_call, reserve_assistant
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
 from .runner import record_history
 from .schema import recovery_t
@@ -161,6 +161,11 @@ class Finalizer:
             if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
                 raise Abort(Fenced(node.claims.why(conn, ident, now, ("cancelling",))))
             a = claim.assistant_id
+            if a is not None and open_call(conn, a):
+                # the durable failure reconciliation of the Step's local tool call (its outcome is
+                # uncertain): recorded as failed, never re-run
+                node.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
+                                                      ident.owner_id), Fence(ident, "cancelling"))
             restart = ctx.has(R.STEP_STARTED_WINDOW) or ctx.has(R.CANCEL_RESTARTS_ASSISTANT)
             if restart and a is not None and mem is None:
                 # publisher memory knows no assistant, so it starts one again; the ordinary claim update

@@ -217,6 +217,13 @@ class ClaimStore:
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
+    def clear_reconciled(self, conn: Connection, ident: Ident, now: int) -> Result:
+        """Recovery converting `unknown` work it took over, its tool call reconciled and its assistant
+        settled in the same transaction: remove its exact claim (fenced). Nothing else clears `unknown`."""
+        n = conn.execute(_CLEAR, _fence(ident, now, at="unknown")).rowcount
+        return self._fenced(conn, ident, now, n, ("unknown",))
+
+    @_typed
     def clear_cancellation(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
         """Recovery finishing an expired cancellation it took over: remove its exact claim, `cancelling`
         (its Step.Interrupted in the same transaction) or `cancelled` (fenced, like every removal)."""

@@ -81,6 +81,8 @@ class Publisher:
 
     def _project(self, conn: Connection, event: StepEvent) -> None:
         a = assistant_t
+        if event.kind in R.TOOL_KINDS:
+            return  # a tool event changes no assistant's status
         if event.kind == R.STARTED:
             try:
                 with guarded(conn):
@@ -104,6 +106,8 @@ class Publisher:
             return
         if event.kind == R.STARTED:
             result = self.claims.attach_assistant(conn, fence.ident, now, fence.phase, event.assistant_id)
+        elif event.kind == R.TOOL_STARTED:  # the renewal that precedes a local tool, with its fence
+            result = self.claims.check(conn, fence.ident, now, fence.phase) and self.claims.renew(conn, fence.ident, now)
         else:
             result = self.claims.check(conn, fence.ident, now, fence.phase)
         if not result:
@@ -129,6 +133,12 @@ def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, exec
     """The cancel-interrupts-unstarted defect: a projection row for an assistant no Step.Started opened."""
     conn.execute(assistant_t.insert(), dict(assistant_id=assistant_id, session_id=session_id,
                                             execution_id=execution_id, started=False, completed=False, outcome=None))
+
+
+def open_call(conn: Connection, assistant_id: str) -> bool:
+    """The assistant's Step has a local tool call whose start is recorded and whose outcome is not."""
+    kinds = conn.execute(sa.select(event_t.c.kind).where(event_t.c.assistant_id == assistant_id)).scalars().all()
+    return R.DURABLE_KIND[R.TOOL_STARTED] in kinds and not any(R.DURABLE_KIND[k] in kinds for k in R.TOOL_OUTCOMES)
 
 
 def assistant_row(conn: Connection, assistant_id: str):

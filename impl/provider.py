@@ -25,6 +25,17 @@ class ProviderCall:
 
 
 @dataclass(frozen=True)
+class ToolRun:
+    """A local tool's physical run (an external effect): the call of Step `step` of an execution."""
+    session_id: str
+    execution_id: int
+    owner_id: str  # the claim identity it works under
+    node_id: str  # the node (or recovery worker) it runs on
+    at: int
+    step: int = 1
+
+
+@dataclass(frozen=True)
 class Reconciliation:
     """A finalizer's reconciliation of an execution's tools (an external effect, like a provider call)."""
     session_id: str
@@ -36,10 +47,12 @@ class Reconciliation:
 
 class ScriptedProvider:
     def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
-                 default: str = "end", steps: int = 1):
+                 default: str = "end", steps: int = 1, tools: int = 0):
         if steps < 1:
             raise ValueError("steps must be at least 1")
         self.steps = steps
+        self.tools = tools  # local tool calls per Step (the twin's Tools)
+        self.tool_runs: list[ToolRun] = []
         self._script = dict(script or {})
         self._sequence = list(sequence)
         self.default = default
@@ -52,6 +65,9 @@ class ScriptedProvider:
         self.calls.append(ProviderCall(session_id, execution_id, owner_id, at, step))
         if execution_id not in self._script and self._sequence:
             self._script[execution_id] = self._sequence.pop(0)
+
+    def run_tool(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int, step: int) -> None:
+        self.tool_runs.append(ToolRun(session_id, execution_id, owner_id, node_id, at, step))
 
     def reconcile(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int) -> None:
         self.reconciliations.append(Reconciliation(session_id, execution_id, owner_id, node_id, at))

@@ -34,7 +34,7 @@ from .claims import ClaimRow, ClaimStore, Ident, known_phase
 from .clock import Clock
 from .context import Context
 from .db import Database, dialect_insert, guarded
-from .events import Fence, Publisher, StepEvent, assistant_row
+from .events import Fence, Publisher, StepEvent, assistant_row, open_call
 from .inputs import InputStore
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
 from .runner import record_history
@@ -96,6 +96,7 @@ class RecoveryWorker:
         self.last: Result | None = None
         self.finished = "converted"  # what the last conversion did: converted, or cancelled (cancellation-owned)
         self.lose_ack = False  # the failpoint: the next committed conversion's acknowledgement is lost
+        self.provider = None  # the outside world a re-run tool would touch (only the recovery-reruns defect)
         self.reset()
 
     def reset(self) -> None:
@@ -303,7 +304,7 @@ class RecoveryWorker:
             self.finished = "cancelled"
             return self._finish_cancellation(conn, claim, now)
         self.finished = "converted"
-        if claim.phase != "recovering":
+        if claim.phase not in ("recovering", "unknown") or not known_phase(self.seen_phase):
             if not known_phase(self.seen_phase):
                 raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
             raise Abort(Malformed(f"phase {claim.phase!r}: only a running execution is recovered"))
@@ -314,11 +315,13 @@ class RecoveryWorker:
         if existing is not None:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
+        self._settle_tool(conn, claim, rerun=self.ctx.has(R.RECOVERY_RERUNS_UNKNOWN_TOOL))
         event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN))
         cont = self.continuation_of(0)  # the first attempt's: the derived id, with the defect too
         self._insert_recovery_row(conn, ident, cont)
         for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
-                       self.claims.clear(conn, ident, now, "recovering")):
+                       self.claims.clear(conn, ident, now, "recovering") if claim.phase == "recovering"
+                       else self.claims.clear_reconciled(conn, ident, now)):
             if not result:
                 raise Abort(result)
         record_history(conn, ident, "recovered", now)
@@ -339,11 +342,26 @@ class RecoveryWorker:
         self.publisher.commit(conn, event, Fence(ident, claim.phase))
         return event
 
+    def _settle_tool(self, conn, claim: ClaimRow, rerun: bool = False) -> None:
+        """A local tool call of the claim's Step whose outcome is not recorded is reconciled, in this
+        transaction: Tool.Failed (its outcome is uncertain), never re-run. The recovery-reruns-unknown-tool
+        defect runs the physical tool again and publishes its Tool.Success."""
+        ident, a = self.ident, claim.assistant_id
+        if a is None or not open_call(conn, a):
+            return
+        if rerun:
+            self.provider.run_tool(ident.session_id, ident.execution_id, self.owner_id, self.owner_id,
+                                   self.ctx.now(), ids.assistant_step(a)[1])
+        kind = R.TOOL_SUCCEEDED if rerun else R.TOOL_FAILED
+        self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, kind, self.owner_id),
+                              Fence(ident, claim.phase))
+
     def _finish_cancellation(self, conn, claim: ClaimRow, now: int) -> Result:
         """Expired cancellation-owned work: Step.Interrupted once for an open assistant (read from the
         database, never from memory), the execution recorded cancelled, the claim cleared; no recovery row
         and no continuation (CancelLeavesNoRecovery)."""
         ident = self.ident
+        self._settle_tool(conn, claim)
         event = self._interrupt_open(conn, claim)
         result = self.claims.clear_cancellation(conn, ident, now, claim.phase)
         if not result:

@@ -44,6 +44,9 @@ WAKE_FRESH_SHARE_FULL = _pick(N.DEFECTS, "wake-fresh-share-full")
 EXACT_RETRY_APPENDS_TWICE = _pick(N.DEFECTS, "exact-retry-appends-twice")
 RESUME_DRAINS_WITHOUT_REQUEST = _pick(N.DEFECTS, "resume-drains-without-request")
 STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
+RECOVERY_RERUNS_UNKNOWN_TOOL = _pick(N.DEFECTS, "recovery-reruns-unknown-tool")
+TOOL_SETTLED_BEFORE_PUBLICATION = _pick(N.DEFECTS, "tool-settled-before-publication")
+RETRY_TOOL_AFTER_FAILED_PUBLICATION = _pick(N.DEFECTS, "retry-tool-after-failed-publication")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
@@ -55,6 +58,11 @@ RENEW = _pick(N.ACTIONS, "Renew")
 DISPATCH = _pick(N.ACTIONS, "Dispatch")
 PUBLISH_STEP_STARTED = _pick(N.ACTIONS, "PublishStepStarted")
 STEP_STARTED_RETURN = _pick(N.ACTIONS, "StepStartedReturn")
+TOOL_START = _pick(N.ACTIONS, "ToolStart")
+TOOL_RUN = _pick(N.ACTIONS, "ToolRun")
+PUBLISH_TOOL_SUCCESS = _pick(N.ACTIONS, "PublishToolSuccess")
+TOOL_SUCCESS_FAILS = _pick(N.ACTIONS, "ToolSuccessFails")
+MARK_UNKNOWN = _pick(N.ACTIONS, "MarkUnknown")
 PUBLISH_STEP_FAILED = _pick(N.ACTIONS, "PublishStepFailed")
 STEP_FAILED_RETURN = _pick(N.ACTIONS, "StepFailedReturn")
 PUBLISH_STEP_ENDED = _pick(N.ACTIONS, "PublishStepEnded")
@@ -88,6 +96,9 @@ B_PROVIDER_DISPATCHED = _pick(N.BOUNDARIES, "provider.dispatched")
 B_STEP_STARTED_COMMITTED = _pick(N.BOUNDARIES, "step_started.committed")
 B_STEP_FAILED_COMMITTED = _pick(N.BOUNDARIES, "step_failed.committed")
 B_STEP_ENDED_COMMITTED = _pick(N.BOUNDARIES, "step_ended.committed")
+B_TOOL_STARTED = _pick(N.BOUNDARIES, "tool.started")
+B_TOOL_RAN = _pick(N.BOUNDARIES, "tool.ran")
+B_TOOL_PUBLISH_FAILED = _pick(N.BOUNDARIES, "tool.publish_failed")
 B_CANCEL_REQUESTED = _pick(N.BOUNDARIES, "cancel.requested")
 B_FINALIZER_SETTLED = _pick(N.BOUNDARIES, "finalizer.settled")
 B_RECOVERY_SCANNED = _pick(N.BOUNDARIES, "recovery.scanned")
@@ -98,8 +109,12 @@ B_WAKE_RESERVED = _pick(N.BOUNDARIES, "wake.reserved")
 B_RESUME_REQUESTED = _pick(N.BOUNDARIES, "resume.requested")
 
 # event kinds: the twin's short names and the durable names the log stores
-STARTED, FAILED, INTERRUPTED, ENDED = N.EVENT_KINDS
-DURABLE_KIND = {kind: f"Step.{kind}" for kind in N.EVENT_KINDS}
+STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS
+TOOL_STARTED, TOOL_SUCCEEDED, TOOL_FAILED = N.TOOL_KINDS
+TOOL_OUTCOMES = frozenset(N.TOOL_OUTCOMES)
+TOOL_KINDS = frozenset(N.TOOL_KINDS)
+DURABLE_KIND = {**{kind: f"Step.{kind}" for kind in N.STEP_KINDS},
+                TOOL_STARTED: "Tool.Started", TOOL_SUCCEEDED: "Tool.Success", TOOL_FAILED: "Tool.Failed"}
 SHORT_KIND = {v: k for k, v in DURABLE_KIND.items()} | {N.REQUEST_KIND: N.REQUEST_KIND}
 REQUESTED = N.REQUEST_KIND  # the input event an exact retry appends (its durable name is the same)
 TERMINAL = frozenset(N.TERMINAL_KINDS)

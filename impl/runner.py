@@ -15,7 +15,7 @@ from . import ids
 from . import registry as R
 from .claims import Ident
 from .events import Fence, StepEvent
-from .results import Abort, NotEnabled, Ok, Result
+from .results import Abort, Fenced, NotEnabled, Ok, Result
 from .schema import history_t
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, FAILED, ENDED, DONE, STOPPED = (
     "idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done", "stopped")
+TOOL_STARTED, TOOLING, TOOL_FAILED = "tool_started", "tooling", "tool_failed"
 
 
 class Runner:
@@ -40,14 +41,17 @@ class Runner:
         self.active = False
         self.intr = False
         self.ordinal = 0
+        self.tool = 0  # the tool-settlement flag: the Step's calls whose Tool.Success was published
+        self.fail_publication = False  # a failpoint: the next Tool.Success publication fails
 
     def start(self, session_id: str, execution_id: int) -> None:
         self.reset()
         self.pc, self.session_id, self.execution_id, self.ordinal = ACQUIRED, session_id, execution_id, 1
 
     def record(self) -> tuple:
-        """(pc, session, execution, mem, active, intr, ordinal), the twin's runner record."""
-        return (self.pc, self.session_id, self.execution_id, self.mem, self.active, self.intr, self.ordinal)
+        """(pc, session, execution, mem, active, intr, ordinal, tool), the twin's runner record."""
+        return (self.pc, self.session_id, self.execution_id, self.mem, self.active, self.intr, self.ordinal,
+                self.tool)
 
     @property
     def busy(self) -> bool:
@@ -72,9 +76,11 @@ class Runner:
         if self.pc == STOPPED:
             return None if self.node.finalizer.holds(self.execution_id) else R.RUNNER_EXIT
         if self.pc == STEPPING:
-            failed = self.node.provider.outcome(self.execution_id) == "fail"
-            return R.PUBLISH_STEP_FAILED if failed else R.PUBLISH_STEP_ENDED
+            if self.node.provider.outcome(self.execution_id) == "fail":
+                return R.PUBLISH_STEP_FAILED
+            return R.TOOL_START if self.tool < self.node.provider.tools else R.PUBLISH_STEP_ENDED
         return {ACQUIRED: R.RENEW, RENEWED: R.DISPATCH, STREAMING: R.PUBLISH_STEP_STARTED,
+                TOOL_STARTED: R.TOOL_RUN, TOOLING: R.PUBLISH_TOOL_SUCCESS, TOOL_FAILED: R.MARK_UNKNOWN,
                 STARTED: R.STEP_STARTED_RETURN, FAILED: R.STEP_FAILED_RETURN, ENDED: R.STEP_ENDED_RETURN,
                 DONE: R.CLEAR_CLAIM}[self.pc]
 
@@ -164,6 +170,61 @@ class Runner:
         self.pc, self.mem, self.active = STEPPING, self.assistant, True
         return Ok()
 
+    def _ToolStart(self) -> Result:
+        """The fenced tool start: one transaction renews the lease and records the call (Tool.Started)."""
+        result = self.node.publisher.publish(self._event(R.TOOL_STARTED), self.fence, by_runner=True)
+        if not result:
+            self._stop()
+            return result
+        self.pc = TOOL_STARTED
+        self._hit(R.B_TOOL_STARTED)
+        return result
+
+    def _ToolRun(self) -> Result:
+        """The physical tool: an external effect (the outside world records it), no transaction."""
+        self.node.provider.run_tool(self.session_id, self.execution_id, self.node.owner_id, self.node.owner_id,
+                                    self.node.ctx.now(), self.ordinal)
+        self.pc = TOOLING
+        self._hit(R.B_TOOL_RAN)
+        return Ok()
+
+    def fail_next_publication(self) -> str | None:
+        """The environment's publication fault: the Tool.Success publication the runner makes now fails."""
+        if self.pc != TOOLING or self.intr:
+            return None
+        self.fail_publication = True
+        self.step()
+        return R.TOOL_SUCCESS_FAILS
+
+    def _PublishToolSuccess(self) -> Result:
+        """Tool.Success (fenced); the settlement flag changes only once the publication committed."""
+        early = self.node.ctx.has(R.TOOL_SETTLED_BEFORE_PUBLICATION)
+        if early:
+            self.tool += 1  # the defect: the flag is set before the publication
+        injected, self.fail_publication = self.fail_publication, False
+        if injected:  # the environment's fault: the transaction does not commit, nothing durable changes
+            self.pc = STEPPING if early else TOOL_FAILED  # correct: the call stays unsettled, the error path follows
+            if not early:
+                self._hit(R.B_TOOL_PUBLISH_FAILED)
+            return Fenced("the Tool.Success publication failed")
+        result = self.node.publisher.publish(self._event(R.TOOL_SUCCEEDED), self.fence, by_runner=True)
+        if not result:
+            self._stop()
+            return result
+        self.pc, self.tool = STEPPING, self.tool if early else self.tool + 1
+        return result
+
+    def _MarkUnknown(self) -> Result:
+        """The error path after a failed Tool.Success: running -> unknown (fenced); the runner stops."""
+        ctx = self.node.ctx
+        if ctx.has(R.RETRY_TOOL_AFTER_FAILED_PUBLICATION):  # the defect: run the tool again, publish again
+            self.pc = TOOL_STARTED
+            return Ok()
+        result = ctx.db.atomic(lambda conn: self.node.claims.advance_phase(conn, self.ident, ctx.now(), "running",
+                                                                           "unknown"))
+        self._stop()
+        return result
+
     def _PublishStepFailed(self) -> Result:
         result = self.node.publisher.publish(self._event(R.FAILED), self.fence, by_runner=True)
         if not result:
@@ -190,7 +251,7 @@ class Runner:
 
     def _StepEndedReturn(self) -> Result:
         self.node.publisher.notify(self._event(R.ENDED))
-        self.pc, self.active, self.ordinal = ACQUIRED, False, self.ordinal + 1  # the next Step's renewal
+        self.pc, self.active, self.ordinal, self.tool = ACQUIRED, False, self.ordinal + 1, 0  # the next Step's renewal
         return Ok()
 
     def _ClearClaim(self) -> Result:

@@ -16,7 +16,10 @@ from sqlmodel import Field, SQLModel
 # The claim phases. `running` -> `cancelling` -> `cancelled` is the ordinary order; `unknown` marks an
 # uncertain provider/tool outcome; `recovering` belongs to recovery.
 PHASES = ("running", "unknown", "recovering", "cancelling", "cancelled")
-EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended", "PromptExecutionRequested")
+# Tool.Started records a local tool call (the fenced start); Tool.Success and Tool.Failed (a
+# reconciliation's record of an uncertain outcome) settle it; PromptExecutionRequested is an exact retry's
+EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended", "PromptExecutionRequested",
+               "Tool.Started", "Tool.Success", "Tool.Failed")
 OUTCOMES = ("failed", "interrupted", "ended")
 INPUT_KINDS = ("prompt", "continuation")
 DELIVERIES = ("steer", "queue")

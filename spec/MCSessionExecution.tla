@@ -20,10 +20,10 @@
 (* other hooks are overridden as everywhere else.                          *)
 (*                                                                         *)
 (* What stays in the protocol: the model's bounds (Prompts, MaxExec,       *)
-(* MaxSteps, MaxTries, Lease, ScanBound, Grace, SupervisionLag, the wake  *)
-(* constants), the environment's Faults, Admission, Steering and the      *)
-(* assumptions; spec/README.md, "Model checking apart from the protocol",  *)
-(* says why.                                                               *)
+(* MaxSteps, Tools, MaxTries, Lease, ScanBound, Grace, SupervisionLag,   *)
+(* the wake constants), the environment's Faults, Admission, Steering and *)
+(* the assumptions; spec/README.md, "Model checking apart from the         *)
+(* protocol", says why.                                                    *)
 (***************************************************************************)
 EXTENDS SessionExecutionRefinesLifecycle
 
@@ -169,4 +169,18 @@ MCResumeRequests ==
 \* steer-selects-recovery-input: steer selection omits the exclusion of recovery-owned inputs
 MCSteerSelects(i) ==
     IF Has("steer-selects-recovery-input") THEN TRUE ELSE Protocol!SteerSelects(i)
+\* tool-settled-before-publication: the runner's tool-settlement flag is set before Tool.Success is
+\* published, so after a failed publication the runner goes on as if the call were settled
+MCSettlementFlagEarly ==
+    IF Has("tool-settled-before-publication") THEN TRUE ELSE Protocol!SettlementFlagEarly
+
+\* recovery-reruns-unknown-tool: conversion re-runs the physical tool of a call whose outcome is uncertain
+\* (then publishes its Tool.Success) instead of recording the call as failed
+MCConversionReruns ==
+    IF Has("recovery-reruns-unknown-tool") THEN TRUE ELSE Protocol!ConversionReruns
+
+\* retry-tool-after-failed-publication: after a failed Tool.Success the runner runs the tool again (and
+\* publishes again) instead of marking the claim unknown
+MCRetriesFailedTool ==
+    IF Has("retry-tool-after-failed-publication") THEN TRUE ELSE Protocol!RetriesFailedTool
 =============================================================================

@@ -31,6 +31,16 @@
 (* then may the drain (Acquire) or a running execution's steer take them.  *)
 (* With Steering, a runner steers pending inputs into its execution at a   *)
 (* Step's start, excluding recovery-owned ones as the queue does.          *)
+(* Local tools.  With Tools = 1 a Step runs one local tool call after its  *)
+(* Step.Started: a fenced start that renews the lease and records the     *)
+(* call (ToolStart), the physical tool (ToolRun, an effect of kind         *)
+(* "tool"), then the Tool.Success publication (PublishToolSuccess; the     *)
+(* runner's settlement flag changes only once it committed).  A failed     *)
+(* publication (ToolSuccessFails, the environment's "publication" fault)   *)
+(* leaves the call unsettled and the runner marks the claim unknown        *)
+(* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
+(* record its outcome durably (ToolFailed) and the Session moves on.       *)
+(* Tools = 0 is the model without tools.                                   *)
 (*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
@@ -43,7 +53,8 @@
 (*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
 (*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
 (*   ConversionSettles, QuarantineMatches, ContinuationGen, FreshSlots,    *)
-(*   RetryAppends, RequestArms, ResumeRequests, SteerSelects.              *)
+(*   RetryAppends, RequestArms, ResumeRequests, SteerSelects,              *)
+(*   SettlementFlagEarly, ConversionReruns, RetriesFailedTool.             *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -67,6 +78,8 @@ CONSTANTS
     MaxExec,        \* execution ids are 1..MaxExec, globally unique
     \* @type: Int;
     MaxSteps,       \* Steps per execution; Step k of execution e writes assistant (e - 1) * MaxSteps + k
+    \* @type: Int;
+    Tools,          \* local tool calls per Step (0 or 1; 0: the model without tools)
     \* @type: Int;
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
@@ -101,13 +114,17 @@ CONSTANTS
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str, gen: Int};
-  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int};
+  @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int, tool: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
   @typeAlias: wake = {work: Bool, tries: Int, woken: Str};
 *)
 SessionExecution_typedefs == TRUE
+
+\* one local tool call per Step at most: a second call in a Step repeats the same units under the same
+\* Step's assistant (spec/README.md, decision 19)
+ASSUME Tools \in 0..1
 
 VARIABLES
     \* the execution claim of each Session (NoClaim when there is none)
@@ -140,9 +157,9 @@ VARIABLES
     \* history: which faults have happened (the liveness premises)
     \* @type: Set(Str);
     faults,
-    \* history: every external effect begun (provider dispatch, finalizer reconciliation), with the claim
-    \* identity (execution, owner) its actor works under, the node it runs on and the Step of a dispatch
-    \* (0 for a reconciliation)
+    \* history: every external effect begun (provider dispatch, local tool, finalizer reconciliation),
+    \* with the claim identity (execution, owner) its actor works under, the node (or worker) it runs on
+    \* and the Step of a dispatch or tool (0 for a reconciliation)
     \* @type: Set($effect);
     effects,
     \* the wake rows (durable): pending work, its wake counter (0: fresh, never woken), and the kind of
@@ -152,18 +169,23 @@ VARIABLES
 
 vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
 
-Phases == {"none", "running", "recovering", "cancelling", "cancelled"}
+Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped"}
+              "stopped", "tool_started", "tooling", "tool_failed"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 StepKinds == {"Started"} \cup TerminalKinds
 \* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
 \* prompt's number in the event's id slot (`asst`) and is written under no claim (`node` "")
 RequestKind == "PromptExecutionRequested"
 InputStates == {"held", "pending", "ordinary", "recovery", "steered"}
+\* tool events: the fenced start records the call; its outcome is Tool.Success, or the failure recorded by
+\* a reconciliation (recovery's or the finalizer's: the outcome is uncertain)
+ToolOutcomes == {"ToolSucceeded", "ToolFailed"}
+ToolKinds == {"ToolStarted"} \cup ToolOutcomes
 
 NoClaim == [exec |-> 0, owner |-> "", ttl |-> 0, phase |-> "none", asst |-> 0, quar |-> FALSE, tries |-> 0, why |-> ""]
-RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0]
+RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FALSE, intr |-> FALSE, ordinal |-> 0,
+               tool |-> 0]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> ""]
@@ -179,6 +201,8 @@ ExecOf(a) == (a - 1) \div MaxSteps + 1
 Assistants == 1..(MaxExec * MaxSteps)
 \* the assistant of the runner's current Step (its loop counter, `ordinal`)
 StepAsst(r) == Asst(r.exec, r.ordinal)
+\* the Step an assistant belongs to, within its execution
+StepOf(a) == a - (ExecOf(a) - 1) * MaxSteps
 
 Started(a) == \E k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a
 Completed(a) == \E k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a
@@ -192,6 +216,9 @@ HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.
 Requested(s, p) == \E k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p
 RequestsOf(s, p) == {k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p}
 PromptsOf(s) == {i \in inputs : i.sess = s /\ i.kind = "prompt"}
+\* assistant a's Step has a tool call whose start is recorded and whose outcome is not (one call per Step)
+OpenCall(a) == /\ \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a
+               /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
 
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
@@ -275,6 +302,13 @@ RequestArms(j) == j.state = "held"
 ResumeRequests == TRUE
 \* Steer selection is ordinary selection: it excludes recovery-owned inputs exactly as the queue does.
 SteerSelects(i) == OrdinarySelects(i)
+\* The runner's tool-settlement flag changes only after Tool.Success is published, so a failed publication
+\* leaves the call unsettled.
+SettlementFlagEarly == FALSE
+\* Conversion never re-runs a tool call whose outcome is uncertain: it records the outcome (ToolFailed).
+ConversionReruns == FALSE
+\* After a failed Tool.Success the runner's error path marks the claim unknown; it never runs the tool again.
+RetriesFailedTool == FALSE
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -335,7 +369,7 @@ AcquireBy(n, i, ordinary) ==
        /\ nextExec' = e + 1
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
-                                     active |-> FALSE, intr |-> FALSE, ordinal |-> 1]]
+                                     active |-> FALSE, intr |-> FALSE, ordinal |-> 1, tool |-> 0]]
        /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
@@ -394,6 +428,65 @@ StepStartedReturn(n) ==
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
+\* The fenced tool start, one transaction: under the exact, live, running claim it renews the lease (the
+\* renewal that precedes a local tool) and records the call (ToolStarted for the Step's assistant).
+ToolStart(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "stepping") /\ r.tool < Tools
+       /\ IF PublishOK(n)
+          THEN /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].ttl = Lease] ELSE claim
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolStarted", asst |-> StepAsst(r), node |-> n])
+               /\ run' = [run EXCEPT ![n].pc = "tool_started"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED <<claim, log>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+
+\* The physical tool runs: an external effect, no transaction.
+ToolRun(n) ==
+    /\ RunnerAt(n, "tool_started")
+    /\ run' = [run EXCEPT ![n].pc = "tooling"]
+    /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
+                                 kind |-> "tool", step |-> run[n].ordinal]}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
+
+\* One transaction: publish Tool.Success (fenced).  The runner's settlement flag (`tool`) changes only in
+\* this step, once the publication committed; a failed fence stops the runner with the call unsettled.
+PublishToolSuccess(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "tooling")
+       /\ IF PublishOK(n)
+          THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n])
+               /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].tool = r.tool + 1]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped",
+                                      ![n].tool = IF SettlementFlagEarly THEN r.tool + 1 ELSE r.tool]
+               /\ UNCHANGED log
+       /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+
+\* The Tool.Success publication fails (a fault of the environment: its transaction does not commit, nothing
+\* durable changes).  The call stays unsettled: the runner's flag is unchanged and its error path follows.
+ToolSuccessFails(n) ==
+    LET r == run[n]
+    IN /\ "publication" \in Faults
+       /\ RunnerAt(n, "tooling")
+       /\ run' = [run EXCEPT ![n] = IF SettlementFlagEarly THEN [r EXCEPT !.pc = "stepping", !.tool = r.tool + 1]
+                                     ELSE [r EXCEPT !.pc = "tool_failed"]]
+       /\ faults' = faults \cup {"publication"}
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+
+\* The runner's error path after a failed Tool.Success: one fenced update, running -> unknown (the tool's
+\* outcome is uncertain; no ordinary update moves it back), and the runner stops.  Recovery takes the claim
+\* after its lease expires and reconciles the call.
+MarkUnknown(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "tool_failed")
+       /\ IF RetriesFailedTool
+          THEN /\ run' = [run EXCEPT ![n].pc = "tool_started"]   \* runs the tool again, then publishes again
+               /\ UNCHANGED claim
+          ELSE /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"]
+                           ELSE claim
+               /\ run' = [run EXCEPT ![n].pc = "stopped"]
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+
 \* (publisher memory is not touched in the commit's step: listeners run first)
 PublishTerminal(n, kind, pc) ==
     LET r == run[n]
@@ -420,7 +513,7 @@ StepFailedReturn(n) ==
 \* execution, and the runner's return from the publish is its release (ClearClaim); before it, the
 \* return is StepEndedReturn.
 PublishStepEnded(n) ==
-    /\ RunnerAt(n, "stepping")
+    /\ RunnerAt(n, "stepping") /\ run[n].tool >= Tools   \* the Step's local tools settled first
     /\ PublishTerminal(n, "Ended", IF run[n].ordinal < MaxSteps THEN "ended" ELSE "done")
     /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
@@ -428,7 +521,8 @@ PublishStepEnded(n) ==
 \* names it: the last assistant published), and the runner goes on to its next Step, whose renewal is due.
 StepEndedReturn(n) ==
     /\ RunnerAt(n, "ended")
-    /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1]
+    /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1,
+                          ![n].tool = 0]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
@@ -528,8 +622,9 @@ CancelRequest(n, s) ==
 \* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
 \* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
 \* transaction), reads the assistant attached to the claimed execution from the database (never from
-\* publisher memory), publishes at most one Step.Interrupted, and moves cancelling -> cancelled, in one
-\* fenced transaction.
+\* publisher memory), records the failure of its Step's tool call if that has no outcome (the durable
+\* failure reconciliation: the call is never re-run), publishes at most one Step.Interrupted, and moves
+\* cancelling -> cancelled, in one fenced transaction.
 FinalizerSettle(n) ==
     LET f == fin[n]
         r == run[n]
@@ -539,9 +634,12 @@ FinalizerSettle(n) ==
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         settle == SettledAssistant(f, c, mem)   \* the assistant it settles
         interrupt == InterruptOwed(settle, a, mem, active)
+        reconciled == IF a # 0 /\ OpenCall(a)
+                      THEN Append(log, [sess |-> f.sess, kind |-> "ToolFailed", asst |-> a, node |-> f.owner])
+                      ELSE log
         restarted == IF RestartCommits(a, mem)
-                     THEN Append(log, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
-                     ELSE log
+                     THEN Append(reconciled, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
+                     ELSE reconciled
         checked == FinalizerSupervised(f)
     IN /\ f.pc = "settle"
        /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
@@ -618,7 +716,7 @@ Supervise(n) ==
 \* lag bound: the clock waits for it).
 ClockMayAdvance ==
     /\ \E s \in Sessions : claim[s].phase # "none" /\ claim[s].ttl > -Grace
-    /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc = "renewed"
+    /\ TimelyDispatch => ~\E n \in Nodes : /\ run[n].pc \in {"renewed", "tool_started"}
                                           /\ claim[run[n].sess].ttl = 1
                                           /\ claim[run[n].sess].exec = run[n].exec
     /\ ~\E n \in Nodes : Overdue(n)
@@ -673,8 +771,9 @@ RecoveryTakeover(r) ==
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
 
 \* The durable writes of one conversion of w's (Session, execution) with continuation gen g, each keyed or
-\* fenced: Step.Interrupted for the claim's open assistant and the claim's removal under the fence (exact
-\* Session, execution, worker, live lease), the session_recovery row inserted unless one names the
+\* fenced: an open tool call of the claim's Step reconciled (ToolFailed, never re-run), Step.Interrupted for
+\* the claim's open assistant and the claim's removal under the fence (exact Session, execution, worker,
+\* live lease), the session_recovery row inserted unless one names the
 \* execution (the insert's conflict), the continuation inserted unless its id exists.  RecoveryConvert
 \* runs them under the fence; a retry after a lost acknowledgement (RecoveryReconvert) without it.
 ConversionCommit(r, w, g) ==
@@ -682,9 +781,19 @@ ConversionCommit(r, w, g) ==
         fenced == Fenced(w.sess, w.exec, r)
         a == c.asst
         k == Continuation(w.sess, w.exec, g)
+        call == fenced /\ a # 0 /\ OpenCall(a)
+        rerun == call /\ ConversionReruns
+        reconciled == IF call THEN Append(log, [sess |-> w.sess, kind |-> "ToolFailed", asst |-> a, node |-> r])
+                      ELSE log
+        converted == IF rerun THEN Append(log, [sess |-> w.sess, kind |-> "ToolSucceeded", asst |-> a, node |-> r])
+                     ELSE reconciled
     IN /\ log' = IF fenced /\ a # 0 /\ ~Completed(a) /\ ConversionSettles
-                 THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
-                 ELSE log
+                 THEN Append(converted, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                 ELSE converted
+       /\ effects' = IF rerun
+                     THEN effects \cup {[sess |-> w.sess, exec |-> w.exec, owner |-> r, by |-> r,
+                                         kind |-> "tool", step |-> StepOf(a)]}
+                     ELSE effects
        /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
                       ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
        /\ inputs' = IF HasContinuation(k) THEN inputs ELSE inputs \cup {k}
@@ -696,12 +805,18 @@ ConversionCommit(r, w, g) ==
 \* for this execution anywhere), an open assistant settled with Step.Interrupted, exactly one
 \* session_recovery row inserted, the continuation created and the claim cleared.  Malformed work goes to
 \* quarantine.  A conversion that lost its lease (a pause) leaves the claim for a later takeover to
-\* retry, until the claim's attempts reach MaxTries; then it is quarantined.
+\* retry, until the claim's attempts reach MaxTries; then it is quarantined.  Unknown work (a failed
+\* Tool.Success) is converted as recovering work is.  A tool call of the claim's Step whose outcome is not
+\* recorded is reconciled first, never re-run: ToolFailed (its outcome is uncertain) in the same
+\* transaction.
 RecoveryConvert(r) ==
     LET w == rec[r]
         c == claim[w.sess]
         a == c.asst
         open == a # 0 /\ ~Completed(a)
+        call == a # 0 /\ OpenCall(a)
+        reconciled == IF call THEN Append(log, [sess |-> w.sess, kind |-> "ToolFailed", asst |-> a, node |-> r])
+                      ELSE log
         conflict == ConversionConflict(w)
         mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
         retry == MayRetry(c)
@@ -710,37 +825,37 @@ RecoveryConvert(r) ==
        /\ IF ~Fenced(w.sess, w.exec, r)
           THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
                          ELSE [rec EXCEPT ![r].pc = "quarantining", ![r].why = "exhausted"]
-               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
           ELSE IF finishCancel
-          THEN /\ log' = IF open THEN Append(log, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
-                         ELSE log
+          THEN /\ log' = IF open THEN Append(reconciled, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                         ELSE reconciled
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ cancelled' = cancelled \cup {[exec |-> w.exec, sess |-> w.sess]}
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
-               /\ UNCHANGED <<recovery, inputs>>
-          ELSE IF c.phase # "recovering" \/ conflict
+               /\ UNCHANGED <<recovery, inputs, effects>>
+          ELSE IF c.phase \notin {"recovering", "unknown"} \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
-               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled>>
+               /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
           ELSE /\ ConversionCommit(r, w, ContinuationGen(0))
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
-       /\ UNCHANGED <<nextExec, run, fin, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, faults, wakes>>
 
 \* The conversion commits but its acknowledgement is lost (the database committed, the worker sees a
-\* connection error): RecoveryConvert's conversion of validated recovering work, the same durable
-\* effects, and a worker that, not knowing whether it committed, keeps only the ids it retries with
-\* (Session, execution).
+\* connection error): RecoveryConvert's conversion of validated recovering (or unknown) work, the same
+\* durable effects, and a worker that, not knowing whether it committed, keeps only the ids it retries
+\* with (Session, execution).
 RecoveryConvertAckLost(r) ==
     LET w == rec[r]
         c == claim[w.sess]
     IN /\ "ack" \in Faults
        /\ w.pc = "converting"
        /\ Fenced(w.sess, w.exec, r)
-       /\ ~FinishesCancellation(c) /\ c.phase = "recovering" /\ ~ConversionConflict(w)
+       /\ ~FinishesCancellation(c) /\ c.phase \in {"recovering", "unknown"} /\ ~ConversionConflict(w)
        /\ ConversionCommit(r, w, ContinuationGen(0))
        /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
        /\ faults' = faults \cup {"ack"}
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, effects, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, wakes>>
 
 \* The retry: the same conversion with the same ids, one transaction.  It first looks for its own
 \* committed work: the session_recovery row of its Session and execution, naming the continuation id it
@@ -753,10 +868,10 @@ RecoveryReconvert(r) ==
     LET w == rec[r]
         own == HasRow(w.sess, w.exec) /\ HasContinuation(Continuation(w.sess, w.exec, ContinuationGen(1)))
     IN /\ w.pc = "reconverting"
-       /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs>>
+       /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs, effects>>
           ELSE ConversionCommit(r, w, ContinuationGen(1))
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, wakes>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -850,6 +965,11 @@ Next ==
     \/ \E n \in Nodes : Dispatch(n)
     \/ \E n \in Nodes : PublishStepStarted(n)
     \/ \E n \in Nodes : StepStartedReturn(n)
+    \/ \E n \in Nodes : ToolStart(n)
+    \/ \E n \in Nodes : ToolRun(n)
+    \/ \E n \in Nodes : PublishToolSuccess(n)
+    \/ \E n \in Nodes : ToolSuccessFails(n)
+    \/ \E n \in Nodes : MarkUnknown(n)
     \/ \E n \in Nodes : PublishStepFailed(n)
     \/ \E n \in Nodes : StepFailedReturn(n)
     \/ \E n \in Nodes : PublishStepEnded(n)
@@ -882,8 +1002,8 @@ Next ==
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
-\* option) and faults (Crash, a pausing Tick, CorruptRecoveryRow, RecoveryConvertAckLost, WakeArrive,
-\* WakeLost) are not fair.
+\* option) and faults (Crash, a pausing Tick, CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails,
+\* WakeArrive, WakeLost) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -893,6 +1013,7 @@ Fairness ==
         /\ WF_vars(RunnerStop(n))
         /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
+        /\ WF_vars(ToolStart(n)) /\ WF_vars(ToolRun(n)) /\ WF_vars(PublishToolSuccess(n)) /\ WF_vars(MarkUnknown(n))
     /\ WF_vars(CalmTick)
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
@@ -917,13 +1038,15 @@ TypeOK ==
            /\ claim[s].tries \in 0..MaxTries
            /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
+                        /\ run[n].tool \in 0..Tools
     /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining", "reconverting"}
-    /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} /\ log[k].sess \in Sessions
+    /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
-    /\ faults \subseteq {"crash", "pause", "corrupt", "ack"}
-    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile"} /\ x.by \in Nodes /\ x.step \in 0..MaxSteps
+    /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication"}
+    /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
+                        /\ x.step \in 0..MaxSteps
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
                              /\ wakes[w].woken \in {"", "fresh", "retry"}
 
@@ -975,7 +1098,7 @@ AcquireNeverOverwritesStep ==
 \* the phase moves a claim of one execution may make: forward only, never back
 PhaseSteps == {<<p, p>> : p \in Phases}
               \cup {<<"none", "running">>, <<"running", "cancelling">>, <<"cancelling", "cancelled">>,
-                    <<"running", "recovering">>}
+                    <<"running", "recovering">>, <<"running", "unknown">>}
 
 AllowedClaimChange(c, d) ==
     \/ c.phase = "none" \/ d = c
@@ -997,7 +1120,8 @@ FencedMutationStep ==
               claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
 \* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
-CallInFlight(m, s) == /\ run[m].sess = s /\ run[m].pc \in {"streaming", "started", "stepping"}
+CallInFlight(m, s) == /\ run[m].sess = s
+                      /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal] \in effects
 
@@ -1015,8 +1139,26 @@ ConversionRetryChangesNothingStep ==
         UNCHANGED <<claim, log, recovery, inputs, cancelled>>
 
 NoPhysicalReplayStep ==
-    \A n \in Nodes : (run[n].pc = "renewed" /\ run'[n].pc = "streaming") =>
+    \A n \in Nodes : (\/ run[n].pc = "renewed" /\ run'[n].pc = "streaming"
+                      \/ run[n].pc = "tool_started" /\ run'[n].pc = "tooling") =>
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
+
+\* No physical tool call starts twice: a tool effect that begins is the first of its call (Session,
+\* execution, Step), and a runner starts its physical tool only for a call none has run yet (its own
+\* second run would add no new element to the history).
+ToolRan(s, e, k) == \E y \in effects : y.kind = "tool" /\ y.sess = s /\ y.exec = e /\ y.step = k
+ToolStartsOnceStep ==
+    /\ \A x \in effects' \ effects : x.kind = "tool" => ~ToolRan(x.sess, x.exec, x.step)
+    /\ \A n \in Nodes : (run[n].pc = "tool_started" /\ run'[n].pc = "tooling") =>
+          ~ToolRan(run[n].sess, run[n].exec, run[n].ordinal)
+
+\* Unknown work is reconciled, never re-executed: a tool begins only for running work (never for unknown,
+\* recovering or cancellation-owned work), and a claim is removed only with every tool call of its execution
+\* given a durable outcome by the end of the step.
+UnknownNeverReexecutedStep ==
+    /\ \A x \in effects' \ effects : x.kind = "tool" => claim[x.sess].phase = "running"
+    /\ \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase = "none") =>
+          \A a \in Assistants : ExecOf(a) = claim[s].exec => ~(OpenCall(a))'
 
 PhaseMonotonicStep ==
     \A s \in Sessions : LET c == claim[s]
@@ -1037,7 +1179,7 @@ ClearOnlySettledStep ==
                               \/ c.phase = "cancelling" /\ c.owner \in Recoverers
                                  /\ (c.asst = 0 \/ SettledAfter(c.asst))
                               \/ c.phase = "running" /\ c.asst # 0 /\ SettledAfter(c.asst)
-                              \/ c.phase = "recovering" /\ (c.asst = 0 \/ SettledAfter(c.asst))
+                              \/ c.phase \in {"recovering", "unknown"} /\ (c.asst = 0 \/ SettledAfter(c.asst))
 
 QuarantineOnlyByRecoveryStep ==
     \A s \in Sessions : LET c == claim[s]
@@ -1070,6 +1212,8 @@ NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
 WakePlanShared == [][WakePlanSharedStep]_vars
 ResumeRequestedBeforeDrain == [][ResumeRequestedBeforeDrainStep]_vars
+ToolStartsOnce == [][ToolStartsOnceStep]_vars
+UnknownNeverReexecuted == [][UnknownNeverReexecutedStep]_vars
 
 (* Liveness: under finitely many faults ("eventually no more faults", not "no fault ever") *)
 
@@ -1077,6 +1221,7 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ Tick /\ Pausing
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
              \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
+             \/ \E n \in Nodes : ToolSuccessFails(n)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 

@@ -17,11 +17,13 @@ EXTENDS SessionExecution
 \* ======================= THE REFINEMENT MAPPING (the one place) =======================
 \* Each SessionLifecycle variable as an expression of SessionExecution's variables.
 
-\* runner program counters between Dispatch and the terminal Step event: a provider call in flight
-InFlightPcs == {"streaming", "started", "stepping"}
+\* runner program counters between Dispatch and the terminal Step event: a provider call in flight (a
+\* Step's local tool runs inside it)
+InFlightPcs == {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
 
 StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}
 TerminalsOf(a) == {k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}
+\* the assistant's Step events (its tool events write no status; nor does a request, an input event)
 EventsOf(a) == {k \in DOMAIN log : log[k].kind \in StepKinds /\ log[k].asst = a}
 ClaimsOf(e) == {s \in Sessions : claim[s].phase # "none" /\ claim[s].exec = e}
 

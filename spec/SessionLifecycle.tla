@@ -19,6 +19,8 @@
 (*              ends its settled execution                                 *)
 (*   Cancel     cancellation is requested, settles (Step.Interrupted for   *)
 (*              an open assistant), and ends the execution                 *)
+(*   Uncertain  the holder's running execution's outcome becomes unknown   *)
+(*              (a local tool's Tool.Success could not be published)       *)
 (*   Lapse      leases lapse: their owners lose the right to act           *)
 (*   Recover    a recovery worker takes over a lapsed execution, or        *)
 (*              converts it (Step.Interrupted, a continuation input)       *)
@@ -81,7 +83,8 @@ VARIABLES
 
 lvars == <<exec, owner, live, outcome, status, by, effects, inputs>>
 
-Outcomes == {"none", "running", "cancelling", "cancelled", "recovering", "recovered", "quarantined", "settled"}
+Outcomes == {"none", "running", "cancelling", "cancelled", "recovering", "recovered", "quarantined", "settled",
+             "unknown"}
 Statuses == {"none", "open", "Failed", "Interrupted", "Ended"}
 Terminal == {"Failed", "Interrupted", "Ended"}
 Ended == {"cancelled", "recovered", "settled"}   \* outcomes of executions that are over
@@ -192,6 +195,15 @@ Cancel(s) ==
        /\ EffectsMayEnd
        /\ UNCHANGED inputs
 
+\* The holder's running execution becomes unknown: a tool's outcome is uncertain (its Tool.Success was
+\* not published).  Nothing is replayed; recovery converts it after the lease lapses.
+Uncertain(s) ==
+    LET e == exec[s]
+    IN /\ Holder(s) # "" /\ outcome[e] = "running"
+       /\ outcome' = [outcome EXCEPT ![e] = "unknown"]
+       /\ EffectsMayEnd
+       /\ UNCHANGED <<exec, owner, live, status, by, inputs>>
+
 \* Time passes: the leases of some Sessions lapse.  Their owners may no longer act.
 Lapse ==
     /\ \E X \in SUBSET {s \in Sessions : live[s]} :
@@ -201,7 +213,8 @@ Lapse ==
     /\ UNCHANGED <<exec, owner, outcome, status, by, inputs>>
 
 \* Recovery worker r takes over Session s's lapsed, unquarantined execution (running -> recovering;
-\* cancellation's outcomes are kept), or converts the execution it holds: Step.Interrupted for an
+\* cancellation's and unknown outcomes are kept), or converts the (recovering or unknown) execution it
+\* holds: Step.Interrupted for an
 \* open assistant, a continuation input for the Session, and the execution ends as recovered; or
 \* finishes the cancellation it holds: Step.Interrupted for an open assistant, and the execution
 \* ends cancelled, with no continuation.
@@ -213,7 +226,7 @@ Recover(s, r) ==
              /\ live' = [live EXCEPT ![s] = TRUE]
              /\ outcome' = [outcome EXCEPT ![e] = IF @ = "running" THEN "recovering" ELSE @]
              /\ UNCHANGED <<exec, status, by, inputs>>
-          \/ /\ Holder(s) = r /\ outcome[e] = "recovering"
+          \/ /\ Holder(s) = r /\ outcome[e] \in {"recovering", "unknown"}
              /\ outcome' = [outcome EXCEPT ![e] = "recovered"]
              /\ InterruptOpen(e, r)
              /\ inputs' = inputs \cup {[sess |-> s, kind |-> "cont", src |-> e, state |-> "pending"]}
@@ -229,7 +242,7 @@ Recover(s, r) ==
 Quarantine(s) ==
     LET e == exec[s]
     IN /\ e # 0 /\ owner[s] \in Recoverers
-       /\ outcome[e] \in {"recovering", "cancelling", "cancelled"}
+       /\ outcome[e] \in {"recovering", "cancelling", "cancelled", "unknown"}
        /\ outcome' = [outcome EXCEPT ![e] = "quarantined"]
        /\ EffectsMayEnd
        /\ UNCHANGED <<exec, owner, live, status, by, inputs>>
@@ -251,7 +264,7 @@ Next ==
         /\ exec[s] = 0
         /\ \E i \in inputs : i.sess = s /\ i.state = "pending" /\
                 \E e \in Execs : outcome[e] = "none" /\ \E k \in Nodes : Start(s, i, e, k)
-    \/ \E s \in Sessions : Effect(s) \/ Terminate(s) \/ Cancel(s) \/ Quarantine(s) \/ Steer(s)
+    \/ \E s \in Sessions : Effect(s) \/ Terminate(s) \/ Cancel(s) \/ Quarantine(s) \/ Steer(s) \/ Uncertain(s)
     \/ \E s \in Sessions : exec[s] # 0 /\ \E r \in Recoverers : Recover(s, r)
     \/ Lapse
     \/ EffectEnds

@@ -6,8 +6,8 @@ spec.model re-exports the actions and calls them from `successors`.
 from __future__ import annotations
 
 from . import names as N
-from .state import (NO_CLAIM, REC_IDLE, Config, Event, Rec, RecRow, State, _put, completed, continuation,
-                    continuation_gen, fenced, has_continuation, has_row, row_for_exec, si)
+from .state import (NO_CLAIM, REC_IDLE, Config, Effect, Event, Rec, RecRow, State, _put, completed, continuation,
+                    continuation_gen, fenced, has_continuation, has_row, open_call, row_for_exec, si, step_of)
 
 
 def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
@@ -18,14 +18,20 @@ def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> Stat
     me = cfg.recoverers[r]
     is_fenced = fenced(st, s, w.exec, me)
     a = c.asst
+    # the Step's tool call has no recorded outcome: reconcile it (ToolFailed), never re-run it
+    call = is_fenced and a != 0 and open_call(st, a)
+    rerun = call and cfg.has("recovery-reruns-unknown-tool")
+    log = st.log + ((Event(w.sess, "ToolSucceeded", a, me),) if rerun else
+                    (Event(w.sess, "ToolFailed", a, me),) if call else ())
     interrupt = (is_fenced and a != 0 and not completed(st, a)
                  and not cfg.has("conversion-leaves-assistant-open"))
-    log = st.log + ((Event(w.sess, "Interrupted", a, me),) if interrupt else ())
+    log += (Event(w.sess, "Interrupted", a, me),) if interrupt else ()
+    effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a))} if rerun else st.effects
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
     k = continuation(w.sess, w.exec, gen)
     inputs = st.inputs if has_continuation(st, k) else st.inputs | {k}
     claim = _put(st.claim, s, NO_CLAIM) if is_fenced else st.claim
-    return st._replace(claim=claim, log=log, recovery=recovery, inputs=inputs)
+    return st._replace(claim=claim, log=log, recovery=recovery, inputs=inputs, effects=effects)
 
 
 def RecoveryConvertAckLost(cfg, st, r):
@@ -42,7 +48,7 @@ def RecoveryConvertAckLost(cfg, st, r):
     if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
         return None
     conflict = has_row(st, w.sess, w.exec) if cfg.has("cross-session-recovery-collision") else row_for_exec(st, w.exec)
-    if c.phase != "recovering" or conflict:
+    if c.phase not in ("recovering", "unknown") or conflict:
         return None
     nx = _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))
     return nx._replace(rec=_put(st.rec, r, Rec("reconverting", w.sess, w.exec)), faults=st.faults | {N.ACK_LOST})

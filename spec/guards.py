@@ -100,7 +100,31 @@ PublishStepStarted = _runner_at("streaming")
 StepStartedReturn = _runner_at("started")
 PublishStepFailed = _runner_at("stepping")
 StepFailedReturn = _runner_at("failed")
-PublishStepEnded = _runner_at("stepping")
+ToolRun = _runner_at("tool_started")
+PublishToolSuccess = _runner_at("tooling")
+MarkUnknown = _runner_at("tool_failed")
+
+
+def ToolStart(cfg, st, n):
+    r = st.run[M.ni(cfg, n)]
+    if r.pc == "stepping" and not r.intr and r.tool >= cfg.tools:
+        return f"runner {n} has settled its Step's tool calls (Tools {cfg.tools})"
+    return _runner_at("stepping")(cfg, st, n)
+
+
+def ToolSuccessFails(cfg, st, n):
+    if n not in cfg.nodes:
+        return f"{n} is a recovery worker: it publishes no Tool.Success"
+    if "publication" not in cfg.faults:
+        return "publication is not among the faults of this configuration"
+    return _runner_at("tooling")(cfg, st, n)
+
+
+def PublishStepEnded(cfg, st, n):
+    r = st.run[M.ni(cfg, n)]
+    if r.pc == "stepping" and not r.intr and r.tool < cfg.tools:
+        return f"runner {n}'s Step has a local tool call to settle first (Tools {cfg.tools})"
+    return _runner_at("stepping")(cfg, st, n)
 StepEndedReturn = _runner_at("ended")
 ClearClaim = _runner_at("done")
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fresh_row, justified, retried_row, si
+from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fresh_row, justified, open_call,
+                    retried_row, si)
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -22,12 +23,12 @@ def TypeOK(cfg: Config, st: State) -> bool:
                           and (c.why == "") == (not c.quar))
         for c in st.claim)
     ok_run = all(r.pc in N.RUNNER_PCS and (r.sess == "" or r.sess in cfg.sessions) and 0 <= r.ordinal <= cfg.max_steps
-                 for r in st.run)
+                 and 0 <= r.tool <= cfg.tools for r in st.run)
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.LOG_KINDS and e.sess in cfg.sessions for e in st.log)
     ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1) for i in st.inputs)
-    ok_eff = all(x.kind in ("dispatch", "reconcile") and x.by in cfg.nodes and 0 <= x.step <= cfg.max_steps
+    ok_eff = all(x.kind in N.EFFECT_KINDS and x.by in cfg.nodes + cfg.recoverers and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
     ok_wake = all(isinstance(x.work, bool) and 0 <= x.tries <= cfg.max_wake_tries and x.woken in N.WAKE_RESERVATIONS
                   for x in st.wakes)
@@ -100,7 +101,8 @@ def AcquireNeverOverwrites(cfg: Config, st: State, nx: State) -> bool:
 
 # the phase moves a claim of one execution may make: forward only, never back
 PHASE_STEPS = frozenset({(p, p) for p in N.PHASES} | {("none", "running"), ("running", "cancelling"),
-                                                     ("cancelling", "cancelled"), ("running", "recovering")})
+                                                     ("cancelling", "cancelled"), ("running", "recovering"),
+                                                     ("running", "unknown")})
 
 
 def _allowed_claim_change(cfg: Config, c, d) -> bool:
@@ -152,7 +154,7 @@ def ClearOnlySettled(cfg: Config, st: State, nx: State) -> bool:
                   or c.phase == "cancelling" and c.owner in cfg.recoverers
                   and (c.asst == 0 or _settled_after(nx, c.asst))
                   or c.phase == "running" and c.asst != 0 and _settled_after(nx, c.asst)
-                  or c.phase == "recovering" and (c.asst == 0 or _settled_after(nx, c.asst)))
+                  or c.phase in ("recovering", "unknown") and (c.asst == 0 or _settled_after(nx, c.asst)))
             if not ok:
                 return False
     return True
@@ -170,7 +172,8 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
-IN_FLIGHT = ("streaming", "started", "stepping")  # a provider call dispatched and not yet returned
+# a provider call dispatched and not yet returned (a Step's local tool runs inside it)
+IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed")
 
 
 def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
@@ -192,7 +195,7 @@ def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
 
 def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
     for n, (r, r2) in enumerate(zip(st.run, nx.run)):
-        if r.pc == "renewed" and r2.pc == "streaming":
+        if (r.pc, r2.pc) in (("renewed", "streaming"), ("tool_started", "tooling")):
             c = st.claim[si(cfg, r.sess)]
             if not (c.exec == r.exec and c.owner == cfg.nodes[n] and c.ttl > 0):
                 return False
@@ -224,6 +227,29 @@ def ResumeRequestedBeforeDrain(cfg: Config, st: State, nx: State) -> bool:
     """A prompt taken in the step (by the drain's Acquire or a steer) was pending (requested) before it."""
     return all(j._replace(state="pending") in st.inputs for j in nx.inputs - st.inputs
                if j.kind == "prompt" and j.state in ("ordinary", "steered"))
+def _tool_ran(st: State, s: str, e: int, k: int) -> bool:
+    return any(y.kind == "tool" and (y.sess, y.exec, y.step) == (s, e, k) for y in st.effects)
+
+
+def ToolStartsOnce(cfg: Config, st: State, nx: State) -> bool:
+    """A local tool effect that begins is the first of its call (Session, execution, Step), and a runner
+    starts its physical tool only for a call none has run yet (its own second run adds no new element)."""
+    if any(_tool_ran(st, x.sess, x.exec, x.step) for x in nx.effects - st.effects if x.kind == "tool"):
+        return False
+    return not any(r.pc == "tool_started" and r2.pc == "tooling" and _tool_ran(st, r.sess, r.exec, r.ordinal)
+                   for r, r2 in zip(st.run, nx.run))
+
+
+def UnknownNeverReexecuted(cfg: Config, st: State, nx: State) -> bool:
+    """A tool begins only for running work; a claim is removed only with its execution's tool calls settled."""
+    if any(x.kind == "tool" and st.claim[si(cfg, x.sess)].phase != "running" for x in nx.effects - st.effects):
+        return False
+    for c, d in zip(st.claim, nx.claim):
+        if c.phase != "none" and d.phase == "none":
+            first = asst(cfg, c.exec, 1)
+            if any(open_call(nx, a) for a in range(first, first + cfg.max_steps)):
+                return False
+    return True
 
 
 STATE_CHECKS = {name: globals()[name] for name in N.STATE_INVARIANTS}
@@ -341,6 +367,7 @@ READS = {
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
     "ConversionRetryChangesNothing": ("rec",), "WakePlanShared": ("wakes",),
+    "ToolStartsOnce": ("effects", "run"), "UnknownNeverReexecuted": ("effects", "claim"),
 }
 
 

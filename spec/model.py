@@ -17,18 +17,15 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
-    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, _ticking, _clock_may_advance, requests_of,
-    prompts_of, _with_input, _runner_free, _acquire, _runner_at,
-    continuation, has_continuation, continuation_gen,
+    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking,
+    _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop,
+    _publish_ok, continuation, has_continuation, continuation_gen,
     Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
-
-
-def _stop(st: State, n: int, **memory) -> State:
-    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
+from .tools import ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, MarkUnknown  # noqa: F401
 
 
 # ---------------------------------------------------------------- runner
@@ -70,14 +67,6 @@ def Dispatch(cfg, st, n):
     node = cfg.nodes[n]
     return st._replace(run=_put(st.run, n, r._replace(pc="streaming")),
                        effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch", r.ordinal)})
-
-
-def _publish_ok(cfg: Config, st: State, n: int) -> bool:
-    r = st.run[n]
-    s = si(cfg, r.sess)
-    if cfg.has("unfenced-step-publication"):
-        return True
-    return ordinary_ok(st, s, r.exec, cfg.nodes[n])
 
 
 def PublishStepStarted(cfg, st, n):
@@ -125,7 +114,7 @@ def StepFailedReturn(cfg, st, n):
 
 
 def PublishStepEnded(cfg, st, n):
-    if not _runner_at(st, n, "stepping"):
+    if not (_runner_at(st, n, "stepping") and st.run[n].tool >= cfg.tools):  # the Step's tools settled first
         return None
     # the listener gate: memory still names the assistant, active; after the last Step the runner's
     # return is its release (ClearClaim), before it the return is StepEndedReturn
@@ -137,7 +126,7 @@ def StepEndedReturn(cfg, st, n):
     if not _runner_at(st, n, "ended"):
         return None
     r = st.run[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="acquired", active=False, ordinal=r.ordinal + 1)))
+    return st._replace(run=_put(st.run, n, r._replace(pc="acquired", active=False, ordinal=r.ordinal + 1, tool=0)))
 
 
 def ClearClaim(cfg, st, n):
@@ -212,6 +201,8 @@ def FinalizerSettle(cfg, st, n):
     else:
         interrupt = settle != 0 and not completed(st, settle)
     log = st.log
+    if a != 0 and open_call(st, a):  # the durable failure reconciliation of the Step's tool call: never re-run
+        log += (Event(f.sess, "ToolFailed", a, f.owner),)
     if cfg.has("cancel-restarts-assistant") and a != 0 and mem == 0:
         log += (Event(f.sess, "Started", a, f.owner),)  # the start again commits: fenced, but not by phase
     log += (Event(f.sess, "Interrupted", settle, f.owner),) if interrupt else ()
@@ -319,15 +310,17 @@ def RecoveryConvert(cfg, st, r):
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why="exhausted")))
     a = c.asst
     open_ = a != 0 and not completed(st, a)
+    call = a != 0 and open_call(st, a)  # the Step's tool call has no recorded outcome: reconcile, never re-run
+    reconciled = st.log + ((Event(w.sess, "ToolFailed", a, me),) if call else ())
     if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
-        log = st.log + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
+        log = reconciled + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
         return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, cancelled=st.cancelled | {RecRow(w.exec, w.sess)},
                            rec=_put(st.rec, r, REC_IDLE))
     if cfg.has("cross-session-recovery-collision"):
         conflict = has_row(st, w.sess, w.exec)
     else:
         conflict = row_for_exec(st, w.exec)
-    if c.phase != "recovering" or conflict:
+    if c.phase not in ("recovering", "unknown") or conflict:
         why = "malformed" if conflict else "invalid"
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
     return _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))._replace(rec=_put(st.rec, r, REC_IDLE))
@@ -443,7 +436,9 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
 
 RUNNER_STEPS = (
     ("Renew", Renew), ("Dispatch", Dispatch), ("PublishStepStarted", PublishStepStarted),
-    ("StepStartedReturn", StepStartedReturn), ("PublishStepFailed", PublishStepFailed),
+    ("StepStartedReturn", StepStartedReturn), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
+    ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails), ("MarkUnknown", MarkUnknown),
+    ("PublishStepFailed", PublishStepFailed),
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
     ("StepEndedReturn", StepEndedReturn), ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
 )
@@ -452,7 +447,9 @@ RUNNER_STEPS = (
 _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
     "streaming": ("PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
-    "stepping": ("PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
+    "tool_failed": ("MarkUnknown", "RunnerStop"),
     "failed": ("StepFailedReturn", "RunnerStop"), "ended": ("StepEndedReturn", "RunnerStop"),
     "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
 }

@@ -68,6 +68,17 @@ ACTIONS = _index([
            "one transaction: append Step.Started, project the assistant, store its id in the claim (fenced)"),
     Action("StepStartedReturn", ("n",), "runner", True,
            "after listeners, the publish returns and the runner sets publisher memory"),
+    Action("ToolStart", ("n",), "runner", True,
+           "the fenced tool start, one transaction: under the exact, live, running claim, renew the lease and "
+           "record the Step's local tool call (ToolStarted)"),
+    Action("ToolRun", ("n",), "runner", True,
+           "the physical local tool runs: an external effect, no transaction"),
+    Action("PublishToolSuccess", ("n",), "runner", True,
+           "one transaction: publish Tool.Success (fenced); the runner's tool-settlement flag changes only once "
+           "it committed"),
+    Action("MarkUnknown", ("n",), "runner", True,
+           "after a failed Tool.Success publication, the runner's fenced update running -> unknown (the tool's "
+           "outcome is uncertain; it is never re-run), then the runner stops"),
     Action("PublishStepFailed", ("n",), "runner", True,
            "one transaction: append Step.Failed and complete the assistant (fenced)"),
     Action("StepFailedReturn", ("n",), "runner", True,
@@ -125,6 +136,9 @@ ACTIONS = _index([
     # faults
     Action("Crash", ("n",), "fault", False,
            "a node process dies: its runner, finalizer and recovery worker lose their memory"),
+    Action("ToolSuccessFails", ("n",), "fault", False,
+           "the Tool.Success publication's transaction fails (the environment's publication fault): nothing "
+           "durable changes and the call stays unsettled"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
            "an adversary writes a session_recovery row for Session s that reuses another Session's "
            "execution id e"),
@@ -168,8 +182,9 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
-                     "FencedMutation", "NoOverlappingEffects", "NoPhysicalReplay", "ConversionRetryChangesNothing",
-                     "WakePlanShared", "ResumeRequestedBeforeDrain")
+                     "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
+                     "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared",
+                     "ResumeRequestedBeforeDrain")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
 # the actor picks from its own record): the implementation must refuse every instance the twin does
 # not enable, which the lockstep harness probes and a trace step marked `refused` replays.
@@ -236,6 +251,14 @@ INVARIANTS = _index([
     Invariant("NoPhysicalReplay", "action",
               "a provider call is dispatched only under a live lease of its exact execution, so recovery, "
               "which takes only expired claims, never re-executes a call whose outcome is uncertain"),
+    Invariant("ToolStartsOnce", "action",
+              "no physical tool call starts twice: a local tool effect that begins is the first of its call "
+              "(Session, execution, Step), and a runner starts its physical tool only for a call none has run"),
+    Invariant("UnknownNeverReexecuted", "action",
+              "unknown work is reconciled, never re-executed: a local tool begins only for running work (never "
+              "for unknown, recovering or cancellation-owned work), and a claim is removed only with every tool "
+              "call of its execution given a durable outcome (Tool.Success, or the failure a reconciliation "
+              "records) by the end of the step"),
     Invariant(REFINEMENT, "refinement",
               "SessionExecution refines SessionLifecycle: seen through the refinement mapping, every step is a "
               "step of the abstract protocol (only the live owner causes effects and writes an assistant's "
@@ -381,6 +404,19 @@ DEFECTS = _index([
            "Step.Started commit and its return memory still names Step k-1's completed assistant, so the "
            "finalizer settles that one without an event and the cancelled claim is cleared with Step k's "
            "assistant open", "steps"),
+    Defect("recovery-reruns-unknown-tool", ("UnknownNeverReexecuted", "ToolStartsOnce"),
+           "R003-PASS-tool-publication-failure",
+           "recovery's conversion of unknown (or recovering) work re-runs the physical tool of a call whose "
+           "outcome is uncertain, then publishes its Tool.Success, instead of recording the call as failed: "
+           "the tool runs twice", "tools"),
+    Defect("tool-settled-before-publication", ("UnknownNeverReexecuted",), "R003-PASS-tool-publication-failure",
+           "the runner sets its tool-settlement flag before Tool.Success is published; after a failed "
+           "publication it goes on as if the call were settled, publishes Step.Ended and clears the claim "
+           "with the call's outcome never recorded", "tools"),
+    Defect("retry-tool-after-failed-publication", ("ToolStartsOnce",), "R003-PASS-tool-publication-failure",
+           "after a failed Tool.Success publication the runner's error path runs the physical tool again and "
+           "publishes again, instead of leaving the call unsettled and the claim unknown: the tool runs twice",
+           "tools"),
     Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
@@ -420,6 +456,12 @@ BOUNDARIES = _index([
     Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
     Boundary("step_started.committed", "PublishStepStarted", "StepStartedReturn",
              "Step.Started committed; listeners have not returned (the listener gate)"),
+    Boundary("tool.started", "ToolStart", "ToolRun",
+             "the tool call is recorded and the lease renewed; the physical tool has not run"),
+    Boundary("tool.ran", "ToolRun", "PublishToolSuccess",
+             "the physical tool ran; Tool.Success is not published"),
+    Boundary("tool.publish_failed", "ToolSuccessFails", "MarkUnknown",
+             "the Tool.Success publication failed; the claim is not yet unknown"),
     Boundary("step_failed.committed", "PublishStepFailed", "StepFailedReturn",
              "Step.Failed committed; listeners have not returned (the listener gate)"),
     Boundary("step_ended.committed", "PublishStepEnded", "StepEndedReturn",
@@ -441,9 +483,9 @@ BOUNDARIES = _index([
              "the resume's durable request committed; the drain it forces has not run"),
 ])
 
-PHASES = ("none", "running", "recovering", "cancelling", "cancelled")
+PHASES = ("none", "running", "recovering", "cancelling", "cancelled", "unknown")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped")
+              "stopped", "tool_started", "tooling", "tool_failed")
 FINALIZER_PCS = ("idle", "settle", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining", "reconverting")
 # the reservation a wake row holds: none, or the kind of slot the scan reserved it in
@@ -452,15 +494,23 @@ WAKE_RESERVATIONS = ("", "fresh", "retry")
 # execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
 # phase recovery does not convert: only defects quarantine for it)
 QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
-EVENT_KINDS = ("Started", "Failed", "Interrupted", "Ended")
+TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
+# a local tool call's events: its fenced start, and its outcome: Tool.Success, or the failure a
+# reconciliation (recovery's, the finalizer's) records when the outcome is uncertain
+TOOL_OUTCOMES = ("ToolSucceeded", "ToolFailed")
+TOOL_KINDS = ("ToolStarted",) + TOOL_OUTCOMES
+STEP_KINDS = ("Started",) + TERMINAL_KINDS
+EVENT_KINDS = STEP_KINDS + TOOL_KINDS
 # the input event an exact retry appends (one per prompt; it names the prompt, written under no claim)
 REQUEST_KIND = "PromptExecutionRequested"
 LOG_KINDS = EVENT_KINDS + (REQUEST_KIND,)
-TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
-# "ack": a conversion's commit acknowledgement lost; only a configuration that names it has it (spec/configs.py
-# ALL_FAULTS, and the twin's default, are the other three, so no earlier configuration's state space changes)
+# "ack": a conversion's commit acknowledgement lost, and "publication": a Tool.Success publication that
+# fails; only a configuration that names one has it (spec/configs.py ALL_FAULTS, and the twin's default,
+# are the first three, so no earlier configuration's state space changes)
 ACK_LOST = "ack"
-FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST)
+PUBLICATION = "publication"
+FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION)
+EFFECT_KINDS = ("dispatch", "tool", "reconcile")
 INPUT_KINDS = ("prompt", "cont")
 # held: admitted, its execution not yet requested (Admission); steered: taken into a running execution
 INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")

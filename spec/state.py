@@ -23,10 +23,11 @@ class Config:
     prompts: int = 1  # prompts admitted per Session at Init
     max_exec: int = 2  # execution ids are 1..max_exec, globally unique
     max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
+    tools: int = 0  # Tools: local tool calls per Step (0 or 1; 0: the model without tools)
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
-    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST}  # a lost acknowledgement only when named
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST, N.PUBLICATION}  # these two only when named
     timely_dispatch: bool = True
     synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
     grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
@@ -115,6 +116,7 @@ class Runner(NamedTuple):
     active: bool  # publisher memory: assistant active
     intr: bool  # interrupt delivered
     ordinal: int = 0  # the current Step (1..max_steps); 0 while idle
+    tool: int = 0  # the tool-settlement flag: the Step's tool calls whose Tool.Success was published
 
 
 class Fin(NamedTuple):
@@ -133,13 +135,14 @@ class Rec(NamedTuple):
 
 
 class Effect(NamedTuple):
-    """An external effect begun: provider dispatch or finalizer reconciliation (the history `effects`)."""
+    """An external effect begun: provider dispatch, local tool or finalizer reconciliation (the history
+    `effects`)."""
     sess: str
     exec: int
     owner: str  # the claim identity's owner the actor works under
-    by: str  # the node it runs on
-    kind: str  # dispatch | reconcile
-    step: int = 0  # the Step a dispatch belongs to (0: a reconciliation)
+    by: str  # the node (or recovery worker) it runs on
+    kind: str  # dispatch | tool | reconcile
+    step: int = 0  # the Step a dispatch or tool belongs to (0: a reconciliation)
 
 
 class Wake(NamedTuple):
@@ -224,6 +227,17 @@ def exec_of(cfg: Config, a: int) -> int:
 def step_asst(cfg: Config, r: Runner) -> int:
     """TLA+ StepAsst: the assistant of the runner's current Step."""
     return asst(cfg, r.exec, r.ordinal)
+
+
+def step_of(cfg: Config, a: int) -> int:
+    """TLA+ StepOf: the Step an assistant belongs to, within its execution."""
+    return a - (exec_of(cfg, a) - 1) * cfg.max_steps
+
+
+def open_call(st: State, a: int) -> bool:
+    """TLA+ OpenCall: assistant a's Step has a tool call whose start is recorded and whose outcome is not."""
+    return (any(e.kind == "ToolStarted" and e.asst == a for e in st.log)
+            and not any(e.kind in N.TOOL_OUTCOMES and e.asst == a for e in st.log))
 
 
 def started(st: State, a: int) -> bool:
@@ -378,7 +392,7 @@ def _clock_may_advance(cfg: Config, st: State) -> bool:
     if not any(_ticking(cfg, c) for c in st.claim):
         return False
     if cfg.timely_dispatch and any(
-            r.pc == "renewed" and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
+            r.pc in ("renewed", "tool_started") and st.claim[si(cfg, r.sess)].exec == r.exec and st.claim[si(cfg, r.sess)].ttl == 1
             for r in st.run):
         return False
     return not any(overdue(cfg, st, n) for n in range(len(cfg.nodes)))
@@ -441,8 +455,20 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
         inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
         run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
     )
+# ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt, PublishOK)
+
+def _stop(st: State, n: int, **memory) -> State:
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
 
 
 def _runner_at(st: State, n: int, pc: str) -> bool:
     r = st.run[n]
     return r.pc == pc and not r.intr
+
+
+def _publish_ok(cfg: Config, st: State, n: int) -> bool:
+    r = st.run[n]
+    s = si(cfg, r.sess)
+    if cfg.has("unfenced-step-publication"):
+        return True
+    return ordinary_ok(st, s, r.exec, cfg.nodes[n])

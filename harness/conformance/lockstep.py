@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from spec import configs
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
@@ -125,11 +126,34 @@ def _protocol(action: str) -> bool:
     return N.ACTIONS[action].fair or N.ACTIONS[action].actor == "runner"
 
 
+def swarm_names(cfg: M.Config) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The actions a swarm weighs and the boundaries it may focus on: those the configuration can take
+    (`configs.possible_actions`; a feature's actions only where its constants are on), so every
+    configuration without a feature draws its examples exactly as before the feature existed."""
+    possible = set(configs.possible_actions(cfg))
+    return (tuple(a for a in ACTION_NAMES if a in possible),
+            tuple(b for b in N.BOUNDARIES if N.BOUNDARIES[b].after in possible))
+
+
+def _swarm_rule(actions: tuple[str, ...], boundaries: tuple[str, ...]):
+    """The initialize rule that draws an example's swarm over `actions` and `boundaries`."""
+    @initialize(weights=st.fixed_dictionaries(
+        {a: st.sampled_from((1, 2, 4) if _protocol(a) else (1, 1, 0, 0)) for a in actions}),
+        focus=st.sampled_from((None,) * len(boundaries) + boundaries),
+        probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
+    def choose_swarm(self, weights, focus, probe_weight, focus_pass):
+        self.weights = {**dict.fromkeys(ACTION_NAMES, 1), **weights}
+        self.probe_weight = probe_weight
+        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
+        self.focus_pass = min(focus_pass, self.cfg.max_steps)
+    return choose_swarm
+
+
 def machine_class(campaign: Campaign) -> type[RuleBasedStateMachine]:
     """A machine bound to one campaign (Hypothesis caches rules per class, so the class is made once)."""
 
     class Lockstep(LockstepMachine):
-        pass
+        choose_swarm = _swarm_rule(*swarm_names(campaign.cfg))
     Lockstep.campaign = campaign
     return Lockstep
 
@@ -181,15 +205,8 @@ class LockstepMachine(RuleBasedStateMachine):
     # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
     # No focus (what it shrinks to) leaves the plain swarm. Where an execution has several Steps, the
     # focus may wait for a later pass of its boundary (a later Step's gate), up to MaxSteps.
-    @initialize(weights=st.fixed_dictionaries(
-        {a: st.sampled_from((1, 2, 4) if _protocol(a) else (1, 1, 0, 0)) for a in ACTION_NAMES}),
-        focus=st.sampled_from((None,) * len(N.BOUNDARIES) + tuple(N.BOUNDARIES)),
-        probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
-    def choose_swarm(self, weights, focus, probe_weight, focus_pass):
-        self.weights = weights
-        self.probe_weight = probe_weight
-        self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
-        self.focus_pass = min(focus_pass, self.cfg.max_steps)
+    # (machine_class draws it over the configuration's actions and boundaries: swarm_names)
+    choose_swarm = _swarm_rule(ACTION_NAMES, tuple(N.BOUNDARIES))
 
     @precondition(lambda self: bool(self.options))
     @rule(data=st.data())

@@ -47,7 +47,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         node = w.node(n)
         r, f = node.runner, node.finalizer
         run.append(M.Runner(r.pc, r.session_id or "", r.execution_id or 0, twin_assistant(cfg, r.mem), r.active,
-                            r.intr, r.ordinal))
+                            r.intr, r.ordinal, r.tool))
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
     rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
@@ -81,7 +81,8 @@ def effects(w) -> frozenset:
     calls = {M.Effect(c.session_id, c.execution_id, c.owner_id, c.owner_id, "dispatch", c.step) for c in w.provider.calls}
     done = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "reconcile")
             for x in w.provider.reconciliations}
-    return frozenset(calls | done)
+    tools = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "tool", x.step) for x in w.provider.tool_runs}
+    return frozenset(calls | done | tools)
 
 
 class Difference(NamedTuple):

@@ -36,19 +36,21 @@ class World:
 
     def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
                  sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
-                 wake_batch=2, fresh_share=1, max_wake_tries=2, admission=False):
+                 wake_batch=2, fresh_share=1, max_wake_tries=2, admission=False, tools=0):
         """`admitted`: the database already holds the prompts (a restored seed), so none is admitted;
         `admission`: prompts are admitted by `admit` (the twin's Admit), held, not at the start."""
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider(steps=max_steps)
+        self.provider = ScriptedProvider(steps=max_steps, tools=tools)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries,
                                           fresh_share=fresh_share, **common)
                         for r in workers}
+        for worker in self.workers.values():
+            worker.provider = self.provider
         # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (harness.conformance.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
                                bound=wake_batch, fresh_share=fresh_share, max_tries=max_wake_tries)
@@ -98,7 +100,7 @@ class Scheduler:
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
                            admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
                            wake_batch=cfg.wake_batch, fresh_share=cfg.fresh_share, max_wake_tries=cfg.max_wake_tries,
-                           admission=cfg.admission)
+                           admission=cfg.admission, tools=cfg.tools)
         self.faults = frozenset()
 
     @staticmethod

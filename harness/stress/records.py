@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from impl import ids
+from impl.registry import SHORT_KIND
 from spec import model as M
 from spec import names as N
 
@@ -43,7 +44,7 @@ def asst_of(aid, steps: int = 1) -> int:
 
 def event_of(row, steps: int = 1) -> M.Event:
     _id, sess, kind, aid, _execution, writer = row
-    return M.Event(sess, kind.split(".", 1)[-1], asst_of(aid, steps), writer)
+    return M.Event(sess, SHORT_KIND.get(kind, kind.split(".", 1)[-1]), asst_of(aid, steps), writer)
 
 
 def input_of(row) -> tuple[str, M.Input]:
@@ -53,7 +54,7 @@ def input_of(row) -> tuple[str, M.Input]:
 
 
 def runner_of(v) -> M.Runner:
-    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]), v[6])
+    return M.Runner(v[0], v[1], v[2], v[3], bool(v[4]), bool(v[5]), v[6], v[7] if len(v) > 7 else 0)
 
 
 def fin_of(v) -> M.Fin:
@@ -77,7 +78,7 @@ def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
     and scan bound; execution ids unbounded; every fault; no defect (the protocol as specified)."""
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
-                    max_steps=int(meta.get("max_steps", 1)),
+                    max_steps=int(meta.get("max_steps", 1)), tools=int(meta.get("tools", 0)),
                     lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
                     grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)),
                     faults=frozenset(N.FAULT_KINDS))
@@ -87,7 +88,7 @@ def meta_for(cfg: M.Config, **extra) -> dict:
     """The history's metadata for a run on a twin configuration (the inverse of `config_from_meta`)."""
     return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
-            "max_tries": cfg.max_tries, "max_steps": cfg.max_steps,
+            "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools,
             "defects": sorted(cfg.defects), **extra}
 
 

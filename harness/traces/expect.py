@@ -18,7 +18,7 @@ from spec import names as N
 
 from harness.traces.inputfile import short
 
-EventKind = Literal[N.EVENT_KINDS]
+EventKind = Literal[N.LOG_KINDS]
 InvariantName = Literal[tuple(N.INVARIANTS)]
 LivenessName = Literal[N.LIVENESS]
 

@@ -57,7 +57,7 @@ ITF_BYTES = [_text(d) for d in ITF_DOCS]
 CONFIG_BYTES = [p.read_bytes() for p in CONFIG_PATHS]
 
 # names a mutation may put anywhere: every registry name, the configurations' actors, a few near misses
-NAMES = sorted({*N.ACTIONS, *N.BOUNDARIES, *N.DEFECTS, *N.INVARIANTS, *N.FAULT_KINDS, *N.EVENT_KINDS,
+NAMES = sorted({*N.ACTIONS, *N.BOUNDARIES, *N.DEFECTS, *N.INVARIANTS, *N.FAULT_KINDS, *N.LOG_KINDS,
                 *N.PHASES, *N.INPUT_KINDS, *N.INPUT_STATES, *configs.ASSUMPTION_FIELDS, *configs.CONFIGS,
                 "s1", "s2", "s3", "n1", "n2", "n9", "r1", "r2", "Renw", "Paused", "", "claimcheck-trace", "ITF",
                 "#bigint", "#set", "#map", "#tup", "#meta", "idle", "running"})

@@ -28,6 +28,20 @@ def test_the_correct_implementation_follows_the_twin(config):
     assert out.coverage.steps > 100 and len(out.coverage.states) > 50
 
 
+def test_the_correct_implementation_follows_the_twin_with_local_tools():
+    """`tools` is not a gate configuration: the tool start, the physical tool, Tool.Success, its failure
+    and the unknown phase, lockstep on their own configuration."""
+    out = L.run(configs.get("tools"), settings_=SMALL)
+    assert out.found is None and out.hypothesis_error is None, out.found and out.found.message
+    assert out.coverage.steps > 100 and len(out.coverage.states) > 50
+
+
+def test_the_swarm_leaves_out_tool_actions_without_tools():
+    actions, boundaries = L.swarm_names(configs.get("ci"))
+    assert len(actions) == len(N.ACTIONS) - 5 and len(boundaries) == len(N.BOUNDARIES) - 3
+    assert L.swarm_names(configs.get("tools")) == (tuple(N.ACTIONS), tuple(N.BOUNDARIES))
+
+
 def test_memory_database_option():
     out = L.run(configs.get("ci"), settings_=settings(SMALL, max_examples=10), db_url="sqlite://")
     assert out.found is None and out.coverage.steps > 20

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftes
 
 
 def _every_path(w: World) -> None:
-    """Drive `w` (sessions s1, s2, s3, s4) down every path that holds a boundary."""
+    """Drive `w` (sessions s1 to s5) down every path that holds a boundary."""
     n1 = w.node("n1")
     # a full run that ends
     n1.acquire(w.prompt["s1", 1])
@@ -38,10 +38,20 @@ def _every_path(w: World) -> None:
     n1.inputs.admit_prompt("s1", 2, requested=False)
     n1.resume("s1")
     n1.runner.run_to_completion()
+    # a local tool whose Tool.Success publication fails: the claim goes unknown, recovery reconciles it
+    w.provider.tools = 1
+    n1.acquire(w.prompt["s5", 1])
+    for _ in range(6):  # Renew, Dispatch, Step.Started and its return, the tool start, the physical tool
+        n1.runner.step()
+    n1.runner.fail_next_publication()
+    n1.runner.run_to_completion()  # MarkUnknown, RunnerExit
+    w.provider.tools = 0
+    w.tick()
+    w.worker().run_once()
     # recovery that fails to convert (malformed: a forged recovery row names the execution)
     n1.acquire(w.prompt["s3", 1])
     n1.crash()
-    faults.corrupt_recovery_row(w.db, "s1", 5)
+    faults.corrupt_recovery_row(w.db, "s1", 6)
     w.tick()
     w.worker().run_once()
 
@@ -51,7 +61,7 @@ LAST_STEP = {R.B_STEP_ENDED_COMMITTED: R.CLEAR_CLAIM}
 
 
 def test_every_boundary_fires_in_protocol_order():
-    w = World(sessions=("s1", "s2", "s3", "s4"), lease=1, max_steps=2)
+    w = World(sessions=("s1", "s2", "s3", "s4", "s5"), lease=1, max_steps=2)
     _every_path(w)
     names = w.recorder.names
     assert set(names) == set(N.BOUNDARIES)
@@ -79,7 +89,7 @@ def _next_actions(w: World) -> set[str]:
 def test_boundaries_follow_the_unit_named_in_after():
     """At each hit the state is the one right after `after` (checked by what the actors will run next),
     for every registry boundary (two Steps per execution: the gate between them, and after the last)."""
-    w = World(sessions=("s1", "s2", "s3", "s4"), lease=1, max_steps=2)
+    w = World(sessions=("s1", "s2", "s3", "s4", "s5"), lease=1, max_steps=2)
     seen = []
 
     def hook(name, ctx):

@@ -421,6 +421,46 @@ def steer_selects_recovery_input(defects):
     return (type(steered).__name__, {i.id: i.state for i in w.snap().inputs}[ids.continuation_id("s1", 1)])
 
 
+def _tool_publication_fails(w):
+    """One Step with a local tool, up to its physical run; then the Tool.Success publication fails."""
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(6):  # Renew, Dispatch, Step.Started and its return, the tool start, the physical tool
+        node.runner.step()
+    assert node.runner.pc == "tooling"
+    node.runner.fail_next_publication()
+    return node
+
+
+def recovery_reruns_unknown_tool(defects):
+    """A failed Tool.Success leaves the claim unknown; recovery converts it after expiry."""
+    w = World(defects=defects, tools=1)
+    node = _tool_publication_fails(w)
+    node.runner.run_to_completion()
+    assert w.snap().claims["s1"].phase == "unknown"
+    w.tick()
+    w.worker().run_once()
+    snap = w.snap()
+    return (len(w.provider.tool_runs), [e.kind for e in snap.events if e.kind.startswith("Tool")], sorted(snap.claims))
+
+
+def tool_settled_before_publication(defects):
+    """After a failed Tool.Success the runner goes on (the defect) or marks the claim unknown."""
+    w = World(defects=defects, tools=1)
+    node = _tool_publication_fails(w)
+    node.runner.run_to_completion()
+    snap = w.snap()
+    return ([e.kind for e in snap.events], {s: c.phase for s, c in snap.claims.items()})
+
+
+def retry_tool_after_failed_publication(defects):
+    """After a failed Tool.Success the runner marks the claim unknown, or (the defect) runs the tool again."""
+    w = World(defects=defects, tools=1)
+    node = _tool_publication_fails(w)
+    node.runner.run_to_completion()
+    return len(w.provider.tool_runs), {s: c.phase for s, c in w.snap().claims.items()}
+
+
 CASES = {
     "conversion-retry-mints-new-ids": (conversion_retry_mints_new_ids,
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
@@ -434,6 +474,12 @@ CASES = {
                                   (True, "Ok", 2, "pending")),
     "resume-drains-without-request": (resume_drains_without_request, ("Ok", "pending"), ("NotEnabled", "held")),
     "steer-selects-recovery-input": (steer_selects_recovery_input, ("NotEnabled", "pending"), ("Ok", "steered")),
+    "retry-tool-after-failed-publication": (retry_tool_after_failed_publication, (1, {"s1": "unknown"}), (2, {})),
+    "recovery-reruns-unknown-tool": (recovery_reruns_unknown_tool, (1, ["ToolStarted", "ToolFailed"], []),
+                                     (2, ["ToolStarted", "ToolSucceeded"], [])),
+    "tool-settled-before-publication": (tool_settled_before_publication,
+                                        (["Started", "ToolStarted"], {"s1": "unknown"}),
+                                        (["Started", "ToolStarted", "Ended"], {})),
     "cancel-trusts-previous-step-memory": (cancel_trusts_previous_step_memory,
                                            ([("Interrupted", ids.assistant_id(1, 2))], [], True), ([], [], False)),
     "cancel-requeues-continuation": (cancel_requeues_continuation, ([], [(1, "s1")], [], []),

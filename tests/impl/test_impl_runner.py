@@ -26,7 +26,7 @@ def test_run_to_completion_is_the_twin_sequence(outcome, actions, last):
     assert w.node().runner.run_to_completion() == actions
     snap = w.snap()
     assert snap.kinds() == ["Started", last] and snap.claims == {}
-    assert w.node().runner.record() == ("idle", None, None, None, False, False, 0)
+    assert w.node().runner.record() == ("idle", None, None, None, False, False, 0, 0)
     assert len(w.provider.calls) == 1
     assert {x.outcome for x in snap.assistants.values()} == {last.lower()}
 

@@ -1,0 +1,71 @@
+"""The runner's local tool actions (Tools = 1): the fenced tool start, the physical tool, the Tool.Success
+publication, its failure (a fault) and the runner's error path to `unknown`, each mirroring the TLA+ operator
+of the same name. `spec.model` re-exports them and lists them in its Next.
+"""
+
+from __future__ import annotations
+
+from .state import Effect, Event, _put, _publish_ok, _runner_at, _stop, ordinary_ok, si, step_asst
+
+
+def ToolStart(cfg, st, n):
+    """The fenced tool start: renew the lease and record the call (ToolStarted), one transaction."""
+    if not (_runner_at(st, n, "stepping") and st.run[n].tool < cfg.tools):
+        return None
+    r = st.run[n]
+    if not _publish_ok(cfg, st, n):
+        return _stop(st, n)
+    s = si(cfg, r.sess)
+    node = cfg.nodes[n]
+    claim = (_put(st.claim, s, st.claim[s]._replace(ttl=cfg.lease)) if ordinary_ok(st, s, r.exec, node)
+             else st.claim)
+    return st._replace(claim=claim, log=st.log + (Event(r.sess, "ToolStarted", step_asst(cfg, r), node),),
+                       run=_put(st.run, n, r._replace(pc="tool_started")))
+
+
+def ToolRun(cfg, st, n):
+    """The physical tool runs: an external effect, no transaction."""
+    if not _runner_at(st, n, "tool_started"):
+        return None
+    r = st.run[n]
+    node = cfg.nodes[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc="tooling")),
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "tool", r.ordinal)})
+
+
+def PublishToolSuccess(cfg, st, n):
+    """Tool.Success, fenced; the settlement flag changes only once it committed."""
+    if not _runner_at(st, n, "tooling"):
+        return None
+    r = st.run[n]
+    if not _publish_ok(cfg, st, n):  # (the early flag of tool-settled-before-publication is set all the same)
+        return _stop(st, n, tool=r.tool + 1) if cfg.has("tool-settled-before-publication") else _stop(st, n)
+    return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
+                       run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
+
+
+def ToolSuccessFails(cfg, st, n):
+    """The Tool.Success publication fails (a fault): nothing durable changes, the call stays unsettled. `n`
+    indexes cfg.nodes then cfg.recoverers, as for every fault (a worker publishes no Tool.Success)."""
+    if not ("publication" in cfg.faults and n < len(cfg.nodes) and _runner_at(st, n, "tooling")):
+        return None
+    r = st.run[n]
+    if cfg.has("tool-settled-before-publication"):  # the flag was set before the publication
+        r = r._replace(pc="stepping", tool=r.tool + 1)
+    else:
+        r = r._replace(pc="tool_failed")
+    return st._replace(run=_put(st.run, n, r), faults=st.faults | {"publication"})
+
+
+def MarkUnknown(cfg, st, n):
+    """The error path after a failed Tool.Success: running -> unknown (fenced), and the runner stops."""
+    if not _runner_at(st, n, "tool_failed"):
+        return None
+    r = st.run[n]
+    if cfg.has("retry-tool-after-failed-publication"):  # runs the tool again, then publishes again
+        return st._replace(run=_put(st.run, n, r._replace(pc="tool_started")))
+    s = si(cfg, r.sess)
+    claim = st.claim
+    if ordinary_ok(st, s, r.exec, cfg.nodes[n]):
+        claim = _put(claim, s, claim[s]._replace(phase="unknown"))
+    return _stop(st._replace(claim=claim), n)
