@@ -36,10 +36,15 @@ def test_the_correct_implementation_follows_the_twin_with_local_tools():
     assert out.coverage.steps > 100 and len(out.coverage.states) > 50
 
 
-def test_the_swarm_leaves_out_tool_actions_without_tools():
+def test_the_swarm_weighs_only_the_actions_a_configuration_can_take():
+    """A feature's actions (and the boundaries after them) only where its constants are on, so a
+    configuration without the feature draws its examples as before the feature existed."""
     actions, boundaries = L.swarm_names(configs.get("ci"))
-    assert len(actions) == len(N.ACTIONS) - 5 and len(boundaries) == len(N.BOUNDARIES) - 3
-    assert L.swarm_names(configs.get("tools")) == (tuple(N.ACTIONS), tuple(N.BOUNDARIES))
+    feature = {a for _on, acts in configs.FEATURE_ACTIONS for a in acts}
+    assert set(actions) == set(N.ACTIONS) - feature
+    assert boundaries and all(N.BOUNDARIES[b].after in actions for b in boundaries)
+    for name in configs.FEATURE_CONFIGS:
+        assert set(L.swarm_names(configs.get(name))[0]) & feature, name
 
 
 def test_memory_database_option():
@@ -60,7 +65,7 @@ CI_DETECTS = sorted(set(N.DEFECTS) - BEYOND_CI)
 # (cancel-trusts-previous-step-memory: 13 steps on `steps`, a cancel at the second pass of Step.Started's gate)
 LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
-          "cancel-trusts-previous-step-memory": 24}
+          "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24}
 
 
 @pytest.mark.parametrize("defect", CI_DETECTS)
