@@ -28,9 +28,10 @@ def results(*, failing_trace: str | None = None, seconds: float = 10.0) -> list[
     return [
         StageResult("parse", PASS, "SANY parsed SessionExecution.tla", seconds),
         StageResult("twin = TLC", PASS, "ci: 1 states", seconds),
-        StageResult("TLC", PASS, "ok", seconds, [Check(f"TLC {c}", PASS, "", seconds / 2) for c in configs.GATE_CONFIGS]),
+        StageResult("TLC", PASS, "ok", seconds,
+                    [Check(f"TLC {c}", PASS, "", seconds / 2) for c in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]),
         StageResult("explorer", PASS, "ok", seconds,
-                    [Check(f"explorer {c}", PASS, "", seconds / 2) for c in configs.GATE_CONFIGS]),
+                    [Check(f"explorer {c}", PASS, "", seconds / 2) for c in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]),
         StageResult("traces", status, "6 traces", seconds, traces),
         StageResult("lockstep", PASS, "ok", seconds, [Check(f"lockstep {c}", PASS) for c in configs.GATE_CONFIGS]),
         StageResult("kill matrix", PASS, "all detected", seconds, kills),

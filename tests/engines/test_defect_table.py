@@ -34,7 +34,7 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
         assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
 
 
-@pytest.mark.parametrize("name", configs.GATE_CONFIGS)
+@pytest.mark.parametrize("name", configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
 def test_tlc_passes_the_correct_spec_with_the_twins_state_count(name, tlc_or_skip):
     cfg = configs.get(name)
     o = run_tlc(cfg, name, liveness=True, out_dir=None)

@@ -126,7 +126,7 @@ def test_a_model_check_violation_points_at_the_invariant(monkeypatch, tmp_path):
         return check.Outcome("tlc", name, cfg, "violation", violated=[inv], trace_path=tmp_path / "t.json", seconds=2.0)
     monkeypatch.setattr(check, "run_tlc", fake)
     r = gate.stage_tlc(gate.Gate(tmp_path))
-    assert r.status == FAIL and [c.name for c in r.checks] == [f"TLC {n}" for n in configs.GATE_CONFIGS]
+    assert r.status == FAIL and [c.name for c in r.checks] == [f"TLC {n}" for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
     c = r.checks[0]
     assert c.kind == "InvariantViolation" and c.line == locate.tla_definition_line(inv)
     assert c.file == locate.relpath(SPEC) and "t.json" in c.detail
@@ -140,7 +140,7 @@ def test_a_skipped_engine_marks_every_configuration_skipped(monkeypatch, tmp_pat
         return check.Outcome("tlc", name, cfg, "skipped", reason="java not found")
     monkeypatch.setattr(check, "run_tlc", fake)
     r = gate.stage_tlc(gate.Gate(tmp_path))
-    assert r.status == "skip" and [c.status for c in r.checks] == ["skip"] * len(configs.GATE_CONFIGS)
+    assert r.status == "skip" and [c.status for c in r.checks] == ["skip"] * len(configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
 
 
 def test_a_surviving_defect_points_at_the_tla_line_that_switches_it_on():

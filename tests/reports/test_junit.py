@@ -59,9 +59,9 @@ def test_one_testcase_per_check(monkeypatch, tmp_path):
     assert {"TLC ci", "TLC sessions", "explorer ci", "explorer sessions", "lockstep ci"} <= set(names)
     assert sum(n.startswith("replay ") for n in names) == 6 and sum(n.startswith("kill ") for n in names) == len(N.DEFECTS)
     assert "parse" in names and "Apalache" in names  # the stages with no sub-checks are one case each
-    assert root.tag == "testsuites" and root.get("tests") == str(len(names)) == str(10 + 3 * len(configs.GATE_CONFIGS) + len(N.DEFECTS))
+    assert root.tag == "testsuites" and root.get("tests") == str(len(names)) == str(10 + 3 * len(configs.GATE_CONFIGS) + 2 * len(configs.FEATURE_CONFIGS) + len(N.DEFECTS))
     tlc = root.find("testsuite[@name='TLC']")
-    assert tlc.get("tests") == str(len(configs.GATE_CONFIGS)) and {c.get("classname") for c in tlc} == {"claimcheck.tlc"}
+    assert tlc.get("tests") == str(len(configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)) and {c.get("classname") for c in tlc} == {"claimcheck.tlc"}
 
 
 def test_counts_and_times_on_every_suite(monkeypatch, tmp_path):

@@ -68,7 +68,7 @@ def test_the_report_names_its_schema_tool_version_and_time(monkeypatch, tmp_path
     assert stamp.utcoffset() == timedelta(0) and abs(datetime.now(timezone.utc) - stamp) < timedelta(minutes=5)
     assert data["target_seconds"] == 300 and data["target_met"] is True
     tlc = next(s for s in data["stages"] if s["name"] == "TLC")
-    assert [c["name"] for c in tlc["checks"]] == [f"TLC {c}" for c in configs.GATE_CONFIGS]
+    assert [c["name"] for c in tlc["checks"]] == [f"TLC {c}" for c in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
     assert schema_problems(data, json.loads(SCHEMA.read_text())) == []
 
 

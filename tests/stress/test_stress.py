@@ -82,17 +82,21 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     assert ch.report.ok, render_history(ch)
 
 
-# the wake scans' traces are left out: the commit history does not record wake rows yet (issue 13 item 5:
-# stress and its history check do not drive the wake scans)
-WAKE_TRACES = ("wake-fresh-share-zero", "wake-fresh-share-full")
+# the traces of features the commit history does not record yet (issue 13: stress drives neither the wake
+# scans nor the input actions Admit, ExactRetry, Resume, Steer); listed, so the gap is visible and cannot
+# grow silently (the next test)
+UNRECORDED = ("wake-fresh-share-zero", "wake-fresh-share-full", "exact-retry-appends-twice",
+              "resume-drains-without-request", "steer-selects-recovery-input")
 
 
-@pytest.mark.parametrize("path", [p for p in R.committed_traces() if p.stem not in WAKE_TRACES], ids=lambda p: p.stem)
+def test_only_the_wake_and_input_traces_are_outside_the_history_check():
+    for path in R.committed_traces():
+        cfg = T.trace_to_config(T.load(path).config)
+        assert (path.stem in UNRECORDED) == bool(cfg.wake_rows or cfg.admission or cfg.steering), path.stem
+
+
+@pytest.mark.parametrize("path", [p for p in R.committed_traces() if p.stem not in UNRECORDED], ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
-    cfg = T.trace_to_config(T.load(path).config)
-    if cfg.admission or cfg.steering:
-        pytest.skip("the stress history checker does not record the input actions (Admit, ExactRetry, Resume, "
-                    "Steer) yet: issue 13 item 3 leaves stress for later")
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
 
