@@ -238,7 +238,7 @@ class RecoveryWorker:
 
     def _ack_lost(self) -> str:
         """The worker does not know whether its conversion committed: it keeps only its ids."""
-        log.warning("conversion of %s: acknowledgement lost; retrying with the same ids", self.ident)
+        log.info("conversion of %s: acknowledgement lost; retrying with the same ids", self.ident)
         self.lose_ack = False
         self.pc, self.reason, self.seen_phase, self.seen = RECONVERTING, None, None, None
         self.last = Released("acknowledgement lost")
