@@ -1,0 +1,36 @@
+"""The values the state's fields take (phases, actor pcs, event, fault, effect and input kinds): part of the
+registry, which re-exports them (`spec.names`), kept apart so the table of names stays readable."""
+
+PHASES = ("none", "running", "recovering", "cancelling", "cancelled", "unknown")
+RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
+              "stopped", "tool_started", "tooling", "tool_failed")
+FINALIZER_PCS = ("idle", "settle", "clear")
+RECOVERY_PCS = ("idle", "scanned", "converting", "quarantining", "reconverting")
+# the reservation a wake row holds: none, or the kind of slot the scan reserved it in
+WAKE_RESERVATIONS = ("", "fresh", "retry")
+# why a claim is quarantined (recorded with it): malformed work (a session_recovery row already names its
+# execution), exhausted attempts (the last conversion the bound allows lost its lease), or invalid (a
+# phase recovery does not convert: only defects quarantine for it)
+QUARANTINE_REASONS = ("malformed", "exhausted", "invalid")
+TERMINAL_KINDS = ("Failed", "Interrupted", "Ended")
+# a local tool call's events: its fenced start, and its outcome: Tool.Success, or the failure a
+# reconciliation (recovery's, the finalizer's) records when the outcome is uncertain
+TOOL_OUTCOMES = ("ToolSucceeded", "ToolFailed")
+TOOL_KINDS = ("ToolStarted",) + TOOL_OUTCOMES
+STEP_KINDS = ("Started",) + TERMINAL_KINDS
+EVENT_KINDS = STEP_KINDS + TOOL_KINDS
+# the input event an exact retry appends (one per prompt; it names the prompt, written under no claim)
+REQUEST_KIND = "PromptExecutionRequested"
+LOG_KINDS = EVENT_KINDS + (REQUEST_KIND,)
+# "ack": a conversion's commit acknowledgement lost, and "publication": a Tool.Success publication that
+# fails; only a configuration that names one has it (spec/configs.py ALL_FAULTS, and the twin's default,
+# are the first three, so no earlier configuration's state space changes)
+ACK_LOST = "ack"
+PUBLICATION = "publication"
+FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION)
+EFFECT_KINDS = ("dispatch", "tool", "reconcile")
+INPUT_KINDS = ("prompt", "cont")
+# held: admitted, its execution not yet requested (Admission); steered: taken into a running execution
+INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")
+# an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal
+ASSISTANT_OUTCOMES = ("none", "open") + TERMINAL_KINDS
