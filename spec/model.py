@@ -18,7 +18,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking,
-    _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop,
+    _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     _publish_ok, continuation, has_continuation, continuation_gen,
     Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
 )
@@ -61,12 +61,7 @@ def Renew(cfg, st, n):
 
 
 def Dispatch(cfg, st, n):
-    if not _runner_at(st, n, "renewed"):
-        return None
-    r = st.run[n]
-    node = cfg.nodes[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="streaming")),
-                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "dispatch", r.ordinal)})
+    return _begin_effect(cfg, st, n, "dispatch", "streaming") if _runner_at(st, n, "renewed") else None
 
 
 def PublishStepStarted(cfg, st, n):

@@ -457,6 +457,15 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
     )
 # ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt, PublishOK)
 
+def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str) -> State:
+    """Runner n begins an external effect of `kind` for its current Step (no transaction) and moves to `pc`:
+    the provider dispatch (TLA+ Dispatch) and the physical tool (ToolRun) alike."""
+    r = st.run[n]
+    node = cfg.nodes[n]
+    return st._replace(run=_put(st.run, n, r._replace(pc=pc)),
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, kind, r.ordinal)})
+
+
 def _stop(st: State, n: int, **memory) -> State:
     return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="stopped", **memory)))
 

@@ -5,7 +5,7 @@ of the same name. `spec.model` re-exports them and lists them in its Next.
 
 from __future__ import annotations
 
-from .state import Effect, Event, _put, _publish_ok, _runner_at, _stop, ordinary_ok, si, step_asst
+from .state import Event, _begin_effect, _put, _publish_ok, _runner_at, _stop, ordinary_ok, si, step_asst
 
 
 def ToolStart(cfg, st, n):
@@ -25,12 +25,7 @@ def ToolStart(cfg, st, n):
 
 def ToolRun(cfg, st, n):
     """The physical tool runs: an external effect, no transaction."""
-    if not _runner_at(st, n, "tool_started"):
-        return None
-    r = st.run[n]
-    node = cfg.nodes[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="tooling")),
-                       effects=st.effects | {Effect(r.sess, r.exec, node, node, "tool", r.ordinal)})
+    return _begin_effect(cfg, st, n, "tool", "tooling") if _runner_at(st, n, "tool_started") else None
 
 
 def PublishToolSuccess(cfg, st, n):
