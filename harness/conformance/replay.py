@@ -50,6 +50,7 @@ class ReplayResult:
     warnings: list[str] = field(default_factory=list)  # not failures: a liveness expectation held vacuously
     final: M.State | None = None
     completed: bool = False  # every step ran, in lockstep, with its boundary
+    followed: list[StepRecord] = field(default_factory=list)  # a defect's continuation past a refused step
 
     @property
     def ok(self) -> bool:
@@ -168,7 +169,10 @@ def _refused(res, sched, cfg, states, nxt, step, rec, label, hits):
     twin, impl = states
     if nxt is not None:
         res.problems.append(f"{label}: marked refused, but the twin enables it")
-        res._violate(I.check_state(cfg, nxt) + I.check_edge(cfg, twin, nxt), f"{label} (enabled here)")
+        bad = I.check_state(cfg, nxt) + I.check_edge(cfg, twin, nxt)
+        res._violate(bad, f"{label} (enabled here)")
+        if not bad:
+            _follow_defect(res, sched, cfg, (twin, impl), (rec.action, rec.params, nxt), rec.index)
         return None
     mark = len(hits)
     res.steps.append(rec)
@@ -191,6 +195,62 @@ def _refused(res, sched, cfg, states, nxt, step, rec, label, hits):
             return None
         return twin, got
     return _moved(res, cfg, twin, got, step, rec, label, answer)
+
+
+FOLLOW_DEPTH = 6  # steps past the refused one; FOLLOW_STATES bounds the search
+FOLLOW_STATES = 50_000
+
+
+def _follow_defect(res, sched, cfg, states, edge, index) -> None:
+    """A refused step that the twin, under other switches, enables without breaking anything yet: take it
+    on both sides and follow the twin's shortest continuation (at most FOLLOW_DEPTH steps) to the first
+    broken invariant, checking the implementation along it, so the verdict names what the defect breaks
+    (tool-settled-before-publication: the Step ends, then the claim is cleared with the call open)."""
+    path = _shortest_violation(cfg, edge[2])
+    if path is None:
+        return
+    twin, impl = states
+    for k, (action, params, nxt) in enumerate([edge] + path):
+        rec = StepRecord(index + k, action, params, None)
+        res.followed.append(rec)
+        label = f"step {rec.index} {action}({fmt_params(params)}) (the defect's continuation)"
+        try:
+            sched.apply(action, params, nxt)
+        except Exception as exc:  # noqa: BLE001 - a divergence or crash ends the continuation
+            res.problems.append(f"{label}: {type(exc).__name__}: {exc}")
+            return
+        got = sched.state()
+        rec.violated = I.check_state(cfg, got) + I.check_edge(cfg, impl, got)
+        res._violate(rec.violated, label)
+        delta = diff(nxt, got, cfg)
+        if delta:
+            res.problems += [f"{label}: divergence: {d}" for d in delta]
+            return
+        twin, impl = nxt, got
+
+
+def _shortest_violation(cfg: M.Config, start: M.State):
+    """The twin's shortest path of steps from `start` whose last edge breaks a state or action invariant."""
+    frontier, parent = [start], {start: None}
+    for _depth in range(FOLLOW_DEPTH):
+        nxt_frontier = []
+        for st in frontier:
+            for action, params, nxt in M.successors(cfg, st):
+                if nxt in parent:
+                    continue
+                parent[nxt] = (st, action, params)
+                if I.check_state(cfg, nxt) or I.check_edge(cfg, st, nxt):
+                    path, cur = [], nxt
+                    while parent[cur] is not None:
+                        prev, a, p = parent[cur]
+                        path.append((a, p, cur))
+                        cur = prev
+                    return path[::-1]
+                if len(parent) > FOLLOW_STATES:
+                    return None
+                nxt_frontier.append(nxt)
+        frontier = nxt_frontier
+    return None
 
 
 def _asks_an_actor(action: str) -> bool:
@@ -342,6 +402,10 @@ def render(res: ReplayResult) -> str:
         elif r.refused:
             note += "  [must be refused]" if _asks_an_actor(r.action) else "  [not enabled in the twin]"
         lines.append(f"  {r.index:3d}  {r.action}({fmt_params(r.params)}){gate}{bad}{note}")
+    if res.followed:
+        lines.append("       under these switches the refused step is taken; the twin's shortest way on to a violation:")
+        lines += [f"  {r.index:3d}  {r.action}({fmt_params(r.params)})"
+                  + (f"  VIOLATES {', '.join(r.violated)}" if r.violated else "") for r in res.followed]
     if res.trace.loop is not None:
         lines.append(f"       (loop back to step {res.trace.loop}; replayed once)")
     lines.append(f"  steps:   {res.consumed}/{len(res.trace.steps)} consumed")

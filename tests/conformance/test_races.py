@@ -59,3 +59,25 @@ def test_race_files_are_valid_json_with_the_v1_header():
     for name in RACES:
         raw = json.loads(path(name).read_text())
         assert raw["format"] == "claimcheck-trace" and raw["version"] == 1
+
+
+DEFECT_TRACES = [p for p in R.committed_traces() if R.replay_file(p).trace.meta.defect]
+
+
+@pytest.mark.parametrize("trace_path", DEFECT_TRACES, ids=lambda p: p.stem)
+def test_every_trace_fails_under_its_defect_naming_an_invariant_it_lists(trace_path):
+    tr = R.replay_file(trace_path).trace
+    res = R.replay_file(trace_path, [tr.meta.defect])
+    assert not res.ok and set(tr.meta.invariants) & set(res.violated), (res.violated, res.problems)
+
+
+def test_a_refused_step_the_defect_enables_is_followed_to_the_invariant_it_breaks(monkeypatch):
+    """tool-settled-before-publication: the Step's end is refused on the reference protocol; under the
+    defect it is enabled and breaks nothing itself, and the claim cleared after it leaves the call open."""
+    name = "tool-settled-before-publication"
+    res = R.replay_file(path(name), [name])
+    assert [r.action for r in res.followed] == ["PublishStepEnded", "ClearClaim"]
+    assert res.followed[-1].violated == ["UnknownNeverReexecuted"] and res.violated == ["UnknownNeverReexecuted"]
+    assert "the twin's shortest way on to a violation" in R.render(res)
+    monkeypatch.setattr(R, "_shortest_violation", lambda cfg, st: None)  # without the follow: no name
+    assert R.replay_file(path(name), [name]).violated == []
