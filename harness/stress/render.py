@@ -11,7 +11,7 @@ from harness.stress.findings import UNEVALUATED
 from harness.stress.options import StressOptions, StressResult
 from harness.stress.records import ENV_STEPS
 
-_FATES = ["answered", "answered (failed)", "cancelled", "pending", "pending continuation", "in flight",
+_FATES = ["answered", "answered (failed)", "cancelled", "pending", "held", "pending continuation", "in flight",
           "quarantined (cancelled)", "quarantined", "lost"]
 
 

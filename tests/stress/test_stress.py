@@ -18,7 +18,6 @@ import sqlite3
 import pytest
 
 from harness.conformance import replay as R
-from harness.traces import trace as T
 from harness.stress.checker import Checker, check_db
 from harness.stress.counterexample import session_trace
 from harness.stress.render import render_history
@@ -82,20 +81,7 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     assert ch.report.ok, render_history(ch)
 
 
-# the traces of features the commit history does not record yet (issue 13: stress drives neither the wake
-# scans nor the input actions Admit, ExactRetry, Resume, Steer); listed, so the gap is visible and cannot
-# grow silently (the next test)
-UNRECORDED = ("wake-fresh-share-zero", "wake-fresh-share-full", "exact-retry-appends-twice",
-              "resume-drains-without-request", "steer-selects-recovery-input")
-
-
-def test_only_the_wake_and_input_traces_are_outside_the_history_check():
-    for path in R.committed_traces():
-        cfg = T.trace_to_config(T.load(path).config)
-        assert (path.stem in UNRECORDED) == bool(cfg.wake_rows or cfg.admission or cfg.steering), path.stem
-
-
-@pytest.mark.parametrize("path", [p for p in R.committed_traces() if p.stem not in UNRECORDED], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
@@ -163,6 +149,31 @@ def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
     assert trace.config.sessions == ["s1", "s2"]  # the adversary's Session comes along
     res = R.replay(trace, None, "built")
     assert "RecoveryRowsIsolated" in res.violated, R.render(res)
+
+
+@pytest.mark.parametrize("defect, action, transition", [
+    ("wake-fresh-share-zero", "WakeScan", "yields different wake rows"),
+    ("wake-fresh-share-full", "WakeScan", "yields different wake rows"),
+    ("exact-retry-appends-twice", "ExactRetry", "is not enabled in the twin"),
+    ("resume-drains-without-request", "Resume", "yields a different state"),
+    ("steer-selects-recovery-input", "Steer", "is not enabled in the twin")])
+def test_the_wake_and_input_defects_are_caught_by_name(defect, action, transition):
+    """Each wake and input trace recorded with its defect on: the commit that the defect changes is not the
+    correct twin's, and it breaks the invariant the registry says the defect breaks (the first, a safety
+    property: the others it names are liveness, which no bounded history shows)."""
+    from spec import names as N
+    ch = check(record_trace(R.TRACES / f"{defect}.json", defects=[defect]))
+    safety = [n for n in N.DEFECTS[defect].violates if N.INVARIANTS[n].kind != "liveness"]
+    assert safety and {("invariant", n) for n in safety} <= kinds_and_names(ch), render_history(ch)
+    t = [f for f in ch.report.violations if f.kind == "transition"]
+    assert t and t[0].action == action and transition in t[0].message, render_history(ch)
+
+
+def test_a_drain_without_request_still_accounts_for_its_prompt():
+    """The execution a Resume's defective drain begins took the prompt: its fate follows that execution."""
+    defect = "resume-drains-without-request"
+    ch = check(record_trace(R.TRACES / f"{defect}.json", defects=[defect]))
+    assert ch.report.inputs.get("lost", 0) == 0 and ch.report.inputs.get("in flight") == 1, render_history(ch)
 
 
 def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
