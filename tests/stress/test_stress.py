@@ -47,13 +47,12 @@ def kinds_and_names(ch: Checker):
 
 # ---------------------------------------------------------------- (a) no defect: the history conforms
 
-def test_random_walks_conform():
-    """25 seeded walks on each gate configuration and on deep: no violation, nothing lost."""
+def _walks_conform(cfgs, seeds: int = 25) -> set[str]:
+    """Seeded twin walks on each configuration, recorded: no violation, nothing lost; the actions taken."""
     import random
     from spec import names as N
     actions = set()
-    for cfg, seed in [(c, k) for c in (CI, SESSIONS, configs.CONFIGS["deep"], configs.CONFIGS["steps"])
-                      for k in range(25)]:
+    for cfg, seed in [(c, k) for c in cfgs for k in range(seeds)]:
         rng = random.Random(seed)
 
         def choose(options):  # the environment's unfair steps (Tick, faults, cancels) less often
@@ -64,8 +63,21 @@ def test_random_walks_conform():
         assert ch.report.violations == [], render_history(ch)
         assert ch.report.inputs.get("lost", 0) == 0
         actions |= {a for a in ch.report.counts if a in N.ACTIONS}
+    return actions
+
+
+def test_random_walks_conform():
+    """25 seeded walks on each gate configuration and on deep."""
+    actions = _walks_conform((CI, SESSIONS, configs.CONFIGS["deep"], configs.CONFIGS["steps"]))
     assert {"Acquire", "PublishStepEnded", "CancelRequest", "FinalizerClear", "RecoveryTakeover",
             "RecoveryConvert"} <= actions
+
+
+def test_random_walks_of_the_input_and_wake_configurations_conform():
+    """25 seeded walks on each of inputs, steer and wakes: every input action and wake action is recorded
+    and checked."""
+    actions = _walks_conform([configs.CONFIGS[c] for c in ("inputs", "steer", "wakes")])
+    assert {"Admit", "ExactRetry", "Resume", "Steer", "WakeArrive", "WakeScan", "WakeServe", "WakeLost"} <= actions
 
 
 def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
