@@ -126,10 +126,10 @@ class Reducer:
         for ev in row["delta"].get("events", ()):
             if ev[1] == self.session:
                 e = event_of(ev, self.cfg.max_steps)
-                self.log.append(e._replace(asst=self.a(e.asst)))
+                self.log.append(e if e.kind == N.REQUEST_KIND else e._replace(asst=self.a(e.asst)))  # names a prompt
 
     def params(self, action, p: tuple) -> tuple:
-        if action in (R.ACQUIRE, R.PROMOTE_CONTINUATION):
+        if action in (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER):
             i = p[1]
             if i.sess != self.session:
                 raise KeyError(f"input of {i.sess}")
@@ -182,7 +182,8 @@ class SessionWalk:
                             tools=int(meta.get("tools", 0)),
                             lease=1, scan_bound=1,
                             grace=int(meta.get("grace_ticks", 0)),
-                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)))
+                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)),
+                            steering=True)  # a runner may steer (its prompts are Init's: no Admission)
         self.red = Reducer(self.cfg, session, emap)
         self.max_depth = max_depth
         self.st = M.init(self.cfg)
