@@ -324,6 +324,50 @@ def test_a_real_process_run_holds(stress_db, tmp_path, capsys, request):
     assert res.checker.report.commits == res.counts["commits"]
 
 
+INPUT_AND_WAKE_ACTIONS = ("Admit", "ExactRetry", "Resume", "Steer", "WakeArrive", "WakeScan", "WakeServe", "WakeLost")
+
+
+def test_a_real_process_run_takes_the_input_actions_and_wake_scans(stress_db, tmp_path, capsys, request):
+    """The nodes' callers, steering and waker (harness/stress/callers.py) at higher rates than the defaults:
+    every input action and wake action commits in a short run bounded by executions, the history checks
+    clean, and the summary counts them. Every run must hold; each action must commit in one of at most
+    three seeds (a Steer needs a pending input at a Step's start, a WakeLost a redrive that took nothing)."""
+    from harness.stress.supervisor import StressOptions, run
+    seen = set()
+    for seed in ("7", "8", "9"):
+        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
+        opts = StressOptions(nodes=2, sessions=4, seconds=60, db=db, out=str(tmp_path / seed), seed=seed,
+                             executions=60, crash_every_commits=80, input_rate=0.5, wake_rate=0.5, progress=False)
+        code, res = run(opts)
+        out = capsys.readouterr().out
+        assert res.violations == 0 and res.lost == 0 and code == 0, out
+        seen |= {a for a in INPUT_AND_WAKE_ACTIONS if res.checker.report.counts[a]}
+        if seen == set(INPUT_AND_WAKE_ACTIONS):
+            break
+    assert seen == set(INPUT_AND_WAKE_ACTIONS), out
+    assert "exact retries" in out and "arrivals" in out, out
+
+
+def test_a_real_process_run_catches_a_defective_exact_retry_by_name(stress_db, tmp_path, capsys, request):
+    """exact-retry-appends-twice in real processes, callers at every loop turn, bounded by executions: a
+    retry of a prompt already taken appends a second PromptExecutionRequested, and the history check names
+    OneExecutionRequestPerPrompt (the defect's first divergence, a retry it refuses, is a transition
+    finding). Named in ten seeds of ten at 80 executions (harness/README.md); up to three seeds here."""
+    from harness.stress.supervisor import StressOptions, run
+    defect = "exact-retry-appends-twice"
+    for seed in ("7", "8", "9"):
+        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
+        opts = StressOptions(nodes=2, sessions=4, seconds=60, db=db, out=str(tmp_path / seed), seed=seed,
+                             defects=(defect,), executions=80, input_rate=1.0, progress=False)
+        code, res = run(opts)
+        out = capsys.readouterr().out
+        assert code == 1 and not res.ok, out
+        if ("invariant", "OneExecutionRequestPerPrompt") in kinds_and_names(res.checker):
+            break
+    assert ("invariant", "OneExecutionRequestPerPrompt") in kinds_and_names(res.checker), out
+    assert res.checker.report.counts["ExactRetry"] >= 1, out
+
+
 CAUGHT = "step-failed-duplicate-interrupt"  # caught in every measured run, needing no crash (harness/README.md)
 
 
