@@ -100,6 +100,7 @@ class Checker:
         self.prompts: Counter = Counter()
         self.keep_rows = True
         self.last_lease: dict[tuple, int] = {}  # (session, execution, owner) -> the last lease expiry recorded
+        self.first_lease: dict[tuple, int] = {}  # ... and the first
         self.recovery_intervals: list[tuple] = []  # (session, execution, worker, takeover wall, end wall)
         self._open_recovery: dict[str, tuple] = {}
         self.wakes = WAKES.WakeCheck(self)
@@ -229,6 +230,7 @@ class Checker:
         self.claims = c.claims
         for cl in row["claims"]:
             self.last_lease[(cl[0], cl[1], cl[2])] = cl[3]
+            self.first_lease.setdefault((cl[0], cl[1], cl[2]), cl[3])
         for ev in c.events:
             self._view(ev.sess).append(ev)
         for iid, i in c.inputs:

@@ -380,9 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of loop turns a caller admits, retries exactly or resumes")
     p.add_argument("--steer-rate", type=float, default=0.5, help="share of acquisitions followed by a steer")
     p.add_argument("--wake-rate", type=float, default=0.2, help="share of loop turns the waker moves")
-    p.add_argument("--wake-batch", type=int, default=4)
-    p.add_argument("--fresh-share", type=int, default=2)
-    p.add_argument("--max-wake-tries", type=int, default=3)
+    p.add_argument("--wake-batch", type=int, default=2)
+    p.add_argument("--fresh-share", type=int, default=1)
+    p.add_argument("--max-wake-tries", type=int, default=2)
     return p
 
 

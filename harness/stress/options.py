@@ -46,9 +46,9 @@ class StressOptions:
     input_rate: float = 0.2  # a caller admits a held prompt, retries one exactly or resumes a Session
     steer_rate: float = 0.5  # an acquisition is followed by a steer of a pending input of its Session
     wake_rate: float = 0.2  # the waker: an arrival, a bounded scan (and its redrives), or a lapsed release
-    wake_batch: int = 4
-    fresh_share: int = 2
-    max_wake_tries: int = 3
+    wake_batch: int = 2
+    fresh_share: int = 1
+    max_wake_tries: int = 2
     keep: bool = False
     progress: bool = True
     # --until-violation: check the history while it grows and stop at its first violation, or once

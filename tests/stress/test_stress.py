@@ -204,6 +204,26 @@ def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
     assert sup and sup[0].names == ["NoOverlappingEffects"] and "finalizer of n1" in sup[0].message
 
 
+def test_a_scan_of_a_lease_a_late_heartbeat_extended_is_plausible():
+    """What a stress run found: a worker scans an expired claim; the owner's heartbeat, its clock read before
+    the expiry, commits after the scan and extends the lease; the worker's compare-and-swap then fails. The
+    scan read a real row (the lease it saw had expired), so its memory is no finding; the history check
+    used to judge it by the identity's last recorded lease, the extended one, and reported a memory
+    violation."""
+    from dataclasses import replace
+    rs = record(replace(CI, lease=2, grace=0), [("Acquire", ("n1", P1)), ("Tick", ()), ("Tick", ())])
+    w = rs.world
+    assert w.worker("r1").scan("s1")  # reads the claim expired at clock 2: a read, no commit
+    w.clock._now = 1  # n1 read its clock before the expiry, its heartbeat commits after the scan
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), 1):
+        assert w.node("n1").heartbeat("s1")
+    w.clock._now = 2
+    with rs.recorder.step("r1", "RecoveryTakeover", {"r": "r1"}, rs._memory("r1"), 2):
+        assert not w.worker("r1").take()  # the lease it saw is gone: the CAS fails, nothing commits
+    ch = check(rs)
+    assert ch.report.ok, render_history(ch)
+
+
 def test_supervision_stops_a_finalizer_whose_claim_was_taken_over():
     """What the stress run found: a node stalls past its lease while its finalizer waits; recovery takes the
     claim over (live again, under the worker's owner id). Supervision must stop the finalizer when the node
