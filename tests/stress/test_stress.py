@@ -324,17 +324,23 @@ def stress_db(request, tmp_path):
     return request.getfixturevalue("pg_databases").url()
 
 
-def test_a_real_process_run_holds(stress_db, tmp_path, capsys, request):
+def _seeded_runs(stress_db, tmp_path, capsys, request, **options):
+    """Stress runs of seeds 7, 8 and 9 (each on a database of its own), as (exit code, result, output); a
+    test stops taking them once the run it waits for came."""
     from harness.stress.supervisor import StressOptions, run
+    for seed in ("7", "8", "9"):
+        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
+        code, res = run(StressOptions(nodes=2, sessions=4, db=db, out=str(tmp_path / seed), seed=seed, progress=False,
+                                      **options))
+        yield code, res, capsys.readouterr().out
+
+
+def test_a_real_process_run_holds(stress_db, tmp_path, capsys, request):
     # Every run must hold; recovery must be exercised in one of at most three seeds. A run whose crashes
     # never lead to a takeover was seen once on idle cores (44 crashes, 0 takeovers in 45 s: a timing that
     # a later issue must explain): it still has to hold, and the next seed must take over.
-    for seed in ("7", "8", "9"):
-        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
-        opts = StressOptions(nodes=2, sessions=4, seconds=45, db=db, out=str(tmp_path / seed), seed=seed,
-                             executions=40, min_crashes=1, min_takeovers=1, crash_every_commits=60, progress=False)
-        code, res = run(opts)
-        out = capsys.readouterr().out
+    for code, res, out in _seeded_runs(stress_db, tmp_path, capsys, request, seconds=45, executions=40,
+                                       min_crashes=1, min_takeovers=1, crash_every_commits=60):
         assert res.violations == 0 and res.lost == 0 and code == 0, out
         if res.counts["RecoveryTakeover"] >= 1:
             break
@@ -352,14 +358,9 @@ def test_a_real_process_run_takes_the_input_actions_and_wake_scans(stress_db, tm
     every input action and wake action commits in a short run bounded by executions, the history checks
     clean, and the summary counts them. Every run must hold; each action must commit in one of at most
     three seeds (a Steer needs a pending input at a Step's start, a WakeLost a redrive that took nothing)."""
-    from harness.stress.supervisor import StressOptions, run
     seen = set()
-    for seed in ("7", "8", "9"):
-        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
-        opts = StressOptions(nodes=2, sessions=4, seconds=60, db=db, out=str(tmp_path / seed), seed=seed,
-                             executions=60, crash_every_commits=80, input_rate=0.5, wake_rate=0.5, progress=False)
-        code, res = run(opts)
-        out = capsys.readouterr().out
+    for code, res, out in _seeded_runs(stress_db, tmp_path, capsys, request, seconds=60, executions=60,
+                                       crash_every_commits=80, input_rate=0.5, wake_rate=0.5):
         assert res.violations == 0 and res.lost == 0 and code == 0, out
         seen |= {a for a in INPUT_AND_WAKE_ACTIONS if res.checker.report.counts[a]}
         if seen == set(INPUT_AND_WAKE_ACTIONS):
@@ -373,14 +374,8 @@ def test_a_real_process_run_catches_a_defective_exact_retry_by_name(stress_db, t
     retry of a prompt already taken appends a second PromptExecutionRequested, and the history check names
     OneExecutionRequestPerPrompt (the defect's first divergence, a retry it refuses, is a transition
     finding). Named in ten seeds of ten at 80 executions (harness/README.md); up to three seeds here."""
-    from harness.stress.supervisor import StressOptions, run
-    defect = "exact-retry-appends-twice"
-    for seed in ("7", "8", "9"):
-        db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
-        opts = StressOptions(nodes=2, sessions=4, seconds=60, db=db, out=str(tmp_path / seed), seed=seed,
-                             defects=(defect,), executions=80, input_rate=1.0, progress=False)
-        code, res = run(opts)
-        out = capsys.readouterr().out
+    for code, res, out in _seeded_runs(stress_db, tmp_path, capsys, request, seconds=60, executions=80,
+                                       defects=("exact-retry-appends-twice",), input_rate=1.0):
         assert code == 1 and not res.ok, out
         if ("invariant", "OneExecutionRequestPerPrompt") in kinds_and_names(res.checker):
             break
