@@ -3,6 +3,7 @@
     claimcheck stress --nodes N --seconds S [--db URL] [--sessions K] [--lease SECONDS] [--seed X]
                       [--defect NAME ...] [--out DIR] [--executions N] [--crash-every SECONDS | --crash-every-commits C]
                       [--until-violation [--max-executions N] [--max-crashes K]]
+                      [--input-rate P] [--steer-rate P] [--wake-rate P] [--wake-batch B] [--fresh-share F]
 
 The parent (this module: process control) creates the schema and the commit history (impl/history.py) on
 a database that must be a sqlite file (WAL) or a local PostgreSQL server (loopback or a Unix

@@ -430,10 +430,11 @@ def test_recording_is_off_by_default():
 def test_stress_usage_errors_create_nothing(tmp_path, capsys):
     from harness.cli import main
     for argv in (["--db", "sqlite://"], ["--db", "postgresql://u@10.1.2.3/x"], ["--defect", "no-such-defect"],
-                 ["--lease", "0.01"]):
+                 ["--lease", "0.01"], ["--fresh-share", "2"], ["--wake-batch", "1"], ["--input-rate", "1.5"]):
         assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
     assert list(tmp_path.iterdir()) == []
-    assert "not a local host" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not a local host" in err and "a share of 0 lets retries fill the batch" in err and "[0, 1]" in err
 
 
 def test_an_undetected_defect_is_not_ok_and_breaches_name_their_assumption():
