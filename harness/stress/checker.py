@@ -40,14 +40,14 @@ from spec import names as N
 from spec.actions import apply_direct
 
 from harness import registry as R
-from harness.conformance.actions import input_id
 from harness.conformance.mapping import why_of
 from harness.conformance.mapping import diff
 from harness.stress import accounting
+from harness.stress import inputs as INPUTS
 from harness.stress import memory as MEM
 from harness.stress import wakes as WAKES
 from harness.stress.findings import Finding, Report
-from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_vars, config_from_meta, fmt, live, \
+from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_vars, config_from_meta, fmt, \
     read_commit, read_final
 
 _ALWAYS = frozenset(M.State._fields.index(v) for v in ("claim", "run", "fin", "rec"))
@@ -226,7 +226,7 @@ class Checker:
 
     def _fold(self, c: Commit) -> None:
         """The durable state after this commit is the implementation's, whatever the twin said."""
-        row, params = c.row, c.params
+        row = c.row
         self.claims = c.claims
         for cl in row["claims"]:
             self.last_lease[(cl[0], cl[1], cl[2])] = cl[3]
@@ -242,13 +242,7 @@ class Checker:
             self.recovery_f = frozenset(self.recovery)
         for x in c.cancelled:
             self._view(x.sess).cancelled.add(x)
-        for iid, i in c.inputs:  # who took an input: the execution begun with it, or the steering runner's
-            if i.state in ("ordinary", "recovery") and c.exec_mark > self.exec_mark:
-                self.taken_by[iid] = c.exec_mark
-            elif i.state == "steered" and c.action == R.STEER:
-                r = c.memory["run"].get(params[0]) if params else None
-                if r is not None:
-                    self.taken_by[iid] = r.exec
+        self.taken_by.update(INPUTS.takers(c, self.exec_mark))
         self.exec_mark = c.exec_mark
         self.marks = row["marks"]
         self.max_now = c.now if self.max_now is None else max(self.max_now, c.now)
@@ -304,17 +298,8 @@ class Checker:
         return r.sess or None if r else None
 
     def _admit(self, c: Commit, state: str) -> None:
-        """An admission adds the Session's next prompt (`state`: pending, its execution requested, or held,
-        the twin's Admit) and nothing else; one that changed nothing was refused."""
-        if not c.row["changed"]:
-            return
-        i = c.inputs[0] if c.inputs else None
-        ok = (len(c.inputs) == 1 and i[1].kind == "prompt" and i[1].state == state
-              and i[0] not in self._view(i[1].sess).inputs and i[1].src == self.prompts[i[1].sess] + 1
-              and c.claims == self.claims and not c.events and not c.recovery and not c.cancelled
-              and c.exec_mark == self.exec_mark)
-        if not ok:
-            self.find(c.row, "transition", [], i[1].sess if i else None,
+        if not INPUTS.admission_ok(self, c, state):
+            self.find(c.row, "transition", [], c.inputs[0][1].sess if c.inputs else None,
                       f"an admission must add exactly the Session's next prompt, {state}, and change nothing else")
 
     # ------------------------------------------------------------------ a twin action
@@ -333,12 +318,9 @@ class Checker:
         MEM.continuity(self, c, assts)
         MEM.supervision(self, c)
         # 2. the transition
-        seen = self._inputs_seen(c)
-        prompts = {e.asst for e in c.events if e.kind == N.REQUEST_KIND}
-        if c.action == R.EXACT_RETRY:
-            prompts.add(c.params[0].src)
+        seen = INPUTS.seen_before(self.sessions.get(c.focus) if c.focus else None, c)
         pre = self.state(c.focus, self.claims, c.now, assts, c.memory, inputs=frozenset(seen.values()),
-                         prompts=prompts)
+                         prompts=INPUTS.prompts_named(c))
         twin_next = apply_direct(self.cfg, pre, c.action, c.params)
         named = c.row["params"].get("_execution")
         if c.action == R.CANCEL_REQUEST and named is not None and pre.claim[M.si(self.cfg, c.focus)].exec != named:
@@ -350,22 +332,6 @@ class Checker:
         # 4. remember the actors' memory
         for kind, name in actors:
             getattr(self, kind)[name] = predicted[kind][name] if predicted else None
-
-    def _inputs_seen(self, c: Commit) -> dict[str, M.Input]:
-        """The focus Session's inputs the commit is checked on, as they were before it: the `live` ones, and
-        those it changed or its parameters name (a consumed prompt an exact retry names, the input an
-        acquisition or a steer takes), whatever their state."""
-        sv = self.sessions.get(c.focus) if c.focus else None
-        if sv is None:
-            return {}
-        seen = dict(sv.live_inputs)
-        named = [iid for iid, _ in c.inputs]
-        if c.params and c.action in (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER, R.EXACT_RETRY):
-            named.append(input_id(c.params[-1]))
-        for iid in named:
-            if iid in sv.inputs:
-                seen[iid] = sv.inputs[iid]
-        return seen
 
     def _assistants(self, c: Commit) -> set[int]:
         """Assistants this commit can read or write: the Session's claim, the actors' memory, the new events."""
@@ -433,9 +399,7 @@ class Checker:
                 for kind, name in c.actors():
                     predicted[kind][name] = c.memory[kind][name]
             return post, predicted
-        shown = {_identity(i) for i in post.inputs}  # the view: `live` inputs and those the commit touched
-        twin_view = twin_next._replace(inputs=frozenset(i for i in twin_next.inputs
-                                                        if live(i) or _identity(i) in shown))
+        twin_view = twin_next._replace(inputs=INPUTS.compared(twin_next.inputs, post.inputs))
         # the durable variables only (_COMPARED), one line per differing field
         # (effects: the outside world's record, not a commit's: the history check does not read them)
         bad = diff(twin_view._replace(run=post.run, fin=post.fin, rec=post.rec, faults=post.faults,
@@ -518,6 +482,3 @@ def check_db(db, meta: dict | None = None, *, chunk: int = 5000, progress=None, 
     checker.finish(read_final(db))
     return checker
 
-
-def _identity(i: M.Input) -> tuple:
-    return i.sess, i.kind, i.src, i.gen
