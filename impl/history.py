@@ -31,7 +31,7 @@ One `commit_history` row per commit:
   event names its prompt by number, as the twin does), so the fold of the deltas
   is the durable state after every commit; `harness/stress/checker.py` checks that fold against the final
   database too. Measured: recording the full snapshot instead grows with the event log (the run's
-  whole log per commit); the delta costs ~8 small statements per commit, independent of run length.
+  whole log per commit); the delta costs ~9 small statements per commit (the wake rows one), independent of run length.
 - `changed`: whether the commit changed anything recorded (a fenced step that failed commits nothing).
 """
 
