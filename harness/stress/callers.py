@@ -56,8 +56,9 @@ class Callers:
 
     def exact_retry(self, s: str) -> bool:
         p = self.p
-        with p.db.read() as conn:
-            latest = p.node.inputs.prompts_of(conn, s)[-3:]
+        with p.db.read() as conn:  # one of its three latest prompts
+            latest = conn.execute(sa.select(input_t).where(input_t.c.session_id == s, input_t.c.kind == "prompt")
+                                  .order_by(input_t.c.admitted_seq.desc()).limit(3)).all()
         if not latest:
             return False
         row = p.rng.choice(latest)
@@ -68,7 +69,7 @@ class Callers:
         """Resume on this node: the durable request (its own commit), then the drain it forces."""
         p = self.p
         with p.db.read() as conn:
-            if not any(i.state == "held" for i in p.node.inputs.prompts_of(conn, s)[-8:]):
+            if p.node.inputs.oldest_held(conn, s) is None:
                 return False
         owner = p.args.owner
         if p.step(owner, R.RESUME, {"n": owner, "s": s}, lambda: p.node.resume(s, drain=False)) is None:
