@@ -286,7 +286,9 @@ def cmd_stress(args) -> int:
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
             seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
             crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep, steps=args.steps,
-            until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes))
+            until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes,
+            input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
+            wake_batch=args.wake_batch, fresh_share=args.fresh_share))
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
     return code
@@ -440,6 +442,14 @@ def _add_stress(sub) -> None:
                    "its first violation (or a cap); the verdict names the seed, executions and crashes needed")
     s.add_argument("--max-executions", type=int, metavar="N", help="with --until-violation: stop after N executions")
     s.add_argument("--max-crashes", type=int, metavar="K", help="with --until-violation: stop after K crashes")
+    s.add_argument("--input-rate", type=float, default=0.2, metavar="P", help="share of a node's loop turns its "
+                   "callers admit a held prompt, retry one exactly or resume a Session (default 0.2)")
+    s.add_argument("--steer-rate", type=float, default=0.5, metavar="P",
+                   help="share of acquisitions followed by a steer (default 0.5)")
+    s.add_argument("--wake-rate", type=float, default=0.2, metavar="P",
+                   help="share of a node's loop turns its waker moves (default 0.2)")
+    s.add_argument("--wake-batch", type=int, default=2, help="rows one wake scan reserves at most (default 2)")
+    s.add_argument("--fresh-share", type=int, default=1, help="slots of a wake batch fresh rows take first (default 1)")
     s.set_defaults(func=cmd_stress)
 
 

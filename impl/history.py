@@ -23,13 +23,15 @@ One `commit_history` row per commit:
   owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields harness/conformance/mapping.py reads).
 - the durable state after, as a delta: `claims` (the whole claim table: one row per Session, small),
   `delta` (the rows this commit appended or changed: events, session_recovery rows, inputs admitted or
-  promoted, execution_history rows of executions whose claim it removed) and `marks` (high-water marks
-  the next commit's delta is taken against: last event id, last recovery row id, the input and
-  execution sequences, the execution_history row count). Events, recovery and history rows are
-  insert-only and inputs change state once (stamped from the input sequence), so the fold of the deltas
+  promoted, armed or steered, execution_history rows of executions whose claim it removed, and the
+  whole wake-row table when the commit changed it) and `marks` (high-water marks the next commit's delta
+  is taken against: last event id, last recovery row id, the input and execution sequences, the
+  execution_history row count, a checksum of the wake rows). Events, recovery and history rows are
+  insert-only and every change of an input's state is stamped from the input sequence (an input
+  event names its prompt by number, as the twin does), so the fold of the deltas
   is the durable state after every commit; `harness/stress/checker.py` checks that fold against the final
   database too. Measured: recording the full snapshot instead grows with the event log (the run's
-  whole log per commit); the delta costs ~8 small statements per commit, independent of run length.
+  whole log per commit); the delta costs ~9 small statements per commit (the wake rows one), independent of run length.
 - `changed`: whether the commit changed anything recorded (a fenced step that failed commits nothing).
 """
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -74,20 +77,24 @@ meta_t = sa.Table(
 
 ENVIRONMENT = "environment"
 UNATTRIBUTED = "?"
-ZERO_MARKS = {"event": 0, "recovery": 0, "input": 0, "execution": 0, "history": 0}
+ZERO_MARKS = {"event": 0, "recovery": 0, "input": 0, "execution": 0, "history": 0, "wakes": 0}
 COLUMNS = [c.name for c in history_t.columns]
 
 _PREV = "SELECT claims, marks, seq FROM commit_history ORDER BY seq DESC LIMIT 1"
 _CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error, "
            "recovery_attempts "
            "FROM execution_claim ORDER BY session_id")
-_EVENTS = ("SELECT id, session_id, kind, assistant_id, execution_id, writer FROM session_event "
-           "WHERE id > {p} ORDER BY id")
+# an input event (PromptExecutionRequested) carries its prompt's number: the twin names the prompt by it
+_EVENTS = ("SELECT e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e.writer, i.src "
+           "FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id "
+           "WHERE e.id > {p} ORDER BY e.id")
 _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM session_recovery "
              "WHERE id > {p} ORDER BY id")
 _INPUTS = ("SELECT id, session_id, kind, src, state, admitted_seq, promoted_seq FROM session_input "
            "WHERE admitted_seq > {p} OR promoted_seq > {p} ORDER BY admitted_seq")
 _SEQUENCES = "SELECT name, value FROM id_sequence"
+# the wake rows are few (one per Session and kind at most) and change in place: recorded whole when changed
+_WAKES = "SELECT kind, item, rank, attempts, reserved FROM wake_row ORDER BY kind, rank, item"
 _HISTORY_COUNT = "SELECT count(*) FROM execution_history"
 _HISTORY_ROWS = "SELECT execution_id, session_id, outcome FROM execution_history WHERE execution_id IN ({ps})"
 _INSERT = f"INSERT INTO commit_history ({', '.join(COLUMNS)}) VALUES ({{ps}})"
@@ -181,6 +188,8 @@ class HistoryRecorder:
         inputs = [list(r) for r in q(sql["inputs"], (marks["input"], marks["input"]))]
         sequences = dict(q(_SEQUENCES).all())
         n_history = q(_HISTORY_COUNT).scalar_one()
+        wakes = [list(r) for r in q(_WAKES)]
+        wake_sum = zlib.crc32(_dumps(wakes).encode()) if wakes else 0
         history = []
         if n_history != marks["history"]:
             gone = sorted({c[1] for c in json.loads(prev_claims)} - {c[1] for c in json.loads(claims)})
@@ -190,10 +199,11 @@ class HistoryRecorder:
         new_marks = {"event": events[-1][0] if events else marks["event"],
                      "recovery": recovery[-1][0] if recovery else marks["recovery"],
                      "input": sequences.get("input", 0), "execution": sequences.get("execution", 0),
-                     "history": n_history}
-        changed = bool(claims != prev_claims or events or recovery or inputs or history
+                     "history": n_history, "wakes": wake_sum}
+        wakes_changed = wake_sum != marks.get("wakes", 0)
+        changed = bool(claims != prev_claims or events or recovery or inputs or history or wakes_changed
                        or new_marks["execution"] != marks["execution"] or n_history != marks["history"])
-        delta = {}
+        delta = {"wakes": wakes} if wakes_changed else {}
         for key, rows in (("events", events), ("recovery", recovery), ("inputs", inputs), ("history", history)):
             if rows:
                 delta[key] = rows

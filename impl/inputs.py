@@ -7,6 +7,8 @@ by id, after checking that row. A continuation's id is derived from (Session, ex
 A prompt admitted without its execution requested is `held`: an exact retry of the same prompt appends
 its one PromptExecutionRequested (deterministic id, `ids.request_id`) and arms it, and an explicit resume
 durably requests the Session's held prompts; only a requested (`pending`) input is drained or steered.
+Every change of an input's state is stamped from the input sequence (`admitted_seq`, then
+`promoted_seq`), so the commit history (impl/history.py) sees each one.
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ _PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == sa.b
     .values(state=sa.bindparam("to"), promoted_seq=sa.bindparam("seq"))
 
 
+def _insert_prompt(conn: Connection, session_id: str, number: int, delivery: str, requested: bool) -> str:
+    iid = ids.prompt_id(session_id, number)
+    conn.execute(T.insert().values(id=iid, session_id=session_id, kind="prompt", src=number, delivery=delivery,
+                                   state="pending" if requested else "held", admitted_seq=next_id(conn, "input")))
+    return iid
+
+
 class InputStore:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -66,10 +75,17 @@ class InputStore:
 
         def body(conn):
             if self.get(conn, iid) is None:
-                conn.execute(T.insert().values(id=iid, session_id=session_id, kind="prompt", src=number,
-                                               delivery=delivery, state="pending" if requested else "held",
-                                               admitted_seq=next_id(conn, "input")))
+                _insert_prompt(conn, session_id, number, delivery, requested)
             return iid
+        return self.ctx.db.atomic(body)
+
+    def admit_next(self, session_id: str, delivery: str = "queue", requested: bool = True) -> str:
+        """Admit the Session's next prompt (its number one past the highest admitted, read in the same
+        transaction, so concurrent callers never pick the same number)."""
+        def body(conn):
+            k = conn.execute(sa.select(sa.func.coalesce(sa.func.max(T.c.src), 0))
+                             .where(T.c.session_id == session_id, T.c.kind == "prompt")).scalar_one() + 1
+            return _insert_prompt(conn, session_id, k, delivery, requested)
         return self.ctx.db.atomic(body)
 
     def prompts_of(self, conn: Connection, session_id: str) -> list[InputRow]:
@@ -102,7 +118,8 @@ class InputStore:
             conn.execute(event_t.insert(), dict(session_id=session_id, seq=seq, kind=R.REQUESTED, assistant_id=None,
                                                 execution_id=0, writer="", input_id=input_id, event_key=key))
             if twice or row.state == "held":  # the projection arms a held prompt (the defect: any prompt)
-                conn.execute(sa.update(T).where(T.c.id == input_id).values(state="pending"))
+                conn.execute(sa.update(T).where(T.c.id == input_id)
+                             .values(state="pending", promoted_seq=next_id(conn, "input")))
             return Ok(seq)
         return self.ctx.db.atomic(body)
 
@@ -110,8 +127,12 @@ class InputStore:
         """An explicit resume's durable request: every held prompt of the Session now waits (one
         transaction, before any drain)."""
         def body(conn):
-            n = conn.execute(sa.update(T).where(T.c.session_id == session_id, T.c.kind == "prompt",
-                                                T.c.state == "held").values(state="pending")).rowcount
+            held = sa.and_(T.c.session_id == session_id, T.c.kind == "prompt", T.c.state == "held")
+            if conn.execute(sa.select(sa.exists().where(held))).scalar_one():
+                n = conn.execute(sa.update(T).where(held).values(state="pending",
+                                                                promoted_seq=next_id(conn, "input"))).rowcount
+            else:
+                n = 0
             return Ok(n) if n else NotEnabled(f"{session_id} has no held prompt")
         return self.ctx.db.atomic(body)
 

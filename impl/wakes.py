@@ -190,6 +190,12 @@ class WakeQueue:
             return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
         return self.ctx.db.atomic(body)
 
+    def lapsed(self, conn: Connection, ticks: int) -> list[str]:
+        """Reserved rows whose reservation is at least `ticks` old: their redrive died with its process, so
+        a waker may release them (WakeLost) for a later batch."""
+        return [r[0] for r in conn.execute(sa.select(W.c.item).where(
+            W.c.kind == self.kind, W.c.reserved.is_not(None), W.c.reserved_at + ticks <= self.ctx.now()))]
+
     def rows(self, conn: Connection) -> dict[str, tuple[int, str]]:
         """{item: (attempts, reserved slot or "")} of this kind (the mapping's read)."""
         return {r.item: (r.attempts, r.reserved or "")

@@ -26,8 +26,10 @@ def fold_differences(checker, final) -> list[str]:
         problems.append(f"events ({folded_events} recorded, {len(final.snapshot.events)} in the database)")
     else:
         by_s = defaultdict(list)
+        src = {i.id: i.src for i in final.snapshot.inputs}  # an input event names its prompt by number
         for e in final.snapshot.events:
-            by_s[e.session].append(M.Event(e.session, e.kind, ids.numbered(e.assistant, checker.cfg.max_steps), e.writer))
+            asst = src.get(e.input, -1) if e.input is not None else ids.numbered(e.assistant, checker.cfg.max_steps)
+            by_s[e.session].append(M.Event(e.session, e.kind, asst, e.writer))
         if any(by_s.get(s, []) != v.log for s, v in checker.sessions.items()):
             problems.append("event log")
     db_inputs = {i.id: M.Input(i.session, i.kind, i.src, i.state) for i in final.snapshot.inputs}
@@ -87,14 +89,14 @@ class Fates:
         return "lost"
 
     def of_prompt(self, i) -> str:
-        if i.state == "pending":
-            return "pending"
+        if i.state in ("pending", "held"):  # held: admitted, its execution awaiting its caller's retry or resume
+            return i.state
         e = self.taken_by.get(i.id)
         return "lost" if e is None else self.of_execution(e, i.session)
 
 
 def account_inputs(final, taken_by: dict, max_lost: int = 20) -> tuple[dict, list[str]]:
-    """Every admitted prompt: answered, cancelled, pending (recoverable), in flight (recoverable),
+    """Every admitted prompt: answered, cancelled, pending or held (recoverable), in flight (recoverable),
     quarantined (held for an operator), or lost. Returns ({"admitted": n, fate: count, ...}, lost lines)."""
     fates = Fates(final, taken_by)
     counts = Counter()

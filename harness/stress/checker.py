@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from impl import ids
 from impl.history import ENVIRONMENT, UNATTRIBUTED, ZERO_MARKS
 from spec import invariants as I
 from spec import model as M
@@ -44,15 +43,18 @@ from harness import registry as R
 from harness.conformance.mapping import why_of
 from harness.conformance.mapping import diff
 from harness.stress import accounting
+from harness.stress import inputs as INPUTS
 from harness.stress import memory as MEM
+from harness.stress import wakes as WAKES
 from harness.stress.findings import Finding, Report
-from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_vars, config_from_meta, fmt, read_commit, \
-    read_final
+from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_vars, config_from_meta, fmt, \
+    read_commit, read_final
 
 _ALWAYS = frozenset(M.State._fields.index(v) for v in ("claim", "run", "fin", "rec"))
 _COMPARED = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 _TAKES_INPUT = (R.ACQUIRE, R.PROMOTE_CONTINUATION)
-_NAMES_SESSION = (R.CANCEL_REQUEST, R.HEARTBEAT)  # (actor, Session) parameters
+_NAMES_SESSION = (R.CANCEL_REQUEST, R.HEARTBEAT, R.RESUME)  # (actor, Session) parameters
+_ADMISSIONS = {ADMIT: "pending", R.ADMIT: "held"}  # the environment's admission, the twin's Admit
 
 
 class Checker:
@@ -98,8 +100,10 @@ class Checker:
         self.prompts: Counter = Counter()
         self.keep_rows = True
         self.last_lease: dict[tuple, int] = {}  # (session, execution, owner) -> the last lease expiry recorded
+        self.first_lease: dict[tuple, int] = {}  # ... and the first
         self.recovery_intervals: list[tuple] = []  # (session, execution, worker, takeover wall, end wall)
         self._open_recovery: dict[str, tuple] = {}
+        self.wakes = WAKES.WakeCheck(self)
 
     # ------------------------------------------------------------------ findings
 
@@ -159,12 +163,12 @@ class Checker:
             out.append(tuple(vals))
         return out
 
-    def state(self, focus, claims, now, assts, override=None, restrict=False, inputs=None, log=None):
+    def state(self, focus, claims, now, assts, override=None, restrict=False, inputs=None, log=None, prompts=()):
         sv = self.sessions.get(focus)
         run, fin, rec = self._memory(focus, override, restrict, claims, now)
         return M.State(
             claim=self.claims_at(claims, now), nextExec=self.exec_mark + 1,
-            log=log if log is not None else (sv.log_view(assts) if sv else ()),
+            log=log if log is not None else (sv.log_view(assts, prompts) if sv else ()),
             recovery=self.recovery_f,
             inputs=inputs if inputs is not None else (frozenset(sv.live_inputs.values()) if sv else frozenset()),
             run=run, fin=fin, rec=rec,
@@ -192,6 +196,7 @@ class Checker:
             if action == R.CRASH:
                 self.crash_rows.append(row)
         self._check(c)
+        self.wakes.check(c)
         self._fold(c)
         if row["changed"]:
             rep.counts[action] += 1
@@ -208,10 +213,10 @@ class Checker:
                        "recorder's step context)")
         elif unknown:
             self.find(c.row, "record", [], c.focus, f"actors outside the run's configuration: {unknown}")
-        elif c.action == ADMIT:
-            self._admit(c)
-        elif c.params is None:
-            pass
+        elif c.action in _ADMISSIONS:
+            self._admit(c, _ADMISSIONS[c.action])
+        elif c.params is None or c.action in WAKES.ACTIONS:
+            pass  # unreadable (a finding already), or the wake rows' (self.wakes)
         elif c.action == R.CRASH:
             self._crash_step(c, c.params[0])
         elif c.action not in N.ACTIONS:
@@ -221,10 +226,11 @@ class Checker:
 
     def _fold(self, c: Commit) -> None:
         """The durable state after this commit is the implementation's, whatever the twin said."""
-        row, params = c.row, c.params
+        row = c.row
         self.claims = c.claims
         for cl in row["claims"]:
             self.last_lease[(cl[0], cl[1], cl[2])] = cl[3]
+            self.first_lease.setdefault((cl[0], cl[1], cl[2]), cl[3])
         for ev in c.events:
             self._view(ev.sess).append(ev)
         for iid, i in c.inputs:
@@ -236,11 +242,7 @@ class Checker:
             self.recovery_f = frozenset(self.recovery)
         for x in c.cancelled:
             self._view(x.sess).cancelled.add(x)
-        if c.action in _TAKES_INPUT and params and c.exec_mark > self.exec_mark:
-            i = params[1]
-            iid = ids.prompt_id(i.sess, i.src) if i.kind == "prompt" else (
-                ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen))
-            self.taken_by[iid] = c.exec_mark
+        self.taken_by.update(INPUTS.takers(c, self.exec_mark))
         self.exec_mark = c.exec_mark
         self.marks = row["marks"]
         self.max_now = c.now if self.max_now is None else max(self.max_now, c.now)
@@ -271,9 +273,13 @@ class Checker:
         action, params, override = c.action, c.params, c.memory
         if action == ADMIT:
             return c.inputs[0][1].sess if c.inputs else None
-        if not params and action not in N.ACTIONS:
+        if (not params and action not in N.ACTIONS) or action in WAKES.ACTIONS:
             return None
-        if action in _TAKES_INPUT:
+        if action == R.ADMIT:
+            return params[0] if params else None
+        if action == R.EXACT_RETRY:
+            return params[0].sess
+        if action in _TAKES_INPUT or action == R.STEER:
             return params[1].sess
         if action in _NAMES_SESSION:
             return params[1]
@@ -291,15 +297,10 @@ class Checker:
         r = override["run"].get(params[0]) or self.run.get(params[0])
         return r.sess or None if r else None
 
-    def _admit(self, c: Commit) -> None:
-        i = c.inputs[0] if c.inputs else None
-        ok = (len(c.inputs) == 1 and i[1].kind == "prompt" and i[1].state == "pending"
-              and i[0] not in self._view(i[1].sess).inputs
-              and c.claims == self.claims and not c.events and not c.recovery and not c.cancelled
-              and c.exec_mark == self.exec_mark)
-        if not ok:
-            self.find(c.row, "transition", [], i[1].sess if i else None,
-                       "an admission must add exactly one pending prompt and change nothing else")
+    def _admit(self, c: Commit, state: str) -> None:
+        if not INPUTS.admission_ok(self, c, state):
+            self.find(c.row, "transition", [], c.inputs[0][1].sess if c.inputs else None,
+                      f"an admission must add exactly the Session's next prompt, {state}, and change nothing else")
 
     # ------------------------------------------------------------------ a twin action
 
@@ -317,12 +318,14 @@ class Checker:
         MEM.continuity(self, c, assts)
         MEM.supervision(self, c)
         # 2. the transition
-        pre = self.state(c.focus, self.claims, c.now, assts, c.memory)
+        seen = INPUTS.seen_before(self.sessions.get(c.focus) if c.focus else None, c)
+        pre = self.state(c.focus, self.claims, c.now, assts, c.memory, inputs=frozenset(seen.values()),
+                         prompts=INPUTS.prompts_named(c))
         twin_next = apply_direct(self.cfg, pre, c.action, c.params)
         named = c.row["params"].get("_execution")
         if c.action == R.CANCEL_REQUEST and named is not None and pre.claim[M.si(self.cfg, c.focus)].exec != named:
             twin_next = None  # an interrupt of an execution that no longer holds the claim is not a CancelRequest
-        post, outside = self._post_state(c, pre, assts)
+        post, outside = self._post_state(c, pre, assts, seen)
         post, predicted = self._transition(c, pre, post, twin_next, outside)
         # 3. invariants on the state after and on the edge, restricted to the focus Session
         self._invariants(c, pre, post)
@@ -351,23 +354,21 @@ class Checker:
                     execs.add(v.exec)
                     assts.add(getattr(v, "mem", 0))
         assts |= {M.asst(self.cfg, e, k) for e in execs if e for k in range(1, steps + 1)}  # each Step's
-        assts |= {e.asst for e in c.events}
+        assts |= {e.asst for e in c.events if e.kind != N.REQUEST_KIND}  # an input event names a prompt
         assts.discard(0)
         return assts
 
-    def _post_state(self, c: Commit, pre: M.State, assts: set) -> tuple[M.State, list[str]]:
-        """The recorded state after the commit (the focus Session's view) and what it wrote outside it."""
+    def _post_state(self, c: Commit, pre: M.State, assts: set, seen: dict) -> tuple[M.State, list[str]]:
+        """The recorded state after the commit (the focus Session's view: the inputs `seen` before it, as the
+        commit left them) and what it wrote outside it."""
         focus = c.focus
-        sv = self.sessions.get(focus) if focus else None
-        post_inputs = dict(sv.live_inputs) if sv else {}
+        post_inputs = dict(seen)
         outside = []
         for iid, i in c.inputs:
             if i.sess != focus:
                 outside.append(f"input {iid} of {i.sess}")
-            elif i.kind == "cont" or i.state == "pending":
-                post_inputs[iid] = i
             else:
-                post_inputs.pop(iid, None)
+                post_inputs[iid] = i
         outside += [f"{e.kind} event of {e.sess}" for e in c.events if e.sess != focus]
         outside += [f"cancelled execution {x.exec} of {x.sess}" for x in c.cancelled if x.sess != focus]
         changed_claims = [s for s in set(self.claims) | set(c.claims)
@@ -398,8 +399,7 @@ class Checker:
                 for kind, name in c.actors():
                     predicted[kind][name] = c.memory[kind][name]
             return post, predicted
-        twin_view = twin_next._replace(inputs=frozenset(i for i in twin_next.inputs
-                                                        if i.kind == "cont" or i.state == "pending"))
+        twin_view = twin_next._replace(inputs=INPUTS.compared(twin_next.inputs, post.inputs))
         # the durable variables only (_COMPARED), one line per differing field
         # (effects: the outside world's record, not a commit's: the history check does not read them)
         bad = diff(twin_view._replace(run=post.run, fin=post.fin, rec=post.rec, faults=post.faults,
@@ -481,3 +481,4 @@ def check_db(db, meta: dict | None = None, *, chunk: int = 5000, progress=None, 
             progress(checker)
     checker.finish(read_final(db))
     return checker
+

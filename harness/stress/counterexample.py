@@ -81,6 +81,14 @@ def save_traces(checker: Checker, defects, out: Path, *, limit: int = 3, title: 
 
 # ---------------------------------------------------------------- the reduced configuration
 
+def _admits(rows: list[dict]) -> bool:
+    """Admission, when the Session's prompts all came by the caller's Admit (a prompt the parent admitted,
+    requested, is Init's: a history with both has no reduced twin, and its trace stops at the first input
+    action)."""
+    return any(r["action"] in (R.ADMIT, R.EXACT_RETRY, R.RESUME) for r in rows) and \
+        not any(r["action"] == ADMIT for r in rows)
+
+
 def _executions(session: str, rows: list[dict]) -> set[int]:
     """The executions the Session's rows name: its claims, its events, the continuations promoted."""
     execs = set()
@@ -89,7 +97,7 @@ def _executions(session: str, rows: list[dict]) -> set[int]:
         if c:
             execs.add(c[1])
         for e in r["delta"].get("events", ()):
-            if e[1] == session:
+            if e[1] == session and e[4]:  # an input event names no execution (0)
                 execs.add(e[4])
         if r["action"] == R.PROMOTE_CONTINUATION and r["params"]["i"]["sess"] == session:
             execs.add(r["params"]["i"]["src"])
@@ -126,10 +134,10 @@ class Reducer:
         for ev in row["delta"].get("events", ()):
             if ev[1] == self.session:
                 e = event_of(ev, self.cfg.max_steps)
-                self.log.append(e._replace(asst=self.a(e.asst)))
+                self.log.append(e if e.kind == N.REQUEST_KIND else e._replace(asst=self.a(e.asst)))  # names a prompt
 
     def params(self, action, p: tuple) -> tuple:
-        if action in (R.ACQUIRE, R.PROMOTE_CONTINUATION):
+        if action in (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER):
             i = p[1]
             if i.sess != self.session:
                 raise KeyError(f"input of {i.sess}")
@@ -182,7 +190,8 @@ class SessionWalk:
                             tools=int(meta.get("tools", 0)),
                             lease=1, scan_bound=1,
                             grace=int(meta.get("grace_ticks", 0)),
-                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)))
+                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)),
+                            steering=True, admission=_admits(self.rows))
         self.red = Reducer(self.cfg, session, emap)
         self.max_depth = max_depth
         self.st = M.init(self.cfg)

@@ -15,8 +15,9 @@ UNEVALUATED = {
                               "finalizer on an expired lease is stopped under SynchronizedClocks); what can "
                               "fail is the premise, checked as supervision on recorded memory, and the "
                               "physical effect intervals per Session in the effect logs",
-    "liveness": "SessionsEventuallyAvailable and ExpiredClaimsEventuallyHandled speak of infinite "
-                "behaviours; a bounded run shows stranded work as quarantined or in-flight inputs",
+    "liveness": "SessionsEventuallyAvailable, ExpiredClaimsEventuallyHandled, FreshWorkKeepsCapacity and "
+                "RetryAdvances speak of infinite behaviours; a bounded run shows stranded work as quarantined "
+                "or in-flight inputs, and a starved wake row as a scan breaking WakePlanShared",
 }
 
 

@@ -78,11 +78,14 @@ def continuity(checker, c: Commit, assts: set) -> None:
 
 def scan_plausible(checker, w: M.Rec, now: int) -> bool:
     """Whether a scan the worker remembers (Session, execution, former owner) could have read a real
-    row: the history recorded a claim of that identity whose last recorded lease had expired by `now`,
-    the clock reading of the compare-and-swap that follows it (a scan reads before its CAS). The
-    window's bound and order are not re-checked: the scan read a state between two commits that the
-    checker does not keep, and the CAS, which is recorded and checked, compares on exactly this row."""
-    held = checker.last_lease.get((w.sess, w.exec, w.seen))
+    row: the history recorded a claim of that identity with a lease that had expired by `now`, the
+    clock reading of the compare-and-swap that follows it (a scan reads before its CAS). Any recorded
+    lease of the identity will do, and the first is the earliest (an identity's lease only grows): a
+    heartbeat whose clock reading was taken before the scan's may commit after it and extend the lease
+    the scan saw expired (the CAS then fails, and is checked as such). The window's bound and order are
+    not re-checked: the scan read a state between two commits that the checker does not keep, and the
+    CAS, which is recorded and checked, compares on exactly this row."""
+    held = checker.first_lease.get((w.sess, w.exec, w.seen))
     return held is not None and held <= now
 
 

@@ -11,7 +11,8 @@ reading, in ticks, for every lease decision of the step), runs supervision (a fi
 expired stops: the twin's Tick), records the process's memory, and runs the step. Work: admitted prompts
 and recovery's continuations of unclaimed Sessions; Step.Failed or Step.Ended chosen by a seeded
 scripted provider; heartbeats every third of a lease for the claims its actors work on; recovery scans
-of expired claims; interrupts delivered to its inbox by the caller.
+of expired claims; interrupts delivered to its inbox by the caller; and the input actions and wake scans
+of its own callers and waker (harness/stress/callers.py).
 
 The **caller** is an authenticated client: every so often it picks a running execution from the claims
 and routes an interrupt naming that execution to its owning node's inbox (`ProcessLocalRouting`).
@@ -44,6 +45,7 @@ from impl.recovery import RecoveryWorker
 from impl.schema import claim_t, input_t, recovery_t
 
 from harness import registry as R
+from harness.stress.callers import Callers, Waker, twin_input
 
 STOP_FILE = "stop"
 
@@ -121,6 +123,9 @@ class NodeProcess:
         self.next_scan = 0.0
         self.next_work = 0.0
         self.db_errors = 0
+        self.result = None  # the last step's result
+        self.callers = Callers(self)
+        self.waker = Waker(self)
 
     # ------------------------------------------------------------------ one step
 
@@ -132,17 +137,19 @@ class NodeProcess:
         self.node.supervise()  # the clock moved: a supervised finalizer whose lease expired stops
         return now
 
-    def step(self, actor: str, action, params: dict, fn, *, repin: bool = True):
-        """Pin the clock, supervise, record the memory, run one atomic unit under the recorder's step.
-        `action` is a name, or the actor's `enabled` (evaluated after the pin: the name recorded is the
-        step that runs); returns the action run, or None."""
+    def step(self, actor: str, action, params: dict, fn, *, repin: bool = True, memory: dict | None = None):
+        """Pin the clock, supervise, record the memory (`memory`: what the actor remembers, when it is not
+        this process's node and worker), run one atomic unit under the recorder's step. `action` is a name,
+        or the actor's `enabled` (evaluated after the pin: the name recorded is the step that runs);
+        returns the action run, or None; its result is `self.result`."""
         now = self.pin() if repin else self.clock.now()
         name = action() if callable(action) else action
+        self.result = None
         if name is None:
             return None
         try:
-            with self.recorder.step(actor, name, params, self.memory(), now):
-                fn()
+            with self.recorder.step(actor, name, params, self.memory() if memory is None else memory, now):
+                self.result = fn()
             return name
         except sa.exc.OperationalError as exc:  # a lock wait timed out: the step did not happen
             self.db_errors += 1
@@ -208,27 +215,34 @@ class NodeProcess:
             if not sessions:
                 self.next_work = time.monotonic() + 0.01
                 return False
-            s = self.rng.choice(sessions)
-            if s in recovery:
+        s = self.rng.choice(sessions)
+        self.take(s, promote=s in recovery)
+        return True
+
+    def take(self, s: str, promote: bool = False) -> bool:
+        """Begin an execution on Session s: recovery's continuation (`promote`) or the input ordinary selection
+        picks; whether it began."""
+        with self.db.read() as conn:
+            if promote:
                 row = conn.execute(sa.select(input_t).where(
                     input_t.c.session_id == s, input_t.c.kind == "continuation", input_t.c.state == "pending",
                     sa.exists().where(recovery_t.c.execution_id == input_t.c.src,
                                       recovery_t.c.session_id == s)).order_by(input_t.c.admitted_seq)).first()
-                promote = True
             else:
                 picked = self.node.inputs.select_ordinary(conn, s)
                 row = picked[0] if picked else None
-                promote = False
         if row is None:
             return False
         owner = self.args.owner
-        i = {"sess": row.session_id, "kind": "cont" if row.kind == "continuation" else "prompt",
-             "src": row.src, "state": "pending"}
+        params = {"n": owner, "i": twin_input(row)}
         if promote:
-            self.step(owner, R.PROMOTE_CONTINUATION, {"n": owner, "i": i}, lambda: self.node.promote(row.id))
+            self.step(owner, R.PROMOTE_CONTINUATION, params, lambda: self.node.promote(row.id))
         else:
-            self.step(owner, R.ACQUIRE, {"n": owner, "i": i}, lambda: self.node.acquire(row.id))
-        return True
+            self.step(owner, R.ACQUIRE, params, lambda: self.node.acquire(row.id))
+        began = bool(self.result)
+        if began:
+            self.callers.steer()  # at the Step's start, before its renewal
+        return began
 
     def finalizer(self) -> bool:
         fin, owner = self.node.finalizer, self.args.owner
@@ -295,6 +309,8 @@ class NodeProcess:
             did |= self.finalizer()
             did |= self.recovery()
             did |= self.heartbeats()
+            did |= self.callers.turn()
+            did |= self.waker.turn()
             if not did:
                 time.sleep(idle_sleep)
         self.db.dispose()
@@ -359,6 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cancel-every", type=float, default=0.2, help="caller: mean seconds between interrupts")
     p.add_argument("--busy-timeout", type=float, default=30.0)
     p.add_argument("--defect", action="append")
+    p.add_argument("--sessions", nargs="*", help="node: the run's Sessions (its callers' and waker's)")
+    p.add_argument("--input-rate", type=float, default=0.2,
+                   help="share of loop turns a caller admits, retries exactly or resumes")
+    p.add_argument("--steer-rate", type=float, default=0.5, help="share of acquisitions followed by a steer")
+    p.add_argument("--wake-rate", type=float, default=0.2, help="share of loop turns the waker moves")
+    p.add_argument("--wake-batch", type=int, default=2)
+    p.add_argument("--fresh-share", type=int, default=1)
+    p.add_argument("--max-wake-tries", type=int, default=2)
     return p
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from impl.wakes import check_share
 from spec import names as N
 
 from harness import registry as R
@@ -40,6 +41,14 @@ class StressOptions:
     steps: int = 1  # Steps per execution (the twin's MaxSteps): the provider asks for another until then
     effect_ms: float = 10.0  # the longest simulated provider call (uniform): time for interrupts to land
     max_prompts: int = 1_000_000
+    # the nodes' callers and waker (harness/stress/callers.py): shares of a node's loop turns, and the
+    # ordinary wake queue's batch, fresh share and counter bound (impl/wakes.py plan_batch)
+    input_rate: float = 0.2  # a caller admits a held prompt, retries one exactly or resumes a Session
+    steer_rate: float = 0.5  # an acquisition is followed by a steer of a pending input of its Session
+    wake_rate: float = 0.2  # the waker: an arrival, a bounded scan (and its redrives), or a lapsed release
+    wake_batch: int = 2
+    fresh_share: int = 1
+    max_wake_tries: int = 2
     keep: bool = False
     progress: bool = True
     # --until-violation: check the history while it grows and stop at its first violation, or once
@@ -120,6 +129,16 @@ def validate(opts: StressOptions) -> None:
         raise StressUsage("--nodes, --seconds, --sessions, --lease must be positive")
     if opts.steps < 1:
         raise StressUsage("--steps must be positive")
+    for name, rate in (("--input-rate", opts.input_rate), ("--steer-rate", opts.steer_rate),
+                       ("--wake-rate", opts.wake_rate)):
+        if not 0 <= rate <= 1:
+            raise StressUsage(f"{name} must be in [0, 1]")
+    try:
+        check_share(opts.wake_batch, opts.fresh_share)
+    except ValueError as exc:
+        raise StressUsage(f"--wake-batch/--fresh-share: {exc}") from exc
+    if opts.max_wake_tries < 1:
+        raise StressUsage("--max-wake-tries must be positive")
     if opts.lease < 3 * opts.tick:
         raise StressUsage("--lease must be at least three clock ticks")
     for name, cap in (("--max-executions", opts.max_executions), ("--max-crashes", opts.max_crashes)):

@@ -43,8 +43,12 @@ def asst_of(aid, steps: int = 1) -> int:
 
 
 def event_of(row, steps: int = 1) -> M.Event:
-    _id, sess, kind, aid, _execution, writer = row
-    return M.Event(sess, SHORT_KIND.get(kind, kind.split(".", 1)[-1]), asst_of(aid, steps), writer)
+    """A recorded event; an input event (PromptExecutionRequested) names its prompt by number, as the twin does."""
+    _id, sess, kind, aid, _execution, writer, *prompt = row
+    short = SHORT_KIND.get(kind, kind.split(".", 1)[-1])
+    if short == N.REQUEST_KIND:
+        return M.Event(sess, short, prompt[0] if prompt and prompt[0] is not None else -1, writer)
+    return M.Event(sess, short, asst_of(aid, steps), writer)
 
 
 def input_of(row) -> tuple[str, M.Input]:
@@ -75,8 +79,13 @@ def memory_of(mem: dict | None) -> dict:
 
 def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
     """The twin configuration of a run: its Sessions, nodes, recovery workers, lease (in clock ticks)
-    and scan bound; execution ids unbounded; every fault; no defect (the protocol as specified)."""
+    and scan bound, its wake rows and batch; execution ids unbounded; every fault; the input actions
+    (Admission, Steering) on, as a caller or a runner may take them at any time; no defect (the protocol
+    as specified)."""
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
+                    admission=True, steering=True, wake_rows=int(meta.get("wake_rows", 0)),
+                    wake_batch=int(meta.get("wake_batch", 2)), fresh_share=int(meta.get("fresh_share", 1)),
+                    max_wake_tries=int(meta.get("max_wake_tries", 2)),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
                     max_steps=int(meta.get("max_steps", 1)), tools=int(meta.get("tools", 0)),
                     lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
@@ -89,6 +98,8 @@ def meta_for(cfg: M.Config, **extra) -> dict:
     return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
             "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools,
+            "wake_rows": cfg.wake_rows, "wake_batch": cfg.wake_batch, "fresh_share": cfg.fresh_share,
+            "max_wake_tries": cfg.max_wake_tries,
             "defects": sorted(cfg.defects), **extra}
 
 
@@ -112,6 +123,7 @@ class Commit:
     recovery: set = field(default_factory=set)  # M.RecRow inserted
     cancelled: set = field(default_factory=set)  # M.RecRow of claims removed as cancelled
     exec_mark: int = 0  # the execution sequence after the commit
+    wakes: list | None = None  # the whole wake-row table after the commit, when it changed it (None: unchanged)
     focus: str | None = None  # the Session it acts on (set by the checker, which knows the actors' memory)
 
     @property
@@ -152,11 +164,17 @@ def read_commit(row: dict, exec_mark: int, steps: int = 1) -> tuple[Commit, str 
         inputs=[input_of(i) for i in delta.get("inputs", ())],
         recovery={M.RecRow(r[1], r[2]) for r in delta.get("recovery", ())},
         cancelled={M.RecRow(h[0], h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"},
-        exec_mark=row["marks"].get("execution", exec_mark))
+        exec_mark=row["marks"].get("execution", exec_mark), wakes=delta.get("wakes"))
     return commit, why
 
 
 # ---------------------------------------------------------------- the fold
+
+def live(i: M.Input) -> bool:
+    """An input any action or invariant can read whatever the commit: every continuation, and the prompts
+    still waiting (held or pending); consumed prompts drop out of the view unless a commit names them."""
+    return i.kind == "cont" or i.state in ("pending", "held")
+
 
 class SessionView:
     """The durable state of one Session, as the fold of the deltas so far."""
@@ -164,21 +182,24 @@ class SessionView:
     def __init__(self):
         self.log: list[M.Event] = []
         self.by_asst: dict[int, list[int]] = defaultdict(list)  # assistant -> positions in log
+        self.by_prompt: dict[int, list[int]] = defaultdict(list)  # prompt -> positions of its input events
         self.inputs: dict[str, M.Input] = {}
-        self.live_inputs: dict[str, M.Input] = {}  # pending prompts and every continuation (what any action
-        self.cancelled: set[M.RecRow] = set()  # or invariant can read; consumed prompts drop out)
+        self.live_inputs: dict[str, M.Input] = {}  # `live` inputs
+        self.cancelled: set[M.RecRow] = set()
 
-    def log_view(self, assts: Iterable[int]) -> tuple:
-        pos = sorted(p for a in set(assts) for p in self.by_asst.get(a, ()))
+    def log_view(self, assts: Iterable[int], prompts: Iterable[int] = ()) -> tuple:
+        """The log's events of these assistants and the input events of these prompts, in log order."""
+        pos = sorted([p for a in set(assts) for p in self.by_asst.get(a, ())]
+                     + [p for k in set(prompts) for p in self.by_prompt.get(k, ())])
         return tuple(self.log[p] for p in pos)
 
     def append(self, ev: M.Event) -> None:
-        self.by_asst[ev.asst].append(len(self.log))
+        (self.by_prompt if ev.kind == N.REQUEST_KIND else self.by_asst)[ev.asst].append(len(self.log))
         self.log.append(ev)
 
     def put_input(self, iid: str, i: M.Input) -> None:
         self.inputs[iid] = i
-        if i.kind == "cont" or i.state == "pending":
+        if live(i):
             self.live_inputs[iid] = i
         else:
             self.live_inputs.pop(iid, None)

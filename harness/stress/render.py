@@ -11,7 +11,7 @@ from harness.stress.findings import UNEVALUATED
 from harness.stress.options import StressOptions, StressResult
 from harness.stress.records import ENV_STEPS
 
-_FATES = ["answered", "answered (failed)", "cancelled", "pending", "pending continuation", "in flight",
+_FATES = ["answered", "answered (failed)", "cancelled", "pending", "held", "pending continuation", "in flight",
           "quarantined (cancelled)", "quarantined", "lost"]
 
 
@@ -52,6 +52,10 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
              f"Step.Failed {c[R.PUBLISH_STEP_FAILED]:,}, provider dispatches {res.effects['dispatch']:,}",
              f"  cancels       {c[R.CANCEL_REQUEST]:,} (finalizer settles {c[R.FINALIZER_SETTLE]:,}, clears "
              f"{c[R.FINALIZER_CLEAR]:,})",
+             f"  inputs        admitted held {c[R.ADMIT]:,}, exact retries {c[R.EXACT_RETRY]:,}, resumes "
+             f"{c[R.RESUME]:,}, steers {c[R.STEER]:,}",
+             f"  wakes         arrivals {c[R.WAKE_ARRIVE]:,}, scans {c[R.WAKE_SCAN]:,}, served {c[R.WAKE_SERVE]:,}, "
+             f"lost {c[R.WAKE_LOST]:,}",
              f"  crashes       {res.crashes} injected (SIGKILL)" + (f", {len(res.unexpected_exits)} unexpected exits"
                                                                   if res.unexpected_exits else ""),
              f"  takeovers     {c[R.RECOVERY_TAKEOVER]:,}  continuations {c[R.RECOVERY_CONVERT]:,}  quarantines "

@@ -3,6 +3,7 @@
     claimcheck stress --nodes N --seconds S [--db URL] [--sessions K] [--lease SECONDS] [--seed X]
                       [--defect NAME ...] [--out DIR] [--executions N] [--crash-every SECONDS | --crash-every-commits C]
                       [--until-violation [--max-executions N] [--max-crashes K]]
+                      [--input-rate P] [--steer-rate P] [--wake-rate P] [--wake-batch B] [--fresh-share F]
 
 The parent (this module: process control) creates the schema and the commit history (impl/history.py) on
 a database that must be a sqlite file (WAL) or a local PostgreSQL server (loopback or a Unix
@@ -89,7 +90,8 @@ class Supervisor:
         self.db.create_schema()
         meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
                 "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
-                "max_steps": self.o.steps,
+                "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
+                "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
                 "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress"}
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
         self.clock = SystemClock(self.o.tick)
@@ -101,10 +103,10 @@ class Supervisor:
             self.admit(s)
 
     def admit(self, s: str) -> None:
+        """The Session's next prompt, its execution requested (the nodes' callers admit held ones too)."""
         self.prompt_no[s] += 1
-        k = self.prompt_no[s]
-        with self.recorder.step(ENVIRONMENT, ADMIT, {"s": s, "k": k}, {}, self.clock.now()):
-            self.inputs.admit_prompt(s, k)
+        with self.recorder.step(ENVIRONMENT, ADMIT, {"s": s}, {}, self.clock.now()):
+            self.inputs.admit_next(s)
 
     def node_cmd(self, k: int) -> list[str]:
         o = self.o
@@ -112,7 +114,10 @@ class Supervisor:
         cmd = ["node", "--db", self.url, "--run-dir", str(self.run_dir),
                "--owner", n, "--worker", r, "--incarnation", str(self.incarnation[n]), "--seed", str(o.seed),
                "--tick", str(o.tick), "--lease-ticks", str(self.lease_ticks), "--fail-rate", str(o.fail_rate),
-               "--effect-ms", str(o.effect_ms), "--steps", str(o.steps)]
+               "--effect-ms", str(o.effect_ms), "--steps", str(o.steps), "--sessions", *self.sessions,
+               "--input-rate", str(o.input_rate), "--steer-rate", str(o.steer_rate), "--wake-rate", str(o.wake_rate),
+               "--wake-batch", str(o.wake_batch), "--fresh-share", str(o.fresh_share),
+               "--max-wake-tries", str(o.max_wake_tries)]
         for d in o.defects:
             cmd += ["--defect", d]
         return cmd

@@ -24,6 +24,31 @@ def test_admission_is_idempotent_and_ordered():
         assert [r.src for r in store.select_ordinary(conn, "s1", limit=5)] == [1, 2]
 
 
+def test_admit_next_numbers_past_the_highest_admitted():
+    """A node admits a Session's next prompt without knowing its number (the number is read in the admitting
+    transaction), held or requested."""
+    w = World(prompts=0)
+    store = w.node().inputs
+    store.admit_prompt("s1", 1)
+    assert store.admit_next("s1", requested=False) == ids.prompt_id("s1", 2)
+    assert store.admit_next("s2") == ids.prompt_id("s2", 1)
+    assert {i.id: i.state for i in w.snap().inputs}[ids.prompt_id("s1", 2)] == "held"
+
+
+def test_arming_a_held_prompt_is_stamped():
+    """An exact retry's and a resume's arming (held -> pending) stamp the input from the input sequence, as
+    every other change of an input's state does: the commit history's delta is taken against that stamp."""
+    w = World(prompts=0)
+    store = w.node().inputs
+    a, b = store.admit_prompt("s1", 1, requested=False), store.admit_prompt("s1", 2, requested=False)
+
+    def stamp(iid):
+        with w.db.read() as conn:
+            return store.get(conn, iid).promoted_seq
+    assert stamp(a) is None and store.exact_retry("s1", a) and stamp(a) > 2
+    assert stamp(b) is None and store.request_pending("s1") and stamp(b) > stamp(a)
+
+
 def test_ordinary_selection_excludes_only_recovery_owned_continuations():
     w = World(sessions=("s1", "s2"), lease=1)
     node = w.node()

@@ -12,6 +12,7 @@ import random
 from impl.db import Database
 from impl.history import ENVIRONMENT, HistoryRecorder, Step, memory_of
 from spec import model as M
+from spec import names as N
 
 from harness import registry as R
 from harness.conformance.scheduler import Scheduler
@@ -63,6 +64,10 @@ class RecordingScheduler:
                     pass
         elif name == R.RECOVERY_SCAN:
             self.sched.apply(name, params, twin_next)  # a read: no commit records it (as in `claimcheck stress`)
+        elif N.ACTIONS[name].actor in ("caller", "waker") or name in (R.WAKE_ARRIVE, R.WAKE_LOST):
+            self.recorder.process = "callers"  # the caller and the waker remember nothing: no memory recorded
+            with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
+                self.sched.apply(name, params, twin_next)
         elif name == R.CORRUPT_RECOVERY_ROW:
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
                 self.sched.apply(name, params, twin_next)
@@ -85,10 +90,10 @@ def record_trace(path, defects=None, db=None) -> RecordingScheduler:
     cfg = T.trace_to_config(tr.config, defects)
     rs = RecordingScheduler(cfg, db)
     for k, step in enumerate(tr.steps):
-        if step.refused:
-            continue  # a refusal probe commits nothing
         params = T.params_from_json(step.action, step.params, f"steps[{k}]")
         nxt = M.apply(cfg, rs.twin, step.action, params)
+        if step.refused and nxt is None:
+            continue  # a refusal probe commits nothing (a defect may enable it: then it is a step)
         if nxt is None:
             break  # with other switches the schedule can leave the twin (as replay stops there too)
         rs.apply(step.action, params, nxt)
