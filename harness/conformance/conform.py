@@ -1,0 +1,210 @@
+"""Exhaustive conformance: the SQL implementation driven along every edge of the twin's reachable graph.
+
+Why: lockstep samples paths and replay follows paths someone wrote; the twin's whole reachable graph is
+known (harness.engines.explore builds it, and it equals TLC's), so on a bounded configuration the
+implementation can be made to take every labelled edge of it and refuse every attempt the twin does not
+enable, in every reachable state.
+
+The walk is depth first along the explorer's BFS spanning tree: at each state it saves the
+implementation (harness.conformance.savepoint: the database and every actor's memory), and for each
+enabled action instance applies it on both sides, compares the mapped state with the twin's
+(mapping.diff), checks every action invariant on the mapped edge, and restores; a tree edge leads on to a
+state not yet visited (so each reachable state is visited once, each labelled edge checked once), where
+every state invariant is checked and every refusal probe (lockstep.refusals) must be refused with
+nothing changed. The first failure ends the walk; its path is the spanning tree's, so the shortest from
+Init to the failing edge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from spec import invariants as I
+from spec import model as M
+
+from harness.traces.paths import Graph, Step, path_to
+from harness.conformance.databases import Databases
+from harness.conformance.lockstep import refusals
+from harness.conformance.mapping import diff, render_diff
+from harness.conformance.savepoint import Savepoints
+from harness.conformance.scheduler import DivergenceError, Scheduler
+
+PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
+
+
+@dataclass
+class Failure:
+    kind: str  # divergence | safety | error
+    invariants: list[str]
+    message: str
+    steps: list[Step]  # Init first, up to and including the failing edge (or the state a probe failed in)
+    probe: tuple | None = None  # (action, params): an attempt the twin refuses that the implementation took
+
+
+@dataclass
+class Report:
+    """What one walk covered, of what the twin's graph holds."""
+
+    cfg: M.Config
+    states_total: int
+    edges_total: int
+    states: int = 0  # visited (mapped and checked)
+    edges: int = 0  # labelled edges taken and checked
+    probes: int = 0  # refusal probes refused with nothing changed
+    actions: Counter = field(default_factory=Counter)  # edges checked, per action
+    seconds: float = 0.0
+    timing: Counter = field(default_factory=Counter)  # seconds per part: apply, map, check, save, restore, probe
+    failure: Failure | None = None
+    savepoint: str = ""  # how the database was saved (savepoint.Savepoints.kind)
+    mutant: frozenset | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.failure is None and self.states == self.states_total and self.edges == self.edges_total
+
+    @property
+    def edges_per_s(self) -> float:
+        return self.edges / self.seconds if self.seconds else 0.0
+
+
+def graph_of(cfg: M.Config) -> Graph:
+    """The twin's whole reachable graph with its labelled edges (no invariant checks: the gate's)."""
+    from harness.engines.explore import explore
+    return explore(cfg, liveness=False, keep_edges=True, check=False).graph
+
+
+class _Stop(Exception):
+    """The walk found a failure (Report.failure holds it)."""
+
+
+def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
+         progress=None) -> Report:
+    """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
+    with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
+    every PROGRESS_EVERY edges. Never raises for the implementation's failure: the Report carries it."""
+    graph = graph or graph_of(cfg)
+    rep = Report(cfg, len(graph.states), sum(len(s) for s in graph.succ),
+                 mutant=None if mutant is None else frozenset(mutant))
+    dbs = Databases(db_url)
+    t0 = time.perf_counter()
+    try:
+        db, _ = dbs.fresh()
+        sched = Scheduler(cfg, db=db, mutant=rep.mutant)
+        _Walk(cfg, graph, sched, rep, progress).run()
+    except _Stop:
+        pass
+    finally:
+        dbs.close()
+        rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+class _Walk:
+    def __init__(self, cfg, graph: Graph, sched: Scheduler, rep: Report, progress):
+        self.cfg, self.graph, self.sched, self.rep, self.progress = cfg, graph, sched, rep, progress
+        self.points = Savepoints(sched)
+        rep.savepoint = self.points.kind
+        self.clock = time.perf_counter
+
+    def run(self) -> None:
+        g, rep = self.graph, self.rep
+        t = self.clock()
+        impl = self.sched.state()
+        rep.timing["map"] += self.clock() - t
+        self._arrive(0, impl, None)
+        stack = [[0, self._save(), 0, True]]  # state id, savepoint, next edge, implementation moved since
+        while stack:
+            frame = stack[-1]
+            i, point, k, moved = frame
+            succ = g.succ[i]
+            if k == len(succ):
+                stack.pop()
+                continue
+            frame[2] = k + 1
+            if moved:
+                t = self.clock()
+                self.points.restore(point, last=k == len(succ) - 1)
+                rep.timing["restore"] += self.clock() - t
+            frame[3] = True
+            name, params, j = succ[k]
+            impl = self._edge(i, name, params, j)
+            if g.parent[j] == i and g.via[j] == (name, params) and j:  # the tree edge: a state not yet visited
+                self._arrive(j, impl, (i, name, params))
+                stack.append([j, self._save(), 0, True])
+
+    def _save(self):
+        t = self.clock()
+        point = self.points.save()
+        self.rep.timing["save"] += self.clock() - t
+        return point
+
+    def _edge(self, i: int, name: str, params: tuple, j: int) -> M.State:
+        """Take edge i -(name, params)-> j on the implementation and check it."""
+        rep, nxt, clock = self.rep, self.graph.states[j], self.clock
+        t = clock()
+        try:
+            self.sched.apply(name, params, nxt)
+        except DivergenceError as exc:
+            self._fail(i, name, params, "divergence", [], f"{name}{params}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the implementation crashed: still a trace
+            self._fail(i, name, params, "error", [], f"{name}{params} raised {type(exc).__name__}: {exc}")
+        t1 = clock()
+        impl = self.sched.state()
+        t2 = clock()
+        delta = diff(nxt, impl, self.cfg)
+        bad = I.check_edge(self.cfg, self.graph.states[i], impl)
+        if delta:  # a mapped state unlike the twin's is checked here (an equal one where it is first visited)
+            bad = I.check_state(self.cfg, impl) + bad
+        t3 = clock()
+        rep.timing["apply"] += t1 - t
+        rep.timing["map"] += t2 - t1
+        rep.timing["check"] += t3 - t2
+        if bad or delta:
+            lines = [f"after {name}{params}:"] + [f"  invariant violated: {b}" for b in bad] + render_diff(delta, "  ")
+            self._fail(i, name, params, "safety" if bad else "divergence", bad, "\n".join(lines))
+        rep.edges += 1
+        rep.actions[name] += 1
+        if self.progress and not rep.edges % PROGRESS_EVERY:
+            self.progress(edges=rep.edges, states=rep.states)
+        return impl
+
+    def _arrive(self, j: int, impl: M.State, via) -> None:
+        """A state visited for the first time: its state invariants, then its refusal probes."""
+        cfg, st, rep = self.cfg, self.graph.states[j], self.rep
+        t = self.clock()
+        bad = I.check_state(cfg, impl)
+        if bad:
+            lines = [f"invariant violated: {b}" for b in bad]
+            if via is None:
+                self._fail_at(j, "safety", bad, "at Init:\n  " + "\n  ".join(lines))
+            self._fail(*via, "safety", bad, f"after {via[1]}{via[2]}:\n  " + "\n  ".join(lines))
+        rep.timing["check"] += self.clock() - t
+        rep.states += 1
+        t = self.clock()
+        enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
+        for name, params in refusals(cfg, st, enabled):
+            try:
+                answer = self.sched.attempt(name, params)
+                got = self.sched.state()
+            except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
+                self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",
+                              probe=(name, params))
+            delta = diff(st, got, cfg)
+            if delta:
+                lines = [f"probe: the implementation took {name}{params}, which the twin does not enable "
+                         f"(answer: {answer})"] + render_diff(delta, "  ")
+                self._fail_at(j, "divergence", [], "\n".join(lines), probe=(name, params))
+            rep.probes += 1
+        rep.timing["probe"] += self.clock() - t
+
+    def _fail(self, i, name, params, kind, invariants, message):
+        nxt = M.apply(self.cfg, self.graph.states[i], name, params)
+        steps = path_to(self.graph, i) + [Step(name, params, nxt)]
+        self.rep.failure = Failure(kind, list(invariants), message, steps)
+        raise _Stop
+
+    def _fail_at(self, j, kind, invariants, message, probe=None):
+        self.rep.failure = Failure(kind, list(invariants), message, path_to(self.graph, j), probe)
+        raise _Stop
