@@ -125,7 +125,7 @@ class _Walk:
             frame[2] = k + 1
             if moved:
                 t = self.clock()
-                self.points.restore(point, last=k == len(succ) - 1)
+                self.points.restore(point)
                 rep.timing["restore"] += self.clock() - t
             frame[3] = True
             name, params, j = succ[k]
