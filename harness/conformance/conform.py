@@ -75,24 +75,49 @@ def graph_of(cfg: M.Config) -> Graph:
     return explore(cfg, liveness=False, keep_edges=True, check=False).graph
 
 
+def _tree_ids(graph: Graph, j: int) -> list[int]:
+    """The spanning tree's state ids from Init to j."""
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = graph.parent[j]
+    return out[::-1]
+
+
 class _Stop(Exception):
     """The walk found a failure (Report.failure holds it)."""
 
 
 def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
-         progress=None) -> Report:
+         progress=None, workers: int = 1) -> Report:
     """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
     with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
-    every PROGRESS_EVERY edges. Never raises for the implementation's failure: the Report carries it."""
+    every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
+    spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
+    the implementation's failure: the Report carries it."""
     graph = graph or graph_of(cfg)
-    rep = Report(cfg, len(graph.states), sum(len(s) for s in graph.succ),
-                 mutant=None if mutant is None else frozenset(mutant))
+    mutant = None if mutant is None else frozenset(mutant)
+    if workers > 1:
+        from harness.conformance.parts import walk_parts
+        return walk_parts(cfg, graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
+    return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
+
+
+def new_report(cfg: M.Config, graph: Graph, mutant) -> Report:
+    return Report(cfg, len(graph.states), sum(len(s) for s in graph.succ), mutant=mutant)
+
+
+def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress=None, start: int = 0,
+              inside=None) -> Report:
+    """One part of the walk: from the tree path's end at `start` (Init by default), every state below it
+    in the spanning tree for which `inside(j)` holds (all by default), and every edge out of those."""
+    rep = new_report(cfg, graph, mutant)
     dbs = Databases(db_url)
     t0 = time.perf_counter()
     try:
         db, _ = dbs.fresh()
-        sched = Scheduler(cfg, db=db, mutant=rep.mutant)
-        _Walk(cfg, graph, sched, rep, progress).run()
+        sched = Scheduler(cfg, db=db, mutant=mutant)
+        _Walk(cfg, graph, sched, rep, progress).run(start, inside)
     except _Stop:
         pass
     finally:
@@ -108,13 +133,19 @@ class _Walk:
         rep.savepoint = self.points.kind
         self.clock = time.perf_counter
 
-    def run(self) -> None:
+    def run(self, start: int = 0, inside=None) -> None:
         g, rep = self.graph, self.rep
+        via = None
+        path = _tree_ids(g, start)
+        for i, j in zip(path, path[1:]):
+            name, params = g.via[j]
+            self._edge(i, name, params, j, count=False)
+            via = (i, name, params)
         t = self.clock()
         impl = self.sched.state()
         rep.timing["map"] += self.clock() - t
-        self._arrive(0, impl, None)
-        stack = [[0, self._save(), 0, True]]  # state id, savepoint, next edge, implementation moved since
+        self._arrive(start, impl, via)
+        stack = [[start, self._save(), 0, True]]  # state id, savepoint, next edge, implementation moved since
         while stack:
             frame = stack[-1]
             i, point, k, moved = frame
@@ -130,8 +161,8 @@ class _Walk:
             frame[3] = True
             name, params, j = succ[k]
             impl = self._edge(i, name, params, j)
-            if g.parent[j] == i and g.via[j] == (name, params) and j:  # the tree edge: a state not yet visited
-                self._arrive(j, impl, (i, name, params))
+            if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
+                self._arrive(j, impl, (i, name, params))  # the tree edge: a state not yet visited
                 stack.append([j, self._save(), 0, True])
 
     def _save(self):
@@ -140,7 +171,7 @@ class _Walk:
         self.rep.timing["save"] += self.clock() - t
         return point
 
-    def _edge(self, i: int, name: str, params: tuple, j: int) -> M.State:
+    def _edge(self, i: int, name: str, params: tuple, j: int, count: bool = True) -> M.State:
         """Take edge i -(name, params)-> j on the implementation and check it."""
         rep, nxt, clock = self.rep, self.graph.states[j], self.clock
         t = clock()
@@ -164,6 +195,8 @@ class _Walk:
         if bad or delta:
             lines = [f"after {name}{params}:"] + [f"  invariant violated: {b}" for b in bad] + render_diff(delta, "  ")
             self._fail(i, name, params, "safety" if bad else "divergence", bad, "\n".join(lines))
+        if not count:  # an edge on the way to a part's first state: another part checks it
+            return impl
         rep.edges += 1
         rep.actions[name] += 1
         if self.progress and not rep.edges % PROGRESS_EVERY:
