@@ -1,0 +1,99 @@
+"""`claimcheck conform`: the exhaustive walk per configuration, its report, and a replayable trace per failure.
+
+Why a module of its own: harness.conformance.conform is the walk; this is what a person, the gate or the
+nightly job runs and reads (which configurations, states S of S, edges E of E, probes P, where the
+failing trace went and how to replay it).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+from harness.traces import configfile
+from harness.traces.trace import found_path, from_steps, save
+from harness.conformance import conform as C
+
+# what each profile walks: `ci` fits the gate's time (harness.reports.gate's conformance stage), `deep`
+# walks the two largest gate configurations whole (the nightly job)
+PROFILES = {
+    "ci": ("rows", "heartbeat", "lag", "workers", "wakes", "inputs", "steer", "tools", "retries"),
+    "deep": ("ci", "sessions"),
+}
+
+
+def write_trace(rep: C.Report, base: str, out_dir: str | Path) -> Path:
+    f, cfg = rep.failure, rep.cfg
+    mutant = sorted(set(rep.mutant or ()) - cfg.defects)
+    what = ", ".join(f.invariants) or f.kind
+    trace = from_steps(cfg, f.steps, title=f"conform {f.kind} on {base}: {what}", source="conform", base=base,
+                       invariants=f.invariants, defect=next(iter(cfg.defects)) if len(cfg.defects) == 1 else None,
+                       refused=f.probe, mutant=mutant)
+    label = f"conform-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
+    return save(trace, found_path(out_dir, label))
+
+
+def replay_command(path: Path, cfg: M.Config) -> str:
+    return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)])
+
+
+def summary(rep: C.Report) -> str:
+    """The one line a run reports: states S of S, edges E of E, probes P."""
+    return (f"states {rep.states:,} of {rep.states_total:,}, edges {rep.edges:,} of {rep.edges_total:,}, "
+            f"probes {rep.probes:,}")
+
+
+def timing_line(rep: C.Report) -> str:
+    total = sum(rep.timing.values()) or 1.0
+    parts = "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in rep.timing.most_common())
+    return f"  time:       {rep.seconds:.1f} s, {rep.edges_per_s:,.0f} edges/s ({rep.savepoint}); {parts}"
+
+
+def configs_for(names, profile: str | None) -> list[str]:
+    return list(names) if names else list(PROFILES[profile or "ci"])
+
+
+def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
+            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None) -> int:
+    """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
+    leaves a trace) or an incomplete walk. `mutant`: defects switched on in the implementation only.
+    `progress_for(label)` gives the progress callback (and context manager) of one configuration."""
+    from contextlib import nullcontext
+    mutant = frozenset(N.check_defects(mutant or ())) or None
+    failed = False
+    for name in configs_for(config, profile):
+        chosen = configfile.resolve(name, ())
+        cfg, base = chosen.cfg, chosen.label
+        echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
+             + f"db={db_url or 'a sqlite file'} workers={workers}")
+        t0 = time.perf_counter()
+        graph = C.graph_of(cfg)
+        echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
+             f"({time.perf_counter() - t0:.1f} s)")
+        with (progress_for(base) if progress_for else nullcontext()) as progress:
+            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
+        echo(f"  covered:    {summary(rep)}")
+        echo(timing_line(rep))
+        if rep.failure is not None:
+            failed = True
+            f = rep.failure
+            path = write_trace(rep, base, out_dir)
+            echo(f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
+                 f"{len(f.steps) - 1} steps{', then a refusal probe' if f.probe else ''})")
+            for line in f.message.splitlines():
+                echo(f"    {line}")
+            echo(f"  trace:      {path}")
+            echo(f"  replay:     {replay_command(path, cfg)}")
+        elif not rep.complete:
+            failed = True
+            echo("  verdict:    INCOMPLETE: not every state and edge was checked")
+        elif mutant:
+            echo(f"  verdict:    NOT DETECTED: the code-only defects {', '.join(sorted(mutant))} survived every edge")
+            failed = True
+        else:
+            echo("  verdict:    OK, 100%: the implementation took every edge as the twin does and refused every probe")
+    return 1 if failed else 0

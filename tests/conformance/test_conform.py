@@ -1,0 +1,140 @@
+"""Exhaustive conformance: the walk covers the whole graph, catches code-only mutants with a replayable
+trace, and every one of its checks (comparison, state and action invariants, refusal probes, restore)
+can fail."""
+
+from functools import lru_cache
+
+import pytest
+
+from spec import configs
+from spec import invariants as I
+
+from harness.cli import main
+from harness.conformance import conform as C
+from harness.conformance import exhaustive as X
+from harness.conformance import parts as P
+from harness.conformance import savepoint as S
+from harness.conformance.replay import replay
+from harness.traces import trace as T
+
+
+@lru_cache(maxsize=None)
+def _graph(name):
+    return C.graph_of(configs.get(name))
+
+
+def _walk(name, **kw):
+    return C.walk(configs.get(name), graph=_graph(name), **kw)
+
+
+def test_the_walk_covers_every_state_edge_and_probe_of_rows():
+    rep = _walk("rows")
+    assert rep.failure is None and rep.complete
+    assert (rep.states, rep.edges) == (rep.states_total, rep.edges_total) == (1691, 3812)
+    assert rep.probes > rep.states  # refusals at every state, not only some
+    assert sum(rep.actions.values()) == rep.edges and rep.savepoint == "serialize"
+
+
+def test_parts_cover_each_state_and_edge_exactly_once():
+    g = _graph("heartbeat")
+    top, roots = P.cut(g, 8)
+    assert top and len(roots) >= 2 and not top & set(roots)
+    one, two = _walk("heartbeat"), _walk("heartbeat", workers=2)
+    assert two.complete and (two.states, two.edges, two.probes) == (one.states, one.edges, one.probes)
+    assert two.actions == one.actions
+
+
+def test_the_rows_savepoint_also_restores_a_sqlite_file(tmp_path):
+    rep = _walk("rows", db_url=f"sqlite:///{tmp_path / 'c.db'}")
+    assert rep.complete and rep.savepoint == "rows"
+
+
+# ---------------------------------------------------------------- mutants, traces, replays
+
+CAUGHT = {  # a code-only mutant, the configuration, what catches it: (kind, invariants, a probe?)
+    "memory-before-publish": ("rows", ("divergence", [], False)),
+    "unfenced-step-publication": ("rows", ("safety", ["FencedMutation"], False)),
+    "heartbeat-extends-lease": ("heartbeat", ("safety", ["TypeOK"], False)),
+    "renew-after-expiry": ("rows", ("divergence", [], True)),
+}
+
+
+def _caught(defect):
+    name, _ = CAUGHT[defect]
+    f = _walk(name, mutant=[defect]).failure
+    return None if f is None else (f.kind, f.invariants, f.probe is not None)
+
+
+@pytest.mark.parametrize("defect", sorted(CAUGHT))
+def test_a_code_only_mutant_is_caught(defect):
+    assert _caught(defect) == CAUGHT[defect][1]
+
+
+def test_a_mutant_leaves_a_shortest_trace_whose_replay_fails_the_same_way(tmp_path):
+    defect = "cross-session-recovery-collision"
+    rep = _walk("rows", mutant=[defect])
+    f = rep.failure
+    assert f.kind == "safety" and f.invariants == ["RecoveryRowsIsolated"] and not rep.complete
+    g = _graph("rows")
+    assert len(f.steps) - 1 == g.depth[g.states.index(f.steps[-2].state)] + 1  # the tree path: shortest
+    path = X.write_trace(rep, "rows", tmp_path)
+    tr = T.load(path)
+    assert tr.mutant == [defect] and tr.meta.source == "conform"
+    res = replay(tr)
+    assert not res.ok and "RecoveryRowsIsolated" in res.violated
+    tr.mutant = []  # the same path on the correct implementation passes
+    assert replay(tr).ok
+
+
+def test_a_probe_failure_ends_the_trace_with_a_refused_step(tmp_path):
+    rep = _walk("rows", mutant=["renew-after-expiry"])
+    path = X.write_trace(rep, "rows", tmp_path)
+    tr = T.load(path)
+    assert tr.steps[-1].refused and tr.steps[-1].action == "Heartbeat"
+    res = replay(tr)
+    assert not res.ok and any("although the twin does not enable it" in p for p in res.problems)
+
+
+# ---------------------------------------------------------------- every check can fail
+
+def test_without_the_state_comparison_a_divergence_goes_unseen(monkeypatch):
+    monkeypatch.setattr(C, "diff", lambda *a, **k: [])
+    assert _caught("memory-before-publish") != CAUGHT["memory-before-publish"][1]
+
+
+def test_without_action_invariants_an_unfenced_publication_is_only_a_divergence(monkeypatch):
+    monkeypatch.setattr(I, "check_edge", lambda *a, **k: [])
+    assert _caught("unfenced-step-publication") != CAUGHT["unfenced-step-publication"][1]
+
+
+def test_without_state_invariants_an_extended_lease_is_only_a_divergence(monkeypatch):
+    monkeypatch.setattr(I, "check_state", lambda *a, **k: [])
+    assert _caught("heartbeat-extends-lease") != CAUGHT["heartbeat-extends-lease"][1]
+
+
+def test_without_refusal_probes_a_renewal_after_expiry_is_not_caught_by_a_probe(monkeypatch):
+    monkeypatch.setattr(C, "refusals", lambda *a, **k: [])
+    assert _caught("renew-after-expiry") != CAUGHT["renew-after-expiry"][1]
+
+
+def test_without_restoring_the_actors_memory_the_correct_implementation_diverges(monkeypatch):
+    monkeypatch.setattr(S.Memory, "restore", staticmethod(lambda saved: None))
+    f = _walk("rows").failure
+    assert f is not None and f.kind in ("divergence", "error")
+
+
+# ---------------------------------------------------------------- the command
+
+def test_conform_command_exit_codes(tmp_path, capsys):
+    assert main(["conform", "--config", "rows", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "states 1,691 of 1,691, edges 3,812 of 3,812, probes" in out and "edges/s" in out
+    assert main(["conform", "--config", "rows", "--mutant", "cross-session-recovery-collision",
+                 "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED (safety: RecoveryRowsIsolated" in out and "claimcheck replay" in out
+    assert list(tmp_path.glob("conform-rows-*.json"))
+    assert main(["conform", "--config", "nope"]) == 2
+    assert main(["conform", "--mutant", "nope"]) == 2
+    assert main(["conform", "--config", "rows", "--profile", "ci"]) == 2
+    assert "not both" in capsys.readouterr().err
