@@ -82,12 +82,18 @@ class Serialized:
     def save(self):
         return self.conn.serialize()
 
+    def changes(self) -> int:
+        """Rows inserted, updated or deleted on the connection so far (rolled-back statements count too)."""
+        return self.conn.total_changes
+
     def restore(self, data) -> None:
         self.conn.deserialize(data)
 
 
 class Rows:
     """Any database: every table's rows, restored by emptying every table and inserting them again."""
+
+    changes = None  # no cheap count of written rows: every probe maps the whole state
 
     def __init__(self, db):
         self.db = db
@@ -119,6 +125,7 @@ class Savepoints:
         db = sched.world.db
         self.store = Serialized(db) if memory_sqlite(db) else Rows(db)
         self.kind = "serialize" if isinstance(self.store, Serialized) else "rows"
+        self.changes = self.store.changes  # () -> rows written so far, or None where unknown
 
     def save(self):
         s = self.sched
