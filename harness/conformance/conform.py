@@ -54,6 +54,7 @@ class Report:
     edges: int = 0  # labelled edges taken and checked
     probes: int = 0  # refusal probes refused with nothing changed
     actions: Counter = field(default_factory=Counter)  # edges checked, per action
+    boundaries: Counter = field(default_factory=Counter)  # named boundaries the checked edges passed
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # seconds per part: apply, map, check, save, restore, probe
     failure: Failure | None = None
@@ -181,6 +182,8 @@ class _Walk:
     def _edge(self, i: int, name: str, params: tuple, j: int, count: bool = True) -> M.State:
         """Take edge i -(name, params)-> j on the implementation and check it."""
         rep, nxt, clock = self.rep, self.graph.states[j], self.clock
+        hits = self.sched.world.recorder.hits
+        mark = len(hits)
         t = clock()
         try:
             self.sched.apply(name, params, nxt)
@@ -206,6 +209,7 @@ class _Walk:
             return impl
         rep.edges += 1
         rep.actions[name] += 1
+        rep.boundaries.update(h for h, _ in hits[mark:])
         if self.progress and not rep.edges % PROGRESS_EVERY:
             self.progress(edges=rep.edges, states=rep.states)
         return impl

@@ -81,6 +81,7 @@ def walk_parts(cfg: M.Config, graph: Graph, *, db_url, mutant, workers: int, pro
                 rep.edges += part.edges
                 rep.probes += part.probes
                 rep.actions.update(part.actions)
+                rep.boundaries.update(part.boundaries)
                 rep.timing.update(part.timing)
                 rep.savepoint = part.savepoint
                 if part.failure and (rep.failure is None or len(part.failure.steps) < len(rep.failure.steps)):
