@@ -8,6 +8,7 @@ failing trace went and how to replay it).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from spec import configs
@@ -18,12 +19,35 @@ from harness.traces import configfile
 from harness.traces.trace import found_path, from_steps, save
 from harness.conformance import conform as C
 
-# what each profile walks: `ci` fits the gate's time (harness.reports.gate's conformance stage), `deep`
-# walks the two largest gate configurations whole (the nightly job)
+# The gate's walk (profile `ci`): small configurations that together enable every registry action and
+# pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
+# configuration with fewer executions or rows where its feature shows without them. `deep`: the two
+# largest gate configurations, whole (the nightly job).
+SMALL = {
+    "rows": {},  # two Sessions, the forged recovery row
+    "retries": {},  # the lost acknowledgement and the reconversion, crashes, a continuation promoted
+    "heartbeat": {"max_steps": 2, "max_exec": 1},  # renewals of a live lease, and a second Step
+    "tools": {"max_exec": 1},  # the fenced tool start, the physical tool, its publication failing
+    "wakes": {"wake_rows": 3},  # the wake scans with a fresh slot
+    "inputs": {"prompts": 1},  # Admit, ExactRetry, Resume
+    "steer": {"faults": frozenset()},  # Steer
+}
 PROFILES = {
-    "ci": ("rows", "heartbeat", "lag", "workers", "wakes", "inputs", "steer", "tools", "retries"),
+    "ci": tuple(f"{name}{''.join(f'/{k}={v}' for k, v in kw.items() if k != 'faults')}"
+                + ("/no-faults" if "faults" in kw else "") for name, kw in SMALL.items()),
     "deep": ("ci", "sessions"),
 }
+_SMALL_BY_LABEL = dict(zip(PROFILES["ci"], SMALL))
+
+
+def resolve(label: str) -> tuple[M.Config, str]:
+    """A profile's configuration by its label (`heartbeat/max_steps=2/max_exec=1`), a registered name or a
+    configuration file."""
+    if label in _SMALL_BY_LABEL:
+        name = _SMALL_BY_LABEL[label]
+        return replace(configs.CONFIGS[name], **SMALL[name]), label
+    chosen = configfile.resolve(label, ())
+    return chosen.cfg, chosen.label
 
 
 def write_trace(rep: C.Report, base: str, out_dir: str | Path) -> Path:
@@ -66,8 +90,7 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
     mutant = frozenset(N.check_defects(mutant or ())) or None
     failed = False
     for name in configs_for(config, profile):
-        chosen = configfile.resolve(name, ())
-        cfg, base = chosen.cfg, chosen.label
+        cfg, base = resolve(name)
         echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
              + f"db={db_url or 'a sqlite file'} workers={workers}")
         t0 = time.perf_counter()
