@@ -138,3 +138,14 @@ def test_conform_command_exit_codes(tmp_path, capsys):
     assert main(["conform", "--mutant", "nope"]) == 2
     assert main(["conform", "--config", "rows", "--profile", "ci"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_the_gate_stage_walks_every_action_and_boundary(tmp_path):
+    """The ci profile's small configurations together take every registry action and pass every named
+    boundary, on the correct implementation, whole."""
+    from harness.reports import gate
+    from spec import names as N
+    r = gate.stage_conformance(gate.Gate(tmp_path))
+    assert r.status == gate.PASS, r.detail
+    assert f"{len(N.ACTIONS)}/{len(N.ACTIONS)} actions, {len(N.BOUNDARIES)}/{len(N.BOUNDARIES)} boundaries" in r.detail
+    assert len(r.checks) == len(X.PROFILES["ci"]) and all("of" in c.detail for c in r.checks)
