@@ -17,7 +17,7 @@ from spec import model as M
 
 from harness.traces.paths import Graph
 
-PARTS_PER_WORKER = 4
+PARTS_PER_WORKER = 8
 
 _JOB: dict = {}  # set before the pool forks: the graph and the walk's arguments, inherited, never pickled
 
@@ -31,22 +31,23 @@ def subtree_work(graph: Graph) -> list[int]:
 
 
 def cut(graph: Graph, parts: int) -> tuple[set[int], list[int]]:
-    """(top states, roots of the cut subtrees): the heaviest subtree is cut below its root until there
-    are `parts` subtrees or the heaviest is a small share of the whole."""
+    """(top states, roots of the cut subtrees): the heaviest subtree is cut below its root while it holds
+    more than 1/`parts` of the work (a BFS tree is bushy near Init, so a few cuts make many parts; the
+    processes take the parts heaviest first, so the small ones fill the gaps at the end)."""
     work = subtree_work(graph)
     children: dict[int, list[int]] = {}
     for j in range(1, len(graph.parent)):
         children.setdefault(graph.parent[j], []).append(j)
     top: set[int] = set()
     roots = [0]
-    while len(roots) < parts:
-        roots.sort(key=lambda r: work[r])
-        heavy = roots[-1]
-        if heavy not in children or work[heavy] * parts < work[0]:
+    while True:
+        heavy = max(roots, key=lambda r: work[r])
+        if heavy not in children or work[heavy] * parts <= work[0]:
             break
-        roots.pop()
+        roots.remove(heavy)
         top.add(heavy)
         roots += children[heavy]
+    roots.sort(key=lambda r: -work[r])
     return top, roots
 
 
