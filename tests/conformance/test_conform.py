@@ -149,3 +149,13 @@ def test_the_gate_stage_walks_every_action_and_boundary(tmp_path):
     assert r.status == gate.PASS, r.detail
     assert f"{len(N.ACTIONS)}/{len(N.ACTIONS)} actions, {len(N.BOUNDARIES)}/{len(N.BOUNDARIES)} boundaries" in r.detail
     assert len(r.checks) == len(X.PROFILES["ci"]) and all("of" in c.detail for c in r.checks)
+
+
+def test_the_kill_matrix_conform_column_names_the_catching_edge():
+    from harness.conformance import killmatrix as K
+    table = K.conform_rows(["cross-session-recovery-collision", "heartbeat-extends-lease"])
+    assert [r.caught for r in table] == [True, True]
+    assert table[0].edge == "RecoveryConvert(r1)" and table[0].invariants == ["RecoveryRowsIsolated"]
+    assert table[1].edge.startswith("Heartbeat(") and table[1].config == "heartbeat"
+    text = K.render_conform(table)
+    assert "KILLED" in text and "SURVIVES" not in text and "depth" in text
