@@ -284,6 +284,10 @@ def cmd_conform(args) -> int:
     from harness.reports.progress import Reporter
     if args.config and args.profile:
         raise UsageError("claimcheck conform: give --config or --profile, not both")
+    from harness.conformance.conform import in_memory
+    if args.workers > 1 and not in_memory(args.db):
+        raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
+                         "its own in-memory database; a file or PostgreSQL database would be shared)")
     with Reporter() as progress:
         return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (), db_url=args.db,
                        workers=args.workers, out_dir=args.out,

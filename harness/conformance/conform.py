@@ -98,10 +98,21 @@ def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sql
     the implementation's failure: the Report carries it."""
     graph = graph or graph_of(cfg)
     mutant = None if mutant is None else frozenset(mutant)
+    if workers > 1 and not in_memory(db_url):
+        raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
+                         f"database, and {db_url or 'a sqlite file'} would be shared")
     if workers > 1:
         from harness.conformance.parts import walk_parts
         return walk_parts(cfg, graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
     return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
+
+
+def in_memory(db_url: str | None) -> bool:
+    import sqlalchemy as sa
+    if db_url is None:
+        return False
+    u = sa.engine.make_url(db_url)
+    return u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:")
 
 
 def new_report(cfg: M.Config, graph: Graph, mutant) -> Report:

@@ -159,3 +159,20 @@ def test_the_kill_matrix_conform_column_names_the_catching_edge():
     assert table[1].edge.startswith("Heartbeat(") and table[1].config == "heartbeat"
     text = K.render_conform(table)
     assert "KILLED" in text and "SURVIVES" not in text and "depth" in text
+
+
+def test_the_walk_covers_a_small_configuration_on_postgresql(pg_databases):
+    """PostgreSQL: the rows savepoint (every table emptied and refilled in one transaction)."""
+    from harness.conformance.exhaustive import resolve
+    cfg, _ = resolve("inputs/prompts=1")
+    db = pg_databases.new()
+    url = db.engine.url.render_as_string(hide_password=False)
+    db.dispose()
+    rep = C.walk(cfg, db_url=url)
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == rep.edges_total == 164
+    assert C.walk(cfg, db_url=url, mutant=["resume-drains-without-request"]).failure is not None
+
+
+def test_several_workers_need_an_in_memory_database(tmp_path, capsys):
+    assert main(["conform", "--config", "rows", "--workers", "2", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
+    assert "needs --db sqlite://" in capsys.readouterr().err
