@@ -288,6 +288,16 @@ def cmd_conform(args) -> int:
     if args.workers > 1 and not in_memory(args.db):
         raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
                          "its own in-memory database; a file or PostgreSQL database would be shared)")
+    if args.kill_matrix:
+        from harness.conformance import killmatrix as K
+        if args.config or args.profile:
+            raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
+                             "name defects with --mutant, not --config or --profile")
+        with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
+                                                   total=len(args.mutant or N.DEFECTS)) as task:
+            table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task)
+        print(K.render_conform(table))
+        return OK if all(r.caught for r in table) else NOT_DETECTED
     with Reporter() as progress:
         return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (), db_url=args.db,
                        workers=args.workers, out_dir=args.out,
@@ -450,6 +460,9 @@ def _add_conform(sub) -> None:
                         "URL is emptied first and saved by its rows")
     c.add_argument("--workers", type=_count(1, 64), default=1, help="processes (default 1; each its own database)")
     c.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
+    c.add_argument("--kill-matrix", action="store_true",
+                   help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "
+                        "the edge that catches it; exit 4 if one survives")
     c.set_defaults(func=cmd_conform)
 
 

@@ -178,7 +178,8 @@ def stage_lockstep(g: Gate) -> StageResult:
         if o.found is None and o.hypothesis_error is None:
             checks.append(Check(f"lockstep {name}", PASS, "", o.seconds))
             parts.append(f"{name}: {cov.examples} examples, {cov.steps:,} steps, "
-                         f"{len(cov.states):,} distinct states, {len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
+                         f"{len(cov.states):,} distinct states, {len(cov.edges):,} distinct edges, "
+                         f"{len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
             continue
         status = FAIL
         check = Check(f"lockstep {name}", FAIL, "", o.seconds, kind="HypothesisError")

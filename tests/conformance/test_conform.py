@@ -176,3 +176,10 @@ def test_the_walk_covers_a_small_configuration_on_postgresql(pg_databases):
 def test_several_workers_need_an_in_memory_database(tmp_path, capsys):
     assert main(["conform", "--config", "rows", "--workers", "2", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
     assert "needs --db sqlite://" in capsys.readouterr().err
+
+
+def test_conform_kill_matrix_command(capsys):
+    assert main(["conform", "--kill-matrix", "--mutant", "memory-before-publish"]) == 0
+    out = capsys.readouterr().out
+    assert "memory-before-publish" in out and "KILLED  divergence at PublishStepStarted(n1)" in out
+    assert main(["conform", "--kill-matrix", "--config", "rows"]) == 2
