@@ -18,6 +18,7 @@ from spec import model as M
 from harness.traces.paths import Graph
 
 PARTS_PER_WORKER = 8
+MIN_PART_EDGES = 2_000  # a part costs a path from Init and a restore: fewer, larger parts on a small graph
 
 _JOB: dict = {}  # set before the pool forks: the graph and the walk's arguments, inherited, never pickled
 
@@ -51,13 +52,16 @@ def cut(graph: Graph, parts: int) -> tuple[set[int], list[int]]:
     return top, roots
 
 
+_REUSE: dict = {}  # per worker process: its database and actors, restored to Init for each part
+
+
 def _run(part):
     from harness.conformance.conform import walk_part
     cfg, graph, kw = _JOB["cfg"], _JOB["graph"], _JOB["kw"]
     top = _JOB["top"]
     if part is None:
-        return walk_part(cfg, graph, inside=top.__contains__, **kw)
-    return walk_part(cfg, graph, start=part, **kw)
+        return walk_part(cfg, graph, inside=top.__contains__, reuse=_REUSE, **kw)
+    return walk_part(cfg, graph, start=part, reuse=_REUSE, **kw)
 
 
 def walk_parts(cfg: M.Config, graph: Graph, *, db_url, mutant, workers: int, progress=None):
@@ -65,7 +69,8 @@ def walk_parts(cfg: M.Config, graph: Graph, *, db_url, mutant, workers: int, pro
     length, when several parts fail)."""
     from harness.conformance.conform import new_report
     t0 = time.perf_counter()
-    top, roots = cut(graph, workers * PARTS_PER_WORKER)
+    edges = sum(len(s) for s in graph.succ)
+    top, roots = cut(graph, max(workers, min(workers * PARTS_PER_WORKER, edges // MIN_PART_EDGES)))
     rep = new_report(cfg, graph, mutant)
     jobs = [None] + (roots if top else [])  # nothing cut: the top part is the whole graph
     _JOB.update(cfg=cfg, graph=graph, top=top if top else set(range(len(graph.states))),
