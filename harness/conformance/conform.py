@@ -171,25 +171,28 @@ class _Walk:
         if start == 0:
             self._compare_init(impl)
         self._arrive(start, impl, via)
-        stack = [[start, self._save(), 0, True]]  # state id, savepoint, next edge, implementation moved since
+        # a frame: state id, its savepoint (after its probes; only where a second edge will need it), next edge
+        stack = [[start, self._save_for(start), 0]]
         while stack:
             frame = stack[-1]
-            i, point, k, moved = frame
+            i, point, k = frame
             succ = g.succ[i]
             if k == len(succ):
                 stack.pop()
                 continue
             frame[2] = k + 1
-            if moved:
+            if k:  # the first edge starts where the probes left the implementation; the others from the savepoint
                 t = self.clock()
                 self.points.restore(point)
                 rep.timing["restore"] += self.clock() - t
-            frame[3] = True
             name, params, j = succ[k]
             impl = self._edge(i, name, params, j)
             if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
                 self._arrive(j, impl, (i, name, params))  # the tree edge: a state not yet visited
-                stack.append([j, self._save(), 0, True])
+                stack.append([j, self._save_for(j), 0])
+
+    def _save_for(self, i: int):
+        return self._save() if len(self.graph.succ[i]) > 1 else None
 
     def _compare_init(self, impl: M.State) -> None:
         delta = diff(self.graph.states[0], impl, self.cfg)
