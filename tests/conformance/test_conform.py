@@ -183,3 +183,9 @@ def test_conform_kill_matrix_command(capsys):
     out = capsys.readouterr().out
     assert "memory-before-publish" in out and "KILLED  divergence at PublishStepStarted(n1)" in out
     assert main(["conform", "--kill-matrix", "--config", "rows"]) == 2
+
+
+def test_a_mutant_is_caught_with_several_workers_too():
+    rep = _walk("rows", mutant=["cross-session-recovery-collision"], workers=2)
+    assert rep.failure is not None and rep.failure.invariants == ["RecoveryRowsIsolated"] and not rep.complete
+    assert rep.failure.steps[0].action is None and rep.failure.steps[-1].action == "RecoveryConvert"
