@@ -84,11 +84,11 @@ def configs_for(names, profile: str | None) -> list[str]:
 def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
             workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None) -> int:
     """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
-    leaves a trace) or an incomplete walk. `mutant`: defects switched on in the implementation only.
+    leaves a trace) or an incomplete walk, 4 when a code-only mutant survived every edge (as `fuzz`). `mutant`: defects switched on in the implementation only.
     `progress_for(label)` gives the progress callback (and context manager) of one configuration."""
     from contextlib import nullcontext
     mutant = frozenset(N.check_defects(mutant or ())) or None
-    failed = False
+    failed = undetected = False
     for name in configs_for(config, profile):
         cfg, base = resolve(name)
         echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
@@ -116,7 +116,7 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
             echo("  verdict:    INCOMPLETE: not every state and edge was checked")
         elif mutant:
             echo(f"  verdict:    NOT DETECTED: the code-only defects {', '.join(sorted(mutant))} survived every edge")
-            failed = True
+            undetected = True
         else:
             echo("  verdict:    OK, 100%: the implementation took every edge as the twin does and refused every probe")
-    return 1 if failed else 0
+    return 1 if failed else 4 if undetected else 0

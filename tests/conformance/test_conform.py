@@ -197,3 +197,9 @@ def test_a_mutant_is_caught_with_several_workers_too():
     rep = _walk("rows", mutant=["cross-session-recovery-collision"], workers=2)
     assert rep.failure is not None and rep.failure.invariants == ["RecoveryRowsIsolated"] and not rep.complete
     assert rep.failure.steps[0].action is None and rep.failure.steps[-1].action == "RecoveryConvert"
+
+
+def test_a_mutant_no_edge_of_the_configuration_reaches_exits_4(tmp_path, capsys):
+    """A tool defect on `rows` (no tools there): every edge passes, and that is no OK."""
+    assert main(["conform", "--config", "rows", "--mutant", "recovery-reruns-unknown-tool", "--out", str(tmp_path)]) == 4
+    assert "NOT DETECTED" in capsys.readouterr().out
