@@ -32,7 +32,9 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by the code)."""
     with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
         snap = read_snapshot(conn, assistants=False)
-        issued = conn.exec_driver_sql(_ISSUED).scalar_one()
+        cur = conn.connection.dbapi_connection.cursor()  # as impl.snapshot.read: no per-statement overhead
+        cur.execute(_ISSUED)
+        (issued,), = cur.fetchall()
         rows = w.wakes.rows(conn) if cfg.wake_rows else {}
     now = w.clock.now()
     claim = []
