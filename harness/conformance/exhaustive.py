@@ -23,29 +23,24 @@ from harness.conformance import conform as C
 # pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
 # configuration with fewer executions or rows where its feature shows without them. `deep`: the two
 # largest gate configurations, whole (the nightly job).
-SMALL = {
-    "rows": {},  # two Sessions, the forged recovery row
-    "retries": {},  # the lost acknowledgement and the reconversion, crashes, a continuation promoted
-    "heartbeat": {"max_steps": 2, "max_exec": 1},  # renewals of a live lease, and a second Step
-    "tools": {"max_exec": 1},  # the fenced tool start, the physical tool, its publication failing
-    "wakes": {"wake_rows": 3},  # the wake scans with a fresh slot
-    "inputs": {"prompts": 1},  # Admit, ExactRetry, Resume
-    "steer": {"faults": frozenset()},  # Steer
+SMALL = {  # label: (registered configuration, the constants changed)
+    "rows": ("rows", {}),  # two Sessions, the forged recovery row
+    "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
+    "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
+    "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
+    "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
+    "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
+    "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
 }
-PROFILES = {
-    "ci": tuple(f"{name}{''.join(f'/{k}={v}' for k, v in kw.items() if k != 'faults')}"
-                + ("/no-faults" if "faults" in kw else "") for name, kw in SMALL.items()),
-    "deep": ("ci", "sessions"),
-}
-_SMALL_BY_LABEL = dict(zip(PROFILES["ci"], SMALL))
+PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 
 
 def resolve(label: str) -> tuple[M.Config, str]:
     """A profile's configuration by its label (`heartbeat/max_steps=2/max_exec=1`), a registered name or a
     configuration file."""
-    if label in _SMALL_BY_LABEL:
-        name = _SMALL_BY_LABEL[label]
-        return replace(configs.CONFIGS[name], **SMALL[name]), label
+    if label in SMALL:
+        name, changed = SMALL[label]
+        return replace(configs.CONFIGS[name], **changed), label
     chosen = configfile.resolve(label, ())
     return chosen.cfg, chosen.label
 
