@@ -77,7 +77,8 @@ class Serialized:
     """sqlite in memory: the database as one bytes object (StaticPool: one shared connection)."""
 
     def __init__(self, db):
-        self.conn = db.engine.raw_connection().driver_connection
+        self._raw = db.engine.raw_connection()  # held: a checkout given back resets (rolls back) the connection
+        self.conn = self._raw.driver_connection
 
     def save(self):
         return self.conn.serialize()
