@@ -279,6 +279,31 @@ def cmd_fuzz(args) -> int:
                     progress_for=progress.factory("lockstep ", unit="steps", key="steps"))
 
 
+def cmd_conform(args) -> int:
+    from harness.conformance.exhaustive import conform
+    from harness.reports.progress import Reporter
+    if args.config and args.profile:
+        raise UsageError("claimcheck conform: give --config or --profile, not both")
+    from harness.conformance.conform import in_memory
+    if args.workers > 1 and not in_memory(args.db):
+        raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
+                         "its own in-memory database; a file or PostgreSQL database would be shared)")
+    if args.kill_matrix:
+        from harness.conformance import killmatrix as K
+        if args.config or args.profile:
+            raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
+                             "name defects with --mutant, not --config or --profile")
+        with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
+                                                   total=len(args.mutant or N.DEFECTS)) as task:
+            table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task)
+        print(K.render_conform(table))
+        return OK if all(r.caught for r in table) else NOT_DETECTED
+    with Reporter() as progress:
+        return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (), db_url=args.db,
+                       workers=args.workers, out_dir=args.out,
+                       progress_for=progress.factory("conform ", unit="edges", key="edges"))
+
+
 def cmd_stress(args) -> int:
     from harness.stress.supervisor import StressOptions, StressUsage, run
     try:
@@ -317,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_invariants(sub)
     _add_bench(sub)
     _add_fuzz(sub)
+    _add_conform(sub)
     _add_stress(sub)
     return p
 
@@ -419,6 +445,27 @@ def _add_fuzz(sub) -> None:
                    help="examples per configuration (default: the profile's)")
     f.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
+
+
+def _add_conform(sub) -> None:
+    from harness.conformance.exhaustive import PROFILES
+    c = sub.add_parser("conform", help="exhaustive conformance: the implementation driven along every edge of "
+                                       "the twin's reachable graph, every refusal probed")
+    c.add_argument("--config", action="append", type=_config, metavar="NAME|FILE",
+                   help="a configuration to walk whole (repeatable; default: the ci profile's)")
+    c.add_argument("--profile", choices=sorted(PROFILES),
+                   help="; ".join(f"{k}: {', '.join(v)}" for k, v in PROFILES.items()))
+    c.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
+                   help="switch a registry defect on in the implementation only: the walk must catch it (repeatable)")
+    c.add_argument("--db", type=_db_url, default="sqlite://", metavar="URL",
+                   help="default sqlite:// (in memory, saved by serialize); a sqlite file or a postgresql+psycopg2:// "
+                        "URL is emptied first and saved by its rows")
+    c.add_argument("--workers", type=_count(1, 64), default=1, help="processes (default 1; each its own database)")
+    c.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
+    c.add_argument("--kill-matrix", action="store_true",
+                   help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "
+                        "the edge that catches it; exit 4 if one survives")
+    c.set_defaults(func=cmd_conform)
 
 
 def _add_stress(sub) -> None:

@@ -33,9 +33,17 @@ def configs_for(config: str | None, defects) -> list[str]:
 @lru_cache(maxsize=None)
 def reachable(cfg: M.Config) -> tuple[int, bool]:
     """(distinct reachable twin states, complete?) — the coverage denominator."""
+    distinct, _edges, complete = reachable_graph(cfg)
+    return distinct, complete
+
+
+@lru_cache(maxsize=None)
+def reachable_graph(cfg: M.Config) -> tuple[int, int, bool]:
+    """(distinct reachable twin states, labelled edges, complete?): every state is expanded once, so the
+    explorer's generated successors are the graph's labelled edges."""
     from harness.engines.explore import explore
     res = explore(cfg, liveness=False, keep_edges=False, check=False, max_states=REACHABLE_CAP)
-    return res.distinct, res.complete
+    return res.distinct, res.generated, res.complete
 
 
 def write_trace(outcome: lockstep.Outcome, base: str, out_dir: str | Path) -> Path:
@@ -71,14 +79,18 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
     lines.append(f"  boundaries: {len(N.BOUNDARIES) - len(bmissed)}/{len(N.BOUNDARIES)} hit: {hit}")
     if bmissed:
         lines.append(f"              never: {', '.join(bmissed)}")
-    seen = len(cov.states)
+    seen, taken = len(cov.states), len(cov.edges)
     if denominator:
-        total, complete = reachable(outcome.cfg)
+        total, edges, complete = reachable_graph(outcome.cfg)
         share = f"{seen:,} of {total:,} reachable ({100 * seen / total:.2f}%)" if complete else \
             f"{seen:,} of more than {total:,} reachable"
+        eshare = f"{taken:,} of {edges:,} labelled edges ({100 * taken / edges:.2f}%)" if complete and edges else \
+            f"{taken:,} distinct labelled edges (the graph is larger than {REACHABLE_CAP:,} states)"
     else:
         share = f"{seen:,} distinct (denominator not computed)"
+        eshare = f"{taken:,} distinct labelled edges (denominator not computed)"
     lines.append(f"  states:     {share}")
+    lines.append(f"  edges:      {eshare}")
     return lines
 
 

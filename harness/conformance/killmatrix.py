@@ -109,3 +109,56 @@ def render(table: list[Row]) -> str:
                         for r in hits)
         lines.append(f"  {d:34s} {'KILLED' if hits else 'SURVIVES'}  {how}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the exhaustive walk's column
+
+@dataclass
+class ConformRow:
+    """A defect's code-only mutant under the exhaustive walk (harness.conformance.conform) on its
+    configuration: caught or not, and by which edge (or refusal probe) after how many checked edges."""
+
+    defect: str
+    config: str
+    caught: bool
+    kind: str = ""  # divergence | safety | error
+    invariants: list[str] = field(default_factory=list)
+    edge: str = ""  # the failing edge, `Action(params)`, or `probe Action(params)` after the path
+    depth: int = 0  # steps from Init to the failing edge (the spanning tree's: shortest)
+    edges: int = 0  # edges checked before it
+    seconds: float = 0.0
+
+
+def conform_rows(defects=None, workers: int = 1, progress=None) -> list[ConformRow]:
+    """The conform column: each defect switched on in the implementation only, the twin correct, its
+    configuration walked until the first failure. `progress(done=)` after each defect."""
+    from harness.conformance import conform as C
+    from harness.conformance.replay import fmt_params
+    graphs: dict[str, object] = {}
+    out = []
+    for k, defect in enumerate(defects or N.DEFECTS):
+        name = N.DEFECTS[defect].config
+        cfg = configs.get(name)
+        if name not in graphs:
+            graphs[name] = C.graph_of(cfg)
+        rep = C.walk(cfg, graph=graphs[name], mutant=[defect], workers=workers)
+        f = rep.failure
+        row = ConformRow(defect, name, f is not None, edges=rep.edges, seconds=rep.seconds)
+        if f is not None:
+            last = f.steps[-1]
+            row.kind, row.invariants, row.depth = f.kind, f.invariants, len(f.steps) - 1
+            row.edge = (f"probe {f.probe[0]}({fmt_params(f.probe[1])})" if f.probe else
+                        f"{last.action}({fmt_params(last.params)})")
+        out.append(row)
+        if progress:
+            progress(done=k + 1)
+    return out
+
+
+def render_conform(table: list[ConformRow]) -> str:
+    lines = ["kill matrix, conform column (code-only mutant, correct twin -> the first failing edge)"]
+    for r in table:
+        how = (f"{r.kind}{' ' + ', '.join(r.invariants) if r.invariants else ''} at {r.edge}, depth {r.depth}, "
+               f"after {r.edges:,} edges ({r.seconds:.1f} s)") if r.caught else f"every edge passed ({r.edges:,})"
+        lines.append(f"  {r.defect:38s} {r.config:9s} {'KILLED' if r.caught else 'SURVIVES'}  {how}")
+    return "\n".join(lines)

@@ -83,11 +83,13 @@ class Found:
 
 @dataclass
 class Coverage:
-    """What one campaign exercised: action instances taken, boundary hits, distinct twin states."""
+    """What one campaign exercised: action instances taken, boundary hits, distinct twin states and
+    distinct labelled edges (action, params, from, to: the unit harness.conformance.conform covers whole)."""
 
     actions: Counter = field(default_factory=Counter)
     boundaries: Counter = field(default_factory=Counter)
     states: set = field(default_factory=set)
+    edges: set = field(default_factory=set)
     probes: Counter = field(default_factory=Counter)  # refusals checked, per action
     examples: int = 0  # Hypothesis examples
     runs: int = 0  # runs from Init (an example starts a new run when the bounded twin ends)
@@ -311,6 +313,7 @@ class LockstepMachine(RuleBasedStateMachine):
         cov.actions[name] += 1
         cov.steps += 1
         cov.states.add(nxt)
+        cov.edges.add((name, params, self.twin, nxt))
         if self.campaign.progress:
             self.campaign.progress(steps=cov.steps, examples=cov.examples, states=len(cov.states))
         prev, self.impl, self.twin = self.impl, impl, nxt

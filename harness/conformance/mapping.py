@@ -32,7 +32,9 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by the code)."""
     with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
         snap = read_snapshot(conn, assistants=False)
-        issued = conn.exec_driver_sql(_ISSUED).scalar_one()
+        cur = conn.connection.dbapi_connection.cursor()  # as impl.snapshot.read: no per-statement overhead
+        cur.execute(_ISSUED)
+        (issued,), = cur.fetchall()
         rows = w.wakes.rows(conn) if cfg.wake_rows else {}
     now = w.clock.now()
     claim = []
@@ -42,6 +44,22 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
                      M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase,
                              twin_assistant(cfg, c.assistant),
                              c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
+    actors = actor_fields(cfg, w)
+    src = {i.id: i.src for i in snap.inputs}  # an input event names its prompt by number in the twin
+    return M.State(
+        claim=tuple(claim), nextExec=issued + 1,
+        log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
+                  M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
+        recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
+        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
+                         for i in snap.inputs),
+        cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
+        faults=faults, wakes=wakes(cfg, rows), **actors)
+
+
+def actor_fields(cfg: M.Config, w) -> dict:
+    """The variables read from the actors' memory and the provider's record, not the database: run, fin,
+    rec, effects (harness.conformance.conform maps only these after a probe that wrote no row)."""
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
@@ -51,17 +69,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
     rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
-    src = {i.id: i.src for i in snap.inputs}  # an input event names its prompt by number in the twin
-    return M.State(
-        claim=tuple(claim), nextExec=issued + 1,
-        log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
-                  M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
-        recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
-        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
-                         for i in snap.inputs),
-        run=tuple(run), fin=tuple(fin), rec=tuple(rec),
-        cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
-        faults=faults, effects=effects(w), wakes=wakes(cfg, rows))
+    return dict(run=tuple(run), fin=tuple(fin), rec=tuple(rec), effects=effects(w))
 
 
 def wakes(cfg: M.Config, rows: dict) -> tuple:

@@ -178,7 +178,8 @@ def stage_lockstep(g: Gate) -> StageResult:
         if o.found is None and o.hypothesis_error is None:
             checks.append(Check(f"lockstep {name}", PASS, "", o.seconds))
             parts.append(f"{name}: {cov.examples} examples, {cov.steps:,} steps, "
-                         f"{len(cov.states):,} distinct states, {len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
+                         f"{len(cov.states):,} distinct states, {len(cov.edges):,} distinct edges, "
+                         f"{len(cov.boundaries)}/{len(N.BOUNDARIES)} boundaries")
             continue
         status = FAIL
         check = Check(f"lockstep {name}", FAIL, "", o.seconds, kind="HypothesisError")
@@ -194,6 +195,43 @@ def stage_lockstep(g: Gate) -> StageResult:
         checks.append(check)
         parts.append(f"{name}: {why}")
     return StageResult("lockstep", status, "; ".join(parts), checks=checks)
+
+
+def stage_conformance(g: Gate) -> StageResult:
+    """The exhaustive walk (harness.conformance.conform, profile ci: small configurations that together
+    enable every registry action and pass every boundary) on sqlite in memory, two workers: every
+    reachable state, labelled edge and refusal probe, on the implementation; a failure is saved as a trace."""
+    from harness.conformance import conform as C
+    from harness.conformance import exhaustive as X
+    parts, status, checks = [], PASS, []
+    actions, boundaries = set(), set()
+    for label in X.PROFILES["ci"]:
+        cfg, base = X.resolve(label)
+        with g.progress.task(f"conform {base}", unit="edges", key="edges") as task:
+            rep = C.walk(cfg, workers=2, progress=task)
+        actions |= set(rep.actions)
+        boundaries |= set(rep.boundaries)
+        if rep.complete:
+            checks.append(Check(f"conform {base}", PASS, X.summary(rep), rep.seconds))
+            parts.append(f"{base}: {rep.edges:,} edges")
+            continue
+        status = FAIL
+        check = Check(f"conform {base}", FAIL, X.summary(rep), rep.seconds, kind="Incomplete")
+        if rep.failure is not None:
+            path = X.write_trace(rep, base, g.out_dir)
+            f = rep.failure
+            check.kind, check.file = "InvariantViolation" if f.invariants else "Divergence", locate.relpath(path)
+            check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
+            check.detail = f"{f.kind} {', '.join(f.invariants)}: {X.replay_command(path, cfg)}"
+        checks.append(check)
+        parts.append(f"{base}: {check.detail}")
+    missing = [a for a in N.ACTIONS if a not in actions] + [b for b in N.BOUNDARIES if b not in boundaries]
+    if missing and status == PASS:
+        status = FAIL
+        parts.append(f"never taken or passed: {', '.join(missing)}")
+    head = (f"every state, edge and refusal probe of {len(checks)} configurations; {len(actions)}/{len(N.ACTIONS)} "
+            f"actions, {len(boundaries)}/{len(N.BOUNDARIES)} boundaries")
+    return StageResult("conformance", status, head + "; " + "; ".join(parts), checks=checks)
 
 
 def stage_kill_matrix(g: Gate) -> StageResult:
@@ -268,6 +306,7 @@ STAGES = [
     Stage("explorer", stage_explorer),
     Stage("traces", stage_traces),
     Stage("lockstep", stage_lockstep),
+    Stage("conformance", stage_conformance),
     Stage("kill matrix", stage_kill_matrix),
     Stage("Apalache", stage_apalache),
 ]
@@ -351,7 +390,7 @@ def write_junit(results: list[StageResult], path: Path) -> None:
 def main_gate(args) -> int:
     strict = bool(getattr(args, "strict", False))
     allowed = tuple(getattr(args, "allow_skip", None) or ())
-    print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, kill matrix, Apalache")
+    print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, conformance, kill matrix, Apalache")
     with Reporter() as progress:
         g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress)
         results = run_gate(g)

@@ -75,7 +75,7 @@ class Meta(BaseModel):
     reported: str | None = Field(None, description="where the race was reported (review note, issue)")
     defect: DefectName | None = Field(None, description="the registry defect this trace reproduces")
     invariants: list[InvariantName] = Field(default_factory=list, description="invariants the trace breaks")
-    source: str = Field("hand", description="explore | tlc | apalache | fuzz | hand")
+    source: str = Field("hand", description="explore | tlc | apalache | fuzz | conform | hand")
 
 
 class TraceConfig(BaseModel):

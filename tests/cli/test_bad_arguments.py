@@ -58,10 +58,10 @@ def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, monkeypatch):
     assert err.startswith(f"claimcheck {argv[0]}: " if argv and argv[0] in SUBCOMMANDS else "claimcheck: "), err
 
 
-SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "stress"]
+SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress"]
 
 
-VOCAB = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "stress", "export", "import",
+VOCAB = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress", "export", "import",
          "--engine", "--config", "--defect", "--assume-off", "--liveness", "--no-liveness", "--out", "--format",
          "--junit", "--json", "--apalache", "--strict", "--workers", "--profile", "--db", "--nodes", "--seconds",
          "--sessions", "--lease", "--seed", "--executions", "--crash-every", "--keep", "--", "-", "-x",

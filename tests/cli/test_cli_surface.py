@@ -93,7 +93,7 @@ def test_fuzz_with_an_undetected_defect_exits_4(monkeypatch, tmp_path, capsys):
     def nothing_found(cfg, **kw):
         return L.Outcome(cfg, L.Coverage(), None, 0.1)
     monkeypatch.setattr(L, "run", nothing_found)
-    monkeypatch.setattr(F, "reachable", lambda cfg: (1000, True))
+    monkeypatch.setattr(F, "reachable_graph", lambda cfg: (1000, 5000, True))
     code = main(["fuzz", "--defect", "memory-before-publish", "--seed", "7", "--max-examples", "3",
                  "--out", str(tmp_path)])
     out = capsys.readouterr().out
@@ -109,12 +109,12 @@ def test_fuzz_seed_and_max_examples_reach_hypothesis(monkeypatch, tmp_path):
         seen.update(kw)
         return L.Outcome(cfg, L.Coverage(), None, 0.1)
     monkeypatch.setattr(L, "run", record)
-    monkeypatch.setattr(F, "reachable", lambda cfg: (1000, True))
+    monkeypatch.setattr(F, "reachable_graph", lambda cfg: (1000, 5000, True))
     assert main(["fuzz", "--config", "ci", "--seed", "11", "--max-examples", "5", "--out", str(tmp_path)]) == 0
     assert seen["seed"] == 11 and seen["settings_"].max_examples == 5 and not seen["settings_"].derandomize
 
 
-@pytest.mark.parametrize("script", ["ci/bench_impl.py", "ci/bench_lockstep.py"])
+@pytest.mark.parametrize("script", ["ci/bench_impl.py", "ci/bench_lockstep.py", "ci/bench_conform.py"])
 def test_benchmark_scripts_answer_help_and_bad_input_without_a_traceback(script):
     import subprocess
     import sys

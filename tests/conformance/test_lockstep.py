@@ -137,7 +137,7 @@ def test_a_divergence_is_reported_with_the_differing_variable(monkeypatch):
 
 def test_cli_fuzz(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(L.PROFILES, "ci", DETECT)
-    monkeypatch.setattr(F, "reachable", lambda cfg: (1000, True))
+    monkeypatch.setattr(F, "reachable_graph", lambda cfg: (1000, 5000, True))
     code = main(["fuzz", "--defect", "memory-before-publish", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
@@ -195,3 +195,17 @@ def test_a_refusal_failure_writes_a_trace_that_replays_the_refusal(tmp_path):
     tr.mutant = []  # the same schedule against the correct implementation: refused, so it passes
     T.save(tr, tmp_path / "correct.json")
     assert replay_file(tmp_path / "correct.json").ok
+
+
+def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
+    """Edge coverage beside state coverage: each step's (action, params, from, to), of the twin's graph's
+    labelled edges (harness.conformance.conform walks them all)."""
+    cfg = configs.get("rows")
+    out = L.run(cfg, settings_=SMALL)
+    cov = out.coverage
+    assert out.found is None and 0 < len(cov.edges) <= cov.steps
+    assert {e[0] for e in cov.edges} == {a for a, n in cov.actions.items() if n}
+    states, edges, complete = F.reachable_graph(cfg)
+    assert complete and len(cov.edges) < edges == 3812
+    line = next(x for x in F.coverage_lines(out) if x.strip().startswith("edges:"))
+    assert f"{len(cov.edges):,} of 3,812 labelled edges" in line

@@ -57,7 +57,7 @@ def test_skips_are_reported_and_strict_fails_them(monkeypatch, tmp_path, capsys,
 
 def test_stage_order_is_the_issue_order():
     assert [s.name for s in gate.STAGES] == ["parse", "twin = TLC", "TLC", "explorer", "traces", "lockstep",
-                                             "kill matrix", "Apalache"]
+                                             "conformance", "kill matrix", "Apalache"]
 
 
 def run_allowing(monkeypatch, tmp_path, results, allow):

@@ -1,0 +1,287 @@
+"""Exhaustive conformance: the SQL implementation driven along every edge of the twin's reachable graph.
+
+Why: lockstep samples paths and replay follows paths someone wrote; the twin's whole reachable graph is
+known (harness.engines.explore builds it, and it equals TLC's), so on a bounded configuration the
+implementation can be made to take every labelled edge of it and refuse every attempt the twin does not
+enable, in every reachable state.
+
+The walk is depth first along the explorer's BFS spanning tree: at each state it saves the
+implementation (harness.conformance.savepoint: the database and every actor's memory), and for each
+enabled action instance applies it on both sides, compares the mapped state with the twin's
+(mapping.diff), checks every action invariant on the mapped edge, and restores; a tree edge leads on to a
+state not yet visited (so each reachable state is visited once, each labelled edge checked once), where
+every state invariant is checked and every refusal probe (lockstep.refusals) must be refused with
+nothing changed. The first failure ends the walk; its path is the spanning tree's, so the shortest from
+Init to the failing edge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from spec import invariants as I
+from spec import model as M
+
+from harness.traces.paths import Graph, Step, path_to
+from harness.conformance.databases import Databases
+from harness.conformance.lockstep import refusals
+from harness.conformance.mapping import actor_fields, diff, render_diff
+from harness.conformance.savepoint import Savepoints
+from harness.conformance.scheduler import DivergenceError, Scheduler
+
+PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
+
+
+@dataclass
+class Failure:
+    kind: str  # divergence | safety | error
+    invariants: list[str]
+    message: str
+    steps: list[Step]  # Init first, up to and including the failing edge (or the state a probe failed in)
+    probe: tuple | None = None  # (action, params): an attempt the twin refuses that the implementation took
+
+
+@dataclass
+class Report:
+    """What one walk covered, of what the twin's graph holds."""
+
+    cfg: M.Config
+    states_total: int
+    edges_total: int
+    states: int = 0  # visited (mapped and checked)
+    edges: int = 0  # labelled edges taken and checked
+    probes: int = 0  # refusal probes refused with nothing changed
+    actions: Counter = field(default_factory=Counter)  # edges checked, per action
+    boundaries: Counter = field(default_factory=Counter)  # named boundaries the checked edges passed
+    seconds: float = 0.0
+    timing: Counter = field(default_factory=Counter)  # seconds per part: apply, map, check, save, restore, probe
+    failure: Failure | None = None
+    savepoint: str = ""  # how the database was saved (savepoint.Savepoints.kind)
+    mutant: frozenset | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.failure is None and self.states == self.states_total and self.edges == self.edges_total
+
+    @property
+    def edges_per_s(self) -> float:
+        return self.edges / self.seconds if self.seconds else 0.0
+
+
+def graph_of(cfg: M.Config) -> Graph:
+    """The twin's whole reachable graph with its labelled edges (no invariant checks: the gate's)."""
+    from harness.engines.explore import explore
+    return explore(cfg, liveness=False, keep_edges=True, check=False).graph
+
+
+def _tree_ids(graph: Graph, j: int) -> list[int]:
+    """The spanning tree's state ids from Init to j."""
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = graph.parent[j]
+    return out[::-1]
+
+
+class _Stop(Exception):
+    """The walk found a failure (Report.failure holds it)."""
+
+
+def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
+         progress=None, workers: int = 1) -> Report:
+    """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
+    with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
+    every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
+    spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
+    the implementation's failure: the Report carries it."""
+    graph = graph or graph_of(cfg)
+    mutant = None if mutant is None else frozenset(mutant)
+    if workers > 1 and not in_memory(db_url):
+        raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
+                         f"database, and {db_url or 'a sqlite file'} would be shared")
+    if workers > 1:
+        from harness.conformance.parts import walk_parts
+        return walk_parts(cfg, graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
+    return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
+
+
+def in_memory(db_url: str | None) -> bool:
+    import sqlalchemy as sa
+    if db_url is None:
+        return False
+    u = sa.engine.make_url(db_url)
+    return u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:")
+
+
+def new_report(cfg: M.Config, graph: Graph, mutant) -> Report:
+    return Report(cfg, len(graph.states), sum(len(s) for s in graph.succ), mutant=mutant)
+
+
+def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress=None, start: int = 0,
+              inside=None, reuse: dict | None = None) -> Report:
+    """One part of the walk: from the tree path's end at `start` (Init by default), every state below it
+    in the spanning tree for which `inside(j)` holds (all by default), and every edge out of those.
+    `reuse`: a dict kept between parts in one process; its database and actors are restored to Init
+    instead of being set up again (16 ms a part)."""
+    rep = new_report(cfg, graph, mutant)
+    t0 = time.perf_counter()
+    own = reuse is None
+    try:
+        if own or "sched" not in reuse:
+            dbs = Databases(db_url)
+            db, _ = dbs.fresh()
+            sched = Scheduler(cfg, db=db, mutant=mutant)
+            points = Savepoints(sched)
+            ready = dict(dbs=dbs, sched=sched, points=points, init=points.save())
+            if not own:
+                reuse.update(ready)
+        else:
+            ready = reuse
+            ready["points"].restore(ready["init"])
+        _Walk(cfg, graph, ready["sched"], rep, progress, ready["points"]).run(start, inside)
+    except _Stop:
+        pass
+    finally:
+        if own and "ready" in locals():
+            ready["dbs"].close()
+        rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+class _Walk:
+    def __init__(self, cfg, graph: Graph, sched: Scheduler, rep: Report, progress, points: Savepoints):
+        self.cfg, self.graph, self.sched, self.rep, self.progress = cfg, graph, sched, rep, progress
+        self.points = points
+        rep.savepoint = self.points.kind
+        self.clock = time.perf_counter
+
+    def run(self, start: int = 0, inside=None) -> None:
+        g, rep = self.graph, self.rep
+        via = None
+        path = _tree_ids(g, start)
+        for i, j in zip(path, path[1:]):
+            name, params = g.via[j]
+            self._edge(i, name, params, j, count=False)
+            via = (i, name, params)
+        t = self.clock()
+        impl = self.sched.state()
+        rep.timing["map"] += self.clock() - t
+        if start == 0:
+            self._compare_init(impl)
+        self._arrive(start, impl, via)
+        # a frame: state id, its savepoint (after its probes; only where a second edge will need it), next edge
+        stack = [[start, self._save_for(start), 0]]
+        while stack:
+            frame = stack[-1]
+            i, point, k = frame
+            succ = g.succ[i]
+            if k == len(succ):
+                stack.pop()
+                continue
+            frame[2] = k + 1
+            if k:  # the first edge starts where the probes left the implementation; the others from the savepoint
+                t = self.clock()
+                self.points.restore(point)
+                rep.timing["restore"] += self.clock() - t
+            name, params, j = succ[k]
+            impl = self._edge(i, name, params, j)
+            if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
+                self._arrive(j, impl, (i, name, params))  # the tree edge: a state not yet visited
+                stack.append([j, self._save_for(j), 0])
+
+    def _save_for(self, i: int):
+        return self._save() if len(self.graph.succ[i]) > 1 else None
+
+    def _compare_init(self, impl: M.State) -> None:
+        delta = diff(self.graph.states[0], impl, self.cfg)
+        if delta:
+            self._fail_at(0, "divergence", [], "\n".join(["at Init:"] + render_diff(delta, "  ")))
+
+    def _save(self):
+        t = self.clock()
+        point = self.points.save()
+        self.rep.timing["save"] += self.clock() - t
+        return point
+
+    def _edge(self, i: int, name: str, params: tuple, j: int, count: bool = True) -> M.State:
+        """Take edge i -(name, params)-> j on the implementation and check it."""
+        rep, nxt, clock = self.rep, self.graph.states[j], self.clock
+        hits = self.sched.world.recorder.hits
+        mark = len(hits)
+        t = clock()
+        try:
+            self.sched.apply(name, params, nxt)
+        except DivergenceError as exc:
+            self._fail(i, name, params, "divergence", [], f"{name}{params}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the implementation crashed: still a trace
+            self._fail(i, name, params, "error", [], f"{name}{params} raised {type(exc).__name__}: {exc}")
+        t1 = clock()
+        impl = self.sched.state()
+        t2 = clock()
+        delta = diff(nxt, impl, self.cfg)
+        bad = I.check_edge(self.cfg, self.graph.states[i], impl)
+        if delta:  # a mapped state unlike the twin's is checked here (an equal one where it is first visited)
+            bad = I.check_state(self.cfg, impl) + bad
+        t3 = clock()
+        rep.timing["apply"] += t1 - t
+        rep.timing["map"] += t2 - t1
+        rep.timing["check"] += t3 - t2
+        if bad or delta:
+            lines = [f"after {name}{params}:"] + [f"  invariant violated: {b}" for b in bad] + render_diff(delta, "  ")
+            self._fail(i, name, params, "safety" if bad else "divergence", bad, "\n".join(lines))
+        if not count:  # an edge on the way to a part's first state: another part checks it
+            return impl
+        rep.edges += 1
+        rep.actions[name] += 1
+        rep.boundaries.update(h for h, _ in hits[mark:])
+        if self.progress and not rep.edges % PROGRESS_EVERY:
+            self.progress(edges=rep.edges, states=rep.states)
+        return impl
+
+    def _arrive(self, j: int, impl: M.State, via) -> None:
+        """A state visited for the first time: its state invariants, then its refusal probes."""
+        cfg, st, rep = self.cfg, self.graph.states[j], self.rep
+        t = self.clock()
+        bad = I.check_state(cfg, impl)
+        if bad:
+            lines = [f"invariant violated: {b}" for b in bad]
+            if via is None:
+                self._fail_at(j, "safety", bad, "at Init:\n  " + "\n  ".join(lines))
+            self._fail(*via, "safety", bad, f"after {via[1]}{via[2]}:\n  " + "\n  ".join(lines))
+        rep.timing["check"] += self.clock() - t
+        rep.states += 1
+        t = self.clock()
+        enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
+        changes, world = self.points.changes, self.sched.world
+        for name, params in refusals(cfg, st, enabled):
+            try:
+                before, now = (changes() if changes else None), world.clock.now()
+                answer = self.sched.attempt(name, params)
+                if before is not None and changes() == before and world.clock.now() == now:
+                    # no row written, the clock unmoved: the database still maps to `st` (checked on
+                    # arrival, and after every probe that wrote), so only the actors' memory is read
+                    got = st._replace(faults=self.sched.faults, **actor_fields(cfg, world))
+                else:
+                    got = self.sched.state()
+            except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
+                self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",
+                              probe=(name, params))
+            delta = diff(st, got, cfg)
+            if delta:
+                lines = [f"probe: the implementation took {name}{params}, which the twin does not enable "
+                         f"(answer: {answer})"] + render_diff(delta, "  ")
+                self._fail_at(j, "divergence", [], "\n".join(lines), probe=(name, params))
+            rep.probes += 1
+        rep.timing["probe"] += self.clock() - t
+
+    def _fail(self, i, name, params, kind, invariants, message):
+        nxt = M.apply(self.cfg, self.graph.states[i], name, params)
+        steps = path_to(self.graph, i) + [Step(name, params, nxt)]
+        self.rep.failure = Failure(kind, list(invariants), message, steps)
+        raise _Stop
+
+    def _fail_at(self, j, kind, invariants, message, probe=None):
+        self.rep.failure = Failure(kind, list(invariants), message, path_to(self.graph, j), probe)
+        raise _Stop

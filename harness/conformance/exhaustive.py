@@ -1,0 +1,117 @@
+"""`claimcheck conform`: the exhaustive walk per configuration, its report, and a replayable trace per failure.
+
+Why a module of its own: harness.conformance.conform is the walk; this is what a person, the gate or the
+nightly job runs and reads (which configurations, states S of S, edges E of E, probes P, where the
+failing trace went and how to replay it).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from spec import configs
+from spec import model as M
+from spec import names as N
+
+from harness.traces import configfile
+from harness.traces.trace import found_path, from_steps, save
+from harness.conformance import conform as C
+
+# The gate's walk (profile `ci`): small configurations that together enable every registry action and
+# pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
+# configuration with fewer executions or rows where its feature shows without them. `deep`: the two
+# largest gate configurations, whole (the nightly job).
+SMALL = {  # label: (registered configuration, the constants changed)
+    "rows": ("rows", {}),  # two Sessions, the forged recovery row
+    "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
+    "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
+    "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
+    "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
+    "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
+    "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
+}
+PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
+
+
+def resolve(label: str) -> tuple[M.Config, str]:
+    """A profile's configuration by its label (`heartbeat/max_steps=2/max_exec=1`), a registered name or a
+    configuration file."""
+    if label in SMALL:
+        name, changed = SMALL[label]
+        return replace(configs.CONFIGS[name], **changed), label
+    chosen = configfile.resolve(label, ())
+    return chosen.cfg, chosen.label
+
+
+def write_trace(rep: C.Report, base: str, out_dir: str | Path) -> Path:
+    f, cfg = rep.failure, rep.cfg
+    mutant = sorted(set(rep.mutant or ()) - cfg.defects)
+    what = ", ".join(f.invariants) or f.kind
+    trace = from_steps(cfg, f.steps, title=f"conform {f.kind} on {base}: {what}", source="conform", base=base,
+                       invariants=f.invariants, defect=next(iter(cfg.defects)) if len(cfg.defects) == 1 else None,
+                       refused=f.probe, mutant=mutant)
+    label = f"conform-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
+    return save(trace, found_path(out_dir, label))
+
+
+def replay_command(path: Path, cfg: M.Config) -> str:
+    return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)])
+
+
+def summary(rep: C.Report) -> str:
+    """The one line a run reports: states S of S, edges E of E, probes P."""
+    return (f"states {rep.states:,} of {rep.states_total:,}, edges {rep.edges:,} of {rep.edges_total:,}, "
+            f"probes {rep.probes:,}")
+
+
+def timing_line(rep: C.Report) -> str:
+    total = sum(rep.timing.values()) or 1.0
+    parts = "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in rep.timing.most_common())
+    return f"  time:       {rep.seconds:.1f} s, {rep.edges_per_s:,.0f} edges/s ({rep.savepoint}); {parts}"
+
+
+def configs_for(names, profile: str | None) -> list[str]:
+    return list(names) if names else list(PROFILES[profile or "ci"])
+
+
+def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
+            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None) -> int:
+    """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
+    leaves a trace) or an incomplete walk, 4 when a code-only mutant survived every edge (as `fuzz`). `mutant`: defects switched on in the implementation only.
+    `progress_for(label)` gives the progress callback (and context manager) of one configuration."""
+    from contextlib import nullcontext
+    mutant = frozenset(N.check_defects(mutant or ())) or None
+    failed = undetected = False
+    for name in configs_for(config, profile):
+        cfg, base = resolve(name)
+        echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
+             + f"db={db_url or 'a sqlite file'} workers={workers}")
+        t0 = time.perf_counter()
+        graph = C.graph_of(cfg)
+        echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
+             f"({time.perf_counter() - t0:.1f} s)")
+        with (progress_for(base) if progress_for else nullcontext()) as progress:
+            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
+        echo(f"  covered:    {summary(rep)}")
+        echo(timing_line(rep))
+        if rep.failure is not None:
+            failed = True
+            f = rep.failure
+            path = write_trace(rep, base, out_dir)
+            echo(f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
+                 f"{len(f.steps) - 1} steps{', then a refusal probe' if f.probe else ''})")
+            for line in f.message.splitlines():
+                echo(f"    {line}")
+            echo(f"  trace:      {path}")
+            echo(f"  replay:     {replay_command(path, cfg)}")
+        elif not rep.complete:
+            failed = True
+            echo("  verdict:    INCOMPLETE: not every state and edge was checked")
+        elif mutant:
+            echo(f"  verdict:    NOT DETECTED: the code-only defects {', '.join(sorted(mutant))} survived every edge")
+            undetected = True
+        else:
+            echo("  verdict:    OK, 100%: the implementation took every edge as the twin does and refused every probe")
+    return 1 if failed else 4 if undetected else 0

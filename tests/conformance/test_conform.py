@@ -1,0 +1,205 @@
+"""Exhaustive conformance: the walk covers the whole graph, catches code-only mutants with a replayable
+trace, and every one of its checks (comparison, state and action invariants, refusal probes, restore)
+can fail."""
+
+from functools import lru_cache
+
+import pytest
+
+from spec import configs
+from spec import invariants as I
+
+from harness.cli import main
+from harness.conformance import conform as C
+from harness.conformance import exhaustive as X
+from harness.conformance import parts as P
+from harness.conformance import savepoint as S
+from harness.conformance.replay import replay
+from harness.traces import trace as T
+
+
+@lru_cache(maxsize=None)
+def _graph(name):
+    return C.graph_of(configs.get(name))
+
+
+def _walk(name, **kw):
+    return C.walk(configs.get(name), graph=_graph(name), **kw)
+
+
+@lru_cache(maxsize=None)
+def _correct(name):
+    return _walk(name)
+
+
+def test_the_walk_covers_every_state_edge_and_probe_of_rows():
+    rep = _correct("rows")
+    assert rep.failure is None and rep.complete
+    assert (rep.states, rep.edges) == (rep.states_total, rep.edges_total) == (1691, 3812)
+    assert rep.probes > rep.states  # refusals at every state, not only some
+    assert sum(rep.actions.values()) == rep.edges and rep.savepoint == "serialize"
+
+
+def test_parts_cover_each_state_and_edge_exactly_once():
+    g = _graph("rows")
+    top, roots = P.cut(g, 8)
+    assert top and len(roots) >= 8 and not top & set(roots)
+    assert max(P.subtree_work(g)[r] for r in roots) * 8 <= sum(map(len, g.succ))  # no part above 1/8
+    one, two = _correct("rows"), _walk("rows", workers=2)
+    assert two.complete and (two.states, two.edges, two.probes) == (one.states, one.edges, one.probes)
+    assert two.actions == one.actions
+
+
+def test_the_rows_savepoint_also_restores_a_sqlite_file(tmp_path):
+    from harness.conformance.exhaustive import resolve
+    cfg, _ = resolve("tools/max_exec=1")
+    rep = C.walk(cfg, db_url=f"sqlite:///{tmp_path / 'c.db'}")
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == 531
+
+
+# ---------------------------------------------------------------- mutants, traces, replays
+
+CAUGHT = {  # a code-only mutant, the configuration, what catches it: (kind, invariants, a probe?)
+    "memory-before-publish": ("rows", ("divergence", [], False)),
+    "unfenced-step-publication": ("rows", ("safety", ["FencedMutation"], False)),
+    "heartbeat-extends-lease": ("heartbeat", ("safety", ["TypeOK"], False)),
+    "renew-after-expiry": ("rows", ("divergence", [], True)),
+}
+
+
+def _caught(defect):
+    name, _ = CAUGHT[defect]
+    f = _walk(name, mutant=[defect]).failure
+    return None if f is None else (f.kind, f.invariants, f.probe is not None)
+
+
+@pytest.mark.parametrize("defect", sorted(CAUGHT))
+def test_a_code_only_mutant_is_caught(defect):
+    assert _caught(defect) == CAUGHT[defect][1]
+
+
+def test_a_mutant_leaves_a_shortest_trace_whose_replay_fails_the_same_way(tmp_path):
+    defect = "cross-session-recovery-collision"
+    rep = _walk("rows", mutant=[defect])
+    f = rep.failure
+    assert f.kind == "safety" and f.invariants == ["RecoveryRowsIsolated"] and not rep.complete
+    g = _graph("rows")
+    assert len(f.steps) - 1 == g.depth[g.states.index(f.steps[-2].state)] + 1  # the tree path: shortest
+    path = X.write_trace(rep, "rows", tmp_path)
+    tr = T.load(path)
+    assert tr.mutant == [defect] and tr.meta.source == "conform"
+    res = replay(tr)
+    assert not res.ok and "RecoveryRowsIsolated" in res.violated
+    tr.mutant = []  # the same path on the correct implementation passes
+    assert replay(tr).ok
+
+
+def test_a_probe_failure_ends_the_trace_with_a_refused_step(tmp_path):
+    rep = _walk("rows", mutant=["renew-after-expiry"])
+    path = X.write_trace(rep, "rows", tmp_path)
+    tr = T.load(path)
+    assert tr.steps[-1].refused and tr.steps[-1].action == "Heartbeat"
+    res = replay(tr)
+    assert not res.ok and any("although the twin does not enable it" in p for p in res.problems)
+
+
+# ---------------------------------------------------------------- every check can fail
+
+def test_without_the_state_comparison_a_divergence_goes_unseen(monkeypatch):
+    monkeypatch.setattr(C, "diff", lambda *a, **k: [])
+    assert _caught("memory-before-publish") != CAUGHT["memory-before-publish"][1]
+
+
+def test_without_action_invariants_an_unfenced_publication_is_only_a_divergence(monkeypatch):
+    monkeypatch.setattr(I, "check_edge", lambda *a, **k: [])
+    assert _caught("unfenced-step-publication") != CAUGHT["unfenced-step-publication"][1]
+
+
+def test_without_state_invariants_an_extended_lease_is_only_a_divergence(monkeypatch):
+    monkeypatch.setattr(I, "check_state", lambda *a, **k: [])
+    assert _caught("heartbeat-extends-lease") != CAUGHT["heartbeat-extends-lease"][1]
+
+
+def test_without_refusal_probes_a_renewal_after_expiry_is_not_caught_by_a_probe(monkeypatch):
+    monkeypatch.setattr(C, "refusals", lambda *a, **k: [])
+    assert _caught("renew-after-expiry") != CAUGHT["renew-after-expiry"][1]
+
+
+def test_without_restoring_the_actors_memory_the_correct_implementation_diverges(monkeypatch):
+    monkeypatch.setattr(S.Memory, "restore", staticmethod(lambda saved: None))
+    f = _walk("rows").failure
+    assert f is not None and f.kind in ("divergence", "error")
+
+
+# ---------------------------------------------------------------- the command
+
+def test_conform_command_exit_codes(tmp_path, capsys):
+    assert main(["conform", "--config", "rows", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "states 1,691 of 1,691, edges 3,812 of 3,812, probes" in out and "edges/s" in out
+    assert main(["conform", "--config", "rows", "--mutant", "cross-session-recovery-collision",
+                 "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED (safety: RecoveryRowsIsolated" in out and "claimcheck replay" in out
+    assert list(tmp_path.glob("conform-rows-*.json"))
+    assert main(["conform", "--config", "nope"]) == 2
+    assert main(["conform", "--mutant", "nope"]) == 2
+    assert main(["conform", "--config", "rows", "--profile", "ci"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_the_gate_stage_walks_every_action_and_boundary(tmp_path):
+    """The ci profile's small configurations together take every registry action and pass every named
+    boundary, on the correct implementation, whole."""
+    from harness.reports import gate
+    from spec import names as N
+    r = gate.stage_conformance(gate.Gate(tmp_path))
+    assert r.status == gate.PASS, r.detail
+    assert f"{len(N.ACTIONS)}/{len(N.ACTIONS)} actions, {len(N.BOUNDARIES)}/{len(N.BOUNDARIES)} boundaries" in r.detail
+    assert len(r.checks) == len(X.PROFILES["ci"]) and all("of" in c.detail for c in r.checks)
+
+
+def test_the_kill_matrix_conform_column_names_the_catching_edge():
+    from harness.conformance import killmatrix as K
+    table = K.conform_rows(["cross-session-recovery-collision", "heartbeat-extends-lease"])
+    assert [r.caught for r in table] == [True, True]
+    assert table[0].edge == "RecoveryConvert(r1)" and table[0].invariants == ["RecoveryRowsIsolated"]
+    assert table[1].edge.startswith("Heartbeat(") and table[1].config == "heartbeat"
+    text = K.render_conform(table)
+    assert "KILLED" in text and "SURVIVES" not in text and "depth" in text
+
+
+def test_the_walk_covers_a_small_configuration_on_postgresql(pg_databases):
+    """PostgreSQL: the rows savepoint (every table emptied and refilled in one transaction)."""
+    from harness.conformance.exhaustive import resolve
+    cfg, _ = resolve("inputs/prompts=1")
+    db = pg_databases.new()
+    url = db.engine.url.render_as_string(hide_password=False)
+    db.dispose()
+    rep = C.walk(cfg, db_url=url)
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == rep.edges_total == 164
+    assert C.walk(cfg, db_url=url, mutant=["resume-drains-without-request"]).failure is not None
+
+
+def test_several_workers_need_an_in_memory_database(tmp_path, capsys):
+    assert main(["conform", "--config", "rows", "--workers", "2", "--db", f"sqlite:///{tmp_path / 'x.db'}"]) == 2
+    assert "needs --db sqlite://" in capsys.readouterr().err
+
+
+def test_conform_kill_matrix_command(capsys):
+    assert main(["conform", "--kill-matrix", "--mutant", "memory-before-publish"]) == 0
+    out = capsys.readouterr().out
+    assert "memory-before-publish" in out and "KILLED  divergence at PublishStepStarted(n1)" in out
+    assert main(["conform", "--kill-matrix", "--config", "rows"]) == 2
+
+
+def test_a_mutant_is_caught_with_several_workers_too():
+    rep = _walk("rows", mutant=["cross-session-recovery-collision"], workers=2)
+    assert rep.failure is not None and rep.failure.invariants == ["RecoveryRowsIsolated"] and not rep.complete
+    assert rep.failure.steps[0].action is None and rep.failure.steps[-1].action == "RecoveryConvert"
+
+
+def test_a_mutant_no_edge_of_the_configuration_reaches_exits_4(tmp_path, capsys):
+    """A tool defect on `rows` (no tools there): every edge passes, and that is no OK."""
+    assert main(["conform", "--config", "rows", "--mutant", "recovery-reruns-unknown-tool", "--out", str(tmp_path)]) == 4
+    assert "NOT DETECTED" in capsys.readouterr().out
