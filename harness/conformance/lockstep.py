@@ -23,6 +23,7 @@ Both checks run after every step (not only at teardown) so a failure's trace end
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from spec import configs
+from spec import guards as G
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
@@ -46,6 +48,8 @@ from harness.conformance.scheduler import DivergenceError, Scheduler
 ACTION_NAMES = tuple(N.ACTIONS)
 STEPS_PER_RULE = 4
 PROBE = "(refusal probe)"  # drawn beside the actions: attempt an instance the twin does not enable
+PAUSE = "(pause)"  # a Tick that expires a working actor's lease: the pause fault, an interruption for a focus
+NOVEL_PROBE = 4  # a probe's weight is multiplied by this where some refusal's reason is new to the run
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large]
 # no Phase.explain: it traces every line of the implementation under sys.settrace, which made shrinking
 # a failure take minutes; the trace file explains a failure better
@@ -140,11 +144,12 @@ def swarm_names(cfg: M.Config) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def _swarm_rule(actions: tuple[str, ...], boundaries: tuple[str, ...]):
     """The initialize rule that draws an example's swarm over `actions` and `boundaries`."""
     @initialize(weights=st.fixed_dictionaries(
-        {a: st.sampled_from((1, 2, 4) if _protocol(a) else (1, 1, 0, 0)) for a in actions}),
-        focus=st.sampled_from((None,) * len(boundaries) + boundaries),
+        {a: st.sampled_from((1, 2, 4) if a == PAUSE or _protocol(a) else (1, 1, 0, 0))
+         for a in actions + ((PAUSE,) if R.TICK in actions else ())}),
+        focus=st.sampled_from((None,) * (len(boundaries) // 2) + boundaries),
         probe_weight=st.sampled_from((1, 0, 2)), focus_pass=st.integers(1, 3))
     def choose_swarm(self, weights, focus, probe_weight, focus_pass):
-        self.weights = {**dict.fromkeys(ACTION_NAMES, 1), **weights}
+        self.weights = {**dict.fromkeys(ACTION_NAMES + (PAUSE,), 1), **weights}
         self.probe_weight = probe_weight
         self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
         self.focus_pass = min(focus_pass, self.cfg.max_steps)
@@ -166,7 +171,7 @@ class LockstepMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.cfg = self.campaign.cfg
-        self.weights = dict.fromkeys(ACTION_NAMES, 1)
+        self.weights = dict.fromkeys(ACTION_NAMES + (PAUSE,), 1)
         self.focus: frozenset[str] = frozenset()  # actions after which environment actions come
         self.focus_pass = 1  # ... from the focus_pass-th time an actor passes the boundary on (a later Step's)
         self.probe_weight = 1  # the weight of a refusal probe beside the enabled actions
@@ -187,6 +192,8 @@ class LockstepMachine(RuleBasedStateMachine):
         self.burst = False
         self.path = [Step(None, (), self.twin)]
         self.enabled: list[list[tuple]] = []  # per path index: the twin's enabled instances
+        self.paused: list[bool] = []  # per path index: a Tick there is a pause (spec.model.pausing)
+        self.probed: set[tuple[str, str]] = set()  # (action, refusal reason) this run has probed
         self.visits: dict[M.State, list[int]] = {}
         c.coverage.runs += 1
         c.coverage.states.add(self.twin)
@@ -196,12 +203,20 @@ class LockstepMachine(RuleBasedStateMachine):
     # Swarm testing, generated from the registry: each example weighs every action (fair ones 1, 2 or 4;
     # the environment's unfair ones, interrupts, time and faults, 1 or 0 = only when nothing else is
     # enabled), so some examples run long protocol paths undisturbed and others are all interruption.
+    # A Tick that would expire a working actor's lease is the pause fault, not the clock's fair progress
+    # (spec.model.pausing, as in fairness): it has a weight of its own (PAUSE, drawn as a fair action's,
+    # so unfocused examples pause as often as before) and under a focus it is held back like the other
+    # interruptions; as a fair action there it cut most focused runs short before a later Step's window.
+    # A refusal probe's weight is multiplied by NOVEL_PROBE where some refusal has a reason (its guard's
+    # first failing conjunct) this run has not probed, and the probe then draws among those: code that
+    # lacks a conjunct takes an attempt only where that conjunct is the one failing (a steer of a
+    # recovery-owned input at an execution's start, once in a run).
     # Weights shrink to 1 (uniform over enabled actions). Rule preconditions are not used for this
     # because a swarm-disabled rule could leave no runnable rule and reject the example. A refusal probe
     # is drawn beside the actions with weight 0, 1 or 2 (shrinking to 1).
     #
     # Interruptions at a boundary: the races the protocol has to survive happen when environment
-    # actions (cancels, ticks, crashes) land while an actor is held at a named boundary. Half the
+    # actions (cancels, pauses, crashes) land while an actor is held at a named boundary. Two thirds of the
     # examples pick one boundary of the registry as their focus: environment actions are then held
     # back except right after some actor passed that boundary's `after` action, where one is all but
     # certain to come next, possibly followed by more (a burst, which the next protocol step ends).
@@ -226,29 +241,39 @@ class LockstepMachine(RuleBasedStateMachine):
         weights = [self._weight(n) for n in names]
         if not any(weights):
             weights = [1] * len(names)
-        if self.probe_weight and self.refusals:
-            names.append(PROBE)
-            weights.append(self.probe_weight)
+        if self.refusals and (self.probe_weight or self._at_focus()):
+            names.append(PROBE)  # at a focused boundary an attempt is an interruption like the others
+            novel = self._novel_refusals() is not self.refusals
+            weights.append(8 * (self.probe_weight or 1) if self._at_focus() else self.probe_weight * (NOVEL_PROBE if novel else 1))
         k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
         for name, w in zip(names, weights):
             if k < w:
                 break
             k -= w
-        pool = self.refusals if name == PROBE else [o for o in self.options if o[0] == name]
+        pool = self._novel_refusals() if name == PROBE else [o for o in self.options if o[0] == name]
         pick = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
         if name == PROBE:
+            self.probed.add(self._reason_key(pick))
             self.probe(*pick)
         else:
             self.advance(*pick)
 
     def _weight(self, name: str) -> int:
-        if not self.focus or _protocol(name):
+        if name == R.TICK and self.paused[-1]:
+            name = PAUSE  # no more the clock's fair progress but a fault (TLA+ WF_vars(CalmTick))
+        elif _protocol(name):
             return self.weights[name]
-        if self.path[-1].action in self.focus and self._passes() >= self.focus_pass:
+        if not self.focus:
+            return self.weights[name]
+        if self._at_focus():
             return 8 * (self.weights[name] or 1)  # at a focused boundary: interrupt now
         if self.burst:
             return self.weights[name]  # may go on, with the kinds the swarm allows
         return 0  # held back
+
+    def _at_focus(self) -> bool:
+        """An actor has just passed the focused boundary (at its focus_pass-th pass or later)."""
+        return self.path[-1].action in self.focus and self._passes() >= self.focus_pass
 
     def _passes(self) -> int:
         """How often this run has passed the focused boundary so far."""
@@ -272,6 +297,16 @@ class LockstepMachine(RuleBasedStateMachine):
             lines += render_diff(delta, "  ")
             self._fail("divergence", [], "\n".join(lines), probe=(name, params))
         self.impl = impl
+
+    def _novel_refusals(self) -> list[tuple[str, tuple]]:
+        """The refusals here whose reason (the guard's first failing conjunct, spec.guards.why_not, less
+        its values) this run has not probed yet, else all: code that lacks a conjunct takes an attempt
+        only where that conjunct is the one failing, so a probe for a reason already seen adds little."""
+        novel = [o for o in self.refusals if self._reason_key(o) not in self.probed]
+        return novel or self.refusals
+
+    def _reason_key(self, attempt: tuple[str, tuple]) -> tuple[str, str]:
+        return attempt[0], _reason(G.why_not(self.cfg, self.twin, *attempt))
 
     @property
     def refusals(self) -> list[tuple[str, tuple]]:
@@ -300,7 +335,8 @@ class LockstepMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------ one lockstep step
 
     def advance(self, name: str, params: tuple, nxt: M.State) -> None:
-        self.burst = not _protocol(name) and (self.burst or self.path[-1].action in self.focus)
+        interrupts = not _protocol(name) or (name == R.TICK and self.paused[-1])
+        self.burst = interrupts and (self.burst or self.path[-1].action in self.focus)
         self.path.append(Step(name, params, nxt))
         try:
             self.sched.apply(name, params, nxt)
@@ -330,13 +366,14 @@ class LockstepMachine(RuleBasedStateMachine):
             self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
         here = len(self.path) - 1
         self.enabled.append([o for o in M.successors(self.cfg, twin)])
+        self.paused.append(M.pausing(self.cfg, twin))
         self._refusals = None
         self._liveness(here)
         self.visits.setdefault(twin, []).append(here)
 
     def _liveness(self, here: int) -> None:
         st_ = self.path[here].state
-        if not fair_enabled(self.enabled[here], M.pausing(self.cfg, st_)):
+        if not fair_enabled(self.enabled[here], self.paused[here]):
             for name, p, q in self.campaign.leads_to:
                 if p(st_) and not q(st_):
                     self._fail("liveness", [name], f"stuck after {self._label(here)}: no fair action is "
@@ -354,6 +391,11 @@ class LockstepMachine(RuleBasedStateMachine):
     def _fail(self, kind, invariants, message, *, loop=None, cause=None, probe=None):
         self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop, probe))
         raise LockstepFailure(f"{kind}: {message}") from cause
+
+
+def _reason(why: str | None) -> str:
+    """A refusal's reason less its values: parentheses and words with digits (names, ids) dropped."""
+    return re.sub(r"\([^)]*\)|\S*\d\S*", "", why or "")
 
 
 def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:

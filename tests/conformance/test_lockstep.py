@@ -209,3 +209,40 @@ def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
     assert complete and len(cov.edges) < edges == 3812
     line = next(x for x in F.coverage_lines(out) if x.strip().startswith("edges:"))
     assert f"{len(cov.edges):,} of 3,812 labelled edges" in line
+
+
+def _machine(config="ci"):
+    campaign = L.Campaign(configs.get(config))
+    return campaign, L.machine_class(campaign)()
+
+
+def test_a_pausing_tick_is_an_interruption_a_focus_holds_back():
+    """A Tick that would expire a working actor's lease is the pause fault (spec.model.pausing): under a
+    focus it waits for the boundary like a cancel or a crash; a calm Tick keeps its fair weight."""
+    campaign, m = _machine("steps")
+    try:
+        m.focus, m.focus_pass = frozenset({"PublishStepStarted"}), 1
+        assert not m.paused[-1] and m._weight("Tick") == m.weights["Tick"]  # nobody works yet: calm
+        for action in ("Acquire", "Renew", "Dispatch"):
+            m.advance(*next(o for o in m.options if o[0] == action))
+        assert m.paused[-1] and m._weight("Tick") == 0  # a pause, away from the focus: held back
+        m.advance(*next(o for o in m.options if o[0] == "PublishStepStarted"))
+        assert m.paused[-1] and m._weight("Tick") == 8 * (m.weights[L.PAUSE] or 1)  # at the boundary
+    finally:
+        campaign.dbs.close()
+
+
+def test_a_probe_prefers_a_refusal_reason_the_run_has_not_probed():
+    campaign, m = _machine()
+    try:
+        refused = m.refusals
+        assert m._novel_refusals() == refused  # nothing probed yet
+        first = m._reason_key(refused[0])
+        m.probed.add(first)
+        novel = m._novel_refusals()
+        assert novel and refused[0] not in novel and all(m._reason_key(o) != first for o in novel)
+        m.probed.update(m._reason_key(o) for o in refused)
+        assert m._novel_refusals() is m.refusals  # every reason probed: all of them again
+        assert L._reason("runner n1 is not at acquired (it is at idle)") == L._reason("runner n2 is not at acquired (it is at renewed)")
+    finally:
+        campaign.dbs.close()
