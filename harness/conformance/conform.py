@@ -103,7 +103,8 @@ def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sql
                          f"database, and {db_url or 'a sqlite file'} would be shared")
     if workers > 1:
         from harness.conformance.parts import walk_parts
-        return walk_parts(cfg, graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress)
+        return walk_parts(cfg, graph, walk_part, new_report(cfg, graph, mutant), db_url=db_url, mutant=mutant,
+                          workers=workers, progress=progress)
     return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
 
 

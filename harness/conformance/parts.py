@@ -56,24 +56,22 @@ _REUSE: dict = {}  # per worker process: its database and actors, restored to In
 
 
 def _run(part):
-    from harness.conformance.conform import walk_part
-    cfg, graph, kw = _JOB["cfg"], _JOB["graph"], _JOB["kw"]
+    cfg, graph, kw, walk_part = _JOB["cfg"], _JOB["graph"], _JOB["kw"], _JOB["walk_part"]
     top = _JOB["top"]
     if part is None:
         return walk_part(cfg, graph, inside=top.__contains__, reuse=_REUSE, **kw)
     return walk_part(cfg, graph, start=part, reuse=_REUSE, **kw)
 
 
-def walk_parts(cfg: M.Config, graph: Graph, *, db_url, mutant, workers: int, progress=None):
-    """The walk over `workers` processes; its Report is the sum of the parts' (the first failure by path
-    length, when several parts fail)."""
-    from harness.conformance.conform import new_report
+def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, workers: int, progress=None):
+    """The walk over `workers` processes, each part walked by `walk_part` (harness.conformance.conform's,
+    handed in so this module needs nothing of the walk's); `rep`, an empty Report, becomes the sum of the
+    parts' (the first failure by path length, when several parts fail)."""
     t0 = time.perf_counter()
     edges = sum(len(s) for s in graph.succ)
     top, roots = cut(graph, max(workers, min(workers * PARTS_PER_WORKER, edges // MIN_PART_EDGES)))
-    rep = new_report(cfg, graph, mutant)
     jobs = [None] + (roots if top else [])  # nothing cut: the top part is the whole graph
-    _JOB.update(cfg=cfg, graph=graph, top=top if top else set(range(len(graph.states))),
+    _JOB.update(cfg=cfg, graph=graph, walk_part=walk_part, top=top if top else set(range(len(graph.states))),
                 kw=dict(db_url=db_url, mutant=mutant))
     ctx = multiprocessing.get_context("fork")
     try:

@@ -17,105 +17,11 @@ from pathlib import Path
 from spec import configs
 from spec import names as N
 
+from harness.cli import arguments as A
+from harness.cli.arguments import UsageError
 from harness.traces.inputfile import InputError, one_line
 
 OK, VIOLATION, USAGE, INTERNAL, NOT_DETECTED = 0, 1, 2, 3, 4
-
-
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
-        raise UsageError(f"{self.prog}: {message}")
-
-
-# ---------------------------------------------------------------- argument types (argparse `type=`)
-
-def _defect(text: str) -> str:
-    if text not in N.DEFECTS:
-        raise argparse.ArgumentTypeError(f"unknown defect {text!r}; known: {', '.join(N.DEFECTS)}")
-    return text
-
-
-def _assumption(text: str) -> str:
-    if text not in configs.ASSUMPTION_FIELDS:
-        raise argparse.ArgumentTypeError(f"unknown assumption {text!r}; known: {', '.join(configs.ASSUMPTION_FIELDS)}")
-    return text
-
-
-def _invariant(text: str) -> str:
-    if text not in N.INVARIANTS:
-        raise argparse.ArgumentTypeError(f"unknown invariant {text!r}; known: {', '.join(N.INVARIANTS)}")
-    return text
-
-
-def _config(text: str) -> str:
-    """A registered configuration name or a path to a JSON configuration file (loaded by the command,
-    so that its errors name the file and field)."""
-    from harness.traces.configfile import looks_like_path
-    if text in configs.CONFIGS or looks_like_path(text):
-        return text
-    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(sorted(configs.CONFIGS))}, "
-                                     "or give a path to a .json configuration file)")
-
-
-def _count(lo: int, hi: int):
-    def count(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            v = None
-        if v is None or not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"expected an integer from {lo} to {hi}, got {text!r}")
-        return v
-    return count
-
-
-def _gate_stage(text: str) -> str:
-    from harness.reports.gate import stage_keys
-    if text.strip().lower() not in stage_keys():
-        raise argparse.ArgumentTypeError(f"unknown gate stage {text!r}; known: {', '.join(stage_keys())}")
-    return text.strip().lower()
-
-
-def _out_dir(text: str) -> str:
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
-    return text
-
-
-def _out_file(text: str) -> str:
-    if os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text}: is a folder; give a file name")
-    return text
-
-
-def _report_file(text: str) -> str:
-    """A report written at the end of a long run: fail now, not after it."""
-    _out_file(text)
-    folder = os.path.dirname(text) or "."
-    if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"{text}: folder {folder} does not exist")
-    return text
-
-
-def _existing_file(text: str) -> str:
-    if not os.path.isfile(text):
-        raise argparse.ArgumentTypeError(f"{text}: no such file")
-    return text
-
-
-def _db_url(text: str) -> str:
-    import sqlalchemy as sa
-    try:
-        backend = sa.engine.make_url(text).get_backend_name()
-    except Exception:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or a ValueError from the port
-        raise argparse.ArgumentTypeError(f"not a database URL: {text!r}") from None
-    if backend not in ("sqlite", "postgresql"):
-        raise argparse.ArgumentTypeError(f"unsupported database {backend!r}: claimcheck runs on sqlite and PostgreSQL")
-    return text
 
 
 def _describe(cfg) -> str:
@@ -328,12 +234,12 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
+    p = A.Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
                                                "for durable agent-session execution claims.",
                 epilog="exit codes: 0 holds, 1 violation or divergence, 2 bad usage or input, 3 internal error, "
                        "4 a switched-on defect not detected")
     p.add_argument("--version", action="version", version=f"claimcheck {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=A.Parser)
     _add_check(sub)
     _add_replay(sub)
     _add_explain(sub)
@@ -351,29 +257,29 @@ def _add_check(sub) -> None:
     c = sub.add_parser("check", help="model-check the spec on one configuration with one engine")
     c.add_argument("--engine", choices=["python", "tlc"], default="python",
                    help="python: the twin's explorer; tlc: TLC 2.15 on the TLA+ spec (default: python)")
-    c.add_argument("--config", type=_config, default=None, metavar="NAME|FILE",
+    c.add_argument("--config", type=A.config, default=None, metavar="NAME|FILE",
                    help=f"a registered configuration ({', '.join(sorted(configs.CONFIGS))}) or a JSON configuration "
                         "file (README: configuration files); default: the witness configuration of --defect/"
                         "--assume-off, else ci")
-    c.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+    c.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
-    c.add_argument("--assume-off", action="append", type=_assumption, metavar="NAME",
+    c.add_argument("--assume-off", action="append", type=A.assumption, metavar="NAME",
                    help=f"switch an assumption off: {', '.join(N.ASSUMPTIONS)}")
     live = c.add_mutually_exclusive_group()
     live.add_argument("--liveness", dest="liveness", action="store_true", default=None,
                       help="check the liveness properties (default except for deep)")
     live.add_argument("--no-liveness", dest="liveness", action="store_false", help="safety only")
-    c.add_argument("--workers", type=_count(1, 1024), default=None, metavar="N",
+    c.add_argument("--workers", type=A.count(1, 1024), default=None, metavar="N",
                    help="TLC worker threads (--engine tlc; default 2)")
-    c.add_argument("--json", type=_report_file, metavar="PATH", help="also write the verdict as JSON")
-    c.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
+    c.add_argument("--json", type=A.report_file, metavar="PATH", help="also write the verdict as JSON")
+    c.add_argument("--out", type=A.out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
 
 
 def _add_replay(sub) -> None:
     r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
-    r.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+    r.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
     r.set_defaults(func=cmd_replay)
 
@@ -383,7 +289,7 @@ def _add_explain(sub) -> None:
     e.add_argument("trace", metavar="TRACE", help="a trace file")
     e.add_argument("--format", choices=["text", "mermaid", "html"], default="text",
                    help="text: a timeline per actor; mermaid: a sequence diagram; html: a self-contained page")
-    e.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+    e.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="explain the run with this defect on")
     e.set_defaults(func=cmd_explain)
 
@@ -392,21 +298,21 @@ def _add_itf(sub) -> None:
     t = sub.add_parser("itf", help="convert a trace to ITF (export) or an Apalache ITF file to a trace (import)")
     t.add_argument("direction", choices=["export", "import"], help="export: trace to ITF; import: ITF to trace")
     t.add_argument("src", metavar="FILE", help="the file to convert")
-    t.add_argument("--out", required=True, type=_out_file, metavar="FILE", help="the file to write")
-    t.add_argument("--config", type=_config, default=None, metavar="NAME|FILE",
+    t.add_argument("--out", required=True, type=A.out_file, metavar="FILE", help="the file to write")
+    t.add_argument("--config", type=A.config, default=None, metavar="NAME|FILE",
                    help="import: the configuration the ITF states belong to (default: from its #meta)")
-    t.add_argument("--defect", action="append", type=_defect, metavar="NAME", help="import: defects of the run")
+    t.add_argument("--defect", action="append", type=A.defect, metavar="NAME", help="import: defects of the run")
     t.set_defaults(func=cmd_itf)
 
 
 def _add_gate(sub) -> None:
     g = sub.add_parser("gate", help="every check in order: the CI conformance gate")
-    g.add_argument("--junit", type=_report_file, metavar="PATH", help="write a JUnit XML report")
-    g.add_argument("--json", type=_report_file, metavar="PATH", help="write a JSON report")
-    g.add_argument("--out", type=_out_dir, default="traces/found", help="where counterexample traces are written")
-    g.add_argument("--apalache", type=_existing_file, metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
+    g.add_argument("--junit", type=A.report_file, metavar="PATH", help="write a JUnit XML report")
+    g.add_argument("--json", type=A.report_file, metavar="PATH", help="write a JSON report")
+    g.add_argument("--out", type=A.out_dir, default="traces/found", help="where counterexample traces are written")
+    g.add_argument("--apalache", type=A.existing_file, metavar="PATH", help="the apalache-mc executable (else APALACHE_HOME, PATH)")
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
-    g.add_argument("--allow-skip", action="append", type=_gate_stage, metavar="STAGE",
+    g.add_argument("--allow-skip", action="append", type=A.gate_stage, metavar="STAGE",
                    help="with --strict: this stage may be skipped (reported as skipped by name); repeatable")
     g.set_defaults(func=cmd_gate)
 
@@ -414,15 +320,15 @@ def _add_gate(sub) -> None:
 def _add_invariants(sub) -> None:
     v = sub.add_parser("invariants", help="the reviewer's map: each invariant in TLA+ and Python, "
                                           "its checks and the defects that break it")
-    v.add_argument("names", nargs="*", type=_invariant, metavar="NAME", help="invariants to show (default: all)")
+    v.add_argument("names", nargs="*", type=A.invariant, metavar="NAME", help="invariants to show (default: all)")
     v.add_argument("--format", choices=["text", "markdown"], default="text", help="default: text")
     v.set_defaults(func=cmd_invariants)
 
 
 def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
-    b.add_argument("--config", type=_config, default="deep", metavar="NAME|FILE", help="default: deep")
-    b.add_argument("--workers", type=_count(1, 1024), default=2, help="TLC worker threads (default 2)")
+    b.add_argument("--config", type=A.config, default="deep", metavar="NAME|FILE", help="default: deep")
+    b.add_argument("--workers", type=A.count(1, 1024), default=2, help="TLC worker threads (default 2)")
     b.set_defaults(func=cmd_bench)
 
 
@@ -430,20 +336,20 @@ def _add_fuzz(sub) -> None:
     f = sub.add_parser("fuzz", help="Hypothesis lockstep: the twin drives the SQL implementation")
     f.add_argument("--profile", choices=["ci", "deep"], default="ci",
                    help="ci: derandomized, 450 examples; deep: random seeds, 3,000 longer examples")
-    f.add_argument("--config", type=_config, metavar="NAME|FILE",
+    f.add_argument("--config", type=A.config, metavar="NAME|FILE",
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
-    f.add_argument("--defect", action="append", type=_defect, metavar="NAME",
+    f.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
-    f.add_argument("--db", type=_db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
+    f.add_argument("--db", type=A.db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
                    "postgresql+psycopg2:// URL (e.g. from `python -m harness.conformance.pgserver start DIR`) is emptied first")
-    f.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
+    f.add_argument("--mutant", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
                         "catch it (mutation testing; repeatable)")
-    f.add_argument("--seed", type=_count(0, 2**63 - 1), metavar="N",
+    f.add_argument("--seed", type=A.count(0, 2**63 - 1), metavar="N",
                    help="Hypothesis's seed (random search from this seed instead of the profile's derandomized one)")
-    f.add_argument("--max-examples", type=_count(1, 10_000_000), metavar="N",
+    f.add_argument("--max-examples", type=A.count(1, 10_000_000), metavar="N",
                    help="examples per configuration (default: the profile's)")
-    f.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
+    f.add_argument("--out", type=A.out_dir, default="traces/found", help="where failure traces are written")
     f.set_defaults(func=cmd_fuzz)
 
 
@@ -451,17 +357,17 @@ def _add_conform(sub) -> None:
     from harness.conformance.exhaustive import PROFILES
     c = sub.add_parser("conform", help="exhaustive conformance: the implementation driven along every edge of "
                                        "the twin's reachable graph, every refusal probed")
-    c.add_argument("--config", action="append", type=_config, metavar="NAME|FILE",
+    c.add_argument("--config", action="append", type=A.config, metavar="NAME|FILE",
                    help="a configuration to walk whole (repeatable; default: the ci profile's)")
     c.add_argument("--profile", choices=sorted(PROFILES),
                    help="; ".join(f"{k}: {', '.join(v)}" for k, v in PROFILES.items()))
-    c.add_argument("--mutant", action="append", type=_defect, metavar="NAME",
+    c.add_argument("--mutant", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the walk must catch it (repeatable)")
-    c.add_argument("--db", type=_db_url, default="sqlite://", metavar="URL",
+    c.add_argument("--db", type=A.db_url, default="sqlite://", metavar="URL",
                    help="default sqlite:// (in memory, saved by serialize); a sqlite file or a postgresql+psycopg2:// "
                         "URL is emptied first and saved by its rows")
-    c.add_argument("--workers", type=_count(1, 64), default=1, help="processes (default 1; each its own database)")
-    c.add_argument("--out", type=_out_dir, default="traces/found", help="where failure traces are written")
+    c.add_argument("--workers", type=A.count(1, 64), default=1, help="processes (default 1; each its own database)")
+    c.add_argument("--out", type=A.out_dir, default="traces/found", help="where failure traces are written")
     c.add_argument("--kill-matrix", action="store_true",
                    help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "
                         "the edge that catches it; exit 4 if one survives")

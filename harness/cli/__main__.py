@@ -1,0 +1,7 @@
+"""`python -m harness.cli`: the `claimcheck` command without its console script."""
+
+import sys
+
+from harness.cli import main
+
+sys.exit(main())

@@ -1,0 +1,106 @@
+"""The command line's argument types (argparse `type=`): each refuses bad input with one line naming it,
+which the command reports with exit 2 (harness.cli), never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from spec import configs
+from spec import names as N
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+# ---------------------------------------------------------------- argument types (argparse `type=`)
+
+def defect(text: str) -> str:
+    if text not in N.DEFECTS:
+        raise argparse.ArgumentTypeError(f"unknown defect {text!r}; known: {', '.join(N.DEFECTS)}")
+    return text
+
+
+def assumption(text: str) -> str:
+    if text not in configs.ASSUMPTION_FIELDS:
+        raise argparse.ArgumentTypeError(f"unknown assumption {text!r}; known: {', '.join(configs.ASSUMPTION_FIELDS)}")
+    return text
+
+
+def invariant(text: str) -> str:
+    if text not in N.INVARIANTS:
+        raise argparse.ArgumentTypeError(f"unknown invariant {text!r}; known: {', '.join(N.INVARIANTS)}")
+    return text
+
+
+def config(text: str) -> str:
+    """A registered configuration name or a path to a JSON configuration file (loaded by the command,
+    so that its errors name the file and field)."""
+    from harness.traces.configfile import looks_like_path
+    if text in configs.CONFIGS or looks_like_path(text):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(sorted(configs.CONFIGS))}, "
+                                     "or give a path to a .json configuration file)")
+
+
+def count(lo: int, hi: int):
+    def count(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"expected an integer from {lo} to {hi}, got {text!r}")
+        return v
+    return count
+
+
+def gate_stage(text: str) -> str:
+    from harness.reports.gate import stage_keys
+    if text.strip().lower() not in stage_keys():
+        raise argparse.ArgumentTypeError(f"unknown gate stage {text!r}; known: {', '.join(stage_keys())}")
+    return text.strip().lower()
+
+
+def out_dir(text: str) -> str:
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
+    return text
+
+
+def out_file(text: str) -> str:
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text}: is a folder; give a file name")
+    return text
+
+
+def report_file(text: str) -> str:
+    """A report written at the end of a long run: fail now, not after it."""
+    out_file(text)
+    folder = os.path.dirname(text) or "."
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text}: folder {folder} does not exist")
+    return text
+
+
+def existing_file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    return text
+
+
+def db_url(text: str) -> str:
+    import sqlalchemy as sa
+    try:
+        backend = sa.engine.make_url(text).get_backend_name()
+    except Exception:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or a ValueError from the port
+        raise argparse.ArgumentTypeError(f"not a database URL: {text!r}") from None
+    if backend not in ("sqlite", "postgresql"):
+        raise argparse.ArgumentTypeError(f"unsupported database {backend!r}: claimcheck runs on sqlite and PostgreSQL")
+    return text
