@@ -73,6 +73,16 @@ def _count(lo: int, hi: int):
     return count
 
 
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = None
+    if v is None or not 0 < v <= 3600:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, at most 3600, got {text!r}")
+    return v
+
+
 def _gate_stage(text: str) -> str:
     from harness.reports.gate import stage_keys
     if text.strip().lower() not in stage_keys():
@@ -216,21 +226,57 @@ def cmd_replay(args) -> int:
             _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
+    sut = _Sut(args.sut, args.sut_timeout) if args.sut is not None else None
+    broken = sut.errors if sut else ()  # the driver broke outside a step: that trace fails
     passed = failed = bad = 0
-    for path in paths:
-        try:
-            res = replay_file(path, args.defect)
-        except InputError as exc:
-            _say(f"claimcheck replay: {exc}")
-            code, bad = USAGE, bad + 1
-            continue
-        print(render(res))
-        passed, failed = passed + res.ok, failed + (not res.ok)
-        if not res.ok and code == OK:
-            code = VIOLATION
+    try:
+        for path in paths:
+            try:
+                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+            except InputError as exc:
+                _say(f"claimcheck replay: {exc}")
+                code, bad = USAGE, bad + 1
+                continue
+            except broken as exc:
+                print(f"replay {path}: FAIL: {exc}")
+                failed, code = failed + 1, VIOLATION if code == OK else code
+                continue
+            print(render(res))
+            passed, failed = passed + res.ok, failed + (not res.ok)
+            if not res.ok and code == OK:
+                code = VIOLATION
+    finally:
+        if sut:
+            sut.close()
     if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
+
+
+class _Sut:
+    """`--sut CMD`: one driver process for the run, started again for the next trace when it broke; a
+    command that cannot be started or does not answer hello is bad usage (exit 2)."""
+
+    def __init__(self, command: str, timeout: float):
+        from harness.driver import client
+        self.client, self.command, self.timeout = client, command, timeout
+        self.errors = client.DriverError
+        self.conn = None
+
+    def scheduler(self):
+        import functools
+        if self.conn is None or self.conn.dead:
+            if self.conn is not None:
+                self.conn.close()
+            try:
+                self.conn = self.client.Connection.spawn(self.command, self.timeout)
+            except self.client.DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
+        return functools.partial(self.client.SutScheduler, self.conn)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
 
 
 def cmd_explain(args) -> int:
@@ -375,6 +421,11 @@ def _add_replay(sub) -> None:
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
     r.add_argument("--defect", action="append", type=_defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
+    r.add_argument("--sut", metavar="CMD",
+                   help="replay against the server behind this driver command instead of the bundled implementation "
+                        "(docs/driver.md; e.g. --sut 'python -m impl.driver')")
+    r.add_argument("--sut-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                   help="how long the driver may take to answer one request (default 30)")
     r.set_defaults(func=cmd_replay)
 
 

@@ -1,0 +1,82 @@
+"""`claimcheck replay --sut CMD`: the bundled implementation behind its driver (impl/driver.py), in process
+and as a subprocess (`python -m impl.driver`), passes every committed trace and fails every defect trace
+under its defect exactly as the in-process replay does (the same invariants, the same problems)."""
+
+import functools
+import os
+import shlex
+import sys
+
+import pytest
+
+from harness.cli import main
+from harness.conformance import replay as R
+from harness.driver.client import Connection, InProcess, SutScheduler
+from harness.traces import trace as T
+
+ROOT = R.TRACES.parent
+DRIVER = shlex.join([sys.executable, "-m", "impl.driver"])
+TRACES = R.committed_traces()
+DEFECT_TRACES = [p for p in TRACES if T.load(p).meta.defect]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def importable():
+    """`python -m impl.driver` from a fresh clone: the repository on the driver's import path."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
+    yield
+    if old is None:
+        del os.environ["PYTHONPATH"]
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture(scope="module", params=["subprocess", "in-process"])
+def sut(request):
+    conn = Connection.spawn(DRIVER) if request.param == "subprocess" else Connection(InProcess())
+    yield functools.partial(SutScheduler, conn)
+    conn.close()
+
+
+def test_every_committed_trace_passes_through_the_driver(sut):
+    results = [R.replay_file(p, sut=sut) for p in TRACES]
+    assert len(results) >= 19 and all(r.ok for r in results), [r.problems for r in results if not r.ok]
+    assert [r.consumed for r in results] == [len(T.load(p).steps) for p in TRACES]
+
+
+@pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
+def test_a_defect_trace_fails_under_its_defect_as_in_process(sut, path):
+    defect = [T.load(path).meta.defect]
+    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=sut)
+    assert not theirs.ok and theirs.violated == mine.violated and theirs.problems == mine.problems
+
+
+def test_the_cli_replays_the_traces_folder_through_the_subprocess_driver(capsys):
+    assert main(["replay", str(R.TRACES), "--sut", DRIVER]) == 0
+    out = capsys.readouterr().out
+    assert out.count("verdict: PASS") == len(TRACES) and f"replay: {len(TRACES)} passed, 0 failed" in out
+
+
+def test_the_cli_passes_defect_switches_to_the_driver(capsys):
+    path = R.TRACES / "step-failed-duplicate-interrupt.json"
+    assert main(["replay", str(path), "--sut", DRIVER, "--defect", "step-failed-duplicate-interrupt"]) == 1
+    assert "verdict: FAIL, violates AtMostOneTerminal" in capsys.readouterr().out
+
+
+def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
+    conn = Connection(InProcess())
+    tr = T.load(R.TRACES / "step-started-window.json")
+    conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
+    first = conn.request("observe")
+    conn.request("save", point="init")
+    conn.request("step", action="Acquire", params=tr.steps[0].params)
+    assert conn.request("observe").boundaries == ["acquire.committed"]
+    assert conn.request("observe").boundaries == []
+    conn.request("restore", point="init")
+    assert conn.request("observe").state == first.state
+    again = conn.request("step", action="Acquire", params=tr.steps[0].params)
+    assert again.took == "Acquire" and conn.request("observe").boundaries == ["acquire.committed"]
+    assert conn.request("move", actor="finalizer", who="n1").took is None
+    assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
+    conn.close()
