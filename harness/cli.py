@@ -218,6 +218,7 @@ def _write_check_json(o, path: str) -> None:
 
 def cmd_replay(args) -> int:
     from harness.conformance.replay import committed_traces, render, replay_file
+    from harness.driver.client import DriverError, DriverStartError, Sut
     code = OK
     paths = []
     for arg in args.traces:
@@ -226,18 +227,19 @@ def cmd_replay(args) -> int:
             _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
-    sut = _Sut(args.sut, args.sut_timeout) if args.sut is not None else None
-    broken = sut.errors if sut else ()  # the driver broke outside a step: that trace fails
+    sut = Sut(args.sut, args.sut_timeout) if args.sut is not None else None
     passed = failed = bad = 0
     try:
         for path in paths:
             try:
                 res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+            except DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
             except InputError as exc:
                 _say(f"claimcheck replay: {exc}")
                 code, bad = USAGE, bad + 1
                 continue
-            except broken as exc:
+            except DriverError as exc:  # the driver broke outside a step: this trace fails
                 print(f"replay {path}: FAIL: {exc}")
                 failed, code = failed + 1, VIOLATION if code == OK else code
                 continue
@@ -251,32 +253,6 @@ def cmd_replay(args) -> int:
     if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
-
-
-class _Sut:
-    """`--sut CMD`: one driver process for the run, started again for the next trace when it broke; a
-    command that cannot be started or does not answer hello is bad usage (exit 2)."""
-
-    def __init__(self, command: str, timeout: float):
-        from harness.driver import client
-        self.client, self.command, self.timeout = client, command, timeout
-        self.errors = client.DriverError
-        self.conn = None
-
-    def scheduler(self):
-        import functools
-        if self.conn is None or self.conn.dead:
-            if self.conn is not None:
-                self.conn.close()
-            try:
-                self.conn = self.client.Connection.spawn(self.command, self.timeout)
-            except self.client.DriverStartError as exc:
-                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
-        return functools.partial(self.client.SutScheduler, self.conn)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
 
 
 def cmd_explain(args) -> int:

@@ -9,6 +9,7 @@ server (or its driver), never a hang or a traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import shlex
@@ -104,13 +105,13 @@ class Process:
 
 
 class InProcess:
-    """The bundled driver's request handling without a process: the same lines, no pipe."""
+    """A driver's request handling without a process (`impl.driver.Driver`: anything with
+    `handle_line`): the same lines, no pipe."""
 
     label = "in process"
 
-    def __init__(self, driver=None):
-        from impl.driver import Driver
-        self.driver = driver or Driver()
+    def __init__(self, driver):
+        self.driver = driver
         self.pending: deque[str] = deque()
 
     def send(self, line: str) -> None:
@@ -246,3 +247,24 @@ class SutScheduler:
     def state(self) -> M.State:
         return self._state._replace(faults=self.faults)
 
+
+
+class Sut:
+    """`--sut CMD` for a run of many traces: one driver process, started again for the next world when it
+    broke (a DriverStartError when it cannot be started: the command is wrong)."""
+
+    def __init__(self, command: str, timeout: float = TIMEOUT):
+        self.command, self.timeout = command, timeout
+        self.conn: Connection | None = None
+
+    def scheduler(self):
+        """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
+        if self.conn is None or self.conn.dead:
+            if self.conn is not None:
+                self.conn.close()
+            self.conn = Connection.spawn(self.command, self.timeout)
+        return functools.partial(SutScheduler, self.conn)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()

@@ -10,6 +10,7 @@ import jsonschema
 from harness.conformance import replay as R
 from harness.driver import protocol as P
 from harness.driver.client import Connection, InProcess, SutScheduler
+from impl.driver import Driver
 from spec import names as N
 
 SCHEMA = json.loads(P.SCHEMA_FILE.read_text())
@@ -34,7 +35,7 @@ def test_the_schema_names_the_registry():
 
 class Recording(InProcess):
     def __init__(self):
-        super().__init__()
+        super().__init__(Driver())
         self.lines = []
 
     def send(self, line):

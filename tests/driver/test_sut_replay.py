@@ -13,6 +13,7 @@ from harness.cli import main
 from harness.conformance import replay as R
 from harness.driver.client import Connection, InProcess, SutScheduler
 from harness.traces import trace as T
+from impl.driver import Driver
 
 ROOT = R.TRACES.parent
 DRIVER = shlex.join([sys.executable, "-m", "impl.driver"])
@@ -34,7 +35,7 @@ def importable():
 
 @pytest.fixture(scope="module", params=["subprocess", "in-process"])
 def sut(request):
-    conn = Connection.spawn(DRIVER) if request.param == "subprocess" else Connection(InProcess())
+    conn = Connection.spawn(DRIVER) if request.param == "subprocess" else Connection(InProcess(Driver()))
     yield functools.partial(SutScheduler, conn)
     conn.close()
 
@@ -65,7 +66,7 @@ def test_the_cli_passes_defect_switches_to_the_driver(capsys):
 
 
 def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
-    conn = Connection(InProcess())
+    conn = Connection(InProcess(Driver()))
     tr = T.load(R.TRACES / "step-started-window.json")
     conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
     first = conn.request("observe")
