@@ -18,6 +18,7 @@ from pydantic.json_schema import models_json_schema
 
 from spec import names as N
 
+from harness.traces import stepschema
 from harness.traces.trace import ActionName, BoundaryName, DefectName, Name, TraceConfig
 
 PROTOCOL = "claimcheck-driver"
@@ -169,11 +170,17 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "driver.schema.json
 
 
 def schema() -> dict:
-    """The protocol's JSON Schema: a message is a Request or a Reply; each reply model is named after its
-    request (REPLIES) in the descriptions, since a reply does not repeat the op."""
+    """The protocol's JSON Schema: a message is a Request or a Reply (which reply model answers which op
+    is in Reply's description: a reply does not repeat its op); a step's or attempt's `params` typed per
+    action as the trace schema types them (harness.traces.stepschema)."""
     models = list(REQUESTS) + [Failed, HelloReply, Ack, StepReply, AttemptReply, MoveReply, ObserveReply]
     _, top = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}")
     defs = top["$defs"]
+    defs.update(stepschema.defs())  # Input and <Action>Params, as the trace schema types a step's params
+    for model, actions in ((Step, N.ACTIONS), (Attempt, N.ATTEMPTS)):
+        defs[model.__name__]["oneOf"] = [{"properties": {"action": {"const": a},
+                                                         "params": {"$ref": f"#/$defs/{a}Params"}}}
+                                         for a in actions]
     ref = lambda m: {"$ref": f"#/$defs/{m.__name__}"}  # noqa: E731
     defs["Request"] = {"description": "one line from claimcheck to the driver",
                        "oneOf": [ref(m) for m in REQUESTS],

@@ -31,6 +31,8 @@ def test_the_schema_names_the_registry():
     assert defs["Move"]["properties"]["actor"]["enum"] == list(N.STEPPING_ACTORS)
     assert defs["ObserveReply"]["properties"]["boundaries"]["items"]["enum"] == list(N.BOUNDARIES)
     assert set(defs["Request"]["discriminator"]["mapping"]) == set(P.REPLIES)
+    assert [b["properties"]["params"] for b in defs["Step"]["oneOf"]] == [
+        {"$ref": f"#/$defs/{a}Params"} for a in N.ACTIONS]
 
 
 class Recording(InProcess):
@@ -62,5 +64,7 @@ def test_every_line_of_a_replay_validates_and_only_requests_and_replies_do():
     for line in transport.lines:
         VALIDATOR.validate(json.loads(line))
     for bad in ({"id": 1, "op": "teleport"}, {"id": 1, "ok": True, "answer": "maybe"},
-                {"id": 1, "op": "step", "action": "Renew"}, {"id": -1, "op": "observe"}):
+                {"id": 1, "op": "step", "action": "Renew"}, {"id": -1, "op": "observe"},
+                {"id": 1, "op": "step", "action": "Renew", "params": {"s": "s1"}},
+                {"id": 1, "op": "attempt", "action": "Renew", "params": {"n": "n1"}}):
         assert not VALIDATOR.is_valid(bad), bad
