@@ -52,6 +52,8 @@ class Process:
                                          text=True, encoding="utf-8", errors="backslashreplace", bufsize=1)
         except OSError as exc:
             raise DriverStartError(f"driver `{self.label}`: cannot run it: {exc.strerror or exc}") from None
+        except ValueError as exc:  # a NUL byte in the command
+            raise DriverStartError(f"driver `{self.label}`: cannot run it: {exc}") from None
         self.lines: queue.Queue = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=5)
         threading.Thread(target=self._read, daemon=True).start()
@@ -150,7 +152,10 @@ class Connection:
 
     @classmethod
     def spawn(cls, command: str, timeout: float = TIMEOUT) -> "Connection":
-        argv = shlex.split(command)
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise DriverStartError(f"cannot split the command {short(command)} as a shell would: {exc}") from None
         if not argv:
             raise DriverStartError("an empty command")
         return cls(Process(argv), timeout)
