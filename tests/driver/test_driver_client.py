@@ -90,3 +90,12 @@ def test_replay_with_a_driver_that_dies_fails_the_trace_naming_the_request(capsy
     assert main(["replay", str(TRACES / "step-started-window.json"), "--sut", fake("die")]) == 1
     out = capsys.readouterr().out
     assert "FAIL: driver `" in out and "request 1 (start): the driver exited with code 3" in out
+
+
+def test_replay_starts_a_broken_driver_again_for_the_next_trace(capsys):
+    from harness.conformance.replay import TRACES
+    traces = [str(TRACES / "step-started-window.json"), str(TRACES / "memory-before-publish.json")]
+    assert main(["replay", *traces, "--sut", fake("hang"), "--sut-timeout", "0.5"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("request 1 (start): no reply within 0.5 s") == 2  # a new driver numbers from 0 again
+    assert "replay: 0 passed, 2 failed" in out

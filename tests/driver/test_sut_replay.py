@@ -81,3 +81,30 @@ def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
     assert conn.request("move", actor="finalizer", who="n1").took is None
     assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
     conn.close()
+
+
+def test_a_failure_inside_the_server_fails_the_step_naming_the_request():
+    class Breaking(Driver):
+        def _step(self, req):
+            if req.action == "Dispatch":
+                raise RuntimeError("the provider is gone")
+            return super()._step(req)
+
+    conn = Connection(InProcess(Breaking()))
+    res = R.replay_file(R.TRACES / "step-started-window.json", sut=functools.partial(SutScheduler, conn))
+    assert not res.ok and res.consumed == 3
+    assert res.problems[0].startswith("step 3 Dispatch(n1): the implementation raised DriverFailed: driver `in process`: "
+                                      "request ")
+    assert res.problems[0].endswith('(step Dispatch {"n": "n1"}): failed: the implementation raised RuntimeError: '
+                                    "the provider is gone")
+
+
+def test_a_server_that_takes_another_action_diverges():
+    class Elsewhere(Driver):
+        def _step(self, req):
+            reply = super()._step(req)
+            return {"took": None, "detail": "no runner there"} if req.action == "Renew" else reply
+
+    conn = Connection(InProcess(Elsewhere()))
+    res = R.replay_file(R.TRACES / "step-started-window.json", sut=functools.partial(SutScheduler, conn))
+    assert res.problems[0] == "step 2 Renew(n1): divergence: the implementation did not take Renew('n1',): no runner there"
