@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from harness.conformance import replay as R  # noqa: E402
-from harness.driver.client import Connection, InProcess, SutScheduler  # noqa: E402
+from harness.driver.client import Connection, SutScheduler  # noqa: E402
+from harness.driver.transport import InProcess  # noqa: E402
 from impl.driver import Driver  # noqa: E402
 
 

@@ -1,4 +1,5 @@
-"""claimcheck's side of the driver protocol (docs/driver.md): a `Connection` to a driver, and
+"""claimcheck's side of the driver protocol (docs/driver.md): a `Connection` to a driver (over a
+harness.driver.transport), and
 `SutScheduler`, which has the in-process Scheduler's interface (`apply`, `attempt`, `move`, `state`,
 `hits`) so replay drives a server it did not write exactly as it drives the bundled one.
 
@@ -11,11 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-import queue
 import shlex
-import subprocess
-import threading
-from collections import deque
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +21,7 @@ from spec import names as N
 
 from harness.conformance.scheduler import DivergenceError
 from harness.driver import protocol as P
+from harness.driver.transport import Process
 from harness.traces import trace as T
 from harness.traces.inputfile import short, validation_error
 
@@ -40,90 +38,6 @@ class DriverStartError(DriverError):
 
 class DriverFailed(DriverError):
     """The driver answered `ok: false`."""
-
-
-class Process:
-    """A driver command's stdin and stdout as line transport; its stderr kept for messages."""
-
-    def __init__(self, argv: list[str]):
-        self.label = shlex.join(argv)
-        try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, encoding="utf-8", errors="backslashreplace", bufsize=1)
-        except OSError as exc:
-            raise DriverStartError(f"driver `{self.label}`: cannot run it: {exc.strerror or exc}") from None
-        except ValueError as exc:  # a NUL byte in the command
-            raise DriverStartError(f"driver `{self.label}`: cannot run it: {exc}") from None
-        self.lines: queue.Queue = queue.Queue()
-        self.stderr: deque[str] = deque(maxlen=5)
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(None)  # end of output: the driver exited or closed stdout
-
-    def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip("\n"))
-
-    def send(self, line: str) -> None:
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the reader sees the end of output and says how the driver ended
-
-    def receive(self, timeout: float) -> str:
-        """The next line; raises TimeoutError, or EOFError naming how the driver ended."""
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            self.close(force=True)
-            raise TimeoutError(f"no reply within {timeout:g} s (the driver was stopped)") from None
-        if line is None:
-            self.lines.put(None)
-            try:
-                code = self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
-            how = f"exited with code {code}" if code is not None else "closed its output"
-            tail = "; its stderr ends: " + " | ".join(self.stderr) if self.stderr else ""
-            raise EOFError(f"the driver {how} without replying{tail}")
-        return line
-
-    def close(self, force: bool = False) -> None:
-        if self.proc.poll() is None:
-            if not force:
-                try:
-                    self.proc.stdin.close()
-                    self.proc.wait(timeout=2)
-                    return
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
-            self.proc.kill()
-            self.proc.wait()
-
-
-class InProcess:
-    """A driver's request handling without a process (`impl.driver.Driver`: anything with
-    `handle_line`): the same lines, no pipe."""
-
-    label = "in process"
-
-    def __init__(self, driver):
-        self.driver = driver
-        self.pending: deque[str] = deque()
-
-    def send(self, line: str) -> None:
-        self.pending.append(self.driver.handle_line(line))
-
-    def receive(self, timeout: float) -> str:
-        return self.pending.popleft()
-
-    def close(self, force: bool = False) -> None:
-        pass
 
 
 def describe(op: str, fields: dict) -> str:
@@ -158,7 +72,13 @@ class Connection:
             raise DriverStartError(f"cannot split the command {short(command)} as a shell would: {exc}") from None
         if not argv:
             raise DriverStartError("an empty command")
-        return cls(Process(argv), timeout)
+        try:
+            process = Process(argv)
+        except OSError as exc:
+            raise DriverStartError(f"driver `{shlex.join(argv)}`: cannot run it: {exc.strerror or exc}") from None
+        except ValueError as exc:  # a NUL byte in the command
+            raise DriverStartError(f"driver `{shlex.join(argv)}`: cannot run it: {exc}") from None
+        return cls(process, timeout)
 
     def request(self, op: str, **fields) -> BaseModel:
         rid, self.next_id = self.next_id, self.next_id + 1

@@ -9,7 +9,8 @@ import jsonschema
 
 from harness.conformance import replay as R
 from harness.driver import protocol as P
-from harness.driver.client import Connection, InProcess, SutScheduler
+from harness.driver.client import Connection, SutScheduler
+from harness.driver.transport import InProcess
 from impl.driver import Driver
 from spec import names as N
 

@@ -11,7 +11,8 @@ import pytest
 
 from harness.cli import main
 from harness.conformance import replay as R
-from harness.driver.client import Connection, InProcess, SutScheduler
+from harness.driver.client import Connection, SutScheduler
+from harness.driver.transport import InProcess
 from harness.traces import trace as T
 from impl.driver import Driver
 
