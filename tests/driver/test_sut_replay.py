@@ -109,3 +109,14 @@ def test_a_server_that_takes_another_action_diverges():
     conn = Connection(InProcess(Elsewhere()))
     res = R.replay_file(R.TRACES / "step-started-window.json", sut=functools.partial(SutScheduler, conn))
     assert res.problems[0] == "step 2 Renew(n1): divergence: the implementation did not take Renew('n1',): no runner there"
+
+
+def test_a_trace_with_a_mutant_switches_it_on_in_the_server_only(sut, tmp_path):
+    """`mutant`: the defect in the code, not in the twin; `start`'s defects carry it to the driver."""
+    import json
+    raw = json.loads((R.TRACES / "step-failed-duplicate-interrupt.json").read_text())
+    raw["mutant"] = ["step-failed-duplicate-interrupt"]
+    path = tmp_path / "mutant.json"
+    path.write_text(json.dumps(raw))
+    mine, theirs = R.replay_file(path), R.replay_file(path, sut=sut)
+    assert not mine.ok and theirs.problems == mine.problems
