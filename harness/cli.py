@@ -230,6 +230,12 @@ def cmd_replay(args) -> int:
     sut = Sut(args.sut, args.sut_timeout) if args.sut is not None else None
     passed = failed = bad = 0
     try:
+        if sut:  # started before any trace: a command that is no driver fails first, and says whose run this is
+            try:
+                hello = sut.connect().hello
+            except DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
+            print(f"replay against {hello.driver} (driver `{args.sut}`, {hello.protocol} v{hello.version})")
         for path in paths:
             try:
                 res = replay_file(path, args.defect, sut.scheduler() if sut else None)

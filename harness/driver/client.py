@@ -182,13 +182,17 @@ class Sut:
         self.command, self.timeout = command, timeout
         self.conn: Connection | None = None
 
-    def scheduler(self):
-        """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
+    def connect(self) -> Connection:
+        """The live connection, the driver started (again) when there is none."""
         if self.conn is None or self.conn.dead:
             if self.conn is not None:
                 self.conn.close()
             self.conn = Connection.spawn(self.command, self.timeout)
-        return functools.partial(SutScheduler, self.conn)
+        return self.conn
+
+    def scheduler(self):
+        """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
+        return functools.partial(SutScheduler, self.connect())
 
     def close(self) -> None:
         if self.conn is not None:
