@@ -114,6 +114,7 @@ def _write_check_json(o, path: str) -> None:
 
 def cmd_replay(args) -> int:
     from harness.conformance.replay import committed_traces, render, replay_file
+    from harness.driver.client import DriverError, DriverStartError, Sut
     code = OK
     paths = []
     for arg in args.traces:
@@ -122,18 +123,35 @@ def cmd_replay(args) -> int:
             _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
+    sut = Sut(args.sut, args.sut_timeout) if args.sut is not None else None
     passed = failed = bad = 0
-    for path in paths:
-        try:
-            res = replay_file(path, args.defect)
-        except InputError as exc:
-            _say(f"claimcheck replay: {exc}")
-            code, bad = USAGE, bad + 1
-            continue
-        print(render(res))
-        passed, failed = passed + res.ok, failed + (not res.ok)
-        if not res.ok and code == OK:
-            code = VIOLATION
+    try:
+        if sut:  # started before any trace: a command that is no driver fails first, and says whose run this is
+            try:
+                hello = sut.connect().hello
+            except DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
+            print(f"replay against {hello.driver} (driver `{args.sut}`, {hello.protocol} v{hello.version})")
+        for path in paths:
+            try:
+                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+            except DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
+            except InputError as exc:
+                _say(f"claimcheck replay: {exc}")
+                code, bad = USAGE, bad + 1
+                continue
+            except DriverError as exc:  # the driver broke outside a step: this trace fails
+                print(f"replay {path}: FAIL: {exc}")
+                failed, code = failed + 1, VIOLATION if code == OK else code
+                continue
+            print(render(res))
+            passed, failed = passed + res.ok, failed + (not res.ok)
+            if not res.ok and code == OK:
+                code = VIOLATION
+    finally:
+        if sut:
+            sut.close()
     if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
@@ -281,6 +299,11 @@ def _add_replay(sub) -> None:
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
     r.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
+    r.add_argument("--sut", metavar="CMD",
+                   help="replay against the server behind this driver command instead of the bundled implementation "
+                        "(docs/driver.md; e.g. --sut 'python -m impl.driver')")
+    r.add_argument("--sut-timeout", type=A.seconds, default=30.0, metavar="SECONDS",
+                   help="how long the driver may take to answer one request (default 30)")
     r.set_defaults(func=cmd_replay)
 
 

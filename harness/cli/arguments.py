@@ -61,6 +61,16 @@ def count(lo: int, hi: int):
     return count
 
 
+def seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = None
+    if v is None or not 0 < v <= 3600:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, at most 3600, got {text!r}")
+    return v
+
+
 def gate_stage(text: str) -> str:
     from harness.reports.gate import stage_keys
     if text.strip().lower() not in stage_keys():

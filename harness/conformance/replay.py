@@ -89,8 +89,10 @@ def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
     return X.check(cfg, st, ex)
 
 
-def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
-    """Replay `trace` (defects override the recorded switches). Raises TraceError when it is malformed,
+def replay(trace: T.Trace, defects=None, name: str = "trace", sut=None) -> ReplayResult:
+    """Replay `trace` (defects override the recorded switches) against the bundled implementation, or
+    against `sut(cfg, mutant=...)`, a scheduler with Scheduler's interface (harness.driver.client.SutScheduler:
+    a server behind the driver protocol). Raises TraceError when it is malformed,
     which includes a step the twin does not enable under the trace's own switches (the message names the
     failing guard conjunct and what is enabled). Under other switches (`defects`) such a step is a finding
     of the replay, not bad input: a defect may change what the twin enables."""
@@ -101,8 +103,8 @@ def replay(trace: T.Trace, defects=None, name: str = "trace") -> ReplayResult:
         T.check_enabled(trace, cfg, all_params, name)
     res = ReplayResult(name, trace, cfg)
     mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
-    sched = Scheduler(cfg, mutant=mutant)
-    hits = sched.world.recorder.hits
+    sched = (sut or Scheduler)(cfg, mutant=mutant)
+    hits = sched.hits
     twin = M.init(cfg)
     impl = sched.state()
     res._violate(I.check_state(cfg, impl), "initial state")
@@ -361,8 +363,8 @@ def _judge_liveness(res: ReplayResult, seen: list[M.State]) -> None:
         res.problems.append(f"{prop} violated for {whom}: its premise holds {where}, its goal never")
 
 
-def replay_file(path, defects=None) -> ReplayResult:
-    return replay(T.load(path), defects, str(path))
+def replay_file(path, defects=None, sut=None) -> ReplayResult:
+    return replay(T.load(path), defects, str(path), sut)
 
 
 def committed_traces(root: Path = TRACES) -> list[Path]:

@@ -103,20 +103,28 @@ class Scheduler:
                            admission=cfg.admission, tools=cfg.tools)
         self.faults = frozenset()
 
-    @staticmethod
-    def _require(ok, name, params, got=None):
-        if not ok:
-            raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: {got if got is not None else ok}")
-
-    def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
-        """Make the implementation take the twin's action instance, through the action table."""
+    def take(self, name: str, params: tuple) -> tuple[str | None, object]:
+        """Make the implementation take the twin's action instance, through the action table: the action
+        it took (`name`, another, or None when it took none or refused) and the call's own answer."""
         kind, call = IMPL[name]
         got = call(self.world, params)
         if kind == ATTEMPT:
-            self._require(got, name, params)
-        elif kind == STEP:
-            self._require(got == name, name, params, got)
+            return (name if got else None), got
+        if kind == STEP:
+            return (got if isinstance(got, str) else None), got
+        return name, got
+
+    def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
+        """`take`, which must take the twin's action instance (a DivergenceError otherwise)."""
+        took, got = self.take(name, params)
+        if took != name:
+            raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: {got}")
         self.faults = twin_next.faults  # history flags: the environment's, not the implementation's
+
+    @property
+    def hits(self) -> list:
+        """The named boundaries hit so far, as (name, context), in order (replay's view of the recorder)."""
+        return self.world.recorder.hits
 
     def attempt(self, name: str, params: tuple):
         """An action whose parameters the caller chooses (names.ATTEMPTS): the implementation's answer."""

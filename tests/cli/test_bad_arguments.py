@@ -24,6 +24,12 @@ BAD_ARGS = [
     (["replay"], "required"),
     (["replay", "missing.json"], "missing.json: no such file"),
     (["replay", "traces/step-started-window.json", "--defect", "nope"], "unknown defect 'nope'"),
+    (["replay", "traces/step-started-window.json", "--sut", ""], "claimcheck replay: --sut: an empty command"),
+    (["replay", "traces/step-started-window.json", "--sut", "'unclosed"], "--sut: cannot split the command"),
+    (["replay", "traces/step-started-window.json", "--sut", "/no/such/driver"], "/no/such/driver`: cannot run it"),
+    (["replay", "traces/step-started-window.json", "--sut", "a\x00b"], "cannot run it"),
+    (["replay", "traces/step-started-window.json", "--sut-timeout", "0"], "expected a number of seconds"),
+    (["replay", "traces/step-started-window.json", "--sut-timeout", "nan"], "expected a number of seconds"),
     (["explain"], "required"),
     (["explain", "traces/step-started-window.json", "--format", "pdf"], "invalid choice: 'pdf'"),
     (["explain", "/"], "/: is a folder"),
@@ -64,7 +70,7 @@ SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench
 VOCAB = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress", "export", "import",
          "--engine", "--config", "--defect", "--assume-off", "--liveness", "--no-liveness", "--out", "--format",
          "--junit", "--json", "--apalache", "--strict", "--workers", "--profile", "--db", "--nodes", "--seconds",
-         "--sessions", "--lease", "--seed", "--executions", "--crash-every", "--keep", "--", "-", "-x",
+         "--sessions", "--lease", "--seed", "--sut", "--sut-timeout", "--executions", "--crash-every", "--keep", "--", "-", "-x",
          "python", "tlc", "ci", "sessions", "deep", "huge", "spec/config-files/ci.json", "traces/step-started-window.json",
          "/", "/no/such", "0", "-1", "2", "1e3", "nan", "inf", "", " ", "\x00", "\u00e9", "text", "mermaid",
          "markdown", "memory-before-publish", "TimelyDispatch", "TypeOK", "sqlite://", "mysql://x", "::",
@@ -80,6 +86,7 @@ FLAG_VALUES = {  # what each option is likely to meet: valid, near miss, nonsens
     "--out": ["README.md", "/", "/no/such/x", "traces/found"], "--junit": ["/", "/no/such/x.xml", "r.xml"],
     "--json": ["/", "r.json"], "--apalache": ["/no/such", "README.md"], "--nodes": ["0", "2", "x"],
     "--seconds": ["0", "nan", "1"], "--lease": ["0", "inf", "0.5"],
+    "--sut": ["", "/no/such", "'x", "python -m impl.driver"], "--sut-timeout": ["0", "nan", "inf", "0.5", "x"],
 }
 
 

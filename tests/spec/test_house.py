@@ -26,8 +26,11 @@ REASON = re.compile(r"\b(why|because)\b", re.IGNORECASE)
 
 # The packages in the data flow's order: a module may import only its own package or one before it.
 # `harness` is harness/'s own modules (harness/__init__.py and registry.py, which binds the registry
-# names for every package of harness/ and imports only spec).
+# names for every package of harness/ and imports only spec). `impl.driver`, the bundled implementation's
+# driver, serves the driver protocol (`harness.driver`) on the harness's scheduler and state mapping, which
+# is where the implementation's actors are moved and read back: it comes after both.
 LAYERS = ("spec", "impl", "harness", "harness.traces", "harness.engines", "harness.conformance",
+          "harness.driver", "impl.driver",
           "harness.stress", "harness.reports", "harness.cli", "harness.pytest_plugin")
 
 

@@ -1,0 +1,199 @@
+"""claimcheck's side of the driver protocol (docs/driver.md): a `Connection` to a driver (over a
+harness.driver.transport), and
+`SutScheduler`, which has the in-process Scheduler's interface (`apply`, `attempt`, `move`, `state`,
+`hits`) so replay drives a server it did not write exactly as it drives the bundled one.
+
+A driver that dies, does not answer within the timeout, answers something that is not the request's
+reply, or answers `ok: false` raises a DriverError whose message names the request: a finding about the
+server (or its driver), never a hang or a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+
+from pydantic import BaseModel, ValidationError
+
+from spec import model as M
+from spec import names as N
+
+from harness.conformance.scheduler import DivergenceError
+from harness.driver import protocol as P
+from harness.driver.transport import Process
+from harness.traces import trace as T
+from harness.traces.inputfile import short, validation_error
+
+TIMEOUT = 30.0  # seconds a driver may take for one request (a server's atomic unit is far shorter)
+
+
+class DriverError(Exception):
+    """The driver failed a request: the message names the driver and the request."""
+
+
+class DriverStartError(DriverError):
+    """The driver could not be started or did not answer hello: the command is wrong, not the server."""
+
+
+class DriverFailed(DriverError):
+    """The driver answered `ok: false`."""
+
+
+def describe(op: str, fields: dict) -> str:
+    """A request as messages name it: `step Renew {"n": "n1"}`, `move runner n1`."""
+    if op in ("step", "attempt"):
+        return f"{op} {fields['action']} {json.dumps(fields['params'], sort_keys=True)}"
+    if op == "move":
+        return f"move {fields['actor']} {fields['who']}"
+    if op in ("save", "restore"):
+        return f"{op} {fields['point']}"
+    return op
+
+
+class Connection:
+    """Requests and their replies, in order, over a transport; `hello` on opening."""
+
+    def __init__(self, transport, timeout: float = TIMEOUT):
+        self.transport, self.timeout = transport, timeout
+        self.next_id = 0
+        self.dead: str | None = None  # why no further request can be sent
+        try:
+            self.hello = self.request("hello", protocol=P.PROTOCOL, versions=[P.VERSION])
+        except DriverError as exc:
+            self.close()
+            raise DriverStartError(str(exc)) from None
+
+    @classmethod
+    def spawn(cls, command: str, timeout: float = TIMEOUT) -> "Connection":
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise DriverStartError(f"cannot split the command {short(command)} as a shell would: {exc}") from None
+        if not argv:
+            raise DriverStartError("an empty command")
+        try:
+            process = Process(argv)
+        except OSError as exc:
+            raise DriverStartError(f"driver `{shlex.join(argv)}`: cannot run it: {exc.strerror or exc}") from None
+        except ValueError as exc:  # a NUL byte in the command
+            raise DriverStartError(f"driver `{shlex.join(argv)}`: cannot run it: {exc}") from None
+        return cls(process, timeout)
+
+    def request(self, op: str, **fields) -> BaseModel:
+        rid, self.next_id = self.next_id, self.next_id + 1
+        where = f"driver `{self.transport.label}`: request {rid} ({describe(op, fields)})"
+        if self.dead:
+            raise DriverError(f"{where}: not sent: {self.dead}")
+        self.transport.send(P.dumps({"id": rid, "op": op, **fields}))
+        try:
+            line = self.transport.receive(self.timeout)
+        except (TimeoutError, EOFError) as exc:
+            self.dead = str(exc)
+            raise DriverError(f"{where}: {exc}") from None
+        return self._reply(where, rid, op, line)
+
+    def _reply(self, where: str, rid: int, op: str, line: str) -> BaseModel:
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError:
+            self.dead = "it answered a line that is not JSON"
+            raise DriverError(f"{where}: a reply that is not JSON: {short(line.rstrip(), 120)}") from None
+        if not isinstance(raw, dict) or raw.get("id") != rid:
+            got = f"id {short(raw.get('id'))}" if isinstance(raw, dict) else f"a JSON {type(raw).__name__}"
+            self.dead = "its replies are out of step with the requests"
+            raise DriverError(f"{where}: a reply with {got}, not id {rid}")
+        if raw.get("ok") is False:
+            try:
+                failed = P.Failed.model_validate(raw)
+            except ValidationError as exc:
+                raise DriverError(f"{where}: a malformed reply: {validation_error(exc, 'reply')}") from None
+            raise DriverFailed(f"{where}: failed: {failed.error}")
+        try:
+            return P.REPLIES[op].model_validate(raw)
+        except ValidationError as exc:
+            raise DriverError(f"{where}: a malformed reply: {validation_error(exc, 'reply')}") from None
+
+    def close(self) -> None:
+        """`stop` when the driver is still answering, then end its process."""
+        if not self.dead:
+            try:
+                self.timeout = min(self.timeout, 5.0)
+                self.request("stop")
+            except DriverError:
+                pass
+            self.dead = "stopped"
+        self.transport.close()
+
+
+class SutScheduler:
+    """The Scheduler's interface over a driver: one world per instance (`start`), observed after every
+    request so `hits` holds the step's boundaries when replay reads them. `faults` is the environment's
+    history, which only the twin knows (as Scheduler keeps it)."""
+
+    def __init__(self, conn: Connection, cfg: M.Config, mutant=None):
+        self.conn, self.cfg = conn, cfg
+        self.faults = frozenset()
+        self.hits: list[tuple[str, None]] = []
+        defects = cfg.defects if mutant is None else mutant
+        conn.request("start", config=T.config_to_trace(cfg).model_dump(mode="json", exclude_none=True),
+                     defects=sorted(defects))
+        self._observe()
+
+    def _observe(self) -> None:
+        reply = self.conn.request("observe")
+        self.hits += [(b, None) for b in reply.boundaries]
+        try:
+            self._state = T.state_from_json(self.cfg, reply.state, "observe")
+        except T.TraceError as exc:
+            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} (observe): "
+                              f"not a state of this configuration: {exc}") from None
+
+    def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
+        reply = self.conn.request("step", action=name, params=T.params_to_json(name, params))
+        self._observe()
+        if reply.took != name:
+            raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: "
+                                  f"{reply.detail or f'it took {reply.took}'}")
+        self.faults = twin_next.faults
+
+    def attempt(self, name: str, params: tuple) -> bool:
+        if name not in N.ATTEMPTS:
+            raise KeyError(name)
+        reply = self.conn.request("attempt", action=name, params=T.params_to_json(name, params))
+        self._observe()
+        return reply.answer == "taken"
+
+    def move(self, action: str, who: str) -> str | None:
+        reply = self.conn.request("move", actor=N.ACTIONS[action].actor, who=who)
+        self._observe()
+        return reply.took
+
+    def state(self) -> M.State:
+        return self._state._replace(faults=self.faults)
+
+
+
+class Sut:
+    """`--sut CMD` for a run of many traces: one driver process, started again for the next world when it
+    broke (a DriverStartError when it cannot be started: the command is wrong)."""
+
+    def __init__(self, command: str, timeout: float = TIMEOUT):
+        self.command, self.timeout = command, timeout
+        self.conn: Connection | None = None
+
+    def connect(self) -> Connection:
+        """The live connection, the driver started (again) when there is none."""
+        if self.conn is None or self.conn.dead:
+            if self.conn is not None:
+                self.conn.close()
+            self.conn = Connection.spawn(self.command, self.timeout)
+        return self.conn
+
+    def scheduler(self):
+        """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
+        return functools.partial(SutScheduler, self.connect())
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()

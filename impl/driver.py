@@ -1,0 +1,142 @@
+"""The bundled implementation's driver: the driver protocol (docs/driver.md) served on stdin/stdout.
+
+`python -m impl.driver` is what `claimcheck replay --sut "python -m impl.driver"` runs: the same World and
+Scheduler the in-process harness drives (harness.conformance.scheduler), reached only through protocol
+requests, so the protocol is exercised by a server that passes everything. `Driver.handle_line` is the
+whole request handling; the client's in-process transport calls it without a process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from pydantic import TypeAdapter, ValidationError
+
+from harness.conformance.actions import MOVE
+from harness.conformance.savepoint import Savepoints
+from harness.conformance.scheduler import Scheduler
+from harness.driver import protocol as P
+from harness.traces import trace as T
+from harness.traces.inputfile import one_line, validation_error
+
+NAME = "claimcheck bundled implementation (impl/, sqlite in memory)"
+_REQUEST = TypeAdapter(P.Request)
+
+
+class Refused(Exception):
+    """A request this driver cannot carry out: the reply is `ok: false` with this message."""
+
+
+class Driver:
+    """One world at a time (`start` replaces it); every request answered by one reply."""
+
+    def __init__(self):
+        self.sched: Scheduler | None = None
+        self.points: dict = {}
+        self.savepoints: Savepoints | None = None
+        self.mark = 0  # the recorder's hits reported by observe so far
+        self.stopped = False
+
+    def handle_line(self, line: str) -> str:
+        """One request line in, one reply line out (no newline)."""
+        rid = None
+        try:
+            raw = json.loads(line)
+            if isinstance(raw, dict) and isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
+                rid = raw["id"]
+            try:
+                req = _REQUEST.validate_python(raw)
+            except ValidationError as exc:
+                raise Refused(str(validation_error(exc, "request"))) from None
+            reply = getattr(self, f"_{req.op}")(req)
+            return P.dumps({"id": req.id, "ok": True, **reply})
+        except json.JSONDecodeError as exc:
+            error = f"not JSON: {exc}"
+        except Refused as exc:
+            error = str(exc)
+        except T.TraceError as exc:  # parameters that do not parse, or name nothing in the configuration
+            error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the implementation's failure, reported to the caller
+            error = f"the implementation raised {type(exc).__name__}: {exc}"
+        return P.dumps({"id": rid, "ok": False, "error": one_line(error)})
+
+    def _world(self) -> Scheduler:
+        if self.sched is None:
+            raise Refused("no world: send start first")
+        return self.sched
+
+    def _hello(self, req: P.Hello) -> dict:
+        if P.VERSION not in req.versions:
+            raise Refused(f"this driver speaks {P.PROTOCOL} version {P.VERSION} only")
+        return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": NAME, "save": True}
+
+    def _start(self, req: P.Start) -> dict:
+        cfg = T.trace_to_config(req.config)
+        self.sched = Scheduler(cfg, mutant=frozenset(req.defects))
+        self.savepoints, self.points, self.mark = None, {}, 0
+        return {}
+
+    def _params(self, action: str, params: dict) -> tuple:
+        out = T.params_from_json(action, params, "request")
+        T.check_param_names(self._world().cfg, action, out, "request")
+        return out
+
+    def _step(self, req: P.Step) -> dict:
+        took, got = self._world().take(req.action, self._params(req.action, req.params))
+        return {"took": took} if took == req.action else {"took": took, "detail": one_line(repr(got))}
+
+    def _attempt(self, req: P.Attempt) -> dict:
+        got = self._world().attempt(req.action, self._params(req.action, req.params))
+        return {"answer": "taken" if got else "refused", "detail": one_line(repr(got))}
+
+    def _move(self, req: P.Move) -> dict:
+        sched = self._world()
+        if req.who not in (sched.cfg.recoverers if req.actor == "recovery" else sched.cfg.nodes):
+            raise Refused(f"request.who: no {req.actor} named {req.who!r} in the configuration")
+        return {"took": MOVE[req.actor](sched.world, req.who)}
+
+    def _observe(self, req: P.Observe) -> dict:
+        sched = self._world()
+        hits = sched.hits
+        fired, self.mark = [name for name, _ in hits[self.mark:]], len(hits)
+        return {"state": T.state_to_json(sched.cfg, sched.state()), "boundaries": fired}
+
+    def _save(self, req: P.Save) -> dict:
+        sched = self._world()
+        self.savepoints = self.savepoints or Savepoints(sched)
+        self.points[req.point] = self.savepoints.save()
+        return {}
+
+    def _restore(self, req: P.Restore) -> dict:
+        self._world()
+        if req.point not in self.points:
+            raise Refused(f"request.point: no saved point {req.point!r}")
+        self.savepoints.restore(self.points[req.point])
+        self.mark = len(self.sched.hits)
+        return {}
+
+    def _stop(self, req: P.Stop) -> dict:
+        self.stopped = True
+        return {}
+
+
+def serve(stdin, stdout) -> None:
+    """Answer request lines until stop or the end of input."""
+    driver = Driver()
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(driver.handle_line(line) + "\n")
+        stdout.flush()
+        if driver.stopped:
+            return
+
+
+def main() -> None:
+    out, sys.stdout = sys.stdout, sys.stderr  # a stray print must not corrupt the protocol's lines
+    serve(sys.stdin, out)
+
+
+if __name__ == "__main__":
+    main()
