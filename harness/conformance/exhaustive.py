@@ -16,7 +16,7 @@ from spec import model as M
 from spec import names as N
 
 from harness.traces import configfile
-from harness.traces.trace import found_path, from_steps, save
+from harness.conformance.found import failure_lines, replay_command, save_failure  # noqa: F401 - replay_command: the gate's
 from harness.conformance import conform as C
 
 # The gate's walk (profile `ci`): small configurations that together enable every registry action and
@@ -46,18 +46,8 @@ def resolve(label: str) -> tuple[M.Config, str]:
 
 
 def write_trace(rep: C.Report, base: str, out_dir: str | Path) -> Path:
-    f, cfg = rep.failure, rep.cfg
-    mutant = sorted(set(rep.mutant or ()) - cfg.defects)
-    what = ", ".join(f.invariants) or f.kind
-    trace = from_steps(cfg, f.steps, title=f"conform {f.kind} on {base}: {what}", source="conform", base=base,
-                       invariants=f.invariants, defect=next(iter(cfg.defects)) if len(cfg.defects) == 1 else None,
-                       refused=f.probe, mutant=mutant)
-    label = f"conform-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
-    return save(trace, found_path(out_dir, label))
-
-
-def replay_command(path: Path, cfg: M.Config) -> str:
-    return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)])
+    return save_failure(rep.cfg, rep.failure, run="conform", source="conform", base=base, out_dir=out_dir,
+                        mutant=rep.mutant)
 
 
 def summary(rep: C.Report) -> str:
@@ -100,12 +90,8 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
             failed = True
             f = rep.failure
             path = write_trace(rep, base, out_dir)
-            echo(f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
-                 f"{len(f.steps) - 1} steps{', then a refusal probe' if f.probe else ''})")
-            for line in f.message.splitlines():
-                echo(f"    {line}")
-            echo(f"  trace:      {path}")
-            echo(f"  replay:     {replay_command(path, cfg)}")
+            for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else ""):
+                echo(line)
         elif not rep.complete:
             failed = True
             echo("  verdict:    INCOMPLETE: not every state and edge was checked")

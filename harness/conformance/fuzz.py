@@ -16,7 +16,7 @@ from spec import names as N
 
 from harness.traces import configfile
 from harness.conformance import lockstep
-from harness.traces.trace import found_path, from_steps, save
+from harness.conformance.found import failure_lines, replay_command, save_failure  # noqa: F401 - replay_command: the gate's
 
 REACHABLE_CAP = 400_000  # the coverage denominator is skipped (reported as "> cap") beyond this
 
@@ -47,19 +47,8 @@ def reachable_graph(cfg: M.Config) -> tuple[int, int, bool]:
 
 
 def write_trace(outcome: lockstep.Outcome, base: str, out_dir: str | Path) -> Path:
-    f = outcome.found
-    cfg = outcome.cfg
-    defect = next(iter(cfg.defects)) if len(cfg.defects) == 1 else None
-    what = ", ".join(f.invariants) or f.kind
-    mutant = sorted(set(outcome.mutant or ()) - cfg.defects)
-    trace = from_steps(cfg, f.steps, title=f"lockstep {f.kind} on {base}: {what}", source="fuzz", base=base,
-                       invariants=f.invariants, defect=defect, loop=f.loop, refused=f.probe, mutant=mutant)
-    label = f"fuzz-{base}-" + ("-".join(sorted(cfg.defects)) or "correct") + "".join(f"-code-{m}" for m in mutant)
-    return save(trace, found_path(out_dir, label))
-
-
-def replay_command(path: Path, cfg: M.Config) -> str:
-    return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)])
+    return save_failure(outcome.cfg, outcome.found, run="lockstep", source="fuzz", base=base, out_dir=out_dir,
+                        mutant=outcome.mutant, loop=outcome.found.loop)
 
 
 def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> list[str]:
@@ -126,12 +115,8 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
             failed = True
             f = outcome.found
             path = write_trace(outcome, base, out_dir)
-            echo(f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
-                 f"{len(f.steps) - 1} steps)")
-            for line in f.message.splitlines():
-                echo(f"    {line}")
-            echo(f"  trace:      {path}")
-            echo(f"  replay:     {replay_command(path, cfg)}")
+            for line in failure_lines(f, path, cfg):
+                echo(line)
         elif outcome.hypothesis_error:
             failed = True
             echo(f"  verdict:    ERROR {outcome.hypothesis_error.splitlines()[0]}")
