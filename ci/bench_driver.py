@@ -5,7 +5,9 @@ only), and through `python -m impl.driver` as a subprocess (plus the pipe and th
 Not a test: run `python ci/bench_driver.py [ROUNDS]`. The three take turns, one pass over the traces
 each per round, and each reports its best and median pass (a busy machine slows single passes). Each
 step is two requests (the step, then an observe that maps the whole state); the driver process is
-started once and its start-up is left out.
+started once and its start-up is left out. Then the exhaustive walk (`conform`, configuration
+`steer/no-faults`) in process, through the subprocess driver with save and restore, and through it with
+`--no-save` (each restore replays the path from Init), the three taking turns: edges/s, best of the rounds.
 """
 
 from __future__ import annotations
@@ -57,6 +59,31 @@ def main() -> None:
         extra = f"  (best +{min(times) - base:,.0f} µs)" if label != "in process (Scheduler)" else ""
         print(f"  {label:26s} {min(times):7,.0f}  {statistics.median(times):7,.0f}{extra}")
     process.close()
+    walks(max(1, rounds // 5))
+
+
+def walks(rounds: int, label: str = "steer/no-faults") -> None:
+    from harness.conformance import conform as C
+    from harness.conformance import exhaustive as X
+    from harness.driver.client import Sut
+    cfg, _ = X.resolve(label)
+    graph = C.graph_of(cfg)
+    command = shlex.join([sys.executable, "-m", "impl.driver"])
+    suts = {"in process (Scheduler)": None, "subprocess, save": Sut(command),
+            "subprocess, --no-save": Sut(command + " --no-save")}
+    best = {k: 0.0 for k in suts}
+    for _ in range(rounds):
+        for k, sut in suts.items():
+            rep = C.walk(cfg, graph=graph, sut=sut)
+            assert rep.complete, rep.failure
+            best[k] = max(best[k], rep.edges_per_s)
+    print(f"conform {label}: {rep.edges:,} edges, {rep.probes:,} probes a walk, best of {rounds}; edges/s:")
+    for k, v in best.items():
+        ratio = f"  ({best['in process (Scheduler)'] / v:.1f}x slower)" if k != "in process (Scheduler)" else ""
+        print(f"  {k:26s} {v:7,.0f}{ratio}")
+    for sut in suts.values():
+        if sut:
+            sut.close()
 
 
 if __name__ == "__main__":

@@ -31,7 +31,10 @@ class Refused(Exception):
 class Driver:
     """One world at a time (`start` replaces it); every request answered by one reply."""
 
-    def __init__(self):
+    def __init__(self, save: bool = True):
+        """`save`: whether hello offers save and restore (`--no-save` makes a driver without them, for the
+        walk that replays each path from Init)."""
+        self.save = save
         self.sched: Scheduler | None = None
         self.points: dict = {}
         self.savepoints: Savepoints | None = None
@@ -69,7 +72,8 @@ class Driver:
     def _hello(self, req: P.Hello) -> dict:
         if P.VERSION not in req.versions:
             raise Refused(f"this driver speaks {P.PROTOCOL} version {P.VERSION} only")
-        return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": NAME, "save": True}
+        return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": NAME,
+                "save": self.save}
 
     def _start(self, req: P.Start) -> dict:
         cfg = T.trace_to_config(req.config)
@@ -103,12 +107,16 @@ class Driver:
         return {"state": T.state_to_json(sched.cfg, sched.state()), "boundaries": fired}
 
     def _save(self, req: P.Save) -> dict:
+        if not self.save:
+            raise Refused("this driver does not save (--no-save)")
         sched = self._world()
         self.savepoints = self.savepoints or Savepoints(sched)
         self.points[req.point] = self.savepoints.save()
         return {}
 
     def _restore(self, req: P.Restore) -> dict:
+        if not self.save:
+            raise Refused("this driver does not save (--no-save)")
         self._world()
         if req.point not in self.points:
             raise Refused(f"request.point: no saved point {req.point!r}")
@@ -121,9 +129,9 @@ class Driver:
         return {}
 
 
-def serve(stdin, stdout) -> None:
+def serve(stdin, stdout, save: bool = True) -> None:
     """Answer request lines until stop or the end of input."""
-    driver = Driver()
+    driver = Driver(save)
     for line in stdin:
         if not line.strip():
             continue
@@ -134,8 +142,13 @@ def serve(stdin, stdout) -> None:
 
 
 def main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m impl.driver", description="the bundled implementation's driver "
+                                 "(docs/driver.md): requests on stdin, replies on stdout")
+    ap.add_argument("--no-save", action="store_true", help="offer no save and restore (hello's save: false)")
+    args = ap.parse_args()
     out, sys.stdout = sys.stdout, sys.stderr  # a stray print must not corrupt the protocol's lines
-    serve(sys.stdin, out)
+    serve(sys.stdin, out, save=not args.no_save)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,10 @@ from spec import configs
 from spec import names as N
 
 from harness.cli import arguments as A
-from harness.cli.arguments import UsageError
-from harness.traces.inputfile import InputError, one_line
-
-OK, VIOLATION, USAGE, INTERNAL, NOT_DETECTED = 0, 1, 2, 3, 4
+from harness.cli.arguments import INTERNAL, NOT_DETECTED, OK, USAGE, VIOLATION  # noqa: F401 - the exit codes
+from harness.cli.arguments import UsageError, witness_config
+from harness.cli.drive import cmd_conform, cmd_fuzz, cmd_replay
+from harness.traces.inputfile import InputError
 
 
 def _describe(cfg) -> str:
@@ -34,29 +34,6 @@ def _describe(cfg) -> str:
                   f"MaxWakeTries={cfg.max_wake_tries}"]
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
-
-
-def witness_config(config: str | None, defects, assumptions_off=()) -> tuple[str, str | None]:
-    """(the configuration to run, a note for the user): a defect (or an assumption switched off) shows on
-    its witness configuration (spec/names.py); without --config that one runs, and a registered
-    configuration that is not its witness is refused, since it would report OK on a defect it cannot show.
-    A configuration file is the user's own: it runs as given."""
-    from harness.traces.configfile import looks_like_path
-    wanted = {N.DEFECTS[d].config for d in defects or ()} | {N.ASSUMPTIONS[a].config for a in assumptions_off or ()}
-    if config is not None and looks_like_path(config):
-        return config, None
-    if len(wanted) > 1:
-        raise UsageError(f"these switches show on different configurations ({', '.join(sorted(wanted))}): "
-                         "check them one at a time")
-    if config is None:
-        chosen = next(iter(wanted), "ci")
-        return chosen, (f"configuration {chosen}: the witness of {', '.join(list(defects or ()) + list(assumptions_off or ()))}"
-                        if wanted else None)
-    if wanted and config not in wanted:
-        (w,) = wanted
-        raise UsageError(f"{', '.join(list(defects or ()) + list(assumptions_off or ()))} shows on configuration {w}, "
-                         f"not {config}: drop --config or pass --config {w}")
-    return config, None
 
 
 def cmd_check(args) -> int:
@@ -112,51 +89,6 @@ def _write_check_json(o, path: str) -> None:
     Path(path).write_text(json.dumps(doc, indent=2) + "\n")
 
 
-def cmd_replay(args) -> int:
-    from harness.conformance.replay import committed_traces, render, replay_file
-    from harness.driver.client import DriverError, DriverStartError, Sut
-    code = OK
-    paths = []
-    for arg in args.traces:
-        found = committed_traces(arg) if Path(arg).is_dir() else [arg]
-        if not found:
-            _say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
-            code = USAGE
-        paths += found
-    sut = Sut(args.sut, args.sut_timeout) if args.sut is not None else None
-    passed = failed = bad = 0
-    try:
-        if sut:  # started before any trace: a command that is no driver fails first, and says whose run this is
-            try:
-                hello = sut.connect().hello
-            except DriverStartError as exc:
-                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
-            print(f"replay against {hello.driver} (driver `{args.sut}`, {hello.protocol} v{hello.version})")
-        for path in paths:
-            try:
-                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
-            except DriverStartError as exc:
-                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
-            except InputError as exc:
-                _say(f"claimcheck replay: {exc}")
-                code, bad = USAGE, bad + 1
-                continue
-            except DriverError as exc:  # the driver broke outside a step: this trace fails
-                print(f"replay {path}: FAIL: {exc}")
-                failed, code = failed + 1, VIOLATION if code == OK else code
-                continue
-            print(render(res))
-            passed, failed = passed + res.ok, failed + (not res.ok)
-            if not res.ok and code == OK:
-                code = VIOLATION
-    finally:
-        if sut:
-            sut.close()
-    if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
-        print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
-    return code
-
-
 def cmd_explain(args) -> int:
     from harness.reports.explain import explain_file
     print(explain_file(args.trace, args.format, args.defect))
@@ -181,51 +113,20 @@ def cmd_bench(args) -> int:
 
 
 def cmd_gate(args) -> int:
+    from harness.cli.drive import open_sut
     from harness.reports.gate import main_gate
-    return main_gate(args)
+    sut = open_sut(args, "gate")
+    try:
+        return main_gate(args, sut)
+    finally:
+        if sut:
+            sut.close()
 
 
 def cmd_invariants(args) -> int:
     from harness.reports.reviewer import render
     print(render(args.names or None, args.format))
     return OK
-
-
-def cmd_fuzz(args) -> int:
-    from harness.conformance.fuzz import fuzz
-    from harness.reports.progress import Reporter
-    if args.config is not None:  # a registered configuration that cannot show the defect is refused
-        for d in (args.defect or []) + (args.mutant or []):
-            witness_config(args.config, [d])
-    with Reporter() as progress:
-        return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db, out_dir=args.out,
-                    mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
-                    progress_for=progress.factory("lockstep ", unit="steps", key="steps"))
-
-
-def cmd_conform(args) -> int:
-    from harness.conformance.exhaustive import conform
-    from harness.reports.progress import Reporter
-    if args.config and args.profile:
-        raise UsageError("claimcheck conform: give --config or --profile, not both")
-    from harness.conformance.conform import in_memory
-    if args.workers > 1 and not in_memory(args.db):
-        raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
-                         "its own in-memory database; a file or PostgreSQL database would be shared)")
-    if args.kill_matrix:
-        from harness.conformance import killmatrix as K
-        if args.config or args.profile:
-            raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
-                             "name defects with --mutant, not --config or --profile")
-        with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
-                                                   total=len(args.mutant or N.DEFECTS)) as task:
-            table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task)
-        print(K.render_conform(table))
-        return OK if all(r.caught for r in table) else NOT_DETECTED
-    with Reporter() as progress:
-        return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (), db_url=args.db,
-                       workers=args.workers, out_dir=args.out,
-                       progress_for=progress.factory("conform ", unit="edges", key="edges"))
 
 
 def cmd_stress(args) -> int:
@@ -299,12 +200,16 @@ def _add_replay(sub) -> None:
     r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
     r.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
-    r.add_argument("--sut", metavar="CMD",
-                   help="replay against the server behind this driver command instead of the bundled implementation "
-                        "(docs/driver.md; e.g. --sut 'python -m impl.driver')")
-    r.add_argument("--sut-timeout", type=A.seconds, default=30.0, metavar="SECONDS",
-                   help="how long the driver may take to answer one request (default 30)")
+    _add_sut(r, "replay")
     r.set_defaults(func=cmd_replay)
+
+
+def _add_sut(p, what: str) -> None:
+    p.add_argument("--sut", metavar="CMD",
+                   help=f"{what} against the server behind this driver command instead of the bundled implementation "
+                        "(docs/driver.md; e.g. --sut 'python -m impl.driver')")
+    p.add_argument("--sut-timeout", type=A.seconds, default=30.0, metavar="SECONDS",
+                   help="how long the driver may take to answer one request (default 30)")
 
 
 def _add_explain(sub) -> None:
@@ -337,6 +242,7 @@ def _add_gate(sub) -> None:
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
     g.add_argument("--allow-skip", action="append", type=A.gate_stage, metavar="STAGE",
                    help="with --strict: this stage may be skipped (reported as skipped by name); repeatable")
+    _add_sut(g, "the traces, lockstep, conformance and kill matrix stages run")
     g.set_defaults(func=cmd_gate)
 
 
@@ -373,6 +279,7 @@ def _add_fuzz(sub) -> None:
     f.add_argument("--max-examples", type=A.count(1, 10_000_000), metavar="N",
                    help="examples per configuration (default: the profile's)")
     f.add_argument("--out", type=A.out_dir, default="traces/found", help="where failure traces are written")
+    _add_sut(f, "fuzz")
     f.set_defaults(func=cmd_fuzz)
 
 
@@ -394,6 +301,7 @@ def _add_conform(sub) -> None:
     c.add_argument("--kill-matrix", action="store_true",
                    help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "
                         "the edge that catches it; exit 4 if one survives")
+    _add_sut(c, "walk")
     c.set_defaults(func=cmd_conform)
 
 
@@ -429,9 +337,7 @@ def _add_stress(sub) -> None:
     s.set_defaults(func=cmd_stress)
 
 
-def _say(line: str) -> None:
-    """One line on stderr, whatever bytes a file name or field holds."""
-    print(one_line(line), file=sys.stderr, flush=True)
+_say = A.say
 
 
 def main(argv=None) -> int:

@@ -1,13 +1,17 @@
 """The command line's argument types (argparse `type=`): each refuses bad input with one line naming it,
-which the command reports with exit 2 (harness.cli), never a traceback."""
+which the command reports with exit 2 (harness.cli), never a traceback; the exit codes, and the check that a
+defect runs on a configuration that can show it."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from spec import configs
 from spec import names as N
+
+from harness.traces.inputfile import one_line
 
 
 class UsageError(Exception):
@@ -114,3 +118,34 @@ def db_url(text: str) -> str:
     if backend not in ("sqlite", "postgresql"):
         raise argparse.ArgumentTypeError(f"unsupported database {backend!r}: claimcheck runs on sqlite and PostgreSQL")
     return text
+
+
+OK, VIOLATION, USAGE, INTERNAL, NOT_DETECTED = 0, 1, 2, 3, 4  # the exit codes (harness.cli's docstring)
+
+
+def say(line: str) -> None:
+    """One line on stderr, whatever bytes a file name or field holds."""
+    print(one_line(line), file=sys.stderr, flush=True)
+
+
+def witness_config(config: str | None, defects, assumptions_off=()) -> tuple[str, str | None]:
+    """(the configuration to run, a note for the user): a defect (or an assumption switched off) shows on
+    its witness configuration (spec/names.py); without --config that one runs, and a registered
+    configuration that is not its witness is refused, since it would report OK on a defect it cannot show.
+    A configuration file is the user's own: it runs as given."""
+    from harness.traces.configfile import looks_like_path
+    wanted = {N.DEFECTS[d].config for d in defects or ()} | {N.ASSUMPTIONS[a].config for a in assumptions_off or ()}
+    if config is not None and looks_like_path(config):
+        return config, None
+    if len(wanted) > 1:
+        raise UsageError(f"these switches show on different configurations ({', '.join(sorted(wanted))}): "
+                         "check them one at a time")
+    if config is None:
+        chosen = next(iter(wanted), "ci")
+        return chosen, (f"configuration {chosen}: the witness of {', '.join(list(defects or ()) + list(assumptions_off or ()))}"
+                        if wanted else None)
+    if wanted and config not in wanted:
+        (w,) = wanted
+        raise UsageError(f"{', '.join(list(defects or ()) + list(assumptions_off or ()))} shows on configuration {w}, "
+                         f"not {config}: drop --config or pass --config {w}")
+    return config, None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from spec import invariants as I
 from spec import model as M
 
-from harness.traces.paths import Graph, Step, path_to
+from harness.traces.paths import Graph, Step, path_to, tree_ids
 from harness.conformance.databases import Databases
 from harness.conformance.lockstep import refusals
 from harness.conformance.mapping import actor_fields, diff, render_diff
@@ -76,28 +76,24 @@ def graph_of(cfg: M.Config) -> Graph:
     return explore(cfg, liveness=False, keep_edges=True, check=False).graph
 
 
-def _tree_ids(graph: Graph, j: int) -> list[int]:
-    """The spanning tree's state ids from Init to j."""
-    out = []
-    while j >= 0:
-        out.append(j)
-        j = graph.parent[j]
-    return out[::-1]
-
-
 class _Stop(Exception):
     """The walk found a failure (Report.failure holds it)."""
 
 
 def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
-         progress=None, workers: int = 1) -> Report:
+         progress=None, workers: int = 1, sut=None) -> Report:
     """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
     with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
     every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
     spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
-    the implementation's failure: the Report carries it."""
+    the implementation's failure: the Report carries it. `sut`: walk the server behind this driver
+    (harness.driver.client.Sut; one process, so one worker) instead of the bundled implementation."""
     graph = graph or graph_of(cfg)
     mutant = None if mutant is None else frozenset(mutant)
+    if sut is not None:
+        if workers > 1:
+            raise ValueError(f"--workers {workers} with --sut: the walk drives one driver process")
+        return walk_part(cfg, graph, mutant=mutant, progress=progress, sut=sut)
     if workers > 1 and not in_memory(db_url):
         raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
                          f"database, and {db_url or 'a sqlite file'} would be shared")
@@ -121,7 +117,7 @@ def new_report(cfg: M.Config, graph: Graph, mutant) -> Report:
 
 
 def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress=None, start: int = 0,
-              inside=None, reuse: dict | None = None) -> Report:
+              inside=None, reuse: dict | None = None, sut=None) -> Report:
     """One part of the walk: from the tree path's end at `start` (Init by default), every state below it
     in the spanning tree for which `inside(j)` holds (all by default), and every edge out of those.
     `reuse`: a dict kept between parts in one process; its database and actors are restored to Init
@@ -130,7 +126,10 @@ def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress
     t0 = time.perf_counter()
     own = reuse is None
     try:
-        if own or "sched" not in reuse:
+        if sut is not None:
+            sched = sut.start(cfg, mutant=mutant)
+            ready = dict(dbs=None, sched=sched, points=sut.points(sched, graph))
+        elif own or "sched" not in reuse:
             dbs = Databases(db_url)
             db, _ = dbs.fresh()
             sched = Scheduler(cfg, db=db, mutant=mutant)
@@ -145,14 +144,15 @@ def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress
     except _Stop:
         pass
     finally:
-        if own and "ready" in locals():
+        if own and "ready" in locals() and ready["dbs"] is not None:
             ready["dbs"].close()
         rep.seconds = time.perf_counter() - t0
     return rep
 
 
 class _Walk:
-    def __init__(self, cfg, graph: Graph, sched: Scheduler, rep: Report, progress, points: Savepoints):
+    def __init__(self, cfg, graph: Graph, sched: Scheduler, rep: Report, progress, points):
+        """`sched`: a Scheduler or a driver's SutScheduler; `points`: its Savepoints or DriverPoints."""
         self.cfg, self.graph, self.sched, self.rep, self.progress = cfg, graph, sched, rep, progress
         self.points = points
         rep.savepoint = self.points.kind
@@ -161,7 +161,7 @@ class _Walk:
     def run(self, start: int = 0, inside=None) -> None:
         g, rep = self.graph, self.rep
         via = None
-        path = _tree_ids(g, start)
+        path = tree_ids(g, start)
         for i, j in zip(path, path[1:]):
             name, params = g.via[j]
             self._edge(i, name, params, j, count=False)
@@ -173,7 +173,7 @@ class _Walk:
             self._compare_init(impl)
         self._arrive(start, impl, via)
         # a frame: state id, its savepoint (after its probes; only where a second edge will need it), next edge
-        stack = [[start, self._save_for(start), 0]]
+        stack = [[start, self._save_for(start, 0), 0]]
         while stack:
             frame = stack[-1]
             i, point, k = frame
@@ -190,26 +190,26 @@ class _Walk:
             impl = self._edge(i, name, params, j)
             if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
                 self._arrive(j, impl, (i, name, params))  # the tree edge: a state not yet visited
-                stack.append([j, self._save_for(j), 0])
+                stack.append([j, self._save_for(j, len(stack)), 0])
 
-    def _save_for(self, i: int):
-        return self._save() if len(self.graph.succ[i]) > 1 else None
+    def _save_for(self, i: int, depth: int):
+        return self._save(i, depth) if len(self.graph.succ[i]) > 1 else None
 
     def _compare_init(self, impl: M.State) -> None:
         delta = diff(self.graph.states[0], impl, self.cfg)
         if delta:
             self._fail_at(0, "divergence", [], "\n".join(["at Init:"] + render_diff(delta, "  ")))
 
-    def _save(self):
+    def _save(self, i: int, depth: int):
         t = self.clock()
-        point = self.points.save()
+        point = self.points.save_at(i, depth)
         self.rep.timing["save"] += self.clock() - t
         return point
 
     def _edge(self, i: int, name: str, params: tuple, j: int, count: bool = True) -> M.State:
         """Take edge i -(name, params)-> j on the implementation and check it."""
         rep, nxt, clock = self.rep, self.graph.states[j], self.clock
-        hits = self.sched.world.recorder.hits
+        hits = self.sched.hits
         mark = len(hits)
         t = clock()
         try:
@@ -255,10 +255,11 @@ class _Walk:
         rep.states += 1
         t = self.clock()
         enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
-        changes, world = self.points.changes, self.sched.world
+        changes = self.points.changes
+        world = self.sched.world if changes else None
         for name, params in refusals(cfg, st, enabled):
             try:
-                before, now = (changes() if changes else None), world.clock.now()
+                before, now = (changes(), world.clock.now()) if changes else (None, None)
                 answer = self.sched.attempt(name, params)
                 if before is not None and changes() == before and world.clock.now() == now:
                     # no row written, the clock unmoved: the database still maps to `st` (checked on

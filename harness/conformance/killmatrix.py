@@ -16,7 +16,7 @@ from spec import names as N
 
 from harness.traces import trace as T
 from harness.engines.explore import explore
-from harness.conformance.replay import TRACES, ReplayResult, committed_traces, replay, replay_all
+from harness.conformance.replay import TRACES, ReplayResult, committed_traces, replay_all, replay_through
 
 EXPLORER = "explorer counterexample"
 
@@ -69,10 +69,11 @@ def counterexamples(defects, workers: int = 2) -> dict[str, T.Trace]:
     return {d: counterexample(d) for d in defects}
 
 
-def rows(root: Path = TRACES, defects=None, progress=None) -> list[Row]:
+def rows(root: Path = TRACES, defects=None, progress=None, sut=None) -> list[Row]:
     """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
     counterexample for each defect no committed trace detects. `progress(done=, replays=)` after each
-    defect (`done` of all of them)."""
+    defect (`done` of all of them). `sut`: replay against the server behind this driver
+    (harness.driver.client.Sut), each defect switched on in it by `start`."""
     paths = committed_traces(root)
     traces = [(str(p), T.load(p)) for p in paths]
     out = []
@@ -81,10 +82,10 @@ def rows(root: Path = TRACES, defects=None, progress=None) -> list[Row]:
             progress(done=k, replays=len(out))
         mine = []
         for name, tr in traces:
-            res = replay(tr, [defect], name)
+            res = replay_through(tr, [defect], name, sut)
             mine.append(Row(defect, name, detects(defect, res), res.violated, res.problems))
         if not any(r.detected for r in mine):
-            res = replay(counterexample(defect), None, EXPLORER)
+            res = replay_through(counterexample(defect), None, EXPLORER, sut)
             mine.append(Row(defect, EXPLORER, detects(defect, res), res.violated, res.problems))
         out += mine
     if progress:
@@ -96,9 +97,9 @@ def undetected(table: list[Row]) -> list[str]:
     return [d for d in dict.fromkeys(r.defect for r in table) if not any(r.detected for r in table if r.defect == d)]
 
 
-def correct_failures(root: Path = TRACES, progress=None) -> list[ReplayResult]:
+def correct_failures(root: Path = TRACES, progress=None, sut=None) -> list[ReplayResult]:
     """Committed traces that fail on the correct implementation (the gate wants none)."""
-    return [r for r in replay_all(root, progress=progress) if not r.ok]
+    return [r for r in replay_all(root, progress=progress, sut=sut) if not r.ok]
 
 
 def render(table: list[Row]) -> str:
@@ -129,7 +130,7 @@ class ConformRow:
     seconds: float = 0.0
 
 
-def conform_rows(defects=None, workers: int = 1, progress=None) -> list[ConformRow]:
+def conform_rows(defects=None, workers: int = 1, progress=None, sut=None) -> list[ConformRow]:
     """The conform column: each defect switched on in the implementation only, the twin correct, its
     configuration walked until the first failure. `progress(done=)` after each defect."""
     from harness.conformance import conform as C
@@ -141,7 +142,7 @@ def conform_rows(defects=None, workers: int = 1, progress=None) -> list[ConformR
         cfg = configs.get(name)
         if name not in graphs:
             graphs[name] = C.graph_of(cfg)
-        rep = C.walk(cfg, graph=graphs[name], mutant=[defect], workers=workers)
+        rep = C.walk(cfg, graph=graphs[name], mutant=[defect], workers=workers, sut=sut)
         f = rep.failure
         row = ConformRow(defect, name, f is not None, edges=rep.edges, seconds=rep.seconds)
         if f is not None:

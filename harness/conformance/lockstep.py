@@ -106,8 +106,10 @@ class Campaign:
     """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
 
     def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL",
-                 mutant=None, progress=None):
+                 mutant=None, progress=None, sut=None):
+        """`sut`: a server behind a driver (harness.driver.client.Sut) instead of the bundled implementation."""
         self.cfg = cfg
+        self.sut = sut
         self.progress = progress  # progress(steps=, examples=, states=), after every lockstep step
         self.mutant = None if mutant is None else frozenset(mutant)  # implementation-only defects
         self.dbs = Databases(db_url, synchronous=synchronous)
@@ -184,10 +186,13 @@ class LockstepMachine(RuleBasedStateMachine):
         no further (the bounded model ends), the next run starts at once instead of Hypothesis
         spending the rest of the example's steps on a rule that does nothing."""
         c = self.campaign
-        self.db, seeded = c.dbs.fresh()
-        self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
-        if not seeded:
-            c.dbs.seed()
+        if c.sut is not None:
+            self.sched = c.sut.start(self.cfg, mutant=c.mutant)
+        else:
+            self.db, seeded = c.dbs.fresh()
+            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
+            if not seeded:
+                c.dbs.seed()
         self.twin = M.init(self.cfg)
         self.burst = False
         self.path = [Step(None, (), self.twin)]
@@ -321,7 +326,7 @@ class LockstepMachine(RuleBasedStateMachine):
         """The twin has no enabled action: nothing to do (Hypothesis needs one runnable rule)."""
 
     def teardown(self):
-        self.campaign.coverage.boundaries.update(self.sched.world.recorder.names)
+        self.campaign.coverage.boundaries.update(self.sched.names)
 
     def _restart_if_ended(self) -> None:
         if not self.options and len(self.path) > 1:  # (an Init with no action is the `deadlocked` rule's)
@@ -435,19 +440,21 @@ class Outcome:
 
 
 def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
-        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None, progress=None) -> Outcome:
+        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None, progress=None,
+        sut=None) -> Outcome:
     """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
     failure of the implementation: the Outcome carries it. `mutant` runs the implementation with these
     defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch a defective
     implementation, by a divergence or a violated invariant). `progress(steps=, examples=, states=)`
-    is called after every lockstep step."""
+    is called after every lockstep step. `sut`: drive the server behind this driver (harness.driver.client.Sut)
+    instead of the bundled implementation."""
     import time
 
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
     s = settings_ or PROFILES[profile]
-    campaign = Campaign(cfg, db_url, synchronous, mutant, progress)
+    campaign = Campaign(cfg, db_url, synchronous, mutant, progress, sut)
     cls = machine_class(campaign)
 
     def factory():

@@ -372,12 +372,28 @@ def committed_traces(root: Path = TRACES) -> list[Path]:
     return sorted(Path(root).glob("*.json"))
 
 
-def replay_all(root: Path = TRACES, defects=None, progress=None) -> list[ReplayResult]:
-    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation.
-    `progress(done=, steps=)` after each trace."""
+def replay_through(trace: T.Trace, defects, name: str, sut) -> ReplayResult:
+    """`replay` against the server behind `sut` (harness.driver.client.Sut), or the bundled implementation
+    when it is None; a driver that breaks outside a step (at `start`, or observing Init) fails this trace
+    with its message as the problem, and the next replay starts it again."""
+    if sut is None:
+        return replay(trace, defects, name)
+    try:
+        return replay(trace, defects, name, sut.scheduler())
+    except T.TraceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the driver's DriverError (harness.driver is a later layer)
+        res = ReplayResult(name, trace, T.config_of(trace, defects, name))
+        res.problems.append(str(exc))
+        return res
+
+
+def replay_all(root: Path = TRACES, defects=None, progress=None, sut=None) -> list[ReplayResult]:
+    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation, or
+    the server behind `sut`. `progress(done=, steps=)` after each trace."""
     out: list[ReplayResult] = []
     for p in committed_traces(root):
-        out.append(replay_file(p, defects))
+        out.append(replay_through(T.load(p), defects, str(p), sut))
         if progress:
             progress(done=len(out), steps=sum(r.consumed for r in out))
     return out

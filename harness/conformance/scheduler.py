@@ -126,6 +126,11 @@ class Scheduler:
         """The named boundaries hit so far, as (name, context), in order (replay's view of the recorder)."""
         return self.world.recorder.hits
 
+    @property
+    def names(self) -> list[str]:
+        """The named boundaries hit so far, in order."""
+        return self.world.recorder.names
+
     def attempt(self, name: str, params: tuple):
         """An action whose parameters the caller chooses (names.ATTEMPTS): the implementation's answer."""
         kind, call = IMPL[name]

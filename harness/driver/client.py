@@ -133,12 +133,21 @@ class SutScheduler:
 
     def __init__(self, conn: Connection, cfg: M.Config, mutant=None):
         self.conn, self.cfg = conn, cfg
+        self.defects = sorted(cfg.defects if mutant is None else mutant)
+        self.restart()
+
+    def restart(self) -> None:
+        """A fresh world (the twin's Init) on the same connection: `start` again."""
         self.faults = frozenset()
         self.hits: list[tuple[str, None]] = []
-        defects = cfg.defects if mutant is None else mutant
-        conn.request("start", config=T.config_to_trace(cfg).model_dump(mode="json", exclude_none=True),
-                     defects=sorted(defects))
+        self.conn.request("start", config=T.config_to_trace(self.cfg).model_dump(mode="json", exclude_none=True),
+                          defects=self.defects)
         self._observe()
+
+    @property
+    def names(self) -> list[str]:
+        """The named boundaries passed so far, in order (as the bundled Recorder's `names`)."""
+        return [name for name, _ in self.hits]
 
     def _observe(self) -> None:
         reply = self.conn.request("observe")
@@ -178,8 +187,10 @@ class Sut:
     """`--sut CMD` for a run of many traces: one driver process, started again for the next world when it
     broke (a DriverStartError when it cannot be started: the command is wrong)."""
 
-    def __init__(self, command: str, timeout: float = TIMEOUT):
+    def __init__(self, command: str, timeout: float = TIMEOUT, opener=None):
+        """`opener`: how a connection is made (default: spawn `command`); tests pass an in-process one."""
         self.command, self.timeout = command, timeout
+        self.opener = opener or (lambda: Connection.spawn(command, timeout))
         self.conn: Connection | None = None
 
     def connect(self) -> Connection:
@@ -187,12 +198,22 @@ class Sut:
         if self.conn is None or self.conn.dead:
             if self.conn is not None:
                 self.conn.close()
-            self.conn = Connection.spawn(self.command, self.timeout)
+            self.conn = self.opener()
         return self.conn
 
     def scheduler(self):
         """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
         return functools.partial(SutScheduler, self.connect())
+
+    def start(self, cfg: M.Config, mutant=None) -> SutScheduler:
+        """A world for `cfg` on a live connection (the driver started again when it broke): what lockstep and
+        conform call for each run from Init."""
+        return SutScheduler(self.connect(), cfg, mutant)
+
+    def points(self, sched: SutScheduler, graph):
+        """The exhaustive walk's save and restore on this driver (harness.driver.points)."""
+        from harness.driver.points import DriverPoints
+        return DriverPoints(sched, graph, saves=sched.conn.hello.save)
 
     def close(self) -> None:
         if self.conn is not None:

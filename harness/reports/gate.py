@@ -32,8 +32,11 @@ class Stage:
 
 class Gate:
     def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None,
-                 progress: Reporter | None = None):
+                 progress: Reporter | None = None, sut=None):
+        """`sut`: the server behind a driver (harness.driver.client.Sut) that the traces, lockstep,
+        conformance and kill matrix stages drive instead of the bundled implementation."""
         self.out_dir = out_dir
+        self.sut = sut
         self.progress = progress or QUIET  # live progress of the long stages (harness.reports.progress)
         self.quick = quick
         self.apalache = apalache
@@ -131,13 +134,14 @@ def stage_explorer(g: Gate) -> StageResult:
 
 
 def stage_traces(g: Gate) -> StageResult:
-    from harness.conformance.replay import committed_traces, replay_file
+    from harness.conformance.replay import committed_traces, replay_through
+    from harness.traces import trace as T
     results, checks = [], []
     paths = committed_traces()
     with g.progress.task("traces", unit="traces", key="done", total=len(paths)) as task:
         for path in paths:
             t0 = time.perf_counter()
-            r = replay_file(path)
+            r = replay_through(T.load(path), None, str(path), g.sut)
             results.append(r)
             checks.append(_replay_check(r, time.perf_counter() - t0))
             task(done=len(results), steps=sum(x.consumed for x in results))
@@ -149,8 +153,13 @@ def stage_traces(g: Gate) -> StageResult:
         return StageResult("traces", FAIL, "; ".join(f"{Path(r.name).name}: {', '.join(r.problems[:2])}" for r in bad),
                            checks=checks)
     steps = sum(r.consumed for r in results)
-    return StageResult("traces", PASS, f"{len(results)} traces, {steps} steps replayed against the "
-                                       "implementation, in lockstep with the twin", checks=checks)
+    return StageResult("traces", PASS, f"{len(results)} traces, {steps} steps replayed against {_whom(g)}, "
+                                       "in lockstep with the twin", checks=checks)
+
+
+def _whom(g: Gate) -> str:
+    """What the stages drive, for their details: the bundled implementation or the driver's server."""
+    return f"the server behind `{g.sut.command}`" if g.sut else "the implementation"
 
 
 def _replay_check(r, seconds: float) -> Check:
@@ -173,7 +182,7 @@ def stage_lockstep(g: Gate) -> StageResult:
     for name in configs.GATE_CONFIGS:
         cfg = configs.get(name)
         with g.progress.task(f"lockstep {name}", unit="steps", key="steps") as task:
-            o = lockstep.run(cfg, profile="ci", progress=task)
+            o = lockstep.run(cfg, profile="ci", progress=task, sut=g.sut)
         cov = o.coverage
         if o.found is None and o.hypothesis_error is None:
             checks.append(Check(f"lockstep {name}", PASS, "", o.seconds))
@@ -185,7 +194,7 @@ def stage_lockstep(g: Gate) -> StageResult:
         check = Check(f"lockstep {name}", FAIL, "", o.seconds, kind="HypothesisError")
         if o.found is not None:
             path = fuzz.write_trace(o, name, g.out_dir)
-            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg)}"
+            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg, g.sut)}"
             # the counterexample breaks at its last step
             check.kind, check.file = "InvariantViolation", locate.relpath(path)
             check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
@@ -208,7 +217,7 @@ def stage_conformance(g: Gate) -> StageResult:
     for label in X.PROFILES["ci"]:
         cfg, base = X.resolve(label)
         with g.progress.task(f"conform {base}", unit="edges", key="edges") as task:
-            rep = C.walk(cfg, workers=2, progress=task)
+            rep = C.walk(cfg, workers=1 if g.sut else 2, progress=task, sut=g.sut)
         actions |= set(rep.actions)
         boundaries |= set(rep.boundaries)
         if rep.complete:
@@ -222,7 +231,7 @@ def stage_conformance(g: Gate) -> StageResult:
             f = rep.failure
             check.kind, check.file = "InvariantViolation" if f.invariants else "Divergence", locate.relpath(path)
             check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
-            check.detail = f"{f.kind} {', '.join(f.invariants)}: {X.replay_command(path, cfg)}"
+            check.detail = f"{f.kind} {', '.join(f.invariants)}: {X.replay_command(path, cfg, g.sut)}"
         checks.append(check)
         parts.append(f"{base}: {check.detail}")
     missing = [a for a in N.ACTIONS if a not in actions] + [b for b in N.BOUNDARIES if b not in boundaries]
@@ -238,11 +247,11 @@ def stage_kill_matrix(g: Gate) -> StageResult:
     from harness.conformance import killmatrix as K
     from harness.conformance.replay import committed_traces
     with g.progress.task("kill matrix", unit="defects", key="done", total=len(N.DEFECTS)) as task:
-        table = K.rows(progress=task)
+        table = K.rows(progress=task, sut=g.sut)
     missed = K.undetected(table)
     with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
                          total=len(committed_traces())) as task:
-        correct = K.correct_failures(progress=task)
+        correct = K.correct_failures(progress=task, sut=g.sut)
     checks = [_kill_check(d, [r for r in table if r.defect == d]) for d in dict.fromkeys(r.defect for r in table)]
     checks.append(Check("correct implementation: every trace passes", FAIL if correct else PASS,
                         ", ".join(Path(r.name).name for r in correct), kind="ReplayFailure" if correct else ""))
@@ -252,7 +261,7 @@ def stage_kill_matrix(g: Gate) -> StageResult:
         return StageResult("kill matrix", FAIL, detail.strip("; "), checks=checks)
     killed = len(dict.fromkeys(r.defect for r in table))
     return StageResult("kill matrix", PASS, f"all {killed} registry defects detected by a trace replayed "
-                                            "against the implementation; the correct implementation passes every trace",
+                                            f"against {_whom(g)}; the correct one passes every trace",
                        checks=checks)
 
 
@@ -387,12 +396,13 @@ def write_junit(results: list[StageResult], path: Path) -> None:
     junit.write_junit(results, path)
 
 
-def main_gate(args) -> int:
+def main_gate(args, sut=None) -> int:
+    """`sut`: the server behind a driver, already greeted (harness.cli.drive.open_sut), that the stages drive."""
     strict = bool(getattr(args, "strict", False))
     allowed = tuple(getattr(args, "allow_skip", None) or ())
     print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, conformance, kill matrix, Apalache")
     with Reporter() as progress:
-        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress)
+        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress, sut=sut)
         results = run_gate(g)
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:

@@ -36,14 +36,18 @@ class Graph:
     succ: list[list[tuple[str, tuple, int]]] | None
 
 
-def path_to(graph: Graph, i: int) -> list[Step]:
+def tree_ids(graph: Graph, j: int) -> list[int]:
+    """The spanning tree's state ids from Init to j."""
     ids = []
-    while i >= 0:
-        ids.append(i)
-        i = graph.parent[i]
-    ids.reverse()
+    while j >= 0:
+        ids.append(j)
+        j = graph.parent[j]
+    return ids[::-1]
+
+
+def path_to(graph: Graph, i: int) -> list[Step]:
     out = []
-    for k in ids:
+    for k in tree_ids(graph, i):
         via = graph.via[k]
         out.append(Step(via[0] if via else None, via[1] if via else (), graph.states[k]))
     return out

@@ -59,7 +59,7 @@ def test_the_cli_replays_the_traces_folder_through_the_subprocess_driver(capsys)
     out = capsys.readouterr().out
     assert out.count("verdict: PASS") == len(TRACES) and f"replay: {len(TRACES)} passed, 0 failed" in out
     assert out.startswith("replay against claimcheck bundled implementation (impl/, sqlite in memory) "
-                          f"(driver `{DRIVER}`, claimcheck-driver v1)\n")
+                          f"(driver `{DRIVER}`, claimcheck-driver v1, save and restore)\n")
 
 
 def test_the_cli_passes_defect_switches_to_the_driver(capsys):

@@ -108,7 +108,7 @@ def test_a_failing_trace_replay_points_at_its_failing_step(monkeypatch, tmp_path
     shutil.copy(src, path)
     defect = json.loads(src.read_text())["meta"]["defect"]
     monkeypatch.setattr(R, "committed_traces", lambda root=None: [path])
-    monkeypatch.setattr(R, "replay_file", lambda p, defects=None: R.replay(R.T.load(p), [defect], str(p)))
+    monkeypatch.setattr(R, "replay_through", lambda tr, defects, name, sut: R.replay(tr, [defect], name))
     r = gate.stage_traces(gate.Gate(tmp_path))
     (c,) = r.checks
     k = int(locate.STEP.match(c.detail).group(1))

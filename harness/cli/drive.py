@@ -1,0 +1,119 @@
+"""The commands that drive an implementation: replay, fuzz and conform, against the bundled implementation or
+the server behind a driver (`--sut CMD`, docs/driver.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spec import names as N
+
+from harness.cli.arguments import NOT_DETECTED, OK, USAGE, VIOLATION, UsageError, say, witness_config
+from harness.traces.inputfile import InputError
+
+
+def open_sut(args, command: str):
+    """`--sut CMD`: the driver started and greeted before any work, its name printed (whose run this is);
+    None without --sut. A command that is no driver is bad usage (exit 2)."""
+    if getattr(args, "sut", None) is None:
+        return None
+    from harness.driver.client import DriverStartError, Sut
+    sut = Sut(args.sut, args.sut_timeout)
+    try:
+        hello = sut.connect().hello
+    except DriverStartError as exc:
+        raise UsageError(f"claimcheck {command}: --sut: {exc}") from None
+    print(f"{command} against {hello.driver} (driver `{args.sut}`, {hello.protocol} v{hello.version}"
+          f"{', save and restore' if hello.save else ', no save: each path replayed from Init'})")
+    return sut
+
+
+def cmd_replay(args) -> int:
+    from harness.conformance.replay import committed_traces, render, replay_file
+    from harness.driver.client import DriverError, DriverStartError
+    code = OK
+    paths = []
+    for arg in args.traces:
+        found = committed_traces(arg) if Path(arg).is_dir() else [arg]
+        if not found:
+            say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
+            code = USAGE
+        paths += found
+    sut = open_sut(args, "replay")  # started before any trace: a command that is no driver fails first
+    passed = failed = bad = 0
+    try:
+        for path in paths:
+            try:
+                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+            except DriverStartError as exc:
+                raise UsageError(f"claimcheck replay: --sut: {exc}") from None
+            except InputError as exc:
+                say(f"claimcheck replay: {exc}")
+                code, bad = USAGE, bad + 1
+                continue
+            except DriverError as exc:  # the driver broke outside a step: this trace fails
+                print(f"replay {path}: FAIL: {exc}")
+                failed, code = failed + 1, VIOLATION if code == OK else code
+                continue
+            print(render(res))
+            passed, failed = passed + res.ok, failed + (not res.ok)
+            if not res.ok and code == OK:
+                code = VIOLATION
+    finally:
+        if sut:
+            sut.close()
+    if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
+        print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
+    return code
+
+
+def cmd_fuzz(args) -> int:
+    from harness.conformance.fuzz import fuzz
+    from harness.reports.progress import Reporter
+    if args.config is not None:  # a registered configuration that cannot show the defect is refused
+        for d in (args.defect or []) + (args.mutant or []):
+            witness_config(args.config, [d])
+    if args.sut is not None and args.db is not None:
+        raise UsageError("claimcheck fuzz: give --sut or --db, not both (the driver keeps its own database)")
+    sut = open_sut(args, "fuzz")
+    try:
+        with Reporter() as progress:
+            return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db,
+                        out_dir=args.out, mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
+                        progress_for=progress.factory("lockstep ", unit="steps", key="steps"), sut=sut)
+    finally:
+        if sut:
+            sut.close()
+
+
+def cmd_conform(args) -> int:
+    from harness.conformance.exhaustive import conform
+    from harness.reports.progress import Reporter
+    if args.config and args.profile:
+        raise UsageError("claimcheck conform: give --config or --profile, not both")
+    from harness.conformance.conform import in_memory
+    if args.sut is not None and args.workers > 1:
+        raise UsageError(f"claimcheck conform: --workers {args.workers} with --sut: the walk drives one driver")
+    if args.sut is not None and args.db != "sqlite://":
+        raise UsageError("claimcheck conform: give --sut or --db, not both (the driver keeps its own database)")
+    if args.workers > 1 and not in_memory(args.db):
+        raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
+                         "its own in-memory database; a file or PostgreSQL database would be shared)")
+    if args.kill_matrix and (args.config or args.profile):
+        raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
+                         "name defects with --mutant, not --config or --profile")
+    sut = open_sut(args, "conform")
+    try:
+        if args.kill_matrix:
+            from harness.conformance import killmatrix as K
+            with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
+                                                       total=len(args.mutant or N.DEFECTS)) as task:
+                table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, sut=sut)
+            print(K.render_conform(table))
+            return OK if all(r.caught for r in table) else NOT_DETECTED
+        with Reporter() as progress:
+            return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (),
+                           db_url=None if sut else args.db, workers=args.workers, out_dir=args.out,
+                           progress_for=progress.factory("conform ", unit="edges", key="edges"), sut=sut)
+    finally:
+        if sut:
+            sut.close()
