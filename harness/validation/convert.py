@@ -56,7 +56,7 @@ def wakes(cfg: M.Config, rows: list) -> list[H.WakeRow]:
     return out
 
 
-def commit_of(cfg: M.Config, row: dict, prev_claims: dict) -> H.Commit:
+def commit_of(cfg: M.Config, row: dict, prev_claims: dict, prev_exec: int = 0) -> H.Commit:
     now = row["now"]
     claims = {c[0]: c for c in row["claims"]}
     written = {s: claim_row(cfg, claims.get(s), now) for s in sorted(set(claims) | set(prev_claims))
@@ -70,7 +70,7 @@ def commit_of(cfg: M.Config, row: dict, prev_claims: dict) -> H.Commit:
         recovery=[H.RecoveryRow(exec=r[1], sess=r[2]) for r in delta.get("recovery", ())],
         cancelled=[H.RecoveryRow(exec=h[0], sess=h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"],
         wakes=None if delta.get("wakes") is None else wakes(cfg, delta["wakes"]),
-        nextExec=row["marks"].get("execution", 0) + 1)
+        nextExec=None if row["marks"].get("execution", prev_exec) == prev_exec else row["marks"]["execution"] + 1)
     params = {k: v for k, v in row["params"].items() if not k.startswith("_")}
     return H.Commit(seq=row["seq"], actor=row["actor"], action=row["action"], params=params, now=now,
                     writes=writes, memory=memory(row["memory"]))
@@ -92,11 +92,11 @@ def twin_config(meta: dict, rows: list[dict]) -> M.Config:
     (the recorder's is unbounded; the twin enumerates execution ids) and the prompts admitted at start."""
     from dataclasses import replace
     cfg = config_from_meta(meta)
-    first = next((k for k, r in enumerate(rows) if r["action"] in N.ACTIONS), len(rows))
     prompts = {}
-    for r in rows[:first]:
+    for r in rows:
         for i in r["delta"].get("inputs", ()):
-            prompts[i[1]] = prompts.get(i[1], 0) + 1
+            if i[2] == "prompt":
+                prompts[i[1]] = max(prompts.get(i[1], 0), i[3])
     top = max((r["marks"].get("execution", 0) for r in rows), default=0)
     admission = meta.get("source") != "scheduler"
     cfg = replace(cfg, max_exec=min(max(top + 1, 1), T.MAX_EXEC), prompts=max(prompts.values(), default=0) or cfg.prompts,
@@ -109,37 +109,60 @@ def twin_config(meta: dict, rows: list[dict]) -> M.Config:
     return cfg
 
 
+def admission_lines(cfg: M.Config, row: dict, now: int, held: dict) -> list[H.Commit] | None:
+    """The stress supervisor's admission (`AdmitRequested`: a prompt admitted pending, one transaction, no
+    event) as the twin's two actions in a row: Admit(s), then Resume of the Session (its held prompts
+    pending; the node Resume names is the first, which it does not read). Exact only while the Session
+    holds no other prompt (None otherwise, or when the row is not one prompt's admission); `held`:
+    Session -> its held prompts so far (from the deltas)."""
+    delta = row["delta"]
+    inputs = delta.get("inputs", ())
+    if len(inputs) != 1 or delta.get("events"):
+        return None
+    _iid, i = input_of(inputs[0])
+    if i.kind != "prompt" or i.state != "pending" or held.get(i.sess):
+        return None
+    pending = H.InputRow(sess=i.sess, kind="prompt", src=i.src, state="pending")
+    return [H.Commit(actor=row["actor"], action="Admit", params={"s": i.sess}, now=now,
+                     writes=H.Writes(inputs=[pending.model_copy(update={"state": "held"})])),
+            H.Commit(seq=row["seq"], actor=row["actor"], action="Resume", params={"n": cfg.nodes[0], "s": i.sess},
+                     now=now, writes=H.Writes(inputs=[pending]))]
+
+
 def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> Converted:
+    """The lines of a recorded history. Clock readings that go back (a concurrent process's reading,
+    taken before the commits ordered ahead of its own) are raised to the latest reading so far, the
+    twin's one clock; each claim's ttl is still read at the commit's own reading."""
     cfg = cfg or twin_config(meta, rows)
     commits, skipped = [], {}
     prev: dict = {}
+    prev_exec = 0
     started = False
+    latest = None
+    held: dict = {}
     for row in rows:
+        before = {k: set(v) for k, v in held.items()}
+        for _id, sess, kind, src, state, *_ in row["delta"].get("inputs", ()):
+            if kind == "prompt":
+                (held.setdefault(sess, set()).add if state == "held" else held.setdefault(sess, set()).discard)(src)
         action = row["action"]
+        latest = row["now"] if latest is None else max(latest, row["now"])
         if action in N.ACTIONS:
             started = True
-            commits.append(commit_of(cfg, row, prev))
+            commits.append(commit_of(cfg, row, prev, prev_exec).model_copy(update={"now": latest}))
+        elif action == ADMIT and cfg.admission and admission_lines(cfg, row, latest, before) is not None:
+            commits += admission_lines(cfg, row, latest, before)
         else:
             why = ("a prompt admitted at the start (the twin's Init)" if action == ADMIT and not started
                    else f"{action}: not a twin action")
             skipped[why] = skipped.get(why, 0) + 1
         prev = {c[0]: c for c in row["claims"]}
-    header = H.Header(format=H.FORMAT, version=H.VERSION, config=T.config_to_trace(cfg, "stress"),
+        prev_exec = row["marks"].get("execution", prev_exec)
+    header = H.Header(format=H.FORMAT, version=H.VERSION, config=T.config_to_trace(cfg),
                       source=f"impl/history.py ({meta.get('source', 'stress')})")
     return Converted(cfg, header, commits, skipped)
 
 
-def convert_db(db) -> Converted:
+def convert_db(db, cfg: M.Config | None = None) -> Converted:
     from impl.history import read_meta, read_rows
-    return convert_rows(read_meta(db), read_rows(db))
-
-
-def convert_file(path: str) -> Converted:
-    """A stress run's database file (sqlite) or URL."""
-    from impl.db import Database
-    url = path if "://" in path else f"sqlite:///{path}"
-    db = Database(url)
-    try:
-        return convert_db(db)
-    finally:
-        db.engine.dispose()
+    return convert_rows(read_meta(db), read_rows(db), cfg)

@@ -273,18 +273,19 @@ MAX_EXAMINED = 2_000
 
 def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) -> Failure:
     """Why no state of `closed` explains `line`: the line's action at each state (grouped by reason)."""
-    reasons: Counter = Counter()
+    reasons: Counter = Counter()  # at the states where the recorded memory matches (or none is recorded)
+    memory_only: Counter = Counter()  # the states where it does not
     candidates: Counter = Counter()
     examined = sorted(closed, key=repr)[:MAX_EXAMINED]
     for st in examined:
         here = durable(st)
         for name, params, nxt in M.successors(cfg, st):
-            if durable(nxt) != here:
+            if name != "Tick" and durable(nxt) != here:  # the clock moves leases, it commits nothing
                 candidates[G.label(name, params)] += 1
         if line.memory is not None:
             mem = memory_differences(cfg, st, line.memory)
             if mem:
-                reasons["; ".join(mem[:3])] += 1
+                memory_only["; ".join(mem[:3])] += 1
                 continue
         nxt = apply_direct(cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
@@ -294,7 +295,7 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
         else:
             reasons["; ".join(write_differences(cfg, st, nxt, line)[:6]) or "?"] += 1
     shown = [f"{text} (in {n} of {len(examined)} states)" if len(examined) > 1 else text
-             for text, n in reasons.most_common(MAX_REASONS)]
+             for text, n in (reasons.most_common() + memory_only.most_common())[:MAX_REASONS]]
     if not closed:
         shown = ["no twin state is consistent with the lines before it and the clock reading (the silent steps "
                  "between the lines cannot take the Ticks the clock readings say passed)"]
@@ -316,7 +317,7 @@ def render(res: Result, name: str) -> list[str]:
         return [f"claimcheck validate: {name}: OK, {res.lines} lines explained by the twin", f"  {stats}"]
     f = res.failure
     out = [f"claimcheck validate: {name}: NOT VALID at line {f.line.number}",
-           f"  matched prefix: {f.prefix} of {res.lines} lines"
+           f"  matched prefix: {f.prefix} of {res.lines} commits"
            + (f", the last {describe(res.last)}" if res.last is not None else " (none)"),
            f"  first unmatched: {describe(f.line)}; the twin could have run it in {f.closure:,} states"]
     out += [f"    - {r}" for r in f.reasons]
