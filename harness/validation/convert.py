@@ -11,8 +11,12 @@ the recorded memory as named fields. Rows the twin has no action for are left ou
 
 - the prompts admitted before the first action (the World's admission at start, recorded as
   `AdmitRequested` by the environment): the twin admits them at Init (`prompts` per Session);
-- a later `AdmitRequested` (the stress supervisor's admission of a prompt whose execution it requests):
-  not a twin action, so a history with one cannot validate (`skipped` says how many; docs/history.md).
+- a later `AdmitRequested` (the stress supervisor's admission of a prompt, pending, one transaction)
+  becomes the twin's Admit then Resume while the Session holds no other prompt (`admission_lines`);
+  otherwise it is not a twin action, so a history with one cannot validate (`skipped` says how many);
+- an interrupt the stress callers aimed at an execution that no longer holds the claim (`_execution`):
+  the implementation refuses it and commits nothing, and it is no twin CancelRequest (which targets the
+  Session's claim, whichever execution holds it).
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from harness.stress.records import ADMIT, asst_of, config_from_meta, event_of, i
 from harness.traces import trace as T
 from harness.validation import history as H
 
+# the steps whose twin action reads no lease: their lines carry no clock reading (a caller's or the
+# supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
+CLOCK_FREE = frozenset({"Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeServe", "WakeLost", "Crash",
+                        "CorruptRecoveryRow"})
 _MEMORY_FIELDS = {"run": ("pc", "sess", "exec", "mem", "active", "intr", "ordinal", "tool"),
                   "fin": ("pc", "sess", "exec", "owner"), "rec": ("pc", "sess", "exec", "seen", "why")}
 
@@ -109,7 +117,7 @@ def twin_config(meta: dict, rows: list[dict]) -> M.Config:
     return cfg
 
 
-def admission_lines(cfg: M.Config, row: dict, now: int, held: dict) -> list[H.Commit] | None:
+def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> list[H.Commit] | None:
     """The stress supervisor's admission (`AdmitRequested`: a prompt admitted pending, one transaction, no
     event) as the twin's two actions in a row: Admit(s), then Resume of the Session (its held prompts
     pending; the node Resume names is the first, which it does not read). Exact only while the Session
@@ -130,9 +138,10 @@ def admission_lines(cfg: M.Config, row: dict, now: int, held: dict) -> list[H.Co
 
 
 def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> Converted:
-    """The lines of a recorded history. Clock readings that go back (a concurrent process's reading,
-    taken before the commits ordered ahead of its own) are raised to the latest reading so far, the
-    twin's one clock; each claim's ttl is still read at the commit's own reading."""
+    """The lines of a recorded history. A step that reads no lease (CLOCK_FREE) gets no clock reading;
+    the others' readings that go back (a concurrent process's reading, taken before the commits ordered
+    ahead of its own) are raised to the latest reading so far, the twin's one clock; each claim's ttl is
+    still read at the commit's own reading."""
     cfg = cfg or twin_config(meta, rows)
     commits, skipped = [], {}
     prev: dict = {}
@@ -146,12 +155,22 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
             if kind == "prompt":
                 (held.setdefault(sess, set()).add if state == "held" else held.setdefault(sess, set()).discard)(src)
         action = row["action"]
-        latest = row["now"] if latest is None else max(latest, row["now"])
-        if action in N.ACTIONS:
+        named = row["params"].get("_execution")
+        if action in N.ACTIONS and named is not None and not row["changed"] \
+                and (prev.get(row["params"].get("s")) or [None, None])[1] != named:
+            why = "an interrupt of an execution that no longer holds the claim (it commits nothing)"
+            skipped[why] = skipped.get(why, 0) + 1
+        elif action in N.ACTIONS:
             started = True
-            commits.append(commit_of(cfg, row, prev, prev_exec).model_copy(update={"now": latest}))
-        elif action == ADMIT and cfg.admission and admission_lines(cfg, row, latest, before) is not None:
-            commits += admission_lines(cfg, row, latest, before)
+            c = commit_of(cfg, row, prev, prev_exec)
+            if action in CLOCK_FREE:  # its reading is another process's: leave it out (no tick before it)
+                c = c.model_copy(update={"now": None})
+            else:
+                latest = row["now"] if latest is None else max(latest, row["now"])
+                c = c.model_copy(update={"now": latest})
+            commits.append(c)
+        elif action == ADMIT and cfg.admission and admission_lines(cfg, row, None, before) is not None:
+            commits += admission_lines(cfg, row, None, before)
         else:
             why = ("a prompt admitted at the start (the twin's Init)" if action == ADMIT and not started
                    else f"{action}: not a twin action")

@@ -8,8 +8,10 @@ the `effects` history, which no guard reads, is dropped). For the next line it f
 under the *silent* steps: every twin step that changes no durable variable (claim, nextExec, log,
 recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
 returns, RunnerStop/Exit, Supervise, a recovery scan, a crash, a fenced step that failed), and the clock's
-Tick. When both lines read the clock, exactly `now - previous now` Ticks happen between them (a Tick with
-no lease left to run down moves nothing and is free); without a reading any number may. Then it keeps
+Tick. A line with a clock reading comes exactly `now - previous reading` Ticks after the line with the
+previous reading (a Tick with no lease left to run down moves nothing and is free); a line without one
+(a step that reads no clock) takes none before it, so the ticks up to the next reading come after it; in
+a log with no reading at all any number may pass between any two lines. Then it keeps
 the states where the recorded memory matches (when the line has memory) and applies the line's action
 with its parameters: its successor must write exactly the line's durable rows. A line that wrote
 nothing may also be a refused step (the twin does not enable it; the state stays). The successors that
@@ -161,13 +163,19 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
     res = Result(lines=len(lines))
     frontier = {M.init(cfg)}
     prev_now = None
+    clocked = any(line.now is not None for line in lines)
     for k, line in enumerate(lines):
         if line.now is not None and prev_now is not None and line.now < prev_now:
             res.failure = Failure(line, k, [f"the clock reading goes back from {prev_now} to {line.now}: the twin's "
                                             "clock only advances (a log must give each commit the reading it used, in "
                                             "commit order)"], [], 0, False)
             break
-        ticks = None if line.now is None or prev_now is None else line.now - prev_now
+        if not clocked:
+            ticks = None  # a log without clock readings: any number of ticks between any two lines
+        elif line.now is None:
+            ticks = 0  # a step that reads no clock: the ticks up to the next reading come after it
+        else:
+            ticks = None if prev_now is None else line.now - prev_now
         bounded_before = search.bounded
         search.bounded = False
         closed = search.closure(frontier, ticks)

@@ -7,7 +7,9 @@
     and without memory; the same schedule with the implementation's defect on fails;
 (c) an edited row fails naming the line and the field; a dropped line or a reordered pair fails with
     the longest matched prefix; the guard conjunct that failed is named;
-(d) bad input exits 2 with one line on stderr naming the line.
+(d) bad input exits 2 with one line on stderr naming the line;
+(e) real processes: a committed history of a real stress run validates and fails once a row is edited,
+    and a live short stress run (one node process, crashes, no callers) validates.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from stresskit import record_trace  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "crash-during-cancel.history.jsonl"
+# a real `claimcheck stress --nodes 1 --sessions 2 --seconds 3 --crash-every-commits 25 --input-rate 0
+# --executions 6 --seed 1 --keep` run's history, converted (`claimcheck validate stress.db --write-lines`)
+STRESS = HERE / "stress-1node.history.jsonl"
 ROOT = HERE.parents[1]
 TRACES = ROOT / "traces"
 
@@ -240,3 +245,33 @@ def test_an_unreadable_history_exits_2(tmp_path, capsys):
     bad.write_bytes(b"\xff\xfe")
     assert main(["validate", str(bad), "--config", "ci"]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- (e) real processes
+
+def test_a_real_stress_runs_history_validates_and_an_edited_row_fails(tmp_path):
+    code, out = _validate(STRESS)
+    assert code == 0, out
+    lines = _lines(STRESS)
+    edited = next(j for j in range(len(lines) // 2, len(lines)) if '"Started"' in lines[j])
+    row = json.loads(lines[edited])
+    row["writes"]["log"][0]["node"] = "r1"
+    lines[edited] = json.dumps(row)
+    code, out = _validate(_write(tmp_path, lines))
+    text = "\n".join(out)
+    assert code == 1 and f"NOT VALID at line {edited + 1}" in text, text
+    assert "writes.log[0].node: the twin writes 'n1', the line 'r1'" in text
+
+
+def test_a_live_short_stress_run_validates(tmp_path, capsys):
+    """One node process (its runner, finalizer and recovery worker), SIGKILLs, no callers: its history
+    validates. (With two node processes, or the callers' held prompts, it does not yet: docs/history.md,
+    "What validation cannot see".)"""
+    from harness.stress.supervisor import StressOptions, run
+    code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, crash_every_commits=25, input_rate=0.0,
+                                  executions=6, seed="1", keep=True, progress=False, out=str(tmp_path)))
+    capsys.readouterr()
+    assert code == 0
+    db = res.run_dir / "stress.db"
+    code, out = _validate(db)
+    assert code == 0, "\n".join(out)
