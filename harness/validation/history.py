@@ -158,8 +158,9 @@ class Commit(BaseModel):
     actor: str = Field(description="who committed: a node, a recovery worker, or 'environment'")
     action: str = Field(description="the registry action (spec/names.py) the transaction is")
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters by the registry's letters")
-    now: int | None = Field(None, description="the clock reading (ticks) the step used for every lease decision; "
-                                              "absent: unknown (any number of clock ticks may have passed)")
+    now: int | None = Field(None, description="the clock reading (ticks) the step used for its lease decisions; "
+                                              "absent: a step that reads no clock (no tick is taken before it); in a "
+                                              "log with no reading at all, any number of ticks may pass between lines")
     writes: Writes = Field(default_factory=Writes)
     memory: Memory | None = Field(None, description="the committing actors' memory before the step (optional)")
 
