@@ -106,6 +106,10 @@ def twin_config(meta: dict, rows: list[dict]) -> M.Config:
             if i[2] == "prompt":
                 prompts[i[1]] = max(prompts.get(i[1], 0), i[3])
     top = max((r["marks"].get("execution", 0) for r in rows), default=0)
+    if top + 1 > T.MAX_EXEC or max(prompts.values(), default=0) > T.MAX_PROMPTS:
+        raise H.HistoryError(f"the run minted {top} executions and admitted up to {max(prompts.values(), default=0)} "
+                             f"prompts per Session: beyond a twin configuration's bounds ({T.MAX_EXEC - 1} "
+                             f"executions, {T.MAX_PROMPTS} prompts); validate a shorter run")
     admission = meta.get("source") != "scheduler"
     cfg = replace(cfg, max_exec=min(max(top + 1, 1), T.MAX_EXEC), prompts=max(prompts.values(), default=0) or cfg.prompts,
                   admission=admission and cfg.admission, steering=admission and cfg.steering)

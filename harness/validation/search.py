@@ -117,30 +117,27 @@ class Search:
             ticks = min(ticks, self.tick_cap)
         start = {(st, ticks) for st in frontier}
         seen = set(start)
+        out = {st for st, r in start if r is None or r == 0}
         level = list(start)
-        out = set()
         depth = self.limits.max_silent + (ticks or 0)
-        for _ in range(depth + 1):
+        for _ in range(depth):  # level k: the states k silent steps away
             nxt_level = []
             for st, r in level:
-                if r is None or r == 0:
-                    out.add(st)
                 for pair in self.silent_moves(st, r):
                     if pair not in seen:
                         seen.add(pair)
                         nxt_level.append(pair)
+                        if pair[1] is None or pair[1] == 0:
+                            out.add(pair[0])
                 if len(seen) > self.limits.max_states:
                     self.bounded = True
                     break
             level = nxt_level
-            if not level or len(seen) > self.limits.max_states:
+            if not level or self.bounded:
                 break
         else:
             if level:
-                self.bounded = True
-        for st, r in level:  # the last level (its moves unexplored)
-            if r is None or r == 0:
-                out.add(st)
+                self.bounded = True  # the last level's moves are unexplored
         self.states += len(seen)
         return out
 

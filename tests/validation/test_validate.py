@@ -238,6 +238,22 @@ def test_bad_input_exits_2_with_one_line_naming_it(tmp_path, capsys, edit, messa
     assert message in err, err
 
 
+def test_a_database_without_a_history_exits_2(tmp_path, capsys):
+    import sqlite3
+    p = tmp_path / "other.db"
+    with sqlite3.connect(p) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "not a history database" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_search_bound_is_reported_as_such(tmp_path):
+    code, out = _validate(FIXTURE, "--max-silent", "0")
+    text = "\n".join(out)
+    assert code == 1 and "a search bound was hit" in text, text
+
+
 def test_an_unreadable_history_exits_2(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "missing.jsonl"), "--config", "ci"]) == 2
     assert "cannot read" in capsys.readouterr().err
