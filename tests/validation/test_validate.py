@@ -118,6 +118,13 @@ def test_the_implementations_defect_fails_naming_the_row(trace, line_action, fie
     assert any(field in r for r in res.failure.reasons), res.failure.reasons
 
 
+def test_the_example_in_the_docs_validates(tmp_path):
+    text = (ROOT / "docs" / "history.md").read_text()
+    block = text.split("```jsonl\n", 1)[1].split("```", 1)[0]
+    code, out = _validate(_write(tmp_path, block.splitlines()), "--config", "ci")
+    assert code == 0, out
+
+
 def test_the_fixture_validates_from_the_command_line():
     code, out = _validate(FIXTURE)
     assert code == 0, out
