@@ -268,8 +268,8 @@ def typed(cfg: M.Config, commits: list[tuple[int, Commit]], name: str) -> list[L
         where = f"{name}: line {number}"
         try:
             out.append(Line(number, c, cfg, where))
-        except T.TraceError as exc:
-            raise HistoryError(str(exc).replace(".action:", ": action:")) from None
+        except (T.TraceError, HistoryError) as exc:  # `<file>: line N.params.n: ...` -> `<file>: line N: params.n: ...`
+            raise HistoryError(str(exc).replace(f"line {number}.", f"line {number}: ", 1)) from None
     return out
 
 

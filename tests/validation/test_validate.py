@@ -80,8 +80,10 @@ def test_committed_schema_is_the_generated_one_and_the_fixture_follows_it():
     schema = json.loads(H.SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for line in _lines(FIXTURE):
+    for line in _lines(FIXTURE) + _lines(STRESS):
         validator.validate(json.loads(line))
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate({"actor": "n1", "action": "Renew", "params": {"s": "s1"}})
 
 
 def test_the_fixture_is_what_the_implementation_records_now():
@@ -231,7 +233,12 @@ def test_a_clock_going_back_fails(tmp_path):
     (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Renew", "params": {"n": "n1"}, "bogus": 1}'] + ls[3:],
      "line 3: bogus"),
     (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Fly", "params": {}}'] + ls[3:], "line 3: action: unknown action"),
-    (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Renew", "params": {"n": "n9"}}'] + ls[3:], "line 3"),
+    (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Renew", "params": {"n": "n9"}}'] + ls[3:],
+     "line 3: params.n: 'n9' is not in the configuration"),
+    (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Renew", "params": {"n": "n1"}, "writes": {"claim": {"s7": null}}}']
+     + ls[3:], "line 3: writes.claim: 's7' is not a configured Session"),
+    (lambda ls: ls[:2] + ['{"actor": "n1", "action": "Renew", "params": {"n": "n1"}, "now": "soon"}'] + ls[3:],
+     "line 3: now"),
     (lambda ls: ls[:2] + ['[1, 2]'] + ls[3:], "line 3: expected a JSON object"),
     (lambda ls: ls[:2] + [ls[0]] + ls[3:], "line 3: a header must be the first line"),
     (lambda ls: ls[1:], "no configuration"),
