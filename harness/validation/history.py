@@ -154,7 +154,8 @@ class Header(BaseModel):
 class Commit(BaseModel):
     """One committed write transaction."""
     model_config = _STRICT
-    seq: int | None = Field(None, ge=1, description="the commit order, when the log numbers it (dense from 1)")
+    seq: int | None = Field(None, ge=1, description="the implementation's own commit number, when it has one "
+                                                    "(informative: the file's order is the commit order)")
     actor: str = Field(description="who committed: a node, a recovery worker, or 'environment'")
     action: str = Field(description="the registry action (spec/names.py) the transaction is")
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters by the registry's letters")

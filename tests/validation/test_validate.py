@@ -159,6 +159,16 @@ def _config_file(tmp_path: Path) -> Path:
     return p
 
 
+@pytest.mark.parametrize("fixture", [FIXTURE, STRESS], ids=["scheduler", "stress"])
+def test_the_leanest_log_validates(tmp_path, fixture):
+    """What any implementation can write: only the commits that wrote rows, no memory, no seq."""
+    lean = [json.dumps({k: v for k, v in json.loads(x).items() if k not in ("memory", "seq")})
+            for k, x in enumerate(_lines(fixture)) if k == 0 or json.loads(x).get("writes")]
+    assert len(lean) < len(_lines(fixture))
+    code, out = _validate(_write(tmp_path, lean))
+    assert code == 0, out
+
+
 # ---------------------------------------------------------------- (c) edited, dropped, reordered
 
 def test_an_edited_row_fails_naming_the_line_and_the_field(tmp_path):
