@@ -33,19 +33,22 @@ def is_database(text: str) -> bool:
 
 
 def load(history: str, config: str | None):
-    """(twin configuration, typed lines, notes) of HISTORY; InputError on bad input."""
+    """(twin configuration, header, numbered commit lines, notes) of HISTORY; InputError on bad input."""
     from harness.traces.configfile import resolve
     chosen = resolve(config).cfg if config is not None else None
     notes = []
     if is_database(history):
+        import sqlalchemy as sa
+
         from harness.validation.convert import convert_db
         from impl.db import Database
         try:
             db = Database(history if "://" in history else f"sqlite:///{Path(history).absolute()}")
+        except (ValueError, ImportError, sa.exc.ArgumentError) as exc:  # not a database claimcheck can open
+            raise H.HistoryError(f"{history}: {str(exc).splitlines()[0]}") from None
+        try:
             conv = convert_db(db, chosen)
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - not a history database: bad input, one line
+        except (sa.exc.SQLAlchemyError, KeyError) as exc:  # no history tables, or no run metadata: bad input
             raise H.HistoryError(f"{history}: not a history database ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
         notes += [f"left out {n} row(s): {why}" for why, n in conv.skipped.items()]

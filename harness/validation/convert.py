@@ -2,8 +2,9 @@
 `claimcheck stress` and tests/stress/stresskit.py's RecordingScheduler record) as history-format lines
 (harness/validation/history.py), so `claimcheck validate` reads it like any other implementation's log.
 
-Each `commit_history` row becomes one line: its actor, action and parameters as recorded; `now`; the
-claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
+Each `commit_history` row becomes one line: its actor, action and parameters as recorded; `now` (none
+for a step that reads no lease, `CLOCK_FREE`: its process's clock is not the nodes'; a reading that goes
+back raised to the latest so far, the twin having one clock); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
 `ttl = lease_expires_at - now`); the delta's events, session_recovery rows, inputs and cancelled
 executions in the twin's vocabulary (harness/stress/records.py reads them); the wake-row table when it
 changed (the ordinary queue's row of rank w is the twin's row w); the execution sequence as `nextExec`;

@@ -270,6 +270,9 @@ def test_a_database_without_a_history_exits_2(tmp_path, capsys):
     assert main(["validate", str(p)]) == 2
     err = capsys.readouterr().err
     assert "not a history database" in err and len(err.strip().splitlines()) == 1
+    assert main(["validate", "mysql://h/d"]) == 2
+    err = capsys.readouterr().err
+    assert "unsupported database" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_search_bound_is_reported_as_such(tmp_path):
