@@ -169,7 +169,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fuzz(sub)
     _add_conform(sub)
     _add_stress(sub)
+    _add_validate(sub)  # issue 15 item 4: the command's logic is harness/validation/command.py
     return p
+
+
+def _add_validate(sub) -> None:
+    from harness.validation import search as S
+    from harness.validation.command import run
+    v = sub.add_parser("validate", help="trace validation: is a recorded history (one JSON line per commit) a "
+                                        "behaviour of the twin? (docs/history.md)")
+    v.add_argument("history", metavar="HISTORY", help="a history file (JSON lines), or a stress run's history "
+                                                      "database (stress.db, or a database URL)")
+    v.add_argument("--config", type=A.config, default=None, metavar="NAME|FILE",
+                   help="the twin configuration of the run (default: the history's header's, or the stress run's)")
+    v.add_argument("--max-silent", type=A.count(0, 10_000), default=S.Limits.max_silent, metavar="N",
+                   help=f"steps the log does not record between two lines, at most (default {S.Limits.max_silent}; "
+                        "clock ticks not counted)")
+    v.add_argument("--max-states", type=A.count(1, 100_000_000), default=S.Limits.max_states, metavar="N",
+                   help=f"states one search between two lines may visit (default {S.Limits.max_states:,})")
+    v.add_argument("--write-lines", type=A.out_file, metavar="FILE",
+                   help="write the history as history-format lines (a converted database's, with its header)")
+    v.set_defaults(func=run)
 
 
 def _add_check(sub) -> None:

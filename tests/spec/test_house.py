@@ -31,7 +31,7 @@ REASON = re.compile(r"\b(why|because)\b", re.IGNORECASE)
 # is where the implementation's actors are moved and read back: it comes after both.
 LAYERS = ("spec", "impl", "harness", "harness.traces", "harness.engines", "harness.conformance",
           "harness.driver", "impl.driver",
-          "harness.stress", "harness.reports", "harness.cli", "harness.pytest_plugin")
+          "harness.stress", "harness.reports", "harness.validation", "harness.cli", "harness.pytest_plugin")
 
 
 # ---------------------------------------------------------------- modules and packages

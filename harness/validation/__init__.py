@@ -1,0 +1,1 @@
+"""Trace validation of recorded commit histories: the format, the search, the converter."""

@@ -1,0 +1,83 @@
+"""`claimcheck validate HISTORY`: trace validation of a recorded history against the twin.
+
+HISTORY is a history file (JSON lines, docs/history.md) or the bundled implementation's history
+database (a `claimcheck stress --keep` run's `stress.db`, or a database URL), which is converted first
+(harness/validation/convert.py; `--write-lines FILE` keeps the converted lines). The configuration is
+`--config NAME|FILE`, else the history's header's, else (a database) the run's own. Exit 0: the twin
+explains every line; 1: it does not (the report names the first line it cannot explain and why); 2: bad
+input (one line on stderr naming the file and line; raised as an InputError for harness.cli to report).
+harness/cli declares the arguments (`_add_validate`) and calls `run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.traces import trace as T
+from harness.traces.inputfile import InputError
+from harness.validation import history as H
+from harness.validation import search as S
+
+OK, NOT_VALID = 0, 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_database(text: str) -> bool:
+    if "://" in text:
+        return True
+    try:
+        with open(text, "rb") as f:
+            return f.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def load(history: str, config: str | None):
+    """(twin configuration, header, numbered commit lines, notes) of HISTORY; InputError on bad input."""
+    from harness.traces.configfile import resolve
+    chosen = resolve(config).cfg if config is not None else None
+    notes = []
+    if is_database(history):
+        import sqlalchemy as sa
+
+        from harness.validation.convert import convert_db
+        from impl.db import Database
+        try:
+            db = Database(history if "://" in history else f"sqlite:///{Path(history).absolute()}")
+        except (ValueError, ImportError, sa.exc.ArgumentError) as exc:  # not a database claimcheck can open
+            raise H.HistoryError(f"{history}: {str(exc).splitlines()[0]}") from None
+        try:
+            conv = convert_db(db, chosen)
+        except (sa.exc.SQLAlchemyError, KeyError) as exc:  # no history tables, or no run metadata: bad input
+            raise H.HistoryError(f"{history}: not a history database ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        notes += [f"left out {n} row(s): {why}" for why, n in conv.skipped.items()]
+        header, commits = conv.header, [(k, c) for k, c in enumerate(conv.commits, start=2)]
+        cfg = conv.cfg
+    else:
+        header, commits = H.read(history)
+        if chosen is not None:
+            cfg = chosen
+        elif header is not None and header.config is not None:
+            cfg = T.trace_to_config(header.config, prefix=f"{history}: line 1: config.")
+        else:
+            raise InputError(f"{history}: no configuration: give --config NAME|FILE (or a header line with one)")
+    return cfg, header, commits, notes
+
+
+def run(args) -> int:
+    from harness.reports.progress import Reporter
+    cfg, header, commits, notes = load(args.history, args.config)
+    lines = H.typed(cfg, commits, args.history)
+    if args.write_lines:
+        out = [H.dumps(header)] if header is not None else []
+        Path(args.write_lines).write_text("".join(x + "\n" for x in out + [H.dumps(c) for _, c in commits]))
+    print(f"claimcheck validate: {args.history}: {len(lines)} lines, configuration "
+          f"{args.config or ('header' if header is not None and header.config is not None else 'of the run')}")
+    for n in notes:
+        print(f"  note: {n}")
+    limits = S.Limits(max_silent=args.max_silent, max_states=args.max_states)
+    with Reporter() as progress, progress.task("validate", unit="lines", key="done", total=len(lines)) as task:
+        res = S.validate(cfg, lines, limits, progress=task)
+    print("\n".join(S.render(res, args.history)))
+    return OK if res.ok else NOT_VALID

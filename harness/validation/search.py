@@ -1,0 +1,337 @@
+"""Trace validation of a commit history against the twin (`claimcheck validate`), as TLC-based trace
+validation does it for CCF and etcd: the log records only commits, so between two logged commits the
+twin may take steps the log does not show, and the check is a search for a behaviour of the twin that
+explains every line.
+
+The search keeps the *frontier*: every twin state consistent with the lines matched so far (deduplicated;
+the `effects` history, which no guard reads, is dropped). For the next line it first closes the frontier
+under the *silent* steps: every twin step that changes no durable variable (claim, nextExec, log,
+recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
+returns, RunnerStop/Exit, Supervise, a recovery scan, a crash, a fenced step that failed), and the clock's
+Tick. A line with a clock reading comes exactly `now - previous reading` Ticks after the line with the
+previous reading (a Tick with no lease left to run down moves nothing and is free); a line without one
+(a step that reads no clock) takes none before it, so the ticks up to the next reading come after it; in
+a log with no reading at all any number may pass between any two lines. Then it keeps
+the states where the recorded memory matches (when the line has memory) and applies the line's action
+with its parameters: its successor must write exactly the line's durable rows. A line that wrote
+nothing may also be a refused step (the twin does not enable it; the state stays). The successors that
+match are the next frontier. A line no state explains is the failure: the longest matched prefix is
+the lines before it, and the report says, for the line's action at the states it could have run in,
+which guard conjunct failed (spec.guards.why_not) or which written row differs from the twin's.
+
+Bounds (`Limits`): silent steps between two lines (`max_silent`, Ticks not counted) and states one
+closure may visit (`max_states`); a search that hits one says so (a failure under a bound is reported as
+such, not as a violation proven).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from spec import guards as G
+from spec import model as M
+from spec.actions import apply_direct
+from spec.state import _ticking
+
+from harness.validation.history import Line
+
+DURABLE = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled", "wakes")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_silent: int = 24  # silent steps (Ticks not counted) between two lines
+    max_states: int = 200_000  # states one closure may visit
+    tick_cap: int | None = None  # Ticks between two lines beyond which all leases have run down (None: derived)
+
+
+@dataclass
+class Failure:
+    line: Line
+    prefix: int  # lines matched before it
+    reasons: list[str]  # one line each: why the line's action does not match at the states it could run in
+    candidates: list[str]  # twin actions that write something at those states
+    closure: int  # states the line could have run in
+    bounded: bool  # a bound cut the search: the failure may be the bound's
+
+
+@dataclass
+class Result:
+    lines: int
+    matched: int = 0
+    last: Line | None = None
+    failure: Failure | None = None
+    states: int = 0  # states visited in all closures
+    max_frontier: int = 0
+    seconds: float = 0.0
+    bounded: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def durable(st: M.State) -> tuple:
+    return tuple(getattr(st, v) for v in DURABLE)
+
+
+def _strip(st: M.State) -> M.State:
+    return st._replace(effects=frozenset()) if st.effects else st
+
+
+# ---------------------------------------------------------------- the silent closure
+
+class Search:
+    def __init__(self, cfg: M.Config, limits: Limits = Limits()):
+        self.cfg = cfg
+        self.limits = limits
+        self.tick_cap = limits.tick_cap if limits.tick_cap is not None else 2 * cfg.lease + cfg.eff_grace + 2
+        self.states = 0
+        self.bounded = False
+        # CorruptRecoveryRow always writes a recovery row: never silent, and enumerating it (every Session
+        # times every execution id) is most of Next's cost on a long run's configuration
+        self.silent_cfg = replace(cfg, faults=cfg.faults - {"corrupt"}) if "corrupt" in cfg.faults else cfg
+
+    def silent_moves(self, st: M.State, ticks: int | None):
+        """(next state, ticks still to take) for each silent step from `st`."""
+        cfg = self.cfg
+        here = durable(st)
+        for name, _params, nxt in M.successors(self.silent_cfg, st):
+            if name == "Tick":
+                continue
+            if durable(nxt) == here:
+                yield _strip(nxt), ticks
+        if ticks is None or ticks > 0:
+            nxt = M.Tick(cfg, st)
+            if nxt is not None and nxt != st:
+                yield _strip(nxt), None if ticks is None else ticks - 1
+            elif ticks is not None and not any(_ticking(cfg, c) for c in st.claim):
+                yield st, 0  # no lease runs down: the clock moves and the twin's state does not
+
+    def closure(self, frontier, ticks: int | None) -> set[M.State]:
+        """The states reachable from `frontier` by silent steps that take exactly `ticks` Ticks (any
+        number, None)."""
+        if ticks is not None:
+            ticks = min(ticks, self.tick_cap)
+        start = {(st, ticks) for st in frontier}
+        seen = set(start)
+        out = {st for st, r in start if r is None or r == 0}
+        level = list(start)
+        depth = self.limits.max_silent + (ticks or 0)
+        for _ in range(depth):  # level k: the states k silent steps away
+            nxt_level = []
+            for st, r in level:
+                for pair in self.silent_moves(st, r):
+                    if pair not in seen:
+                        seen.add(pair)
+                        nxt_level.append(pair)
+                        if pair[1] is None or pair[1] == 0:
+                            out.add(pair[0])
+                if len(seen) > self.limits.max_states:
+                    self.bounded = True
+                    break
+            level = nxt_level
+            if not level or self.bounded:
+                break
+        else:
+            if level:
+                self.bounded = True  # the last level's moves are unexplored
+        self.states += len(seen)
+        return out
+
+    # ---------------------------------------------------------------- one line
+
+    def step(self, st: M.State, line: Line) -> M.State | None:
+        """The twin's state after `line` from `st`, or None when it does not match there."""
+        if line.memory is not None and memory_differences(self.cfg, st, line.memory, first=True):
+            return None
+        nxt = apply_direct(self.cfg, st, line.action, line.params)
+        if nxt is None or nxt == st:
+            return st if line.wrote_nothing() else None  # a refused step committed nothing
+        return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
+
+
+def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
+    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring)."""
+    t0 = time.perf_counter()
+    search = Search(cfg, limits)
+    res = Result(lines=len(lines))
+    frontier = {M.init(cfg)}
+    prev_now = None
+    clocked = any(line.now is not None for line in lines)
+    for k, line in enumerate(lines):
+        if line.now is not None and prev_now is not None and line.now < prev_now:
+            res.failure = Failure(line, k, [f"the clock reading goes back from {prev_now} to {line.now}: the twin's "
+                                            "clock only advances (a log must give each commit the reading it used, in "
+                                            "commit order)"], [], 0, False)
+            break
+        if not clocked:
+            ticks = None  # a log without clock readings: any number of ticks between any two lines
+        elif line.now is None:
+            ticks = 0  # a step that reads no clock: the ticks up to the next reading come after it
+        else:
+            ticks = None if prev_now is None else line.now - prev_now
+        bounded_before = search.bounded
+        search.bounded = False
+        closed = search.closure(frontier, ticks)
+        nxt = set()
+        for st in closed:
+            got = search.step(st, line)
+            if got is not None:
+                nxt.add(got)
+        if not nxt:
+            res.failure = explain(cfg, line, k, closed, search.bounded)
+            search.bounded = search.bounded or bounded_before
+            break
+        search.bounded = search.bounded or bounded_before
+        frontier = nxt
+        res.max_frontier = max(res.max_frontier, len(frontier))
+        res.matched, res.last = k + 1, line
+        if line.now is not None:
+            prev_now = line.now
+        if progress is not None:
+            progress(done=k + 1, states=search.states, frontier=len(frontier))
+    res.states, res.bounded, res.seconds = search.states, search.bounded, time.perf_counter() - t0
+    return res
+
+
+# ---------------------------------------------------------------- comparing a line with the twin
+
+def _fields(kind: str):
+    return {"run": M.Runner._fields, "fin": M.Fin._fields, "rec": M.Rec._fields}[kind]
+
+
+def memory_differences(cfg: M.Config, st: M.State, memory, first: bool = False) -> list[str]:
+    out = []
+    for kind, names in (("run", cfg.nodes), ("fin", cfg.nodes), ("rec", cfg.recoverers)):
+        for who, rec in getattr(memory, kind).items():
+            twin = getattr(st, kind)[names.index(who)]
+            for f in _fields(kind):
+                v = getattr(rec, f, None)
+                if v is not None and v != getattr(twin, f):
+                    out.append(f"memory.{kind}.{who}.{f}: recorded {v!r}, the twin has {getattr(twin, f)!r}")
+                    if first:
+                        return out
+    return out
+
+
+def _show(v) -> str:
+    if isinstance(v, M.Claim):
+        return "no claim" if v == M.NO_CLAIM else "{" + ", ".join(f"{k} {x!r}" for k, x in v._asdict().items()) + "}"
+    return repr(tuple(v)) if isinstance(v, (M.Event, M.RecRow, M.Input, M.Wake)) else repr(v)
+
+
+def _rows(name: str, twin, line) -> list[str]:
+    twin, line = sorted(twin), sorted(line)
+    if twin == line:
+        return []
+    return [f"writes.{name}: the twin writes [{', '.join(map(_show, twin))}], the line [{', '.join(map(_show, line))}]"]
+
+
+def write_differences(cfg: M.Config, st: M.State, nxt: M.State, line: Line, first: bool = False) -> list[str]:
+    """Each recorded row (and field) that differs from what the twin's step from `st` to `nxt` writes."""
+    out = []
+    for k, s in enumerate(cfg.sessions):
+        before, after = st.claim[k], nxt.claim[k]
+        if s in line.claims:
+            got = line.claims[s]
+            if got != after:
+                if M.NO_CLAIM in (got, after):
+                    out.append(f"writes.claim.{s}: the twin writes {_show(after)}, the line {_show(got)}")
+                else:
+                    out += [f"writes.claim.{s}.{f}: the twin writes {getattr(after, f)!r}, the line {getattr(got, f)!r}"
+                            for f in M.Claim._fields if getattr(after, f) != getattr(got, f)]
+        elif before != after:
+            out.append(f"writes.claim.{s}: the twin writes {_show(after)}, the line does not write this claim")
+        if first and out:
+            return out
+    want = line.commit.writes.nextExec
+    if want is not None and want != nxt.nextExec:
+        out.append(f"writes.nextExec: the twin has {nxt.nextExec}, the line {want}")
+    appended = nxt.log[len(st.log):]
+    if appended != line.log:
+        for j in range(max(len(appended), len(line.log))):
+            a = appended[j] if j < len(appended) else None
+            b = line.log[j] if j < len(line.log) else None
+            if a is None or b is None:
+                out.append(f"writes.log[{j}]: the twin appends {_show(a) if a else 'nothing'}, the line "
+                           f"{_show(b) if b else 'nothing'}")
+            elif a != b:
+                out += [f"writes.log[{j}].{f}: the twin writes {getattr(a, f)!r}, the line {getattr(b, f)!r}"
+                        for f in M.Event._fields if getattr(a, f) != getattr(b, f)]
+    out += _rows("recovery", nxt.recovery - st.recovery, line.recovery)
+    out += _rows("inputs", nxt.inputs - st.inputs, line.inputs)
+    out += _rows("cancelled", nxt.cancelled - st.cancelled, line.cancelled)
+    wakes = st.wakes if line.wakes is None else line.wakes
+    if wakes != nxt.wakes:
+        for w, (a, b) in enumerate(zip(nxt.wakes, wakes), start=1):
+            if a != b:
+                what = "the line" if line.wakes is not None else "the line does not write the wake rows; before"
+                out.append(f"writes.wakes[{w}]: the twin writes {_show(a)}, {what} {_show(b)}")
+    return out
+
+
+# ---------------------------------------------------------------- the failure
+
+MAX_REASONS = 12
+MAX_EXAMINED = 2_000
+
+
+def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) -> Failure:
+    """Why no state of `closed` explains `line`: the line's action at each state (grouped by reason)."""
+    reasons: Counter = Counter()  # at the states where the recorded memory matches (or none is recorded)
+    memory_only: Counter = Counter()  # the states where it does not
+    candidates: Counter = Counter()
+    examined = sorted(closed, key=repr)[:MAX_EXAMINED]
+    for st in examined:
+        here = durable(st)
+        for name, params, nxt in M.successors(cfg, st):
+            if name != "Tick" and durable(nxt) != here:  # the clock moves leases, it commits nothing
+                candidates[G.label(name, params)] += 1
+        if line.memory is not None:
+            mem = memory_differences(cfg, st, line.memory)
+            if mem:
+                memory_only["; ".join(mem[:3])] += 1
+                continue
+        nxt = apply_direct(cfg, st, line.action, line.params)
+        if nxt is None or nxt == st:
+            why = G.why_not(cfg, st, line.action, line.params)
+            reasons[f"not enabled: {why}" if why else "enabled, but it changes nothing here (a stuttering step), "
+                    "yet the line writes rows"] += 1
+        else:
+            reasons["; ".join(write_differences(cfg, st, nxt, line)[:6]) or "?"] += 1
+    shown = [f"{text} (in {n} of {len(examined)} states)" if len(examined) > 1 else text
+             for text, n in (reasons.most_common() + memory_only.most_common())[:MAX_REASONS]]
+    if not closed:
+        shown = ["no twin state is consistent with the lines before it and the clock reading (the silent steps "
+                 "between the lines cannot take the Ticks the clock readings say passed)"]
+    return Failure(line, prefix, shown, [c for c, _ in candidates.most_common(MAX_REASONS)], len(closed), bounded)
+
+
+def describe(line: Line) -> str:
+    c = line.commit
+    params = G.label(c.action, line.params)
+    clock = f" at now={c.now}" if c.now is not None else ""
+    return f"line {line.number}: {c.actor} {params}{clock}"
+
+
+def render(res: Result, name: str) -> list[str]:
+    """The report lines of a validation (the command prints them)."""
+    rate = res.matched / res.seconds if res.seconds > 0 else 0.0
+    stats = f"{res.states:,} states searched, frontier at most {res.max_frontier:,}, {res.seconds:.2f} s ({rate:,.0f} lines/s)"
+    if res.ok:
+        return [f"claimcheck validate: {name}: OK, {res.lines} lines explained by the twin", f"  {stats}"]
+    f = res.failure
+    out = [f"claimcheck validate: {name}: NOT VALID at line {f.line.number}",
+           f"  matched prefix: {f.prefix} of {res.lines} commits"
+           + (f", the last {describe(res.last)}" if res.last is not None else " (none)"),
+           f"  first unmatched: {describe(f.line)}; the twin could have run it in {f.closure:,} states"]
+    out += [f"    - {r}" for r in f.reasons]
+    if f.candidates:
+        out.append(f"  the twin's writing steps there: {', '.join(f.candidates)}")
+    if f.bounded or res.bounded:
+        out.append("  note: a search bound was hit (--max-silent, --max-states): the failure may be the bound's")
+    out.append(f"  {stats}")
+    return out
