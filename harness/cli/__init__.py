@@ -217,7 +217,8 @@ def _add_check(sub) -> None:
 
 def _add_replay(sub) -> None:
     r = sub.add_parser("replay", help="replay traces against the implementation in lockstep with the twin")
-    r.add_argument("traces", nargs="+", metavar="TRACE", help="trace files, or a folder (its *.json traces)")
+    r.add_argument("traces", nargs="*", metavar="TRACE",
+                   help="trace files, or a folder (its *.json traces); default: the protocol's committed race traces")
     r.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
     _add_sut(r, "replay")
@@ -262,6 +263,9 @@ def _add_gate(sub) -> None:
     g.add_argument("--strict", action="store_true", help="a skipped stage fails the gate")
     g.add_argument("--allow-skip", action="append", type=A.gate_stage, metavar="STAGE",
                    help="with --strict: this stage may be skipped (reported as skipped by name); repeatable")
+    g.add_argument("--stage", action="append", type=A.gate_stage, metavar="STAGE",
+                   help="run only this stage (repeatable; the others are reported as skipped, not chosen), e.g. "
+                        "--stage traces --stage 'kill matrix' for a server's own CI")
     _add_sut(g, "the traces, lockstep, conformance and kill matrix stages run")
     g.set_defaults(func=cmd_gate)
 

@@ -28,11 +28,11 @@ def open_sut(args, command: str):
 
 
 def cmd_replay(args) -> int:
-    from harness.conformance.replay import committed_traces, render, replay_file
+    from harness.conformance.replay import TRACES, committed_traces, render, replay_file
     from harness.driver.client import DriverError, DriverStartError
     code = OK
     paths = []
-    for arg in args.traces:
+    for arg in args.traces or [str(TRACES)]:
         found = committed_traces(arg) if Path(arg).is_dir() else [arg]
         if not found:
             say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
@@ -61,7 +61,7 @@ def cmd_replay(args) -> int:
     finally:
         if sut:
             sut.close()
-    if len(paths) > 1 or any(Path(a).is_dir() for a in args.traces):
+    if len(paths) > 1 or not args.traces or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
 

@@ -358,7 +358,7 @@ def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> 
     lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
     for r in results:
         if r.status == SKIP:
-            how = ("allowed by --allow-skip" if _key(r.name) in allowed
+            how = ("not chosen (--stage)" if r.kind == "NotChosen" else "allowed by --allow-skip" if _key(r.name) in allowed
                    else "fails the gate (--strict)" if strict else "not a pass")
             lines.append(f"gate: skipped {r.name}: {how}")
     return "\n".join(lines)
@@ -396,14 +396,33 @@ def write_junit(results: list[StageResult], path: Path) -> None:
     junit.write_junit(results, path)
 
 
+def chosen_stages(keys) -> tuple[list[Stage], list[str]]:
+    """`--stage KEY...`: the stages in the gate's order, those not chosen replaced by a skip that says so
+    (a skip, never a pass; the user chose it, so --strict allows it), and the keys of those skipped."""
+    if not keys:
+        return STAGES, []
+    keys = {_key(k) for k in keys}
+    out, left = [], []
+    for s in STAGES:
+        if _key(s.name) in keys:
+            out.append(s)
+        else:
+            left.append(_key(s.name))
+            out.append(Stage(s.name, lambda g, name=s.name: StageResult(name, SKIP, "not chosen (--stage)",
+                                                                       kind="NotChosen")))
+    return out, left
+
+
 def main_gate(args, sut=None) -> int:
     """`sut`: the server behind a driver, already greeted (harness.cli.drive.open_sut), that the stages drive."""
     strict = bool(getattr(args, "strict", False))
-    allowed = tuple(getattr(args, "allow_skip", None) or ())
-    print("claimcheck gate: parse, twin = TLC, TLC, explorer, traces, lockstep, conformance, kill matrix, Apalache")
+    stages, unchosen = chosen_stages(getattr(args, "stage", None))
+    allowed = tuple(getattr(args, "allow_skip", None) or ()) + tuple(unchosen)
+    print("claimcheck gate: " + ", ".join(s.name for s in STAGES)
+          + (f" (only {', '.join(s.name for s in STAGES if _key(s.name) not in unchosen)}: --stage)" if unchosen else ""))
     with Reporter() as progress:
         g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress, sut=sut)
-        results = run_gate(g)
+        results = run_gate(g, stages)
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:
         write_json(results, Path(args.json), strict=strict, allowed=allowed)

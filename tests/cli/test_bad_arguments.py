@@ -21,7 +21,8 @@ BAD_ARGS = [
     (["check", "--out", "README.md"], "README.md: exists and is not a folder"),
     (["check", "--liveness", "--no-liveness"], "not allowed with"),
     (["check", "--frobnicate"], "unrecognized arguments"),
-    (["replay"], "required"),
+    (["replay", "--sut", "/no/such/driver"], "/no/such/driver`: cannot run it"),  # no TRACE: the committed ones
+    (["gate", "--stage", "tlc2"], "unknown gate stage 'tlc2'"),
     (["replay", "missing.json"], "missing.json: no such file"),
     (["replay", "traces/step-started-window.json", "--defect", "nope"], "unknown defect 'nope'"),
     (["replay", "traces/step-started-window.json", "--sut", ""], "claimcheck replay: --sut: an empty command"),

@@ -125,3 +125,16 @@ def test_the_summary_says_whether_the_300_s_target_was_met(times, said):
 def test_the_summary_keeps_its_stages_and_verdicts():
     text = gate.summary([gate.StageResult("TLC", gate.PASS, seconds=1.0), gate.StageResult("Apalache", gate.SKIP)])
     assert "TLC       PASS" in text and "Apalache  SKIP" in text and "gate: 1 passed, 0 failed, 1 skipped" in text
+
+
+def test_stage_runs_only_the_chosen_stages_and_reports_the_others_as_skipped(monkeypatch, tmp_path, capsys):
+    ran = []
+    monkeypatch.setattr(gate, "STAGES", [gate.Stage(n, lambda g, n=n: ran.append(n) or gate.StageResult(n, gate.PASS))
+                                         for n in ("traces", "TLC", "kill matrix")])
+    args = Namespace(out=str(tmp_path), json=str(tmp_path / "g.json"), junit=None, strict=True, apalache=None,
+                     stage=["traces", "kill matrix"])
+    assert gate.main_gate(args) == 0  # --strict: a stage the user did not choose is a skip they asked for
+    out = capsys.readouterr().out
+    assert ran == ["traces", "kill matrix"] and "gate: 2 passed, 0 failed, 1 skipped" in out
+    assert "gate: skipped TLC: not chosen (--stage)" in out and "(only traces, kill matrix: --stage)" in out
+    assert json.loads((tmp_path / "g.json").read_text())["ok"] is True
