@@ -57,7 +57,7 @@ def test_node_and_the_locked_dependencies_are_installed():
 
 def test_hello_names_the_typescript_driver(conn):
     hello = conn.hello
-    assert hello.driver == NAME and hello.version == 1 and hello.save is False
+    assert hello.driver == NAME and hello.version == 1 and hello.save is True
 
 
 @pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
@@ -94,18 +94,32 @@ def test_the_cli_passes_a_defect_switch_to_the_typescript_driver(capsys):
     assert "verdict: FAIL, violates AtMostOneTerminal" in capsys.readouterr().out
 
 
-def test_the_driver_refuses_save_and_answers_errors_naming_the_problem():
+def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
+    """Save and restore by the journal of requests since start (the server is deterministic)."""
     _installed()
     conn = Connection.spawn(DRIVER)
     try:
         tr = T.load(R.TRACES / "step-started-window.json")
         conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
+        first = conn.request("observe")
+        conn.request("save", point="init")
         conn.request("step", action="Acquire", params=tr.steps[0].params)
         assert conn.request("observe").boundaries == ["acquire.committed"]
         assert conn.request("observe").boundaries == []
+        conn.request("step", action="Renew", params={"n": "n1"})
+        conn.request("save", point="renewed")
+        renewed = conn.request("observe").state
+        conn.request("step", action="Dispatch", params={"n": "n1"})
+        conn.request("restore", point="renewed")
+        assert conn.request("observe").state == renewed
+        assert conn.request("step", action="Dispatch", params={"n": "n1"}).took == "Dispatch"
+        conn.request("restore", point="init")
+        assert conn.request("observe").state == first.state
+        again = conn.request("step", action="Acquire", params=tr.steps[0].params)
+        assert again.took == "Acquire" and conn.request("observe").boundaries == ["acquire.committed"]
         assert conn.request("move", actor="finalizer", who="n1").took is None
         assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
-        with pytest.raises(Exception, match="save is not supported"):
-            conn.request("save", point="init")
+        with pytest.raises(Exception, match="no saved point"):
+            conn.request("restore", point="nowhere")
     finally:
         conn.close()

@@ -6,8 +6,9 @@ which the server must refuse, changing nothing.
 
 A stand-in until `claimcheck fuzz --sut` (lockstep through the driver) exists: it does not check the
 invariants on the mapped states or search for liveness lassos, it only checks that the server and the twin
-agree step for step, with each defect switched on in both (the defect variants agree with the twin's), and
-that a defect switched on in the server only is caught by a divergence on most defects.
+agree step for step, with each defect switched on in both (the defect variants agree with the twin's), that
+save and restore put the world back (walks that restore an earlier point go on from the twin's state saved
+with it), and that a defect switched on in the server only is caught by a divergence on most defects.
 
 Like tests/driver/test_typescript.py, nothing here is skipped: without node or node_modules it fails.
 """
@@ -59,15 +60,28 @@ def conn():
     conn.close()
 
 
-def walk(conn, cfg: M.Config, seed: int, mutant=None) -> str | None:
-    """One seeded walk; the first disagreement (one line), or None."""
+def walk(conn, cfg: M.Config, seed: int, mutant=None, restores: bool = False) -> str | None:
+    """One seeded walk; the first disagreement (one line), or None. With `restores`, the walk saves points
+    and now and then restores one, going on from the twin's state saved with it."""
     rng = random.Random(seed)
     sut = SutScheduler(conn, cfg, mutant=mutant)
     st = M.init(cfg)
+    saved: dict[str, M.State] = {}
     for k in range(DEPTH):
         delta = diff(st, sut.state(), cfg)
         if delta:
             return f"step {k}: divergence: " + "; ".join(map(str, delta[:4]))
+        if restores and rng.random() < 0.2:
+            point = f"p{k}"
+            conn.request("save", point=point)
+            saved[point] = st
+        if restores and saved and rng.random() < 0.1:
+            point = rng.choice(sorted(saved))
+            conn.request("restore", point=point)
+            sut._observe()  # the SutScheduler reads the restored world back
+            st = saved[point]
+            sut.faults = st.faults  # the environment's history is the twin's (as SutScheduler keeps it)
+            continue
         enabled = list(M.successors(cfg, st))
         probes = refusals(cfg, st, enabled) if rng.random() < PROBE else []
         if probes:
@@ -90,6 +104,12 @@ def walk(conn, cfg: M.Config, seed: int, mutant=None) -> str | None:
 @pytest.mark.parametrize("name", list(configs.CONFIGS))
 def test_random_walks_agree_with_the_twin(conn, name):
     problems = {seed: walk(conn, configs.CONFIGS[name], seed) for seed in range(WALKS)}
+    assert not any(problems.values()), {s: p for s, p in problems.items() if p}
+
+
+@pytest.mark.parametrize("name", list(configs.CONFIGS))
+def test_walks_that_save_and_restore_agree_with_the_twin(conn, name):
+    problems = {seed: walk(conn, configs.CONFIGS[name], seed, restores=True) for seed in range(WALKS)}
     assert not any(problems.values()), {s: p for s, p in problems.items() if p}
 
 

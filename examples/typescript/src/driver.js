@@ -2,6 +2,10 @@
 /**
  * The claimcheck driver protocol, version 1 (docs/driver.md): JSON lines on stdin and stdout, one reply
  * per request, in order. Logs go to stderr only.
+ *
+ * Save and restore: the server is deterministic, so a saved point is the journal of requests that
+ * changed the world since `start`; restore starts the world again and replays the journal up to the point
+ * (held async code paths cannot be copied, but they can be driven to the same place again).
  */
 import { createInterface } from "node:readline";
 import { attempt, MOVE, step } from "./actions.js";
@@ -18,6 +22,11 @@ export class Driver {
     /** @type {World | null} */
     this.world = null;
     this.stopped = false;
+    this.begun = null; // the start request of the current world
+    /** @type {object[]} the requests that moved the world since start */
+    this.journal = [];
+    /** @type {Map<string, object[]>} saved point -> the journal up to it */
+    this.points = new Map();
   }
 
   current() {
@@ -50,35 +59,50 @@ export class Driver {
       if (!Array.isArray(req.versions) || !req.versions.includes(1)) {
         throw new Refused("this driver speaks claimcheck-driver version 1 only");
       }
-      return { protocol: "claimcheck-driver", version: 1, driver: NAME, save: false };
+      return { protocol: "claimcheck-driver", version: 1, driver: NAME, save: true };
     },
     async start(req) {
       this.world = await World.start(req.config, req.defects ?? []);
+      Object.assign(this, { begun: req, journal: [], points: new Map() });
       return {};
     },
     async step(req) {
-      const took = await step(this.current(), req.action, req.params ?? {});
-      return { took };
+      const world = this.current();
+      this.journal.push(req);
+      return { took: await step(world, req.action, req.params ?? {}) };
     },
     attempt(req) {
-      return { answer: attempt(this.current(), req.action, req.params ?? {}) ? "taken" : "refused" };
+      const world = this.current();
+      this.journal.push(req);
+      return { answer: attempt(world, req.action, req.params ?? {}) ? "taken" : "refused" };
     },
     async move(req) {
       const world = this.current();
       if (!ACTORS.has(req.actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
       const names = req.actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
       if (!names.includes(req.who)) throw new Refused(`request.who: no ${req.actor} named ${JSON.stringify(req.who)} in the configuration`);
+      this.journal.push(req);
       return { took: await MOVE[req.actor](world, req.who) };
     },
     observe() {
       const world = this.current();
       return { state: twinState(world), boundaries: world.failpoints.drain() };
     },
-    save() {
-      throw new Refused("save is not supported by this driver (hello says save: false)");
+    save(req) {
+      this.current();
+      this.points.set(req.point, this.journal.slice());
+      return {};
     },
-    restore() {
-      throw new Refused("restore is not supported by this driver (hello says save: false)");
+    async restore(req) {
+      this.current();
+      const journal = this.points.get(req.point);
+      if (journal === undefined) throw new Refused(`request.point: no saved point ${JSON.stringify(req.point)}`);
+      const points = this.points;
+      await this.ops.start.call(this, this.begun);
+      for (const r of journal) await this.ops[r.op].call(this, r);
+      this.points = points;
+      this.current().failpoints.drain(); // observe reports what fired since the restore
+      return {};
     },
     stop() {
       this.stopped = true;

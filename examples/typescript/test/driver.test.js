@@ -16,7 +16,7 @@ async function ask(driver, id, op, fields = {}) {
 
 test("an execution runs to its clear, each unit held at its boundary", async () => {
   const d = new Driver();
-  assert.equal((await ask(d, 0, "hello", { protocol: "claimcheck-driver", versions: [1] })).save, false);
+  assert.equal((await ask(d, 0, "hello", { protocol: "claimcheck-driver", versions: [1] })).save, true);
   await ask(d, 1, "start", { config, defects: [] });
   const i = { sess: "s1", kind: "prompt", src: 1, state: "pending" };
   assert.equal((await ask(d, 2, "step", { action: "Acquire", params: { n: "n1", i } })).took, "Acquire");
@@ -42,4 +42,20 @@ test("errors are replies that name the problem, never a crash", async () => {
   const bad = JSON.parse(await d.handle("{not json"));
   assert.equal(bad.id, null);
   assert.match(bad.error, /not JSON/);
+});
+
+test("restore replays the journal to the saved point", async () => {
+  const d = new Driver();
+  await ask(d, 0, "start", { config, defects: [] });
+  const i = { sess: "s1", kind: "prompt", src: 1, state: "pending" };
+  await ask(d, 1, "step", { action: "Acquire", params: { n: "n1", i } });
+  await ask(d, 2, "save", { point: "acquired" });
+  const before = (await ask(d, 3, "observe")).state;
+  await ask(d, 4, "step", { action: "Renew", params: { n: "n1" } });
+  await ask(d, 5, "step", { action: "Dispatch", params: { n: "n1" } });
+  await ask(d, 6, "restore", { point: "acquired" });
+  const after = await ask(d, 7, "observe");
+  assert.deepEqual(after.state, before);
+  assert.deepEqual(after.boundaries, []);
+  assert.equal((await ask(d, 8, "move", { actor: "runner", who: "n1" })).took, "Renew");
 });
