@@ -16,7 +16,7 @@ const RECOVERY = ["RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "
 
 /** @typedef {import('./world.js').World} World */
 
-/** An attempt: true when the server took it. @type {Record<string, (w: World, p: any) => boolean>} */
+/** An attempt: true when the server took it. @type {Record<string, (w: World, p: any) => Promise<boolean>>} */
 const ATTEMPT = {
   Acquire: (w, p) => w.node(p.n).acquire(p.i),
   PromoteContinuation: (w, p) => w.node(p.n).promote(p.i),
@@ -34,7 +34,7 @@ export const MOVE = {
   runner: (w, who) => w.node(who).runner.move(),
   finalizer: (w, who) => w.node(who).finalizer.move(),
   recovery: (w, who) => w.worker(who).move(),
-  supervisor: async (w, who) => w.node(who).supervise(),
+  supervisor: (w, who) => w.node(who).supervise(),
 };
 
 const took = (name, ok) => (ok ? name : null);
@@ -65,18 +65,18 @@ const STEP = {
       worker.loseAck = false;
     }
   },
-  Supervise: async (w, p) => w.node(p.n).supervise(),
+  Supervise: (w, p) => w.node(p.n).supervise(),
   Tick: async (w) => {
     w.clock.advance(1);
     return "Tick";
   },
   Crash: async (w, p) => took("Crash", w.process(p.n).crash()),
-  CorruptRecoveryRow: async (w, p) => took("CorruptRecoveryRow",
-    w.db.run("INSERT OR IGNORE INTO session_recovery (execution_id, session_id) VALUES (?, ?)", [p.e, p.s]) === 1),
-  WakeArrive: async (w, p) => took("WakeArrive", w.wakes.arrive(`w${p.w}`, p.w)),
-  WakeScan: async (w) => took("WakeScan", w.wakes.scan()),
-  WakeServe: async (w, p) => took("WakeServe", w.wakes.serve(`w${p.w}`)),
-  WakeLost: async (w, p) => took("WakeLost", w.wakes.release(`w${p.w}`)),
+  CorruptRecoveryRow: async (w, p) => took("CorruptRecoveryRow", (await w.db.run(
+    "INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [p.e, p.s])) === 1),
+  WakeArrive: async (w, p) => took("WakeArrive", await w.wakes.arrive(`w${p.w}`, p.w)),
+  WakeScan: async (w) => took("WakeScan", await w.wakes.scan()),
+  WakeServe: async (w, p) => took("WakeServe", await w.wakes.serve(`w${p.w}`)),
+  WakeLost: async (w, p) => took("WakeLost", await w.wakes.release(`w${p.w}`)),
 };
 
 /** The provider's stream for the runner's execution ends this way; then the runner moves. */
@@ -88,13 +88,14 @@ function decided(w, n, outcome) {
 
 /** @returns {Promise<string | null>} */
 export async function step(world, action, params) {
-  if (ATTEMPTS.has(action)) return attempt(world, action, params) ? action : null;
+  if (ATTEMPTS.has(action)) return (await attempt(world, action, params)) ? action : null;
   const fn = STEP[action];
   if (!fn) throw new RangeError(`unknown action ${JSON.stringify(action)}`);
   return fn(world, params);
 }
 
-export function attempt(world, action, params) {
+/** @returns {Promise<boolean>} */
+export async function attempt(world, action, params) {
   const fn = ATTEMPT[action];
   if (!fn) throw new RangeError(`${JSON.stringify(action)} is not an attempt (names.ATTEMPTS)`);
   return fn(world, params);

@@ -11,7 +11,7 @@ import { FenceLost } from "./db.js";
  */
 
 export class Claims {
-  /** @param {import('./db.js').Database} db @param {import('./clock.js').ManualClock} clock
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./clock.js').ManualClock} clock
    *  @param {import('./config.js').Settings} cfg */
   constructor(db, clock, cfg) {
     this.db = db;
@@ -19,9 +19,9 @@ export class Claims {
     this.cfg = cfg;
   }
 
-  /** @returns {ClaimRow | undefined} */
-  get(session) {
-    return /** @type {any} */ (this.db.get("SELECT * FROM execution_claims WHERE session_id = ?", [session]));
+  /** @returns {Promise<ClaimRow | undefined>} */
+  async get(session) {
+    return /** @type {any} */ (await this.db.get("SELECT * FROM execution_claims WHERE session_id = ?", [session]));
   }
 
   /** Ticks left on a claim's lease (0 or less: expired), floored where the grace ends. */
@@ -30,90 +30,91 @@ export class Claims {
   }
 
   /** The claim is this exact one (execution, owner) under a live lease. */
-  fenced(session, execution, owner) {
-    const c = this.get(session);
+  async fenced(session, execution, owner) {
+    const c = await this.get(session);
     return Boolean(c && c.execution_id === execution && c.owner_id === owner && this.ttl(c) > 0);
   }
 
   /** fenced, and still `running` (an ordinary runner update never moves a phase back). */
-  runningFenced(session, execution, owner) {
-    return this.fenced(session, execution, owner) && this.get(session)?.phase === "running";
+  async runningFenced(session, execution, owner) {
+    return (await this.fenced(session, execution, owner)) && (await this.get(session))?.phase === "running";
+  }
+
+  async issued() {
+    return /** @type {any} */ (await this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'")).value;
   }
 
   /** The next execution id, or null when none is left. */
-  nextExecution() {
-    const { value } = /** @type {any} */ (this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'"));
+  async nextExecution() {
+    const value = await this.issued();
     if (value >= this.cfg.maxExec) return null;
-    this.db.run("UPDATE id_sequence SET value = value + 1 WHERE name = 'execution'");
+    await this.db.run("UPDATE id_sequence SET value = value + 1 WHERE name = 'execution'");
     return value + 1;
   }
 
-  issued() {
-    return /** @type {any} */ (this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'")).value;
-  }
-
   /** Insert-only acquisition (inside a transaction): the new claim's execution id, or null. */
-  insert(session, owner) {
-    const old = this.get(session);
+  async insert(session, owner) {
+    const old = await this.get(session);
     const overwrite = old && this.cfg.has("acquire-overwrites-expired") && this.ttl(old) <= 0;
     if (old && !overwrite) return null;
-    const execution = this.nextExecution();
+    const execution = await this.nextExecution();
     if (execution === null) return null;
     const expires = this.clock.now() + this.cfg.lease;
     if (overwrite) {
-      this.db.run(`UPDATE execution_claims SET execution_id = ?, owner_id = ?, lease_expires_at = ?, phase = 'running',
+      await this.db.run(`UPDATE execution_claims SET execution_id = ?, owner_id = ?, lease_expires_at = ?, phase = 'running',
         assistant_id = NULL, recovery_error = NULL, recovery_attempts = 0 WHERE session_id = ?`,
       [execution, owner, expires, session]);
     } else {
-      this.db.run(`INSERT INTO execution_claims (session_id, execution_id, owner_id, lease_expires_at, phase)
+      await this.db.run(`INSERT INTO execution_claims (session_id, execution_id, owner_id, lease_expires_at, phase)
         VALUES (?, ?, ?, ?, 'running')`, [session, execution, owner, expires]);
     }
     return execution;
   }
 
   /** Renew the exact claim's lease to now + lease; `live`: only while unexpired. Rows changed. */
-  renew(session, execution, owner, { live = true, phase = null } = {}) {
+  async renew(session, execution, owner, { live = true } = {}) {
     const now = this.clock.now();
     return this.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ? AND execution_id = ?
-      AND owner_id = ? ${live ? "AND lease_expires_at > ?" : "AND ? IS NOT NULL"} ${phase ? "AND phase = ?" : ""}`,
-    [now + this.cfg.lease, session, execution, owner, now, ...(phase ? [phase] : [])]);
+      AND owner_id = ? AND (lease_expires_at > ? OR ? = 1)`,
+    [now + this.cfg.lease, session, execution, owner, now, live ? 0 : 1]);
   }
 
   /** A fenced change of the exact claim under a live lease (and, given, in phase `from`); FenceLost else. */
-  update(session, execution, owner, set, { from = null } = {}) {
+  async update(session, execution, owner, set, { from = null } = {}) {
     const cols = Object.keys(set);
-    const changed = this.db.run(`UPDATE execution_claims SET ${cols.map((k) => `${k} = ?`).join(", ")}
-      WHERE session_id = ? AND execution_id = ? AND owner_id = ? AND lease_expires_at > ? ${from ? "AND phase = ?" : ""}`,
-    [...cols.map((k) => set[k]), session, execution, owner, this.clock.now(), ...(from ? [from] : [])]);
+    const changed = await this.db.run(`UPDATE execution_claims SET ${cols.map((k) => `${k} = ?`).join(", ")}
+      WHERE session_id = ? AND execution_id = ? AND owner_id = ? AND lease_expires_at > ? AND (phase = ? OR ? = 1)`,
+    [...cols.map((k) => set[k]), session, execution, owner, this.clock.now(), from ?? "", from ? 0 : 1]);
     if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
   }
 
   /** Remove the exact claim (fenced, in phase `phase`); FenceLost when it is not there so. */
-  remove(session, execution, owner, phase) {
-    const changed = this.db.run(`DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?
+  async remove(session, execution, owner, phase) {
+    const changed = await this.db.run(`DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?
       AND lease_expires_at > ? AND phase = ?`, [session, execution, owner, this.clock.now(), phase]);
     if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
   }
 
   /** Inside a transaction: the exact claim is still running under a live lease, or FenceLost. */
-  checkFence(session, execution, owner) {
+  async checkFence(session, execution, owner) {
     if (this.cfg.has("unfenced-step-publication")) return;
-    if (!this.runningFenced(session, execution, owner)) throw new FenceLost(`claim ${session}/${execution}: fence lost`);
+    if (!(await this.runningFenced(session, execution, owner))) throw new FenceLost(`claim ${session}/${execution}: fence lost`);
   }
 
-  all() {
-    return /** @type {ClaimRow[]} */ (/** @type {any} */ (this.db.all("SELECT * FROM execution_claims ORDER BY execution_id")));
+  /** @returns {Promise<ClaimRow[]>} */
+  async all() {
+    return /** @type {any} */ (await this.db.all("SELECT * FROM execution_claims ORDER BY execution_id"));
   }
 }
 
 /** The assistant has a terminal event (Step.Failed, Step.Interrupted or Step.Ended). */
-export function completed(db, assistant) {
-  return db.get("SELECT 1 AS x FROM events WHERE assistant_id = ? AND kind IN ('Failed', 'Interrupted', 'Ended')",
-    [assistant]) !== undefined;
+export async function completed(db, assistant) {
+  return (await db.get("SELECT 1 AS x FROM events WHERE assistant_id = ? AND kind IN ('Failed', 'Interrupted', 'Ended')",
+    [assistant])) !== undefined;
 }
 
 /** Assistant `a`'s Step has a tool call whose start is recorded and whose outcome is not. */
-export function openToolCall(db, assistant) {
-  const kinds = db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant]).map((r) => r.kind);
+export async function openToolCall(db, assistant) {
+  const kinds = (await db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant])).map((r) => r.kind);
   return kinds.includes("ToolStarted") && !kinds.includes("ToolSucceeded") && !kinds.includes("ToolFailed");
 }

@@ -60,25 +60,33 @@ export class FenceLost extends Error {}
 
 let SQL = null;
 
-export async function openDatabase() {
+/** The schema in either dialect: `serial` is the event sequence's column type. */
+export const schema = (serial) => SCHEMA.replace("seq INTEGER PRIMARY KEY AUTOINCREMENT", `seq ${serial}`);
+
+/**
+ * The database a world runs on: SQLite in memory through sql.js, or PostgreSQL through pg when `url` is
+ * given (src/pg.js). Both answer the same async interface: all, get, run (rows changed), tx.
+ * @param {string | null} url
+ */
+export async function openDatabase(url = null) {
+  if (url) {
+    const { openPostgres } = await import("./pg.js");
+    return openPostgres(url);
+  }
   SQL ??= await initSqlJs();
-  const db = new Database(new SQL.Database());
-  db.exec(SCHEMA);
+  const db = new SqliteDatabase(new SQL.Database());
+  db.raw.exec(schema("INTEGER PRIMARY KEY AUTOINCREMENT"));
   return db;
 }
 
-export class Database {
+export class SqliteDatabase {
   constructor(raw) {
     this.raw = raw;
     this.depth = 0;
   }
 
-  exec(sql) {
-    this.raw.exec(sql);
-  }
-
   /** Rows of a query, as objects. */
-  all(sql, params = []) {
+  async all(sql, params = []) {
     const stmt = this.raw.prepare(sql);
     try {
       stmt.bind(params);
@@ -90,23 +98,23 @@ export class Database {
     }
   }
 
-  get(sql, params = []) {
-    return this.all(sql, params)[0];
+  async get(sql, params = []) {
+    return (await this.all(sql, params))[0];
   }
 
   /** A write: the number of rows it changed. */
-  run(sql, params = []) {
+  async run(sql, params = []) {
     this.raw.run(sql, params);
     return this.raw.getRowsModified();
   }
 
-  /** Run `work` in one transaction: committed when it returns, rolled back when it throws. */
-  tx(work) {
+  /** Run `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  async tx(work) {
     if (this.depth > 0) return work();
     this.raw.exec("BEGIN IMMEDIATE");
     this.depth++;
     try {
-      const out = work();
+      const out = await work();
       this.depth--;
       this.raw.exec("COMMIT");
       return out;
@@ -115,5 +123,9 @@ export class Database {
       this.raw.exec("ROLLBACK");
       throw err;
     }
+  }
+
+  async close() {
+    this.raw.close();
   }
 }

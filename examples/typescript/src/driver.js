@@ -18,7 +18,9 @@ const ACTORS = new Set(["runner", "finalizer", "recovery", "supervisor"]);
 class Refused extends Error {}
 
 export class Driver {
-  constructor() {
+  /** @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory */
+  constructor(url = null) {
+    this.url = url;
     /** @type {World | null} */
     this.world = null;
     this.stopped = false;
@@ -62,7 +64,9 @@ export class Driver {
       return { protocol: "claimcheck-driver", version: 1, driver: NAME, save: true };
     },
     async start(req) {
-      this.world = await World.start(req.config, req.defects ?? []);
+      await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
+      this.world = null;
+      this.world = await World.start(req.config, req.defects ?? [], this.url);
       Object.assign(this, { begun: req, journal: [], points: new Map() });
       return {};
     },
@@ -71,10 +75,10 @@ export class Driver {
       this.journal.push(req);
       return { took: await step(world, req.action, req.params ?? {}) };
     },
-    attempt(req) {
+    async attempt(req) {
       const world = this.current();
       this.journal.push(req);
-      return { answer: attempt(world, req.action, req.params ?? {}) ? "taken" : "refused" };
+      return { answer: (await attempt(world, req.action, req.params ?? {})) ? "taken" : "refused" };
     },
     async move(req) {
       const world = this.current();
@@ -84,9 +88,9 @@ export class Driver {
       this.journal.push(req);
       return { took: await MOVE[req.actor](world, req.who) };
     },
-    observe() {
+    async observe() {
       const world = this.current();
-      return { state: twinState(world), boundaries: world.failpoints.drain() };
+      return { state: await twinState(world), boundaries: world.failpoints.drain() };
     },
     save(req) {
       this.current();
@@ -112,8 +116,8 @@ export class Driver {
 }
 
 /** Serve the protocol on stdin and stdout until stop or the end of input. */
-export async function serve(input = process.stdin, output = process.stdout) {
-  const driver = new Driver();
+export async function serve(input = process.stdin, output = process.stdout, url = null) {
+  const driver = new Driver(url);
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
@@ -121,4 +125,5 @@ export async function serve(input = process.stdin, output = process.stdout) {
     if (driver.stopped) break;
   }
   lines.close();
+  await driver.world?.db.close();
 }

@@ -35,13 +35,13 @@ export class Finalizer extends Gated {
   }
 
   /** The authenticated interrupt of Session `session` on this node; false when refused. */
-  cancel(session) {
+  async cancel(session) {
     const { claims, db, runner, id } = this.node;
-    const c = claims.get(session);
+    const c = await claims.get(session);
     if (this.pc !== "idle" || !c || c.phase !== "running" || claims.ttl(c) <= 0) return false;
     if (this.cfg.processLocalRouting && c.owner_id !== id) return false;
     try {
-      db.tx(() => claims.update(session, c.execution_id, c.owner_id, { phase: "cancelling" }, { from: "running" }));
+      await db.tx(() => claims.update(session, c.execution_id, c.owner_id, { phase: "cancelling" }, { from: "running" }));
     } catch (err) {
       if (err instanceof FenceLost) return false;
       throw err;
@@ -64,25 +64,25 @@ export class Finalizer extends Gated {
         continue;
       }
       this.took = "FinalizerSettle";
-      const got = this.settle();
+      const got = await this.settle();
       if (got === "stop") return this.release();
       if (got === "settled") break;
     }
     await this.hold();
     this.took = "FinalizerClear";
-    this.clear();
+    await this.clear();
   }
 
   /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry". */
-  settle() {
+  async settle() {
     const { claims, db, provider, publisher, runner, id } = this.node;
     const cfg = this.cfg;
-    if (!cfg.has("unsupervised-cancel-heartbeat") && !this.node.supHolds(this.session, this.execution, this.owner)) {
+    if (!cfg.has("unsupervised-cancel-heartbeat") && !(await this.node.supHolds(this.session, this.execution, this.owner))) {
       return "stop";
     }
     provider.reconcile({ session: this.session, execution: this.execution, owner: this.owner, node: id });
-    const c = claims.get(this.session);
-    if (!claims.fenced(this.session, this.execution, this.owner) || c?.phase !== "cancelling") return "stop";
+    const c = await claims.get(this.session);
+    if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelling") return "stop";
     const a = c.assistant_id;
     const mine = runner.execution === this.execution;
     const mem = mine ? runner.mem : null;
@@ -94,15 +94,15 @@ export class Finalizer extends Gated {
       return "retry"; // it starts the assistant again, the cancelling phase rejects it: it retries later
     }
     const interrupt = cfg.has("step-failed-duplicate-interrupt") && active && mem === a
-      ? true : settle !== null && !completed(db, settle);
-    db.tx(() => {
+      ? true : settle !== null && !(await completed(db, settle));
+    await db.tx(async () => {
       const w = { session: this.session, writer: this.owner };
-      if (a !== null && openToolCall(db, a)) publisher.append({ ...w, kind: "ToolFailed", assistant: a });
+      if (a !== null && (await openToolCall(db, a))) await publisher.append({ ...w, kind: "ToolFailed", assistant: a });
       if (cfg.has("cancel-restarts-assistant") && a !== null && mem === null) {
-        publisher.append({ ...w, kind: "Started", assistant: a });
+        await publisher.append({ ...w, kind: "Started", assistant: a });
       }
-      if (interrupt) publisher.append({ ...w, kind: "Interrupted", assistant: settle });
-      claims.update(this.session, this.execution, this.owner, { phase: "cancelled" }, { from: "cancelling" });
+      if (interrupt) await publisher.append({ ...w, kind: "Interrupted", assistant: settle });
+      await claims.update(this.session, this.execution, this.owner, { phase: "cancelled" }, { from: "cancelling" });
     });
     this.pc = "clear";
     this.node.failpoints.fire("finalizer.settled");
@@ -110,16 +110,18 @@ export class Finalizer extends Gated {
   }
 
   /** FinalizerClear: remove the exact cancelled claim; cancellation leaves no recovery state. */
-  clear() {
+  async clear() {
     const { claims, db, runner } = this.node;
-    const c = claims.get(this.session);
-    if (!claims.fenced(this.session, this.execution, this.owner) || c?.phase !== "cancelled") return this.release();
-    db.tx(() => {
-      claims.remove(this.session, this.execution, this.owner, "cancelled");
-      db.run("INSERT OR IGNORE INTO cancelled_executions (execution_id, session_id) VALUES (?, ?)", [this.execution, this.session]);
+    const c = await claims.get(this.session);
+    if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelled") return this.release();
+    await db.tx(async () => {
+      await claims.remove(this.session, this.execution, this.owner, "cancelled");
+      await db.run("INSERT INTO cancelled_executions (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [this.execution, this.session]);
       if (this.cfg.has("cancel-requeues-continuation")) {
-        db.run("INSERT OR IGNORE INTO session_recovery (execution_id, session_id) VALUES (?, ?)", [this.execution, this.session]);
-        this.node.inputs.insertContinuation(this.session, this.execution, 0);
+        await db.run("INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+          [this.execution, this.session]);
+        await this.node.inputs.insertContinuation(this.session, this.execution, 0);
       }
     });
     if (runner.execution === this.execution) runner.reset();

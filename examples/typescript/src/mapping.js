@@ -15,12 +15,12 @@ function twinAssistant(cfg, id) {
 const NO_CLAIM = { exec: 0, owner: "", ttl: 0, phase: "none", asst: 0, quar: false, tries: 0, why: "" };
 
 /** @param {import('./world.js').World} world */
-export function twinState(world) {
+export async function twinState(world) {
   const { cfg, db } = world;
   const claims = world.anyNode.claims;
   const claim = {};
   for (const s of cfg.sessions) {
-    const c = claims.get(s);
+    const c = await claims.get(s);
     claim[s] = !c ? NO_CLAIM : {
       exec: c.execution_id, owner: c.owner_id, ttl: claims.ttl(c), phase: c.phase,
       asst: twinAssistant(cfg, c.assistant_id), quar: c.recovery_error !== null,
@@ -28,13 +28,13 @@ export function twinState(world) {
       why: c.recovery_error === null ? "" : c.recovery_error.split(":")[0],
     };
   }
-  const inputs = db.all("SELECT * FROM inputs ORDER BY input_id");
+  const inputs = await db.all("SELECT * FROM inputs ORDER BY input_id");
   const promptNo = new Map(inputs.map((i) => [i.input_id, i.src]));
-  const log = db.all("SELECT * FROM events ORDER BY seq").map((e) => ({
+  const log = (await db.all("SELECT * FROM events ORDER BY seq")).map((e) => ({
     sess: e.session_id, kind: e.kind,
     asst: e.input_id !== null ? promptNo.get(e.input_id) ?? 0 : twinAssistant(cfg, e.assistant_id), node: e.writer,
   }));
-  const pairs = (sql) => db.all(sql).map((r) => ({ exec: r.execution_id, sess: r.session_id }));
+  const pairs = async (sql) => (await db.all(sql)).map((r) => ({ exec: r.execution_id, sess: r.session_id }));
   const run = {};
   const fin = {};
   for (const [id, n] of world.nodes) {
@@ -46,7 +46,7 @@ export function twinState(world) {
   }
   const rec = {};
   for (const [id, w] of world.workers) rec[id] = { pc: w.pc, sess: w.session, exec: w.execution, seen: w.seen, why: w.why };
-  const rows = new Map(world.wakes.rows().map((r) => [r.item, r]));
+  const rows = new Map((await world.wakes.rows()).map((r) => [r.item, r]));
   const wakes = [];
   for (let k = 1; k <= cfg.wakeRows; k++) {
     const r = rows.get(`w${k}`);
@@ -54,12 +54,12 @@ export function twinState(world) {
   }
   return {
     claim,
-    nextExec: claims.issued() + 1,
+    nextExec: (await claims.issued()) + 1,
     log,
-    recovery: pairs("SELECT * FROM session_recovery"),
+    recovery: await pairs("SELECT * FROM session_recovery"),
     inputs: inputs.map((i) => ({ sess: i.session_id, kind: i.kind, src: i.src, state: i.state, gen: i.gen })),
     run, fin, rec,
-    cancelled: pairs("SELECT * FROM cancelled_executions"),
+    cancelled: await pairs("SELECT * FROM cancelled_executions"),
     faults: [], // the environment's history: claimcheck fills it in from the twin
     effects: world.provider.effects.map((x) => ({ ...x })),
     wakes,

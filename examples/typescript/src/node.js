@@ -29,26 +29,26 @@ export class Node {
   }
 
   /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns). */
-  acquire(i) {
-    const row = this.inputs.named(i);
-    return Boolean(row && this.inputs.selectable(row) && this.take(row, "ordinary"));
+  async acquire(i) {
+    const row = await this.inputs.named(i);
+    return Boolean(row && (await this.inputs.selectable(row)) && (await this.take(row, "ordinary")));
   }
 
   /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns. */
-  promote(i) {
-    const row = this.inputs.named(i);
+  async promote(i) {
+    const row = await this.inputs.named(i);
     if (!row || row.state !== "pending" || row.kind !== "cont") return false;
-    let owned = this.inputs.recoveryOwned(row.session_id, row.src);
+    let owned = await this.inputs.recoveryOwned(row.session_id, row.src);
     if (this.cfg.has("recovery-input-excluded-everywhere")) owned = !owned;
     return owned && this.take(row, "recovery");
   }
 
   /** Insert the claim for the input's Session (insert-only) and start the runner on it. */
-  take(row, as) {
+  async take(row, as) {
     if (this.runner.pc !== "idle") return false;
-    const execution = this.db.tx(() => {
-      const e = this.claims.insert(row.session_id, this.id);
-      if (e !== null) this.inputs.setState(row.input_id, as);
+    const execution = await this.db.tx(async () => {
+      const e = await this.claims.insert(row.session_id, this.id);
+      if (e !== null) await this.inputs.setState(row.input_id, as);
       return e;
     });
     if (execution === null) return false;
@@ -62,8 +62,8 @@ export class Node {
   }
 
   /** Renew the lease of a claim one of this node's actors works on (fenced; only a partly used lease). */
-  heartbeat(session) {
-    const c = this.claims.get(session);
+  async heartbeat(session) {
+    const c = await this.claims.get(session);
     const extends_ = this.cfg.has("heartbeat-extends-lease");
     if (!c || c.owner_id !== this.id || !this.worksOn(c.execution_id)) return false;
     return heartbeatClaim(this.claims, c, this.cfg, extends_);
@@ -76,21 +76,21 @@ export class Node {
   }
 
   /** The supervision check: the actor's claim is still its exact, live claim. */
-  supHolds(session, execution, owner) {
+  async supHolds(session, execution, owner) {
     if (this.cfg.has("supervise-on-expiry-only")) {
-      const c = this.claims.get(session);
+      const c = await this.claims.get(session);
       return Boolean(c && this.claims.ttl(c) > 0);
     }
     return this.claims.fenced(session, execution, owner);
   }
 
   /** The supervisor's pass: stop the runner or finalizer whose claim was lost; "Supervise" or null. */
-  supervise() {
+  async supervise() {
     const r = this.runner;
     const f = this.finalizer;
-    const stopRun = !["idle", "stopped"].includes(r.pc) && !this.supHolds(r.session, r.execution, this.id);
+    const stopRun = !["idle", "stopped"].includes(r.pc) && !(await this.supHolds(r.session, r.execution, this.id));
     const stopFin = f.pc !== "idle" && !this.cfg.has("unsupervised-cancel-heartbeat")
-      && !this.supHolds(f.session, f.execution, f.owner);
+      && !(await this.supHolds(f.session, f.execution, f.owner));
     if (!stopRun && !stopFin) return null;
     if (stopRun) r.pc = "stopped";
     if (stopFin) f.reset();
@@ -98,26 +98,26 @@ export class Node {
   }
 
   /** Explicit resume: durably request the Session's held prompts before the drain (an Acquire). */
-  resume(session) {
+  async resume(session) {
     if (this.cfg.has("resume-drains-without-request")) {
-      const held = this.cfg.admission ? this.inputs.oldestHeld(session) : undefined;
-      return Boolean(held && this.take(held, "ordinary"));
+      const held = this.cfg.admission ? await this.inputs.oldestHeld(session) : undefined;
+      return Boolean(held && (await this.take(held, "ordinary")));
     }
-    const ok = this.inputs.requestHeld(session);
+    const ok = await this.inputs.requestHeld(session);
     if (ok) this.failpoints.fire("resume.requested");
     return ok;
   }
 
   /** At a Step's start, steer a pending input of the runner's Session into its execution (fenced). */
-  steer(i) {
+  async steer(i) {
     const r = this.runner;
     if (!this.cfg.steering || r.pc !== "acquired" || r.intr) return false;
-    const row = this.inputs.named(i);
+    const row = await this.inputs.named(i);
     if (!row || row.session_id !== r.session || row.state !== "pending") return false;
-    const owned = row.kind === "cont" && this.inputs.recoveryOwned(row.session_id, row.src);
+    const owned = row.kind === "cont" && (await this.inputs.recoveryOwned(row.session_id, row.src));
     if (owned && !this.cfg.has("steer-selects-recovery-input")) return false;
-    if (!this.claims.runningFenced(r.session, r.execution, this.id)) return false;
-    this.db.tx(() => this.inputs.setState(row.input_id, "steered"));
+    if (!(await this.claims.runningFenced(r.session, r.execution, this.id))) return false;
+    await this.db.tx(() => this.inputs.setState(row.input_id, "steered"));
     return true;
   }
 
@@ -130,14 +130,14 @@ export class Node {
 }
 
 /** The heartbeat's fenced renewal of a partly used lease: to now + lease (or, the defect, lease added). */
-export function heartbeatClaim(claims, c, cfg, extendsLease) {
+export async function heartbeatClaim(claims, c, cfg, extendsLease) {
   const ttl = claims.ttl(c);
   const live = ttl > 0 || cfg.has("renew-after-expiry");
   if (ttl >= cfg.lease || !live) return false;
   const expires = extendsLease ? claims.clock.now() + ttl + cfg.lease : claims.clock.now() + cfg.lease;
   try {
-    claims.db.tx(() => {
-      const changed = claims.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ?
+    await claims.db.tx(async () => {
+      const changed = await claims.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ?
         AND execution_id = ? AND owner_id = ?`, [expires, c.session_id, c.execution_id, c.owner_id]);
       if (changed !== 1) throw new FenceLost("heartbeat: the claim changed");
     });

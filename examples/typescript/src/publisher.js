@@ -9,7 +9,7 @@ import { FenceLost } from "./db.js";
 export class PublicationFailed extends Error {}
 
 export class Publisher {
-  /** @param {import('./db.js').Database} db @param {import('./failpoints.js').Failpoints} failpoints */
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./failpoints.js').Failpoints} failpoints */
   constructor(db, failpoints) {
     this.db = db;
     this.failpoints = failpoints;
@@ -29,15 +29,15 @@ export class Publisher {
    * `boundary`, call `committed()`, hold at `gate` (an actor's gate), then run the listeners.
    * @returns {Promise<boolean>} whether it committed
    */
-  async publish(event, { project = () => {}, boundary = null, committed = () => {}, gate = null } = {}) {
+  async publish(event, { project = async () => {}, boundary = null, committed = () => {}, gate = null } = {}) {
     if (this.failNext) {
       this.failNext = false;
       throw new PublicationFailed(`${event.kind}: the transaction failed`);
     }
     try {
-      this.db.tx(() => {
-        project(event);
-        this.append(event);
+      await this.db.tx(async () => {
+        await project(event);
+        await this.append(event);
       });
     } catch (err) {
       if (err instanceof FenceLost) return false;
@@ -51,14 +51,15 @@ export class Publisher {
   }
 
   /** The append itself (inside the caller's transaction). */
-  append({ session, kind, assistant = null, input = null, request = null, writer }) {
-    this.db.run("INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer) VALUES (?, ?, ?, ?, ?, ?)",
+  async append({ session, kind, assistant = null, input = null, request = null, writer }) {
+    await this.db.run("INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer) VALUES (?, ?, ?, ?, ?, ?)",
       [session, kind, assistant, input, request, writer]);
     if (kind === "Started") {
-      this.db.run("INSERT OR IGNORE INTO assistants (assistant_id, session_id, execution_id) VALUES (?, ?, ?)",
+      await this.db.run(`INSERT INTO assistants (assistant_id, session_id, execution_id) VALUES (?, ?, ?)
+        ON CONFLICT DO NOTHING`,
         [assistant, session, Number(assistant.split(":")[1])]);
     } else if (["Failed", "Interrupted", "Ended"].includes(kind)) {
-      this.db.run("UPDATE assistants SET outcome = COALESCE(outcome, ?) WHERE assistant_id = ?", [kind, assistant]);
+      await this.db.run("UPDATE assistants SET outcome = COALESCE(outcome, ?) WHERE assistant_id = ?", [kind, assistant]);
     }
   }
 }

@@ -39,8 +39,8 @@ export class RecoveryWorker extends Gated {
   }
 
   /** The oldest-first window of expired, unquarantined claims, planned like a wake batch. */
-  window() {
-    const eligible = this.claims.all().filter((c) => this.claims.ttl(c) <= -this.cfg.grace && c.recovery_error === null);
+  async window() {
+    const eligible = (await this.claims.all()).filter((c) => this.claims.ttl(c) <= -this.cfg.grace && c.recovery_error === null);
     if (this.cfg.scanBound === 1) return eligible.slice(0, 1);
     const tries = (c) => Math.min(c.recovery_attempts, this.cfg.maxTries);
     const fresh = eligible.filter((c) => tries(c) === 0);
@@ -50,9 +50,9 @@ export class RecoveryWorker extends Gated {
   }
 
   /** The scan: remember the window's row for `session` (execution, former owner); false when not in it. */
-  scan(session) {
+  async scan(session) {
     if (this.pc !== "idle") return false;
-    const c = this.window().find((x) => x.session_id === session);
+    const c = (await this.window()).find((x) => x.session_id === session);
     if (!c) return false;
     Object.assign(this, { pc: "scanned", session, execution: c.execution_id, seen: c.owner_id });
     this.failpoints.fire("recovery.scanned");
@@ -63,40 +63,40 @@ export class RecoveryWorker extends Gated {
   async recover() {
     await this.hold();
     this.took = "RecoveryTakeover";
-    if (!this.takeover()) return this.release();
+    if (!(await this.takeover())) return this.release();
     this.failpoints.fire("recovery.taken_over");
     await this.hold();
     const loseAck = this.loseAck;
     this.loseAck = false;
-    const got = this.convert(loseAck);
+    const got = await this.convert(loseAck);
     if (got === "done") return this.release();
     await this.hold();
     if (got === "reconvert") {
       this.took = "RecoveryReconvert";
-      this.db.tx(() => reconvertInTransaction(this));
+      await this.db.tx(() => reconvertInTransaction(this));
       return this.release();
     }
     this.took = "RecoveryQuarantine";
-    this.quarantine();
+    await this.quarantine();
     this.release();
   }
 
   /** The compare-and-swap on what the scan saw; a lost race changes nothing durable. */
-  takeover() {
+  async takeover() {
     const trusts = this.cfg.has("takeover-trusts-scan");
     const now = this.world.clock.now();
-    const c = this.claims.get(this.session);
+    const c = await this.claims.get(this.session);
     if (!c || c.execution_id !== this.execution || c.recovery_error !== null) return false;
     if (!trusts && (c.owner_id !== this.seen || this.claims.ttl(c) > -this.cfg.grace)) return false;
     if (this.cfg.has("scan-quarantines-cancellation") && ["cancelling", "cancelled"].includes(c.phase)) {
-      this.db.run("UPDATE execution_claims SET recovery_error = ? WHERE session_id = ?", ["invalid: cancellation-owned", this.session]);
+      await this.db.run("UPDATE execution_claims SET recovery_error = ? WHERE session_id = ?", ["invalid: cancellation-owned", this.session]);
       return false;
     }
     const phase = c.phase === "running" || this.cfg.has("takeover-overwrites-phase") ? "recovering" : c.phase;
-    const changed = this.db.tx(() => this.db.run(`UPDATE execution_claims SET owner_id = ?, lease_expires_at = ?, phase = ?,
-      recovery_attempts = MIN(recovery_attempts + 1, ?) WHERE session_id = ? AND execution_id = ? AND recovery_error IS NULL
+    const changed = await this.db.tx(() => this.db.run(`UPDATE execution_claims SET owner_id = ?, lease_expires_at = ?,
+      phase = ?, recovery_attempts = ? WHERE session_id = ? AND execution_id = ? AND recovery_error IS NULL
       ${trusts ? "" : "AND owner_id = ? AND lease_expires_at <= ?"}`,
-    [this.id, now + this.cfg.lease, phase, this.cfg.maxTries, this.session, this.execution,
+    [this.id, now + this.cfg.lease, phase, Math.min(c.recovery_attempts + 1, this.cfg.maxTries), this.session, this.execution,
       ...(trusts ? [] : [this.seen, now - this.cfg.grace])]));
     if (changed !== 1) return false;
     Object.assign(this, { pc: "converting", seen: "" });
@@ -104,19 +104,20 @@ export class RecoveryWorker extends Gated {
   }
 
   /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost): "done", "quarantine" or "reconvert". */
-  convert(loseAck) {
-    const c = this.claims.get(this.session);
+  async convert(loseAck) {
+    const c = await this.claims.get(this.session);
     this.took = "RecoveryConvert";
-    if (!this.claims.fenced(this.session, this.execution, this.id)) {
+    if (!(await this.claims.fenced(this.session, this.execution, this.id))) {
       const mine = c && c.execution_id === this.execution && c.owner_id === this.id && c.recovery_error === null;
       if (mine && (c.recovery_attempts < this.cfg.maxTries || this.cfg.has("recovery-retries-unbounded"))) return "done";
       return this.failed("exhausted");
     }
     const cancellation = ["cancelling", "cancelled"].includes(c.phase) && !this.cfg.has("cancellation-quarantine-strands");
-    if (!cancellation && (!["recovering", "unknown"].includes(c.phase) || conflicts(this))) {
-      return this.failed(conflicts(this) ? "malformed" : "invalid");
+    const conflict = !cancellation && (await conflicts(this));
+    if (!cancellation && (!["recovering", "unknown"].includes(c.phase) || conflict)) {
+      return this.failed(conflict ? "malformed" : "invalid");
     }
-    this.db.tx(() => convertInTransaction(this, c, cancellation));
+    await this.db.tx(() => convertInTransaction(this, c, cancellation));
     if (loseAck && !cancellation) {
       Object.assign(this, { pc: "reconverting", took: "RecoveryConvertAckLost" });
       this.failpoints.fire("recovery.converted");
@@ -132,16 +133,16 @@ export class RecoveryWorker extends Gated {
   }
 
   /** Mark the exact claim this worker owns quarantined; the update must change exactly one row. */
-  quarantine() {
+  async quarantine() {
     const silent = this.cfg.has("silent-quarantine-noop");
     const now = this.world.clock.now();
-    this.db.tx(() => this.db.run(`UPDATE execution_claims SET recovery_error = ? WHERE session_id = ? AND execution_id = ?
-      AND owner_id = ? AND recovery_error IS NULL ${silent ? "AND lease_expires_at > ?" : "AND ? IS NOT NULL"}`,
-    [`${this.why}: conversion failed`, this.session, this.execution, this.id, now]));
+    await this.db.tx(() => this.db.run(`UPDATE execution_claims SET recovery_error = ? WHERE session_id = ? AND execution_id = ?
+      AND owner_id = ? AND recovery_error IS NULL AND (lease_expires_at > ? OR ? = 0)`,
+    [`${this.why}: conversion failed`, this.session, this.execution, this.id, now, silent ? 1 : 0]));
   }
 
-  heartbeat(session) {
-    const c = this.claims.get(session);
+  async heartbeat(session) {
+    const c = await this.claims.get(session);
     if (!c || c.owner_id !== this.id || this.pc !== "converting" || this.session !== session || this.execution !== c.execution_id) {
       return false;
     }

@@ -72,11 +72,11 @@ export class Runner extends Gated {
     return new Stopped(took);
   }
 
-  fence() {
+  async fence() {
     return this.node.claims.runningFenced(this.session, this.execution, this.node.id);
   }
 
-  publishOk() {
+  async publishOk() {
     return this.cfg.has("unfenced-step-publication") || this.fence();
   }
 
@@ -98,7 +98,7 @@ export class Runner extends Gated {
   async renewAndDispatch() {
     const { claims, id } = this.node;
     const live = !this.cfg.has("renew-after-expiry");
-    const renewed = this.node.db.tx(() => claims.renew(this.session, this.execution, id, { live })) === 1;
+    const renewed = (await this.node.db.tx(() => claims.renew(this.session, this.execution, id, { live }))) === 1;
     if (!renewed && !this.cfg.has("dispatch-after-failed-renewal")) throw this.stop("Renew");
     this.pc = "renewed";
     this.took = "Renew";
@@ -117,13 +117,13 @@ export class Runner extends Gated {
   async publishStepStarted() {
     const a = this.assistant;
     const early = this.cfg.has("memory-before-publish") ? { mem: a, active: true } : {};
-    if (!this.publishOk()) throw this.stop("PublishStepStarted", early);
+    if (!(await this.publishOk())) throw this.stop("PublishStepStarted", early);
     Object.assign(this, early);
     const { claims } = this.node;
     await this.node.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.node.id }, {
-      project: () => {
-        claims.checkFence(this.session, this.execution, this.node.id);
-        this.node.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
+      project: async () => {
+        await claims.checkFence(this.session, this.execution, this.node.id);
+        await this.node.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
           [a, this.session, this.execution]);
       },
       boundary: "step_started.committed",
@@ -152,7 +152,7 @@ export class Runner extends Gated {
   }
 
   async publishTerminal(kind, action, pc, boundary) {
-    if (!this.publishOk()) throw this.stop(action);
+    if (!(await this.publishOk())) throw this.stop(action);
     await this.node.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.node.id }, {
       project: () => this.node.claims.checkFence(this.session, this.execution, this.node.id),
       boundary,
@@ -164,10 +164,10 @@ export class Runner extends Gated {
   /** The Step's local tool: the fenced start (renews, records ToolStarted), the run, Tool.Success. */
   async runTool() {
     const { db, claims, id, publisher, provider, failpoints } = this.node;
-    if (!this.publishOk()) throw this.stop("ToolStart");
-    db.tx(() => {
-      if (this.fence()) claims.renew(this.session, this.execution, id);
-      publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id });
+    if (!(await this.publishOk())) throw this.stop("ToolStart");
+    await db.tx(async () => {
+      if (await this.fence()) await claims.renew(this.session, this.execution, id);
+      await publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id });
     });
     Object.assign(this, { pc: "tool_started", took: "ToolStart" });
     failpoints.fire("tool.started");
@@ -180,7 +180,7 @@ export class Runner extends Gated {
       const early = this.cfg.has("tool-settled-before-publication");
       if (early) this.tool += 1; // the settlement flag, set before the publication
       try {
-        if (!this.publishOk()) throw this.stop("PublishToolSuccess");
+        if (!(await this.publishOk())) throw this.stop("PublishToolSuccess");
         await publisher.publish({ session: this.session, kind: "ToolSucceeded", assistant: this.assistant, writer: id }, {
           project: () => claims.checkFence(this.session, this.execution, id),
         });
@@ -209,17 +209,17 @@ export class Runner extends Gated {
       return true;
     }
     const { db, claims, id } = this.node;
-    db.tx(() => {
-      if (this.fence()) claims.update(this.session, this.execution, id, { phase: "unknown" });
+    await db.tx(async () => {
+      if (await this.fence()) await claims.update(this.session, this.execution, id, { phase: "unknown" });
     });
     throw this.stop("MarkUnknown");
   }
 
   /** Remove the exact, settled claim (fenced); the runner's memory is released. */
-  clearClaim() {
+  async clearClaim() {
     const { db, claims, id } = this.node;
-    if (!this.fence()) throw this.stop("ClearClaim");
-    db.tx(() => claims.remove(this.session, this.execution, id, "running"));
+    if (!(await this.fence())) throw this.stop("ClearClaim");
+    await db.tx(() => claims.remove(this.session, this.execution, id, "running"));
     this.release();
     this.took = "ClearClaim";
     return true;

@@ -5,7 +5,7 @@
  * reserves each planned row by compare-and-set on the counter it read, rotating from its maximum to 1.
  */
 export class WakeQueue {
-  /** @param {import('./db.js').Database} db @param {import('./config.js').Settings} cfg
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./config.js').Settings} cfg
    *  @param {import('./failpoints.js').Failpoints} failpoints */
   constructor(db, cfg, failpoints) {
     this.db = db;
@@ -14,15 +14,16 @@ export class WakeQueue {
   }
 
   /** Fresh work arrives for row `item` (ranked `rank`); false when it already waits. */
-  arrive(item, rank) {
-    return this.db.tx(() => this.db.run("INSERT OR IGNORE INTO wake_rows (item, rank) VALUES (?, ?)", [item, rank])) === 1;
+  async arrive(item, rank) {
+    return (await this.db.tx(() => this.db.run("INSERT INTO wake_rows (item, rank) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      [item, rank]))) === 1;
   }
 
   /** The bounded batch of unreserved rows, planned and reserved in one transaction; false when empty. */
-  scan() {
+  async scan() {
     const batch = this.cfg.wakeBatch;
-    return this.db.tx(() => {
-      const rows = this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
+    return this.db.tx(async () => {
+      const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
       const fresh = rows.filter((r) => r.attempts === 0);
       const retried = rows.filter((r) => r.attempts > 0);
       const first = fresh.slice(0, this.cfg.freshSlots(batch));
@@ -31,7 +32,7 @@ export class WakeQueue {
       if (planned.length === 0) return false;
       for (const [r, slot] of planned) {
         const next = r.attempts >= this.cfg.maxWakeTries ? 1 : r.attempts + 1;
-        const changed = this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ? WHERE item = ? AND attempts = ? AND reserved = ''",
+        const changed = await this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ? WHERE item = ? AND attempts = ? AND reserved = ''",
           [next, slot, r.item, r.attempts]);
         if (changed !== 1) throw new Error(`wake row ${r.item}: its counter moved under the scan`);
       }
@@ -41,16 +42,17 @@ export class WakeQueue {
   }
 
   /** The woken redrive took the row's work: the row goes. */
-  serve(item) {
-    return this.db.tx(() => this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [item])) === 1;
+  async serve(item) {
+    return (await this.db.tx(() => this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [item]))) === 1;
   }
 
   /** The woken redrive took nothing: the reservation lapses, the row waits as a retry. */
-  release(item) {
-    return this.db.tx(() => this.db.run("UPDATE wake_rows SET reserved = '' WHERE item = ? AND reserved != ''", [item])) === 1;
+  async release(item) {
+    return (await this.db.tx(() => this.db.run("UPDATE wake_rows SET reserved = '' WHERE item = ? AND reserved != ''",
+      [item]))) === 1;
   }
 
-  rows() {
+  async rows() {
     return this.db.all("SELECT * FROM wake_rows ORDER BY rank");
   }
 }

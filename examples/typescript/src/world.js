@@ -13,13 +13,16 @@ import { RecoveryWorker } from "./recovery.js";
 import { WakeQueue } from "./wakes.js";
 
 export class World {
-  /** @param {import('./config.js').RawConfig} raw @param {string[]} defects */
-  static async start(raw, defects) {
-    const world = new World(new Settings(raw, defects), await openDatabase());
+  /** @param {import('./config.js').RawConfig} raw @param {string[]} defects
+   *  @param {string | null} url a PostgreSQL URL, or null: SQLite in memory */
+  static async start(raw, defects, url = null) {
+    const world = new World(new Settings(raw, defects), await openDatabase(url));
     if (!world.cfg.admission) {
       const inputs = world.anyNode.inputs;
-      world.db.tx(() => {
-        for (const s of world.cfg.sessions) for (let k = 1; k <= world.cfg.prompts; k++) inputs.insertPrompt(s, k, "pending");
+      await world.db.tx(async () => {
+        for (const s of world.cfg.sessions) {
+          for (let k = 1; k <= world.cfg.prompts; k++) await inputs.insertPrompt(s, k, "pending");
+        }
       });
     }
     return world;

@@ -7,14 +7,14 @@ import { Failpoints } from "../src/failpoints.js";
 import { Gated } from "../src/gate.js";
 import { Publisher } from "../src/publisher.js";
 
-const count = (db) => db.get("SELECT COUNT(*) AS n FROM events").n;
+const count = async (db) => Number((await db.get("SELECT COUNT(*) AS n FROM events")).n);
 
 test("listeners run after the commit, behind the listener gate", async () => {
   const db = await openDatabase();
   const failpoints = new Failpoints();
   const publisher = new Publisher(db, failpoints);
   const seen = [];
-  publisher.subscribe(() => seen.push(count(db)));
+  publisher.subscribe(async () => seen.push(await count(db)));
   const actor = new Gated();
   let returned = false;
   actor.launch(async () => {
@@ -28,7 +28,7 @@ test("listeners run after the commit, behind the listener gate", async () => {
   });
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(failpoints.drain(), ["step_started.committed"]);
-  assert.equal(count(db), 1); // committed
+  assert.equal(await count(db), 1); // committed
   assert.deepEqual(seen, []); // the listener has not run: the publish is held in its gate
   assert.equal(returned, false);
   assert.equal(await actor.move(), "StepStartedReturn");
@@ -48,7 +48,7 @@ test("a lost fence rolls the event back and no listener runs", async () => {
     },
   });
   assert.equal(ok, false);
-  assert.equal(count(db), 0);
+  assert.equal(await count(db), 0);
   assert.equal(heard, false);
 });
 
@@ -57,5 +57,5 @@ test("a failed publication changes nothing durable", async () => {
   const publisher = new Publisher(db, new Failpoints());
   publisher.failNext = true;
   await assert.rejects(publisher.publish({ session: "s1", kind: "ToolSucceeded", assistant: "asst:1:1", writer: "n1" }));
-  assert.equal(count(db), 0);
+  assert.equal(await count(db), 0);
 });
