@@ -1,10 +1,12 @@
 """The TypeScript example (examples/typescript/): an independent Node implementation on sql.js behind its
 driver, checked through `--sut` exactly as the bundled implementation is (tests/driver/test_sut_replay.py):
 every committed trace passes, and every defect trace fails under its defect naming the same invariants and
-problems as the in-process replay of the bundled implementation.
+problems as the in-process replay of the bundled implementation. The same again on PostgreSQL (the driver's
+`--database URL`), on the session's test server (`pg_server`, tests/conftest.py).
 
-Nothing here is skipped: without node, or without examples/typescript/node_modules (`npm ci --prefix
-examples/typescript`, which .ci/run does), these tests fail and say so.
+Nothing here is skipped for Node: without node, or without examples/typescript/node_modules (`npm ci
+--prefix examples/typescript`, which .ci/run does), these tests fail and say so. The PostgreSQL tests follow
+the repository's rule for PostgreSQL (tests/pgkit.py): they skip where it cannot start, and fail under CI.
 
 Traces that do not pass yet through the TypeScript driver: none (NOT_YET is empty).
 """
@@ -27,6 +29,7 @@ TRACES = R.committed_traces()
 DEFECT_TRACES = [p for p in TRACES if T.load(p).meta.defect]
 NOT_YET: frozenset[str] = frozenset()  # trace stems the TypeScript driver does not pass yet
 NAME = "claimcheck TypeScript example (examples/typescript, Node + sql.js in memory)"
+NAME_PG = "claimcheck TypeScript example (examples/typescript, Node + PostgreSQL through pg)"
 
 
 def _installed() -> None:
@@ -58,6 +61,36 @@ def test_node_and_the_locked_dependencies_are_installed():
 def test_hello_names_the_typescript_driver(conn):
     hello = conn.hello
     assert hello.driver == NAME and hello.version == 1 and hello.save is True
+
+
+@pytest.fixture(scope="module")
+def pg_conn(pg_server):
+    _installed()
+    conn = Connection.spawn(f"{DRIVER} --database {pg_server.fresh_database(prefix='typescript')}")
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def pg_sut(pg_conn):
+    return functools.partial(SutScheduler, pg_conn)
+
+
+def test_on_postgresql_hello_says_so(pg_conn):
+    assert pg_conn.hello.driver == NAME_PG
+
+
+@pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
+def test_a_committed_trace_passes_on_postgresql(pg_sut, path):
+    res = R.replay_file(path, sut=pg_sut)
+    assert res.ok and res.consumed == len(T.load(path).steps), res.problems
+
+
+@pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
+def test_a_defect_trace_fails_under_its_defect_on_postgresql(pg_sut, path):
+    defect = [T.load(path).meta.defect]
+    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=pg_sut)
+    assert not theirs.ok and theirs.violated == mine.violated and theirs.problems == mine.problems
 
 
 @pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)

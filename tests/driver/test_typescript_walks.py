@@ -107,6 +107,17 @@ def test_random_walks_agree_with_the_twin(conn, name):
     assert not any(problems.values()), {s: p for s, p in problems.items() if p}
 
 
+@pytest.mark.parametrize("name", ["ci", "sessions", "tools", "inputs", "wakes"])
+def test_random_walks_on_postgresql_agree_with_the_twin(pg_server, name):
+    _installed()
+    pg = Connection.spawn(f"{DRIVER} --database {pg_server.fresh_database(prefix='walks')}")
+    try:
+        problems = {seed: walk(pg, configs.CONFIGS[name], seed, restores=True) for seed in range(3)}
+    finally:
+        pg.close()
+    assert not any(problems.values()), {s: p for s, p in problems.items() if p}
+
+
 @pytest.mark.parametrize("name", list(configs.CONFIGS))
 def test_walks_that_save_and_restore_agree_with_the_twin(conn, name):
     problems = {seed: walk(conn, configs.CONFIGS[name], seed, restores=True) for seed in range(WALKS)}

@@ -13,6 +13,7 @@ import { twinState } from "./mapping.js";
 import { World } from "./world.js";
 
 export const NAME = "claimcheck TypeScript example (examples/typescript, Node + sql.js in memory)";
+export const NAME_PG = "claimcheck TypeScript example (examples/typescript, Node + PostgreSQL through pg)";
 const ACTORS = new Set(["runner", "finalizer", "recovery", "supervisor"]);
 
 class Refused extends Error {}
@@ -61,7 +62,7 @@ export class Driver {
       if (!Array.isArray(req.versions) || !req.versions.includes(1)) {
         throw new Refused("this driver speaks claimcheck-driver version 1 only");
       }
-      return { protocol: "claimcheck-driver", version: 1, driver: NAME, save: true };
+      return { protocol: "claimcheck-driver", version: 1, driver: this.url ? NAME_PG : NAME, save: true };
     },
     async start(req) {
       await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
