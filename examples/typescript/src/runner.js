@@ -84,7 +84,8 @@ export class Runner extends Gated {
     try {
       await this.gate();
       for (;;) {
-        const stream = await this.renewAndDispatch();
+        await this.renew();
+        const stream = await this.dispatch();
         await this.publishStepStarted();
         if (await this.stepBody(stream)) return;
       }
@@ -94,8 +95,8 @@ export class Runner extends Gated {
     }
   }
 
-  /** Renew (fenced, its row count checked), then the provider dispatch. */
-  async renewAndDispatch() {
+  /** The renewal before the provider dispatch (fenced, its row count checked). */
+  async renew() {
     const { claims, id } = this.node;
     const live = !this.cfg.has("renew-after-expiry");
     const renewed = (await this.node.db.tx(() => claims.renew(this.session, this.execution, id, { live }))) === 1;
@@ -104,6 +105,11 @@ export class Runner extends Gated {
     this.took = "Renew";
     if (renewed) this.node.failpoints.fire("renew.committed");
     await this.gate();
+  }
+
+  /** The provider call begins: the Step's stream (an external effect, no transaction). */
+  async dispatch() {
+    const id = this.node.id;
     const stream = this.node.provider.dispatch({ session: this.session, execution: this.execution, owner: id,
       node: id, step: this.ordinal });
     this.pc = "streaming";
@@ -138,17 +144,27 @@ export class Runner extends Gated {
   async stepBody(stream) {
     while (stream.outcome() !== "fail" && this.tool < this.cfg.tools) await this.runTool();
     if (stream.outcome() === "fail") {
-      await this.publishTerminal("Failed", "PublishStepFailed", "failed", "step_failed.committed");
+      await this.publishStepFailed();
       Object.assign(this, { pc: "done", active: false, took: "StepFailedReturn" });
       await this.gate();
       return this.clearClaim();
     }
     const last = this.ordinal >= this.cfg.maxSteps;
-    await this.publishTerminal("Ended", "PublishStepEnded", last ? "done" : "ended", "step_ended.committed");
+    await this.publishStepEnded(last);
     if (last) return this.clearClaim();
     Object.assign(this, { pc: "acquired", active: false, ordinal: this.ordinal + 1, tool: 0, took: "StepEndedReturn" });
     await this.gate();
     return false;
+  }
+
+  /** Step.Failed, fenced; its listener gate holds the runner, memory still active. */
+  publishStepFailed() {
+    return this.publishTerminal("Failed", "PublishStepFailed", "failed", "step_failed.committed");
+  }
+
+  /** Step.Ended, fenced; after the last Step the runner's return from its gate is its release. */
+  publishStepEnded(last) {
+    return this.publishTerminal("Ended", "PublishStepEnded", last ? "done" : "ended", "step_ended.committed");
   }
 
   async publishTerminal(kind, action, pc, boundary) {
