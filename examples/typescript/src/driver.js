@@ -59,6 +59,9 @@ export class Driver {
 
   ops = {
     hello(req) {
+      if (req.protocol !== "claimcheck-driver") {
+        throw new Refused(`request.protocol: not claimcheck-driver: ${JSON.stringify(req.protocol)}`);
+      }
       if (!Array.isArray(req.versions) || !req.versions.includes(1)) {
         throw new Refused("this driver speaks claimcheck-driver version 1 only");
       }
