@@ -1,0 +1,120 @@
+// @ts-check
+/**
+ * Execution claims: insert-only acquisition, renewal and every fenced change (exact Session, execution,
+ * owner and an unexpired lease), each one SQL statement whose row count is checked.
+ */
+import { FenceLost } from "./db.js";
+
+/**
+ * @typedef {{session_id: string, execution_id: number, owner_id: string, lease_expires_at: number,
+ *   phase: string, assistant_id: string | null, recovery_error: string | null, recovery_attempts: number}} ClaimRow
+ */
+
+export class Claims {
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./clock.js').ManualClock} clock
+   *  @param {import('./config.js').Settings} cfg */
+  constructor(db, clock, cfg) {
+    this.db = db;
+    this.clock = clock;
+    this.cfg = cfg;
+  }
+
+  /** @returns {Promise<ClaimRow | undefined>} */
+  async get(session) {
+    return /** @type {any} */ (await this.db.get("SELECT * FROM execution_claims WHERE session_id = ?", [session]));
+  }
+
+  /** Ticks left on a claim's lease (0 or less: expired), floored where the grace ends. */
+  ttl(claim) {
+    return Math.max(-this.cfg.grace, claim.lease_expires_at - this.clock.now());
+  }
+
+  /** The claim is this exact one (execution, owner) under a live lease. */
+  async fenced(session, execution, owner) {
+    const c = await this.get(session);
+    return Boolean(c && c.execution_id === execution && c.owner_id === owner && this.ttl(c) > 0);
+  }
+
+  /** fenced, and still `running` (an ordinary runner update never moves a phase back). */
+  async runningFenced(session, execution, owner) {
+    return (await this.fenced(session, execution, owner)) && (await this.get(session))?.phase === "running";
+  }
+
+  async issued() {
+    return /** @type {any} */ (await this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'")).value;
+  }
+
+  /** The next execution id, or null when none is left. */
+  async nextExecution() {
+    const value = await this.issued();
+    if (value >= this.cfg.maxExec) return null;
+    await this.db.run("UPDATE id_sequence SET value = value + 1 WHERE name = 'execution'");
+    return value + 1;
+  }
+
+  /** Insert-only acquisition (inside a transaction): the new claim's execution id, or null. */
+  async insert(session, owner) {
+    const old = await this.get(session);
+    const overwrite = old && this.cfg.has("acquire-overwrites-expired") && this.ttl(old) <= 0;
+    if (old && !overwrite) return null;
+    const execution = await this.nextExecution();
+    if (execution === null) return null;
+    const expires = this.clock.now() + this.cfg.lease;
+    if (overwrite) {
+      await this.db.run(`UPDATE execution_claims SET execution_id = ?, owner_id = ?, lease_expires_at = ?, phase = 'running',
+        assistant_id = NULL, recovery_error = NULL, recovery_attempts = 0 WHERE session_id = ?`,
+      [execution, owner, expires, session]);
+    } else {
+      await this.db.run(`INSERT INTO execution_claims (session_id, execution_id, owner_id, lease_expires_at, phase)
+        VALUES (?, ?, ?, ?, 'running')`, [session, execution, owner, expires]);
+    }
+    return execution;
+  }
+
+  /** Renew the exact claim's lease to now + lease; `live`: only while unexpired. Rows changed. */
+  async renew(session, execution, owner, { live = true } = {}) {
+    const now = this.clock.now();
+    return this.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ? AND execution_id = ?
+      AND owner_id = ? AND (lease_expires_at > ? OR ? = 1)`,
+    [now + this.cfg.lease, session, execution, owner, now, live ? 0 : 1]);
+  }
+
+  /** A fenced change of the exact claim under a live lease (and, given, in phase `from`); FenceLost else. */
+  async update(session, execution, owner, set, { from = null } = {}) {
+    const cols = Object.keys(set);
+    const changed = await this.db.run(`UPDATE execution_claims SET ${cols.map((k) => `${k} = ?`).join(", ")}
+      WHERE session_id = ? AND execution_id = ? AND owner_id = ? AND lease_expires_at > ? AND (phase = ? OR ? = 1)`,
+    [...cols.map((k) => set[k]), session, execution, owner, this.clock.now(), from ?? "", from ? 0 : 1]);
+    if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
+  }
+
+  /** Remove the exact claim (fenced, in phase `phase`); FenceLost when it is not there so. */
+  async remove(session, execution, owner, phase) {
+    const changed = await this.db.run(`DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?
+      AND lease_expires_at > ? AND phase = ?`, [session, execution, owner, this.clock.now(), phase]);
+    if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
+  }
+
+  /** Inside a transaction: the exact claim is still running under a live lease, or FenceLost. */
+  async checkFence(session, execution, owner) {
+    if (this.cfg.has("unfenced-step-publication")) return;
+    if (!(await this.runningFenced(session, execution, owner))) throw new FenceLost(`claim ${session}/${execution}: fence lost`);
+  }
+
+  /** @returns {Promise<ClaimRow[]>} */
+  async all() {
+    return /** @type {any} */ (await this.db.all("SELECT * FROM execution_claims ORDER BY execution_id"));
+  }
+}
+
+/** The assistant has a terminal event (Step.Failed, Step.Interrupted or Step.Ended). */
+export async function completed(db, assistant) {
+  return (await db.get("SELECT 1 AS x FROM events WHERE assistant_id = ? AND kind IN ('Failed', 'Interrupted', 'Ended')",
+    [assistant])) !== undefined;
+}
+
+/** Assistant `a`'s Step has a tool call whose start is recorded and whose outcome is not. */
+export async function openToolCall(db, assistant) {
+  const kinds = (await db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant])).map((r) => r.kind);
+  return kinds.includes("ToolStarted") && !kinds.includes("ToolSucceeded") && !kinds.includes("ToolFailed");
+}

@@ -1,0 +1,51 @@
+// @ts-check
+/**
+ * The server's settings, read from a claimcheck configuration object (a trace's `config`): the names of
+ * its Sessions, nodes and recovery workers, lease and scan settings, and the defect switches it runs with.
+ * @typedef {{sessions: string[], nodes: string[], recoverers: string[], prompts: number, max_exec: number,
+ *   max_steps?: number, tools?: number, lease: number, scan_bound: number, grace?: number,
+ *   supervision_lag?: number, max_tries?: number, faults: string[], admission?: boolean, steering?: boolean,
+ *   defects?: string[], assumptions_off?: string[], wake_rows?: number, wake_batch?: number,
+ *   fresh_share?: number, max_wake_tries?: number}} RawConfig
+ */
+
+export class Settings {
+  /** @param {RawConfig} raw @param {string[]} defects the defect switches the server runs with */
+  constructor(raw, defects) {
+    this.sessions = raw.sessions;
+    this.nodes = raw.nodes;
+    this.recoverers = raw.recoverers;
+    this.prompts = raw.prompts;
+    this.maxExec = raw.max_exec;
+    this.maxSteps = raw.max_steps ?? 1;
+    this.tools = raw.tools ?? 0;
+    this.lease = raw.lease;
+    this.scanBound = raw.scan_bound;
+    this.maxTries = raw.max_tries ?? 2;
+    this.admission = Boolean(raw.admission);
+    this.steering = Boolean(raw.steering);
+    this.wakeRows = raw.wake_rows ?? 0;
+    this.wakeBatch = raw.wake_batch ?? 2;
+    this.freshShare = raw.fresh_share ?? 1;
+    this.maxWakeTries = raw.max_wake_tries ?? 2;
+    const off = new Set(raw.assumptions_off ?? []);
+    this.processLocalRouting = !off.has("ProcessLocalRouting");
+    const grace = raw.grace ?? 1;
+    const lag = raw.supervision_lag ?? 1;
+    // clocks that disagree by more than the grace: the takeover waits one tick less than supervision
+    this.grace = off.has("SynchronizedClocks") ? Math.min(grace, lag - 1) : grace;
+    this.defects = new Set(defects);
+  }
+
+  /** @param {string} name a registry defect */
+  has(name) {
+    return this.defects.has(name);
+  }
+
+  /** Fresh rows' share of a planned batch (the wake-share defects keep none, or all of it). */
+  freshSlots(batch) {
+    if (this.has("wake-fresh-share-zero")) return 0;
+    if (this.has("wake-fresh-share-full")) return batch;
+    return this.freshShare;
+  }
+}

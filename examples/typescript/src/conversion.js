@@ -1,0 +1,66 @@
+// @ts-check
+/**
+ * The conversion's writes, each keyed (the session_recovery row by execution id, the continuation by its
+ * id derived from Session and execution) or fenced by the claim (the settling Step.Interrupted, the
+ * claim's removal), so a retry after a lost acknowledgement finds its own work and changes nothing.
+ */
+import { completed, openToolCall } from "./claims.js";
+import { assistantStep, continuationId } from "./ids.js";
+
+/** A session_recovery row already names the execution (globally: ids are unique everywhere). */
+export async function conflicts(w) {
+  const scoped = w.cfg.has("cross-session-recovery-collision"); // the check scoped by Session too
+  return (await w.db.get(`SELECT 1 AS x FROM session_recovery WHERE execution_id = ? ${scoped ? "AND session_id = ?" : ""}`,
+    scoped ? [w.execution, w.session] : [w.execution])) !== undefined;
+}
+
+/** The continuation id one attempt derives (minted per attempt under conversion-retry-mints-new-ids). */
+function generation(w, attempt) {
+  return w.cfg.has("conversion-retry-mints-new-ids") ? attempt : 0;
+}
+
+/** Inside one transaction: finish cancellation-owned work, or convert recovering work. */
+export async function convertInTransaction(w, claim, cancellation) {
+  if (!cancellation) return commit(w, generation(w, 0));
+  const a = claim.assistant_id;
+  const base = { session: w.session, writer: w.id };
+  if (a !== null && (await openToolCall(w.db, a))) await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a });
+  if (a !== null && !(await completed(w.db, a))) await w.publisher.append({ ...base, kind: "Interrupted", assistant: a });
+  await w.db.run("DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?",
+    [w.session, w.execution, w.id]);
+  await w.db.run("INSERT INTO cancelled_executions (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+    [w.execution, w.session]);
+}
+
+/** The retry with the same ids: its own committed work found, nothing changes; else the keyed writes again. */
+export async function reconvertInTransaction(w) {
+  const gen = generation(w, 1);
+  const row = await w.db.get("SELECT 1 AS x FROM session_recovery WHERE execution_id = ? AND session_id = ?", [w.execution, w.session]);
+  const cont = await w.inputs.get(continuationId(w.session, w.execution, gen));
+  if (!(row && cont)) await commit(w, gen);
+}
+
+async function commit(w, gen) {
+  const c = await w.claims.get(w.session);
+  const fenced = await w.claims.fenced(w.session, w.execution, w.id);
+  const a = fenced ? c.assistant_id : null;
+  const base = { session: w.session, writer: w.id };
+  if (a !== null && (await openToolCall(w.db, a))) {
+    if (w.cfg.has("recovery-reruns-unknown-tool")) {
+      w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1] });
+      await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a });
+    } else {
+      await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a });
+    }
+  }
+  if (a !== null && !(await completed(w.db, a)) && !w.cfg.has("conversion-leaves-assistant-open")) {
+    await w.publisher.append({ ...base, kind: "Interrupted", assistant: a });
+  }
+  await w.db.run(`INSERT INTO session_recovery (execution_id, session_id, continuation_id) VALUES (?, ?, ?)
+    ON CONFLICT DO NOTHING`, [w.execution, w.session, continuationId(w.session, w.execution, gen)]);
+  await w.inputs.insertContinuation(w.session, w.execution, gen);
+  if (fenced) {
+    await w.db.run("DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?",
+      [w.session, w.execution, w.id]);
+  }
+}

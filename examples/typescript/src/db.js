@@ -1,0 +1,131 @@
+// @ts-check
+/** The SQLite database (sql.js, in memory): schema, statements and transactions. */
+import initSqlJs from "sql.js";
+
+const SCHEMA = `
+CREATE TABLE execution_claims (
+  session_id TEXT PRIMARY KEY,
+  execution_id INTEGER NOT NULL,
+  owner_id TEXT NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  phase TEXT NOT NULL CHECK (phase IN ('running', 'recovering', 'cancelling', 'cancelled', 'unknown')),
+  assistant_id TEXT,
+  recovery_error TEXT,
+  recovery_attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  assistant_id TEXT,
+  input_id TEXT,
+  request_id TEXT,
+  writer TEXT NOT NULL
+);
+CREATE TABLE assistants (
+  assistant_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  execution_id INTEGER NOT NULL,
+  outcome TEXT
+);
+CREATE TABLE session_recovery (
+  execution_id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  continuation_id TEXT
+);
+CREATE TABLE inputs (
+  input_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('prompt', 'cont')),
+  src INTEGER NOT NULL,
+  gen INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL
+);
+CREATE TABLE cancelled_executions (
+  execution_id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL
+);
+CREATE TABLE id_sequence (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO id_sequence VALUES ('execution', 0);
+CREATE TABLE wake_rows (
+  item TEXT PRIMARY KEY,
+  rank INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  reserved TEXT NOT NULL DEFAULT ''
+);
+`;
+
+/** A fenced write that changed no row: the transaction rolls back. */
+export class FenceLost extends Error {}
+
+let SQL = null;
+
+/** The schema in either dialect: `serial` is the event sequence's column type. */
+export const schema = (serial) => SCHEMA.replace("seq INTEGER PRIMARY KEY AUTOINCREMENT", `seq ${serial}`);
+
+/**
+ * The database a world runs on: SQLite in memory through sql.js, or PostgreSQL through pg when `url` is
+ * given (src/pg.js). Both answer the same async interface: all, get, run (rows changed), tx.
+ * @param {string | null} url
+ */
+export async function openDatabase(url = null) {
+  if (url) {
+    const { openPostgres } = await import("./pg.js");
+    return openPostgres(url);
+  }
+  SQL ??= await initSqlJs();
+  const db = new SqliteDatabase(new SQL.Database());
+  db.raw.exec(schema("INTEGER PRIMARY KEY AUTOINCREMENT"));
+  return db;
+}
+
+export class SqliteDatabase {
+  constructor(raw) {
+    this.raw = raw;
+    this.depth = 0;
+  }
+
+  /** Rows of a query, as objects. */
+  async all(sql, params = []) {
+    const stmt = this.raw.prepare(sql);
+    try {
+      stmt.bind(params);
+      const out = [];
+      while (stmt.step()) out.push(stmt.getAsObject());
+      return out;
+    } finally {
+      stmt.free();
+    }
+  }
+
+  async get(sql, params = []) {
+    return (await this.all(sql, params))[0];
+  }
+
+  /** A write: the number of rows it changed. */
+  async run(sql, params = []) {
+    this.raw.run(sql, params);
+    return this.raw.getRowsModified();
+  }
+
+  /** Run `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  async tx(work) {
+    if (this.depth > 0) return work();
+    this.raw.exec("BEGIN IMMEDIATE");
+    this.depth++;
+    try {
+      const out = await work();
+      this.depth--;
+      this.raw.exec("COMMIT");
+      return out;
+    } catch (err) {
+      this.depth--;
+      this.raw.exec("ROLLBACK");
+      throw err;
+    }
+  }
+
+  async close() {
+    this.raw.close();
+  }
+}

@@ -1,0 +1,133 @@
+// @ts-check
+/**
+ * The claimcheck driver protocol, version 1 (docs/driver.md): JSON lines on stdin and stdout, one reply
+ * per request, in order. Logs go to stderr only.
+ *
+ * Save and restore: the server is deterministic, so a saved point is the journal of requests that
+ * changed the world since `start`; restore starts the world again and replays the journal up to the point
+ * (held async code paths cannot be copied, but they can be driven to the same place again).
+ */
+import { createInterface } from "node:readline";
+import { attempt, MOVE, step } from "./actions.js";
+import { twinState } from "./mapping.js";
+import { World } from "./world.js";
+
+export const NAME = "claimcheck TypeScript example (examples/typescript, Node + sql.js in memory)";
+export const NAME_PG = "claimcheck TypeScript example (examples/typescript, Node + PostgreSQL through pg)";
+const ACTORS = new Set(["runner", "finalizer", "recovery", "supervisor"]);
+
+class Refused extends Error {}
+
+export class Driver {
+  /** @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory */
+  constructor(url = null) {
+    this.url = url;
+    /** @type {World | null} */
+    this.world = null;
+    this.stopped = false;
+    this.begun = null; // the start request of the current world
+    /** @type {object[]} the requests that moved the world since start */
+    this.journal = [];
+    /** @type {Map<string, object[]>} saved point -> the journal up to it */
+    this.points = new Map();
+  }
+
+  current() {
+    if (!this.world) throw new Refused("no world: send start first");
+    return this.world;
+  }
+
+  /** One request line in, one reply line out. */
+  async handle(line) {
+    let id = null;
+    try {
+      const req = JSON.parse(line);
+      if (req && Number.isInteger(req.id)) id = req.id;
+      const op = this.ops[req?.op];
+      if (id === null) throw new Refused("request.id: an integer is required");
+      if (!op) throw new Refused(`request.op: unknown op ${JSON.stringify(req?.op)}`);
+      const reply = await op.call(this, req);
+      return JSON.stringify({ id, ok: true, ...reply });
+    } catch (err) {
+      const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
+        : err instanceof Refused || err instanceof RangeError ? err.message
+          : `the implementation raised ${err?.name ?? "an error"}: ${err?.message ?? err}`;
+      if (!(err instanceof Refused)) process.stderr.write(`${err?.stack ?? err}\n`);
+      return JSON.stringify({ id, ok: false, error: error.replace(/\s+/g, " ") });
+    }
+  }
+
+  ops = {
+    hello(req) {
+      if (req.protocol !== "claimcheck-driver") {
+        throw new Refused(`request.protocol: not claimcheck-driver: ${JSON.stringify(req.protocol)}`);
+      }
+      if (!Array.isArray(req.versions) || !req.versions.includes(1)) {
+        throw new Refused("this driver speaks claimcheck-driver version 1 only");
+      }
+      return { protocol: "claimcheck-driver", version: 1, driver: this.url ? NAME_PG : NAME, save: true };
+    },
+    async start(req) {
+      await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
+      this.world = null;
+      this.world = await World.start(req.config, req.defects ?? [], this.url);
+      Object.assign(this, { begun: req, journal: [], points: new Map() });
+      return {};
+    },
+    async step(req) {
+      const world = this.current();
+      this.journal.push(req);
+      return { took: await step(world, req.action, req.params ?? {}) };
+    },
+    async attempt(req) {
+      const world = this.current();
+      this.journal.push(req);
+      return { answer: (await attempt(world, req.action, req.params ?? {})) ? "taken" : "refused" };
+    },
+    async move(req) {
+      const world = this.current();
+      if (!ACTORS.has(req.actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
+      const names = req.actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
+      if (!names.includes(req.who)) throw new Refused(`request.who: no ${req.actor} named ${JSON.stringify(req.who)} in the configuration`);
+      this.journal.push(req);
+      return { took: await MOVE[req.actor](world, req.who) };
+    },
+    async observe() {
+      const world = this.current();
+      return { state: await twinState(world), boundaries: world.failpoints.drain() };
+    },
+    save(req) {
+      this.current();
+      this.points.set(req.point, this.journal.slice());
+      return {};
+    },
+    async restore(req) {
+      this.current();
+      const journal = this.points.get(req.point);
+      if (journal === undefined) throw new Refused(`request.point: no saved point ${JSON.stringify(req.point)}`);
+      const points = this.points;
+      await this.ops.start.call(this, this.begun);
+      for (const r of journal) await this.ops[r.op].call(this, r);
+      this.points = points;
+      this.current().failpoints.drain(); // observe reports what fired since the restore
+      return {};
+    },
+    stop() {
+      this.stopped = true;
+      return {};
+    },
+  };
+}
+
+/** Serve the protocol on stdin and stdout until stop or the end of input. */
+export async function serve(input = process.stdin, output = process.stdout, url = null) {
+  const driver = new Driver(url);
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    output.write(`${await driver.handle(line)}\n`);
+    if (driver.stopped) break;
+  }
+  lines.close();
+  await driver.world?.db.close();
+}

@@ -1,0 +1,131 @@
+// @ts-check
+/**
+ * Cancellation: the interrupt (running -> cancelling, fenced) and the finalizer that settles the
+ * interrupted execution on its node: it waits for its runner to stop, checks its own supervision,
+ * reconciles tools, reads the claimed execution's assistant from the database (never from publisher
+ * memory), publishes at most one Step.Interrupted, moves the claim to cancelled and removes it.
+ */
+import { completed, openToolCall } from "./claims.js";
+import { FenceLost } from "./db.js";
+import { Gated } from "./gate.js";
+import { assistantId } from "./ids.js";
+
+export class Finalizer extends Gated {
+  /** @param {import('./node.js').Node} node */
+  constructor(node) {
+    super();
+    this.node = node;
+    this.reset();
+  }
+
+  reset() {
+    this.abandon();
+    this.release();
+  }
+
+  release() {
+    this.pc = "idle";
+    this.session = "";
+    this.execution = 0;
+    this.owner = "";
+  }
+
+  get cfg() {
+    return this.node.cfg;
+  }
+
+  /** The authenticated interrupt of Session `session` on this node; false when refused. */
+  async cancel(session) {
+    const { claims, db, runner, id } = this.node;
+    const c = await claims.get(session);
+    if (this.pc !== "idle" || !c || c.phase !== "running" || claims.ttl(c) <= 0) return false;
+    if (this.cfg.processLocalRouting && c.owner_id !== id) return false;
+    try {
+      await db.tx(() => claims.update(session, c.execution_id, c.owner_id, { phase: "cancelling" }, { from: "running" }));
+    } catch (err) {
+      if (err instanceof FenceLost) return false;
+      throw err;
+    }
+    if (c.owner_id === id && runner.execution === c.execution_id && !["idle", "stopped"].includes(runner.pc)) {
+      runner.intr = true;
+    }
+    Object.assign(this, { pc: "settle", session, execution: c.execution_id, owner: c.owner_id });
+    this.node.failpoints.fire("cancel.requested");
+    this.launch(() => this.finalize());
+    return true;
+  }
+
+  async finalize() {
+    const runner = this.node.runner;
+    for (;;) {
+      await this.hold();
+      if (runner.execution === this.execution && !["idle", "stopped"].includes(runner.pc)) {
+        this.took = null; // waits for its runner to stop
+        continue;
+      }
+      this.took = "FinalizerSettle";
+      const got = await this.settle();
+      if (got === "stop") return this.release();
+      if (got === "settled") break;
+    }
+    await this.hold();
+    this.took = "FinalizerClear";
+    await this.clear();
+  }
+
+  /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry". */
+  async settle() {
+    const { claims, db, provider, publisher, runner, id } = this.node;
+    const cfg = this.cfg;
+    if (!cfg.has("unsupervised-cancel-heartbeat") && !(await this.node.supHolds(this.session, this.execution, this.owner))) {
+      return "stop";
+    }
+    provider.reconcile({ session: this.session, execution: this.execution, owner: this.owner, node: id });
+    const c = await claims.get(this.session);
+    if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelling") return "stop";
+    const a = c.assistant_id;
+    const mine = runner.execution === this.execution;
+    const mem = mine ? runner.mem : null;
+    const active = mine ? runner.active : false;
+    let settle = a;
+    if (cfg.has("cancel-interrupts-unstarted") && a === null) settle = assistantId(this.execution, 1);
+    else if (cfg.has("cancel-trusts-previous-step-memory") && mem !== null) settle = mem;
+    if (cfg.has("step-started-window") && a !== null && mem === null) {
+      return "retry"; // it starts the assistant again, the cancelling phase rejects it: it retries later
+    }
+    const interrupt = cfg.has("step-failed-duplicate-interrupt") && active && mem === a
+      ? true : settle !== null && !(await completed(db, settle));
+    await db.tx(async () => {
+      const w = { session: this.session, writer: this.owner };
+      if (a !== null && (await openToolCall(db, a))) await publisher.append({ ...w, kind: "ToolFailed", assistant: a });
+      if (cfg.has("cancel-restarts-assistant") && a !== null && mem === null) {
+        await publisher.append({ ...w, kind: "Started", assistant: a });
+      }
+      if (interrupt) await publisher.append({ ...w, kind: "Interrupted", assistant: settle });
+      await claims.update(this.session, this.execution, this.owner, { phase: "cancelled" }, { from: "cancelling" });
+    });
+    this.pc = "clear";
+    this.node.failpoints.fire("finalizer.settled");
+    return "settled";
+  }
+
+  /** FinalizerClear: remove the exact cancelled claim; cancellation leaves no recovery state. */
+  async clear() {
+    const { claims, db, runner } = this.node;
+    const c = await claims.get(this.session);
+    if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelled") return this.release();
+    await db.tx(async () => {
+      await claims.remove(this.session, this.execution, this.owner, "cancelled");
+      await db.run("INSERT INTO cancelled_executions (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [this.execution, this.session]);
+      if (this.cfg.has("cancel-requeues-continuation")) {
+        await db.run("INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+          [this.execution, this.session]);
+        await this.node.inputs.insertContinuation(this.session, this.execution, 0);
+      }
+    });
+    if (runner.execution === this.execution) runner.reset();
+    this.release();
+  }
+}
+

@@ -1,0 +1,106 @@
+// @ts-check
+/**
+ * Inputs: prompts (admitted held or pending) and recovery's continuations; ordinary selection, the exact
+ * retry with its deterministic PromptExecutionRequested, explicit resume, and steer selection.
+ */
+import { continuationId, promptId, requestId } from "./ids.js";
+
+/** @typedef {{sess: string, kind: string, src: number, state: string, gen?: number}} InputRecord */
+
+export class Inputs {
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./config.js').Settings} cfg
+   *  @param {import('./publisher.js').Publisher} publisher */
+  constructor(db, cfg, publisher) {
+    this.db = db;
+    this.cfg = cfg;
+    this.publisher = publisher;
+  }
+
+  /** The id of an input record as the caller names it. */
+  idOf(/** @type {InputRecord} */ i) {
+    return i.kind === "prompt" ? promptId(i.sess, i.src) : continuationId(i.sess, i.src, i.gen ?? 0);
+  }
+
+  async get(id) {
+    return this.db.get("SELECT * FROM inputs WHERE input_id = ?", [id]);
+  }
+
+  async setState(id, state) {
+    await this.db.run("UPDATE inputs SET state = ? WHERE input_id = ?", [state, id]);
+  }
+
+  /** Admit prompt k of a Session: held (its execution not yet requested) or pending. */
+  async insertPrompt(session, k, state) {
+    await this.db.run("INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'prompt', ?, 0, ?)",
+      [promptId(session, k), session, k, state]);
+  }
+
+  async insertContinuation(session, execution, gen) {
+    await this.db.run(`INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'cont', ?, ?, 'pending')
+      ON CONFLICT DO NOTHING`, [continuationId(session, execution, gen), session, execution, gen]);
+  }
+
+  async prompts(session) {
+    return this.db.all("SELECT * FROM inputs WHERE session_id = ? AND kind = 'prompt' ORDER BY src", [session]);
+  }
+
+  /** A session_recovery row of this Session and execution owns the continuation. */
+  async recoveryOwned(session, execution) {
+    return (await this.db.get("SELECT 1 AS x FROM session_recovery WHERE execution_id = ? AND session_id = ?",
+      [execution, session])) !== undefined;
+  }
+
+  /** The input the caller names, as it is now, if it is in the state the caller names. */
+  async named(/** @type {InputRecord} */ i) {
+    const row = await this.get(this.idOf(i));
+    return row && row.state === i.state && row.session_id === i.sess ? row : undefined;
+  }
+
+  /** Ordinary (steer and queue) selection: pending, and never a recovery-owned continuation. */
+  async selectable(row) {
+    if (row.state !== "pending") return false;
+    if (row.kind === "prompt") return true;
+    return this.cfg.has("recovery-input-in-ordinary-queue") || !(await this.recoveryOwned(row.session_id, row.src));
+  }
+
+  /** Caller: admit the Session's next prompt, held. */
+  async admit(session) {
+    if (!this.cfg.admission) return false;
+    const k = (await this.prompts(session)).length + 1;
+    if (k > this.cfg.prompts) return false;
+    await this.db.tx(() => this.insertPrompt(session, k, "held"));
+    return true;
+  }
+
+  /** Caller: retry prompt i's admission exactly; one deterministic PromptExecutionRequested at most. */
+  async exactRetry(/** @type {InputRecord} */ i) {
+    if (!this.cfg.admission || i.kind !== "prompt") return false;
+    const row = await this.get(promptId(i.sess, i.src));
+    if (!row || row.state === "recovery") return false; // the identity check: an admitted prompt of that id
+    const request = requestId(row.input_id);
+    const twice = this.cfg.has("exact-retry-appends-twice");
+    if (twice ? row.state === "pending" : await this.db.get("SELECT 1 AS x FROM events WHERE request_id = ?", [request])) {
+      return false; // idempotent: the request is there already
+    }
+    await this.db.tx(async () => {
+      await this.publisher.append({ session: row.session_id, kind: "PromptExecutionRequested", input: row.input_id,
+        request, writer: "" });
+      if (twice || row.state === "held") await this.setState(row.input_id, "pending");
+    });
+    return true;
+  }
+
+  /** Resume: durably request the Session's held prompts (the drain that follows is an Acquire). */
+  async requestHeld(session) {
+    const held = (await this.prompts(session)).filter((r) => r.state === "held");
+    if (!this.cfg.admission || held.length === 0) return false;
+    await this.db.tx(async () => {
+      for (const r of held) await this.setState(r.input_id, "pending");
+    });
+    return true;
+  }
+
+  async oldestHeld(session) {
+    return (await this.prompts(session)).find((r) => r.state === "held");
+  }
+}

@@ -1,0 +1,149 @@
+// @ts-check
+/**
+ * A server process: its runner and finalizer, its event publisher, and the entry points a request
+ * reaches (acquire a pending input, promote recovery's continuation, interrupt, heartbeat, resume,
+ * steer) plus its supervisor, which stops an actor whose claim is no longer its exact, live claim.
+ */
+import { Claims } from "./claims.js";
+import { FenceLost } from "./db.js";
+import { Finalizer } from "./finalizer.js";
+import { Inputs } from "./inputs.js";
+import { Publisher } from "./publisher.js";
+import { Runner } from "./runner.js";
+
+export class Node {
+  /** @param {import('./world.js').World} world @param {string} id */
+  constructor(world, id) {
+    this.world = world;
+    this.id = id;
+    this.cfg = world.cfg;
+    this.db = world.db;
+    this.clock = world.clock;
+    this.provider = world.provider;
+    this.failpoints = world.failpoints;
+    this.claims = new Claims(this.db, this.clock, this.cfg);
+    this.publisher = new Publisher(this.db, this.failpoints);
+    this.inputs = new Inputs(this.db, this.cfg, this.publisher);
+    this.runner = new Runner(this);
+    this.finalizer = new Finalizer(this);
+  }
+
+  /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns). */
+  async acquire(i) {
+    const row = await this.inputs.named(i);
+    return Boolean(row && (await this.inputs.selectable(row)) && (await this.take(row, "ordinary")));
+  }
+
+  /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns. */
+  async promote(i) {
+    const row = await this.inputs.named(i);
+    if (!row || row.state !== "pending" || row.kind !== "cont") return false;
+    let owned = await this.inputs.recoveryOwned(row.session_id, row.src);
+    if (this.cfg.has("recovery-input-excluded-everywhere")) owned = !owned;
+    return owned && this.take(row, "recovery");
+  }
+
+  /** Insert the claim for the input's Session (insert-only) and start the runner on it. */
+  async take(row, as) {
+    if (this.runner.pc !== "idle") return false;
+    const execution = await this.db.tx(async () => {
+      const e = await this.claims.insert(row.session_id, this.id);
+      if (e !== null) await this.inputs.setState(row.input_id, as);
+      return e;
+    });
+    if (execution === null) return false;
+    this.failpoints.fire("acquire.committed");
+    this.runner.begin(row.session_id, execution);
+    return true;
+  }
+
+  cancel(session) {
+    return this.finalizer.cancel(session);
+  }
+
+  /** Renew the lease of a claim one of this node's actors works on (fenced; only a partly used lease). */
+  async heartbeat(session) {
+    const c = await this.claims.get(session);
+    const extends_ = this.cfg.has("heartbeat-extends-lease");
+    if (!c || c.owner_id !== this.id || !this.worksOn(c.execution_id)) return false;
+    return heartbeatClaim(this.claims, c, this.cfg, extends_);
+  }
+
+  worksOn(execution) {
+    const r = this.runner;
+    const f = this.finalizer;
+    return (r.execution === execution && !["idle", "stopped"].includes(r.pc)) || (f.execution === execution && f.pc !== "idle");
+  }
+
+  /** The supervision check: the actor's claim is still its exact, live claim. */
+  async supHolds(session, execution, owner) {
+    if (this.cfg.has("supervise-on-expiry-only")) {
+      const c = await this.claims.get(session);
+      return Boolean(c && this.claims.ttl(c) > 0);
+    }
+    return this.claims.fenced(session, execution, owner);
+  }
+
+  /** The supervisor's pass: stop the runner or finalizer whose claim was lost; "Supervise" or null. */
+  async supervise() {
+    const r = this.runner;
+    const f = this.finalizer;
+    const stopRun = !["idle", "stopped"].includes(r.pc) && !(await this.supHolds(r.session, r.execution, this.id));
+    const stopFin = f.pc !== "idle" && !this.cfg.has("unsupervised-cancel-heartbeat")
+      && !(await this.supHolds(f.session, f.execution, f.owner));
+    if (!stopRun && !stopFin) return null;
+    if (stopRun) r.pc = "stopped";
+    if (stopFin) f.reset();
+    return "Supervise";
+  }
+
+  /** Explicit resume: durably request the Session's held prompts before the drain (an Acquire). */
+  async resume(session) {
+    if (this.cfg.has("resume-drains-without-request")) {
+      const held = this.cfg.admission ? await this.inputs.oldestHeld(session) : undefined;
+      return Boolean(held && (await this.take(held, "ordinary")));
+    }
+    const ok = await this.inputs.requestHeld(session);
+    if (ok) this.failpoints.fire("resume.requested");
+    return ok;
+  }
+
+  /** At a Step's start, steer a pending input of the runner's Session into its execution (fenced). */
+  async steer(i) {
+    const r = this.runner;
+    if (!this.cfg.steering || r.pc !== "acquired" || r.intr) return false;
+    const row = await this.inputs.named(i);
+    if (!row || row.session_id !== r.session || row.state !== "pending") return false;
+    const owned = row.kind === "cont" && (await this.inputs.recoveryOwned(row.session_id, row.src));
+    if (owned && !this.cfg.has("steer-selects-recovery-input")) return false;
+    if (!(await this.claims.runningFenced(r.session, r.execution, this.id))) return false;
+    await this.db.tx(() => this.inputs.setState(row.input_id, "steered"));
+    return true;
+  }
+
+  crash() {
+    if (this.runner.pc === "idle" && this.finalizer.pc === "idle") return false;
+    this.runner.reset();
+    this.finalizer.reset();
+    return true;
+  }
+}
+
+/** The heartbeat's fenced renewal of a partly used lease: to now + lease (or, the defect, lease added). */
+export async function heartbeatClaim(claims, c, cfg, extendsLease) {
+  const ttl = claims.ttl(c);
+  const live = ttl > 0 || cfg.has("renew-after-expiry");
+  if (ttl >= cfg.lease || !live) return false;
+  const expires = extendsLease ? claims.clock.now() + ttl + cfg.lease : claims.clock.now() + cfg.lease;
+  try {
+    await claims.db.tx(async () => {
+      const changed = await claims.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ?
+        AND execution_id = ? AND owner_id = ?`, [expires, c.session_id, c.execution_id, c.owner_id]);
+      if (changed !== 1) throw new FenceLost("heartbeat: the claim changed");
+    });
+  } catch (err) {
+    if (err instanceof FenceLost) return false;
+    throw err;
+  }
+  return true;
+}

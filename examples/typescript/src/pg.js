@@ -1,0 +1,71 @@
+// @ts-check
+/**
+ * PostgreSQL through `pg`: the same async interface as the sql.js database (all, get, run, tx). One
+ * connection per driver process; each world gets a fresh schema of its own (dropped and created again
+ * on the next world), so a run never sees an earlier world's rows.
+ */
+import pg from "pg";
+import { schema } from "./db.js";
+
+/** @type {pg.Client | null} */
+let client = null;
+const SCHEMA_NAME = `claimcheck_ts_${process.pid}`;
+
+/** `?` placeholders as PostgreSQL's `$1, $2, ...` (no statement of this server has a `?` in a literal). */
+function numbered(sql) {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** @param {string} url a postgres:// (or postgresql://) URL */
+export async function openPostgres(url) {
+  if (!client) {
+    client = new pg.Client({ connectionString: url.replace(/^postgresql\+\w+:/, "postgresql:") });
+    await client.connect();
+    await client.query("SET client_min_messages TO WARNING");
+  }
+  await client.query(`DROP SCHEMA IF EXISTS ${SCHEMA_NAME} CASCADE; CREATE SCHEMA ${SCHEMA_NAME};
+    SET search_path TO ${SCHEMA_NAME}`);
+  await client.query(schema("SERIAL PRIMARY KEY"));
+  return new PostgresDatabase(client);
+}
+
+export class PostgresDatabase {
+  /** @param {pg.Client} conn */
+  constructor(conn) {
+    this.conn = conn;
+    this.depth = 0;
+  }
+
+  async all(sql, params = []) {
+    return (await this.conn.query(numbered(sql), params)).rows;
+  }
+
+  async get(sql, params = []) {
+    return (await this.all(sql, params))[0];
+  }
+
+  async run(sql, params = []) {
+    return (await this.conn.query(numbered(sql), params)).rowCount ?? 0;
+  }
+
+  async tx(work) {
+    if (this.depth > 0) return work();
+    await this.conn.query("BEGIN");
+    this.depth++;
+    try {
+      const out = await work();
+      this.depth--;
+      await this.conn.query("COMMIT");
+      return out;
+    } catch (err) {
+      this.depth--;
+      await this.conn.query("ROLLBACK");
+      throw err;
+    }
+  }
+
+  async close() {
+    // the connection serves the next world; the driver process's exit ends it
+  }
+}

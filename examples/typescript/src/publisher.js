@@ -1,0 +1,65 @@
+// @ts-check
+/**
+ * The event publisher: an event is appended and projected in one transaction (projectors and the claim
+ * fence run inside it), then the listeners run after the commit. Between the commit and the return of
+ * `publish` sits the listener gate: the publishing actor's `hold()`, with the boundary fired first.
+ */
+import { FenceLost } from "./db.js";
+
+export class PublicationFailed extends Error {}
+
+export class Publisher {
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./failpoints.js').Failpoints} failpoints */
+  constructor(db, failpoints) {
+    this.db = db;
+    this.failpoints = failpoints;
+    /** @type {Array<(event: object) => void | Promise<void>>} */
+    this.listeners = [];
+    this.failNext = false; // the environment's publication fault: the next transaction fails
+  }
+
+  /** @param {(event: object) => void | Promise<void>} listener */
+  subscribe(listener) {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Append `event` (session, kind, assistant, writer) with `project(event)` in one transaction; a
+   * FenceLost from `project` rolls everything back and is returned as false. After the commit: fire
+   * `boundary`, call `committed()`, hold at `gate` (an actor's gate), then run the listeners.
+   * @returns {Promise<boolean>} whether it committed
+   */
+  async publish(event, { project = async () => {}, boundary = null, committed = () => {}, gate = null } = {}) {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new PublicationFailed(`${event.kind}: the transaction failed`);
+    }
+    try {
+      await this.db.tx(async () => {
+        await project(event);
+        await this.append(event);
+      });
+    } catch (err) {
+      if (err instanceof FenceLost) return false;
+      throw err;
+    }
+    if (boundary) this.failpoints.fire(boundary);
+    committed();
+    if (gate) await gate();
+    for (const listener of this.listeners) await listener(event);
+    return true;
+  }
+
+  /** The append itself (inside the caller's transaction). */
+  async append({ session, kind, assistant = null, input = null, request = null, writer }) {
+    await this.db.run("INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer) VALUES (?, ?, ?, ?, ?, ?)",
+      [session, kind, assistant, input, request, writer]);
+    if (kind === "Started") {
+      await this.db.run(`INSERT INTO assistants (assistant_id, session_id, execution_id) VALUES (?, ?, ?)
+        ON CONFLICT DO NOTHING`,
+        [assistant, session, Number(assistant.split(":")[1])]);
+    } else if (["Failed", "Interrupted", "Ended"].includes(kind)) {
+      await this.db.run("UPDATE assistants SET outcome = COALESCE(outcome, ?) WHERE assistant_id = ?", [kind, assistant]);
+    }
+  }
+}

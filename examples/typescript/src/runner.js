@@ -1,0 +1,259 @@
+// @ts-check
+/**
+ * The runner: one execution's agent loop on a node, as async code. Each Step renews the claim, dispatches
+ * the provider stream, publishes Step.Started (publisher memory follows once the publish returned), runs
+ * the Step's local tool, and publishes Step.Failed or Step.Ended; after the last Step it clears its claim.
+ * Between two atomic units it passes its gate (`Gated.hold`), and inside each publish the listener gate.
+ */
+import { Gated } from "./gate.js";
+import { assistantId } from "./ids.js";
+import { PublicationFailed } from "./publisher.js";
+
+/** The runner stops: `took` is the unit that stopped it (null: stopped from outside, nothing taken yet). */
+class Stopped {
+  constructor(took) {
+    this.took = took;
+  }
+}
+
+export class Runner extends Gated {
+  /** @param {import('./node.js').Node} node */
+  constructor(node) {
+    super();
+    this.node = node;
+    this.reset();
+  }
+
+  /** A crash, or the finalizer's clear of this execution: the loop is dropped with its memory. */
+  reset() {
+    this.abandon();
+    this.release();
+  }
+
+  /** The runner's memory released (from inside its own loop). */
+  release() {
+    this.pc = "idle";
+    this.session = "";
+    this.execution = 0;
+    this.mem = null; // publisher memory: the last assistant id published
+    this.active = false;
+    this.intr = false; // an interrupt was delivered
+    this.ordinal = 0; // the current Step
+    this.tool = 0; // the Step's tool calls whose Tool.Success was published
+  }
+
+  /** The claim was inserted for this execution (Acquire, PromoteContinuation): the loop starts, held. */
+  begin(session, execution) {
+    this.reset();
+    Object.assign(this, { pc: "acquired", session, execution, ordinal: 1 });
+    this.launch(() => this.run());
+  }
+
+  get cfg() {
+    return this.node.cfg;
+  }
+
+  get assistant() {
+    return assistantId(this.execution, this.ordinal);
+  }
+
+  /** Between two units: held until moved; then an interrupt or a stop from outside is noticed first. */
+  async gate() {
+    await this.hold();
+    if (this.pc === "stopped") throw new Stopped(null);
+    if (this.intr) {
+      this.pc = "stopped";
+      throw new Stopped("RunnerStop");
+    }
+  }
+
+  stop(took, memory = {}) {
+    Object.assign(this, memory, { pc: "stopped" });
+    return new Stopped(took);
+  }
+
+  async fence() {
+    return this.node.claims.runningFenced(this.session, this.execution, this.node.id);
+  }
+
+  async publishOk() {
+    return this.cfg.has("unfenced-step-publication") || this.fence();
+  }
+
+  async run() {
+    try {
+      await this.gate();
+      for (;;) {
+        await this.renew();
+        const stream = await this.dispatch();
+        await this.publishStepStarted();
+        if (await this.stepBody(stream)) return;
+      }
+    } catch (err) {
+      if (!(err instanceof Stopped)) throw err;
+      await this.stopped(err.took);
+    }
+  }
+
+  /** The renewal before the provider dispatch (fenced, its row count checked). */
+  async renew() {
+    const { claims, id } = this.node;
+    const live = !this.cfg.has("renew-after-expiry");
+    const renewed = (await this.node.db.tx(() => claims.renew(this.session, this.execution, id, { live }))) === 1;
+    if (!renewed && !this.cfg.has("dispatch-after-failed-renewal")) throw this.stop("Renew");
+    this.pc = "renewed";
+    this.took = "Renew";
+    if (renewed) this.node.failpoints.fire("renew.committed");
+    await this.gate();
+  }
+
+  /** The provider call begins: the Step's stream (an external effect, no transaction). */
+  async dispatch() {
+    const id = this.node.id;
+    const stream = this.node.provider.dispatch({ session: this.session, execution: this.execution, owner: id,
+      node: id, step: this.ordinal });
+    this.pc = "streaming";
+    this.took = "Dispatch";
+    this.node.failpoints.fire("provider.dispatched");
+    await this.gate();
+    return stream;
+  }
+
+  /** The stream's first chunk: Step.Started, fenced; memory follows only once the publish returned. */
+  async publishStepStarted() {
+    const a = this.assistant;
+    const early = this.cfg.has("memory-before-publish") ? { mem: a, active: true } : {};
+    if (!(await this.publishOk())) throw this.stop("PublishStepStarted", early);
+    Object.assign(this, early);
+    const { claims } = this.node;
+    await this.node.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.node.id }, {
+      project: async () => {
+        await claims.checkFence(this.session, this.execution, this.node.id);
+        await this.node.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
+          [a, this.session, this.execution]);
+      },
+      boundary: "step_started.committed",
+      committed: () => Object.assign(this, { pc: "started", took: "PublishStepStarted" }),
+      gate: () => this.gate(),
+    });
+    Object.assign(this, { pc: "stepping", mem: a, active: true, took: "StepStartedReturn" });
+    await this.gate();
+  }
+
+  /** The rest of a Step; true when the execution is over (its claim cleared). */
+  async stepBody(stream) {
+    while (stream.outcome() !== "fail" && this.tool < this.cfg.tools) await this.runTool();
+    if (stream.outcome() === "fail") {
+      await this.publishStepFailed();
+      Object.assign(this, { pc: "done", active: false, took: "StepFailedReturn" });
+      await this.gate();
+      return this.clearClaim();
+    }
+    const last = this.ordinal >= this.cfg.maxSteps;
+    await this.publishStepEnded(last);
+    if (last) return this.clearClaim();
+    Object.assign(this, { pc: "acquired", active: false, ordinal: this.ordinal + 1, tool: 0, took: "StepEndedReturn" });
+    await this.gate();
+    return false;
+  }
+
+  /** Step.Failed, fenced; its listener gate holds the runner, memory still active. */
+  publishStepFailed() {
+    return this.publishTerminal("Failed", "PublishStepFailed", "failed", "step_failed.committed");
+  }
+
+  /** Step.Ended, fenced; after the last Step the runner's return from its gate is its release. */
+  publishStepEnded(last) {
+    return this.publishTerminal("Ended", "PublishStepEnded", last ? "done" : "ended", "step_ended.committed");
+  }
+
+  async publishTerminal(kind, action, pc, boundary) {
+    if (!(await this.publishOk())) throw this.stop(action);
+    await this.node.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.node.id }, {
+      project: () => this.node.claims.checkFence(this.session, this.execution, this.node.id),
+      boundary,
+      committed: () => Object.assign(this, { pc, took: action }),
+      gate: () => this.gate(),
+    });
+  }
+
+  /** The Step's local tool: the fenced start (renews, records ToolStarted), the run, Tool.Success. */
+  async runTool() {
+    const { db, claims, id, publisher, provider, failpoints } = this.node;
+    if (!(await this.publishOk())) throw this.stop("ToolStart");
+    await db.tx(async () => {
+      if (await this.fence()) await claims.renew(this.session, this.execution, id);
+      await publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id });
+    });
+    Object.assign(this, { pc: "tool_started", took: "ToolStart" });
+    failpoints.fire("tool.started");
+    for (;;) {
+      await this.gate();
+      provider.runTool({ session: this.session, execution: this.execution, owner: id, node: id, step: this.ordinal });
+      Object.assign(this, { pc: "tooling", took: "ToolRun" });
+      failpoints.fire("tool.ran");
+      await this.gate();
+      const early = this.cfg.has("tool-settled-before-publication");
+      if (early) this.tool += 1; // the settlement flag, set before the publication
+      try {
+        if (!(await this.publishOk())) throw this.stop("PublishToolSuccess");
+        await publisher.publish({ session: this.session, kind: "ToolSucceeded", assistant: this.assistant, writer: id }, {
+          project: () => claims.checkFence(this.session, this.execution, id),
+        });
+      } catch (err) {
+        if (!(err instanceof PublicationFailed)) throw err;
+        if (early) {
+          Object.assign(this, { pc: "stepping", took: "ToolSuccessFails" });
+          return this.gate();
+        }
+        if (await this.afterFailedPublication()) continue;
+      }
+      if (!early) this.tool += 1;
+      Object.assign(this, { pc: "stepping", took: "PublishToolSuccess" });
+      return this.gate();
+    }
+  }
+
+  /** The error path of a failed Tool.Success: the claim goes unknown (fenced) and the runner stops;
+   * true when it runs the tool again instead (retry-tool-after-failed-publication). */
+  async afterFailedPublication() {
+    Object.assign(this, { pc: "tool_failed", took: "ToolSuccessFails" });
+    this.node.failpoints.fire("tool.publish_failed");
+    await this.gate();
+    if (this.cfg.has("retry-tool-after-failed-publication")) {
+      Object.assign(this, { pc: "tool_started", took: "MarkUnknown" });
+      return true;
+    }
+    const { db, claims, id } = this.node;
+    await db.tx(async () => {
+      if (await this.fence()) await claims.update(this.session, this.execution, id, { phase: "unknown" });
+    });
+    throw this.stop("MarkUnknown");
+  }
+
+  /** Remove the exact, settled claim (fenced); the runner's memory is released. */
+  async clearClaim() {
+    const { db, claims, id } = this.node;
+    if (!(await this.fence())) throw this.stop("ClearClaim");
+    await db.tx(() => claims.remove(this.session, this.execution, id, "running"));
+    this.release();
+    this.took = "ClearClaim";
+    return true;
+  }
+
+  /** Stopped: report the unit that stopped it, then release memory once no finalizer of this node
+   * still works on the execution (RunnerExit). */
+  async stopped(took) {
+    if (took !== null) {
+      this.took = took;
+      await this.hold();
+    }
+    const fin = this.node.finalizer;
+    while (fin.pc !== "idle" && fin.execution === this.execution) {
+      this.took = null;
+      await this.hold();
+    }
+    this.release();
+    this.took = "RunnerExit";
+  }
+}

@@ -1,0 +1,58 @@
+// @ts-check
+/**
+ * The wake queue: rows of work to redrive, each with a bounded wake-attempt counter. A scan plans its
+ * batch (fresh rows first up to the fresh share, then retried rows, unused slots to the other kind) and
+ * reserves each planned row by compare-and-set on the counter it read, rotating from its maximum to 1.
+ */
+export class WakeQueue {
+  /** @param {import('./db.js').SqliteDatabase} db @param {import('./config.js').Settings} cfg
+   *  @param {import('./failpoints.js').Failpoints} failpoints */
+  constructor(db, cfg, failpoints) {
+    this.db = db;
+    this.cfg = cfg;
+    this.failpoints = failpoints;
+  }
+
+  /** Fresh work arrives for row `item` (ranked `rank`); false when it already waits. */
+  async arrive(item, rank) {
+    return (await this.db.tx(() => this.db.run("INSERT INTO wake_rows (item, rank) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      [item, rank]))) === 1;
+  }
+
+  /** The bounded batch of unreserved rows, planned and reserved in one transaction; false when empty. */
+  async scan() {
+    const batch = this.cfg.wakeBatch;
+    return this.db.tx(async () => {
+      const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
+      const fresh = rows.filter((r) => r.attempts === 0);
+      const retried = rows.filter((r) => r.attempts > 0);
+      const first = fresh.slice(0, this.cfg.freshSlots(batch));
+      const again = retried.slice(0, batch - first.length);
+      const planned = [...fresh.slice(0, batch - again.length).map((r) => [r, "fresh"]), ...again.map((r) => [r, "retry"])];
+      if (planned.length === 0) return false;
+      for (const [r, slot] of planned) {
+        const next = r.attempts >= this.cfg.maxWakeTries ? 1 : r.attempts + 1;
+        const changed = await this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ? WHERE item = ? AND attempts = ? AND reserved = ''",
+          [next, slot, r.item, r.attempts]);
+        if (changed !== 1) throw new Error(`wake row ${r.item}: its counter moved under the scan`);
+      }
+      this.failpoints.fire("wake.reserved");
+      return true;
+    });
+  }
+
+  /** The woken redrive took the row's work: the row goes. */
+  async serve(item) {
+    return (await this.db.tx(() => this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [item]))) === 1;
+  }
+
+  /** The woken redrive took nothing: the reservation lapses, the row waits as a retry. */
+  async release(item) {
+    return (await this.db.tx(() => this.db.run("UPDATE wake_rows SET reserved = '' WHERE item = ? AND reserved != ''",
+      [item]))) === 1;
+  }
+
+  async rows() {
+    return this.db.all("SELECT * FROM wake_rows ORDER BY rank");
+  }
+}

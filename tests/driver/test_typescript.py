@@ -1,0 +1,158 @@
+"""The TypeScript example (examples/typescript/): an independent Node implementation on sql.js behind its
+driver, checked through `--sut` exactly as the bundled implementation is (tests/driver/test_sut_replay.py):
+every committed trace passes, and every defect trace fails under its defect naming the same invariants and
+problems as the in-process replay of the bundled implementation. The same again on PostgreSQL (the driver's
+`--database URL`), on the session's test server (`pg_server`, tests/conftest.py).
+
+Nothing here is skipped for Node: without node, or without examples/typescript/node_modules (`npm ci
+--prefix examples/typescript`, which .ci/run does), these tests fail and say so. The PostgreSQL tests follow
+the repository's rule for PostgreSQL (tests/pgkit.py): they skip where it cannot start, and fail under CI.
+
+Traces that do not pass yet through the TypeScript driver: none (NOT_YET is empty).
+"""
+
+import functools
+import shutil
+import subprocess
+
+import pytest
+
+from harness.cli import main
+from harness.conformance import replay as R
+from harness.driver.client import Connection, SutScheduler
+from harness.traces import trace as T
+
+ROOT = R.TRACES.parent
+EXAMPLE = ROOT / "examples" / "typescript"
+DRIVER = str(EXAMPLE / "driver")
+TRACES = R.committed_traces()
+DEFECT_TRACES = [p for p in TRACES if T.load(p).meta.defect]
+NOT_YET: frozenset[str] = frozenset()  # trace stems the TypeScript driver does not pass yet
+NAME = "claimcheck TypeScript example (examples/typescript, Node + sql.js in memory)"
+NAME_PG = "claimcheck TypeScript example (examples/typescript, Node + PostgreSQL through pg)"
+
+
+def _installed() -> None:
+    if shutil.which("node") is None:
+        pytest.fail("node is not on PATH: the TypeScript example needs Node 20 or later (.ci/run installs it)")
+    if not (EXAMPLE / "node_modules" / "sql.js").is_dir():
+        pytest.fail(f"{EXAMPLE}/node_modules is missing: run `npm ci --prefix {EXAMPLE}` (.ci/run does)")
+
+
+@pytest.fixture(scope="module")
+def conn():
+    _installed()
+    conn = Connection.spawn(DRIVER)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def sut(conn):
+    return functools.partial(SutScheduler, conn)
+
+
+def test_node_and_the_locked_dependencies_are_installed():
+    _installed()
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
+    assert int(version.strip().lstrip("v").split(".")[0]) >= 20, version
+
+
+def test_hello_names_the_typescript_driver(conn):
+    hello = conn.hello
+    assert hello.driver == NAME and hello.version == 1 and hello.save is True
+
+
+@pytest.fixture(scope="module")
+def pg_conn(pg_server):
+    _installed()
+    conn = Connection.spawn(f"{DRIVER} --database {pg_server.fresh_database(prefix='typescript')}")
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def pg_sut(pg_conn):
+    return functools.partial(SutScheduler, pg_conn)
+
+
+def test_on_postgresql_hello_says_so(pg_conn):
+    assert pg_conn.hello.driver == NAME_PG
+
+
+@pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
+def test_a_committed_trace_passes_on_postgresql(pg_sut, path):
+    res = R.replay_file(path, sut=pg_sut)
+    assert res.ok and res.consumed == len(T.load(path).steps), res.problems
+
+
+@pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
+def test_a_defect_trace_fails_under_its_defect_on_postgresql(pg_sut, path):
+    defect = [T.load(path).meta.defect]
+    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=pg_sut)
+    assert not theirs.ok and theirs.violated == mine.violated and theirs.problems == mine.problems
+
+
+@pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
+def test_a_committed_trace_passes_through_the_typescript_driver(sut, path):
+    res = R.replay_file(path, sut=sut)
+    assert res.ok, res.problems
+    assert res.consumed == len(T.load(path).steps)
+
+
+@pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
+def test_a_defect_trace_fails_under_its_defect_as_in_process(sut, path):
+    defect = [T.load(path).meta.defect]
+    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=sut)
+    assert not theirs.ok
+    assert theirs.violated == mine.violated and theirs.problems == mine.problems
+
+
+def test_every_trace_is_accounted_for():
+    assert len(TRACES) >= 19 and NOT_YET <= {p.stem for p in TRACES}
+
+
+def test_the_cli_replays_the_traces_folder_through_the_typescript_driver(capsys):
+    _installed()
+    assert main(["replay", str(R.TRACES), "--sut", DRIVER]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"replay against {NAME} (driver `{DRIVER}`, claimcheck-driver v1)\n")
+    assert out.count("verdict: PASS") == len(TRACES) and f"replay: {len(TRACES)} passed, 0 failed" in out
+
+
+def test_the_cli_passes_a_defect_switch_to_the_typescript_driver(capsys):
+    _installed()
+    path = R.TRACES / "step-failed-duplicate-interrupt.json"
+    assert main(["replay", str(path), "--sut", DRIVER, "--defect", "step-failed-duplicate-interrupt"]) == 1
+    assert "verdict: FAIL, violates AtMostOneTerminal" in capsys.readouterr().out
+
+
+def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
+    """Save and restore by the journal of requests since start (the server is deterministic)."""
+    _installed()
+    conn = Connection.spawn(DRIVER)
+    try:
+        tr = T.load(R.TRACES / "step-started-window.json")
+        conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
+        first = conn.request("observe")
+        conn.request("save", point="init")
+        conn.request("step", action="Acquire", params=tr.steps[0].params)
+        assert conn.request("observe").boundaries == ["acquire.committed"]
+        assert conn.request("observe").boundaries == []
+        conn.request("step", action="Renew", params={"n": "n1"})
+        conn.request("save", point="renewed")
+        renewed = conn.request("observe").state
+        conn.request("step", action="Dispatch", params={"n": "n1"})
+        conn.request("restore", point="renewed")
+        assert conn.request("observe").state == renewed
+        assert conn.request("step", action="Dispatch", params={"n": "n1"}).took == "Dispatch"
+        conn.request("restore", point="init")
+        assert conn.request("observe").state == first.state
+        again = conn.request("step", action="Acquire", params=tr.steps[0].params)
+        assert again.took == "Acquire" and conn.request("observe").boundaries == ["acquire.committed"]
+        assert conn.request("move", actor="finalizer", who="n1").took is None
+        assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
+        with pytest.raises(Exception, match="no saved point"):
+            conn.request("restore", point="nowhere")
+    finally:
+        conn.close()
