@@ -1,4 +1,4 @@
-"""`.ci/run` fails, never warns and goes on: a Java, PostgreSQL or chromium that apt-get cannot provide, and
+"""`.ci/run` fails, never warns and goes on: a Java, PostgreSQL, chromium or Node that apt-get cannot provide, and
 a pytest that ran no test (exit 5), each make it exit non-zero with a line saying why. Run on a copy of the
 script with a PATH of fakes (apt-get, python3, the venv's pip and pytest): nothing is installed, no test
 suite runs."""
@@ -47,12 +47,19 @@ def _run(box, pytest_exit=0, **extra):
 
 
 def _apt_get(box, *, provides: bool):
-    """A fake apt-get that logs its arguments and, when `provides`, installs fake java, chromium and PostgreSQL."""
-    install = (f'[ "$1" = install ] && {{ for b in java chromium; do printf "#!/bin/sh\\n" > {box["bin"]}/$b; '
-               f'chmod +x {box["bin"]}/$b; done; '
+    """A fake apt-get that logs its arguments and, when `provides`, installs fake java, chromium, PostgreSQL,
+    node (version 20) and npm."""
+    install = (f'[ "$1" = install ] && {{ for b in java chromium npm; do printf "#!/bin/sh\\n" > {box["bin"]}/$b; '
+               f'chmod +x {box["bin"]}/$b; done; printf "#!/bin/sh\\necho 20\\n" > {box["bin"]}/node; '
+               f'chmod +x {box["bin"]}/node; '
                f'for e in initdb pg_ctl postgres; do printf "#!/bin/sh\\n" > {box["pg"]}/$e; '
                f'chmod +x {box["pg"]}/$e; done; }}\n' if provides else "")
     _exe(box["bin"] / "apt-get", 'echo "$@" >> "$APT_LOG"\n' + install + ("exit 0\n" if provides else "exit 100\n"))
+
+
+def _node(box, major: int = 20) -> None:
+    _exe(box["bin"] / "node", f"echo {major}\n")
+    _exe(box["bin"] / "npm", "")
 
 
 def test_missing_java_and_postgresql_that_apt_get_cannot_install_fail(sandbox):
@@ -86,6 +93,7 @@ def test_what_apt_get_installs_is_used_and_the_tests_run_under_ci(sandbox):
 def test_pytest_running_no_test_is_a_failure(sandbox, pytest_exit, code):
     _exe(sandbox["bin"] / "java", "")
     _exe(sandbox["bin"] / "chromium", "")
+    _node(sandbox)
     for e in ("initdb", "pg_ctl", "postgres"):
         _exe(sandbox["pg"] / e, "")
     r = _run(sandbox, pytest_exit)
@@ -102,4 +110,19 @@ def test_a_missing_chromium_that_apt_get_cannot_install_fails(sandbox):
     assert r.returncode == 1
     assert "FAILED: chromium is missing" in r.stderr and "Java" not in r.stderr and "PostgreSQL" not in r.stderr
     assert "chromium" in sandbox["log"].read_text()
+    assert not (sandbox["repo"] / "ran-pytest").exists()
+
+
+@pytest.mark.parametrize("major", [None, 18])
+def test_a_missing_or_old_node_that_apt_get_cannot_replace_fails(sandbox, major):
+    _apt_get(sandbox, provides=False)
+    _exe(sandbox["bin"] / "java", "")
+    _exe(sandbox["bin"] / "chromium", "")
+    for e in ("initdb", "pg_ctl", "postgres"):
+        _exe(sandbox["pg"] / e, "")
+    if major:
+        _node(sandbox, major)
+    r = _run(sandbox)
+    assert r.returncode == 1 and "FAILED: Node 20+ or npm is missing" in r.stderr
+    assert "nodejs npm" in sandbox["log"].read_text()
     assert not (sandbox["repo"] / "ran-pytest").exists()

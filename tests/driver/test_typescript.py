@@ -116,7 +116,7 @@ def test_the_cli_replays_the_traces_folder_through_the_typescript_driver(capsys)
     _installed()
     assert main(["replay", str(R.TRACES), "--sut", DRIVER]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"replay against {NAME} (driver `{DRIVER}`, claimcheck-driver v1)\n")
+    assert out.startswith(f"replay against {NAME} (driver `{DRIVER}`, claimcheck-driver v1, save and restore)\n")
     assert out.count("verdict: PASS") == len(TRACES) and f"replay: {len(TRACES)} passed, 0 failed" in out
 
 
