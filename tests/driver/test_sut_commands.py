@@ -16,7 +16,7 @@ from harness.driver.transport import InProcess
 from harness.reports import gate
 from impl.driver import Driver
 
-from tests.driver.test_sut_replay import DRIVER, importable  # noqa: F401 - the fixture puts the clone on the path
+from test_sut_replay import DRIVER, importable  # noqa: F401 - the fixture puts the clone on the path
 
 LABEL = "steer/no-faults"  # 408 states, 447 edges, 2,452 probes: every kind of request, in seconds
 

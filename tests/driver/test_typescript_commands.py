@@ -10,7 +10,7 @@ from harness.conformance import conform as C
 from harness.conformance import exhaustive as X
 from harness.driver.client import Sut
 
-from tests.driver.test_typescript import DRIVER, NAME, _installed
+from test_typescript import DRIVER, NAME, _installed
 
 
 @pytest.fixture(scope="module")
