@@ -25,6 +25,7 @@ from __future__ import annotations
 from spec import model as M
 from spec import names as N
 
+from harness import registry as R
 from harness.conformance.mapping import why_of
 from harness.stress.records import ADMIT, asst_of, config_from_meta, event_of, input_of
 from harness.traces import trace as T
@@ -32,8 +33,8 @@ from harness.validation import history as H
 
 # the steps whose twin action reads no lease: their lines carry no clock reading (a caller's or the
 # supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
-CLOCK_FREE = frozenset({"Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeServe", "WakeLost", "Crash",
-                        "CorruptRecoveryRow"})
+CLOCK_FREE = frozenset({R.ADMIT, R.EXACT_RETRY, R.RESUME, R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_SERVE, R.WAKE_LOST,
+                        R.CRASH, R.CORRUPT_RECOVERY_ROW})
 _MEMORY_FIELDS = {"run": ("pc", "sess", "exec", "mem", "active", "intr", "ordinal", "tool"),
                   "fin": ("pc", "sess", "exec", "owner"), "rec": ("pc", "sess", "exec", "seen", "why")}
 
@@ -136,9 +137,9 @@ def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> li
     if i.kind != "prompt" or i.state != "pending" or held.get(i.sess):
         return None
     pending = H.InputRow(sess=i.sess, kind="prompt", src=i.src, state="pending")
-    return [H.Commit(actor=row["actor"], action="Admit", params={"s": i.sess}, now=now,
+    return [H.Commit(actor=row["actor"], action=R.ADMIT, params={"s": i.sess}, now=now,
                      writes=H.Writes(inputs=[pending.model_copy(update={"state": "held"})])),
-            H.Commit(seq=row["seq"], actor=row["actor"], action="Resume", params={"n": cfg.nodes[0], "s": i.sess},
+            H.Commit(seq=row["seq"], actor=row["actor"], action=R.RESUME, params={"n": cfg.nodes[0], "s": i.sess},
                      now=now, writes=H.Writes(inputs=[pending]))]
 
 

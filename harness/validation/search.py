@@ -35,6 +35,7 @@ from spec import model as M
 from spec.actions import apply_direct
 from spec.state import _ticking
 
+from harness import registry as R
 from harness.validation.history import Line
 
 DURABLE = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled", "wakes")
@@ -99,7 +100,7 @@ class Search:
         cfg = self.cfg
         here = durable(st)
         for name, _params, nxt in M.successors(self.silent_cfg, st):
-            if name == "Tick":
+            if name == R.TICK:
                 continue
             if durable(nxt) == here:
                 yield _strip(nxt), ticks
@@ -288,7 +289,7 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
     for st in examined:
         here = durable(st)
         for name, params, nxt in M.successors(cfg, st):
-            if name != "Tick" and durable(nxt) != here:  # the clock moves leases, it commits nothing
+            if name != R.TICK and durable(nxt) != here:  # the clock moves leases, it commits nothing
                 candidates[G.label(name, params)] += 1
         if line.memory is not None:
             mem = memory_differences(cfg, st, line.memory)
