@@ -9,6 +9,7 @@
  */
 import { createInterface } from "node:readline";
 import { attempt, MOVE, step } from "./actions.js";
+import { History } from "./history.js";
 import { twinState } from "./mapping.js";
 import { World } from "./world.js";
 
@@ -19,9 +20,20 @@ const ACTORS = new Set(["runner", "finalizer", "recovery", "supervisor"]);
 class Refused extends Error {}
 
 export class Driver {
-  /** @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory */
-  constructor(url = null) {
+  /**
+   * @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory
+   * @param {string | null} history a directory: each world's commit history goes to DIR/world-<n>.jsonl
+   *   (src/history.js); null: none is kept (and nothing is paid for it)
+   */
+  constructor(url = null, history = null) {
     this.url = url;
+    this.historyDir = history;
+    /** @type {History | null} */
+    this.history = null;
+    this.worlds = 0;
+    this.restoring = false;
+    /** @type {Map<string, number>} saved point -> the history's line count at it */
+    this.marks = new Map();
     /** @type {World | null} */
     this.world = null;
     this.stopped = false;
@@ -35,6 +47,23 @@ export class Driver {
   current() {
     if (!this.world) throw new Refused("no world: send start first");
     return this.world;
+  }
+
+  /** Run one world-moving request; with a history, log the durable rows it wrote. */
+  async recorded(req, run) {
+    const world = this.current();
+    this.journal.push(req);
+    if (!this.history || this.restoring) return run(world);
+    const before = await twinState(world);
+    const reply = await run(world);
+    const took = req.op === "attempt" ? (reply.answer === "taken" ? req.action : null) : reply.took;
+    this.history.record(req, took, before, await twinState(world), world.clock.now());
+    return reply;
+  }
+
+  /** The current world's history, written out. */
+  flush() {
+    this.history?.write();
   }
 
   /** One request line in, one reply line out. */
@@ -72,25 +101,27 @@ export class Driver {
       this.world = null;
       this.world = await World.start(req.config, req.defects ?? [], this.url);
       Object.assign(this, { begun: req, journal: [], points: new Map() });
+      if (this.historyDir && !this.restoring) {
+        this.flush();
+        this.worlds += 1;
+        this.history = new History(this.historyDir, this.worlds, req.config);
+        this.marks = new Map();
+      }
       return {};
     },
-    async step(req) {
-      const world = this.current();
-      this.journal.push(req);
-      return { took: await step(world, req.action, req.params ?? {}) };
+    step(req) {
+      return this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) }));
     },
-    async attempt(req) {
-      const world = this.current();
-      this.journal.push(req);
-      return { answer: (await attempt(world, req.action, req.params ?? {})) ? "taken" : "refused" };
+    attempt(req) {
+      return this.recorded(req, async (world) => (
+        { answer: (await attempt(world, req.action, req.params ?? {})) ? "taken" : "refused" }));
     },
     async move(req) {
       const world = this.current();
       if (!ACTORS.has(req.actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
       const names = req.actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
       if (!names.includes(req.who)) throw new Refused(`request.who: no ${req.actor} named ${JSON.stringify(req.who)} in the configuration`);
-      this.journal.push(req);
-      return { took: await MOVE[req.actor](world, req.who) };
+      return this.recorded(req, async (w) => ({ took: await MOVE[req.actor](w, req.who) }));
     },
     async observe() {
       const world = this.current();
@@ -99,6 +130,7 @@ export class Driver {
     save(req) {
       this.current();
       this.points.set(req.point, this.journal.slice());
+      if (this.history) this.marks.set(req.point, this.history.lines.length);
       return {};
     },
     async restore(req) {
@@ -106,13 +138,20 @@ export class Driver {
       const journal = this.points.get(req.point);
       if (journal === undefined) throw new Refused(`request.point: no saved point ${JSON.stringify(req.point)}`);
       const points = this.points;
-      await this.ops.start.call(this, this.begun);
-      for (const r of journal) await this.ops[r.op].call(this, r);
+      this.restoring = true; // the same world again: its history keeps its lines up to the point
+      try {
+        await this.ops.start.call(this, this.begun);
+        for (const r of journal) await this.ops[r.op].call(this, r);
+      } finally {
+        this.restoring = false;
+      }
       this.points = points;
+      if (this.history) this.history.lines.length = this.marks.get(req.point) ?? 0;
       this.current().failpoints.drain(); // observe reports what fired since the restore
       return {};
     },
     stop() {
+      this.flush();
       this.stopped = true;
       return {};
     },
@@ -120,8 +159,8 @@ export class Driver {
 }
 
 /** Serve the protocol on stdin and stdout until stop or the end of input. */
-export async function serve(input = process.stdin, output = process.stdout, url = null) {
-  const driver = new Driver(url);
+export async function serve(input = process.stdin, output = process.stdout, url = null, history = null) {
+  const driver = new Driver(url, history);
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
@@ -129,5 +168,6 @@ export async function serve(input = process.stdin, output = process.stdout, url 
     if (driver.stopped) break;
   }
   lines.close();
+  driver.flush();
   await driver.world?.db.close();
 }
