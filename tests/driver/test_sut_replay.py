@@ -68,8 +68,9 @@ def test_the_cli_passes_defect_switches_to_the_driver(capsys):
     assert "verdict: FAIL, violates AtMostOneTerminal" in capsys.readouterr().out
 
 
-def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
-    conn = Connection(InProcess(Driver()))
+def observe_and_restore(conn: Connection) -> None:
+    """Each boundary is observed once; restore puts the world back to the point saved (shared with the
+    TypeScript example's test, tests/driver/test_typescript.py)."""
     tr = T.load(R.TRACES / "step-started-window.json")
     conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
     first = conn.request("observe")
@@ -77,13 +78,29 @@ def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
     conn.request("step", action="Acquire", params=tr.steps[0].params)
     assert conn.request("observe").boundaries == ["acquire.committed"]
     assert conn.request("observe").boundaries == []
+    conn.request("step", action="Renew", params={"n": "n1"})
+    conn.request("save", point="renewed")
+    renewed = conn.request("observe").state
+    conn.request("step", action="Dispatch", params={"n": "n1"})
+    conn.request("restore", point="renewed")
+    assert conn.request("observe").state == renewed
+    assert conn.request("step", action="Dispatch", params={"n": "n1"}).took == "Dispatch"
     conn.request("restore", point="init")
     assert conn.request("observe").state == first.state
     again = conn.request("step", action="Acquire", params=tr.steps[0].params)
     assert again.took == "Acquire" and conn.request("observe").boundaries == ["acquire.committed"]
     assert conn.request("move", actor="finalizer", who="n1").took is None
     assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
-    conn.close()
+    with pytest.raises(Exception, match="no saved point"):
+        conn.request("restore", point="nowhere")
+
+
+def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
+    conn = Connection(InProcess(Driver()))
+    try:
+        observe_and_restore(conn)
+    finally:
+        conn.close()
 
 
 def test_a_failure_inside_the_server_fails_the_step_naming_the_request():

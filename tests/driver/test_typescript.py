@@ -21,6 +21,7 @@ from harness.cli import main
 from harness.conformance import replay as R
 from harness.driver.client import Connection, SutScheduler
 from harness.traces import trace as T
+from test_sut_replay import observe_and_restore
 
 ROOT = R.TRACES.parent
 EXAMPLE = ROOT / "examples" / "typescript"
@@ -132,27 +133,6 @@ def test_observe_reports_each_boundary_once_and_restore_puts_the_world_back():
     _installed()
     conn = Connection.spawn(DRIVER)
     try:
-        tr = T.load(R.TRACES / "step-started-window.json")
-        conn.request("start", config=tr.config.model_dump(mode="json", exclude_none=True), defects=[])
-        first = conn.request("observe")
-        conn.request("save", point="init")
-        conn.request("step", action="Acquire", params=tr.steps[0].params)
-        assert conn.request("observe").boundaries == ["acquire.committed"]
-        assert conn.request("observe").boundaries == []
-        conn.request("step", action="Renew", params={"n": "n1"})
-        conn.request("save", point="renewed")
-        renewed = conn.request("observe").state
-        conn.request("step", action="Dispatch", params={"n": "n1"})
-        conn.request("restore", point="renewed")
-        assert conn.request("observe").state == renewed
-        assert conn.request("step", action="Dispatch", params={"n": "n1"}).took == "Dispatch"
-        conn.request("restore", point="init")
-        assert conn.request("observe").state == first.state
-        again = conn.request("step", action="Acquire", params=tr.steps[0].params)
-        assert again.took == "Acquire" and conn.request("observe").boundaries == ["acquire.committed"]
-        assert conn.request("move", actor="finalizer", who="n1").took is None
-        assert conn.request("attempt", action="Acquire", params=tr.steps[0].params).answer == "refused"
-        with pytest.raises(Exception, match="no saved point"):
-            conn.request("restore", point="nowhere")
+        observe_and_restore(conn)
     finally:
         conn.close()

@@ -8,25 +8,15 @@ so, as tests/driver/test_typescript.py does.
 """
 
 import json
-import shutil
 
 import pytest
 
 from harness.cli import main
 from harness.conformance import replay as R
 from harness.traces import trace as T
+from test_typescript import DRIVER, _installed
 
-ROOT = R.TRACES.parent
-EXAMPLE = ROOT / "examples" / "typescript"
-DRIVER = str(EXAMPLE / "driver")
 TRACES = [str(p) for p in R.committed_traces()]
-
-
-def _installed() -> None:
-    if shutil.which("node") is None:
-        pytest.fail("node is not on PATH: the TypeScript example needs Node 20 or later (.ci/run installs it)")
-    if not (EXAMPLE / "node_modules" / "sql.js").is_dir():
-        pytest.fail(f"{EXAMPLE}/node_modules is missing: run `npm ci --prefix {EXAMPLE}` (.ci/run does)")
 
 
 @pytest.fixture(scope="module")

@@ -15,20 +15,17 @@ Like tests/driver/test_typescript.py, nothing here is skipped: without node or n
 
 import dataclasses
 import random
-import shutil
 
 import pytest
 
-from harness.conformance import replay as R
 from harness.conformance.lockstep import refusals
 from harness.conformance.mapping import diff
 from harness.driver.client import Connection, SutScheduler
 from spec import configs
 from spec import model as M
 from spec import names as N
+from test_typescript import DRIVER, _installed, conn  # noqa: F401 (conn: the module's driver fixture)
 
-EXAMPLE = R.TRACES.parent / "examples" / "typescript"
-DRIVER = str(EXAMPLE / "driver")
 WALKS, DEPTH, PROBE = 10, 30, 0.25
 # defects a random walk of the server alone (the twin without the defect) reaches within MUTANT_WALKS walks
 # (a divergence or a refused probe taken); the others need a schedule a uniform walk rarely draws (the
@@ -43,21 +40,6 @@ CAUGHT_BY_WALKS = ("cross-session-recovery-collision", "unsupervised-cancel-hear
                    "dispatch-after-failed-renewal", "cancel-requeues-continuation", "conversion-retry-mints-new-ids",
                    "wake-fresh-share-zero", "wake-fresh-share-full", "exact-retry-appends-twice",
                    "resume-drains-without-request")
-
-
-def _installed() -> None:  # as tests/driver/test_typescript.py: fail, never skip
-    if shutil.which("node") is None:
-        pytest.fail("node is not on PATH: the TypeScript example needs Node 20 or later (.ci/run installs it)")
-    if not (EXAMPLE / "node_modules" / "sql.js").is_dir():
-        pytest.fail(f"{EXAMPLE}/node_modules is missing: run `npm ci --prefix {EXAMPLE}` (.ci/run does)")
-
-
-@pytest.fixture(scope="module")
-def conn():
-    _installed()
-    conn = Connection.spawn(DRIVER)
-    yield conn
-    conn.close()
 
 
 def walk(conn, cfg: M.Config, seed: int, mutant=None, restores: bool = False) -> str | None:
