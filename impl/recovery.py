@@ -42,6 +42,8 @@ from .schema import recovery_t
 from .wakes import DEFAULT_FRESH_SHARE, check_share, planned
 
 log = logging.getLogger(__name__)
+# what the database raises when it refuses a unit for its own reasons (busy, lock timeout, connection lost)
+TRANSIENT = (sa.exc.OperationalError, sa.exc.InterfaceError)
 
 IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
 RECONVERTING = "reconverting"  # after a lost commit acknowledgement: the retry is due
@@ -219,6 +221,9 @@ class RecoveryWorker:
                 raise AckLost("connection lost after COMMIT")  # what the driver raises: it committed
         except AckLost:
             return self._ack_lost()
+        except TRANSIENT:
+            raise  # the database refused the unit (busy, lock timeout, connection lost): rolled back whole;
+            # the worker is still converting and retries it as a fresh unit: nothing is wrong with the row
         except Exception as exc:  # a bad row must not stop the worker: it is quarantined instead
             log.exception("conversion of %s failed", self.ident)
             result = Malformed(f"conversion raised {exc!r}")

@@ -46,16 +46,29 @@ from impl.schema import claim_t, input_t, recovery_t
 
 from harness import registry as R
 from harness.stress.callers import Callers, Waker, twin_input
+from harness.stress.faults import application_name
 
 STOP_FILE = "stop"
+# what a fault makes a unit fail with (harness/stress/faults.py): the unit rolled back whole
+DB_FAULTS = (sa.exc.OperationalError, sa.exc.InterfaceError)
+
+
+def node_url(url: str, owner: str) -> str:
+    """The database URL a node connects with: on PostgreSQL its connections name it (`application_name`),
+    so a fault can drop exactly its connections."""
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return url
+    return parsed.update_query_dict({"application_name": application_name(owner)}).render_as_string(hide_password=False)
 
 
 class PinnedClock:
     """Wall time in ticks, read once per step: `pin()` samples the wall clock (never backwards in this
     process); `now()` returns the pinned reading, so every lease decision of a step sees one instant."""
 
-    def __init__(self, tick_seconds: float):
-        self.inner = SystemClock(tick_seconds)
+    def __init__(self, tick_seconds: float, skew_ms: float = 0.0):
+        offset = skew_ms / 1000  # this node's clock skew (harness/stress/faults.py); 0 normally
+        self.inner = SystemClock(tick_seconds, source=(lambda: time.time() + offset) if offset else time.time)
         self._now = self.inner.now()
 
     def pin(self) -> int:
@@ -103,8 +116,8 @@ class NodeProcess:
         self.args = args
         self.rng = random.Random(f"{args.seed}:{args.owner}:{args.incarnation}")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
-        self.clock = PinnedClock(args.tick)
+        self.db = Database(node_url(args.db, args.owner), busy_timeout_s=args.busy_timeout)
+        self.clock = PinnedClock(args.tick, args.skew_ms)
         self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
         self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
         self.provider = StressProvider(self.rng, args.fail_rate, self.effects, self.clock, args.lease_ticks,
@@ -112,9 +125,10 @@ class NodeProcess:
         self.provider.recorder = self.recorder
         defects = args.defect or ()
         self.node = Node(self.db, self.clock, args.owner, defects=defects, lease_ticks=args.lease_ticks,
-                         provider=self.provider)
+                         provider=self.provider, grace_ticks=args.grace_ticks)
         self.worker = RecoveryWorker(self.db, self.clock, args.worker, defects=defects,
-                                     lease_ticks=args.lease_ticks, scan_bound=args.scan_bound)
+                                     lease_ticks=args.lease_ticks, scan_bound=args.scan_bound,
+                                     grace_ticks=args.grace_ticks)
         self.inbox = self.run_dir / "inbox" / args.owner
         self.inbox.mkdir(parents=True, exist_ok=True)
         self.stop_file = self.run_dir / STOP_FILE
@@ -151,7 +165,7 @@ class NodeProcess:
             with self.recorder.step(actor, name, params, self.memory() if memory is None else memory, now):
                 self.result = fn()
             return name
-        except sa.exc.OperationalError as exc:  # a lock wait timed out: the step did not happen
+        except DB_FAULTS as exc:  # a lock wait timed out, SQLITE_BUSY, a dropped connection: rolled back whole
             self.db_errors += 1
             print(f"stress node {self.args.owner}: {action}: {str(exc).splitlines()[0]}", file=sys.stderr)
             return None
@@ -265,6 +279,8 @@ class NodeProcess:
 
     def recovery(self) -> bool:
         w, wid = self.worker, self.args.worker
+        if self.args.no_recovery:
+            return False  # the stand-in that strands Sessions (tests of the liveness check)
         if w.pc != "idle":
             self.step(wid, w.enabled, {"r": wid}, w.step)
             return True
@@ -304,13 +320,18 @@ class NodeProcess:
     def loop(self) -> int:
         idle_sleep = min(0.005, self.args.tick)
         while not self.stop_file.exists():
-            did = self.cancels()
-            did |= self.runner()
-            did |= self.finalizer()
-            did |= self.recovery()
-            did |= self.heartbeats()
-            did |= self.callers.turn()
-            did |= self.waker.turn()
+            try:
+                did = self.cancels()
+                did |= self.runner()
+                did |= self.finalizer()
+                did |= self.recovery()
+                did |= self.heartbeats()
+                did |= self.callers.turn()
+                did |= self.waker.turn()
+            except DB_FAULTS as exc:  # a read cut off (a dropped connection): nothing was written; go on
+                self.db_errors += 1
+                print(f"stress node {self.args.owner}: {str(exc).splitlines()[0]}", file=sys.stderr)
+                did = False
             if not did:
                 time.sleep(idle_sleep)
         self.db.dispose()
@@ -334,9 +355,12 @@ class Caller:
         while not stop.exists():
             time.sleep(self.rng.expovariate(1.0 / self.args.cancel_every))
             now = self.clock.now()
-            with self.db.read() as conn:
-                rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
-                                    .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
+            try:
+                with self.db.read() as conn:
+                    rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
+                                        .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
+            except DB_FAULTS:
+                continue
             rows = [r for r in rows if r.owner_id in self.nodes]
             if not rows:
                 continue
@@ -374,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--effect-ms", type=float, default=1.0, help="longest simulated provider call")
     p.add_argument("--cancel-every", type=float, default=0.2, help="caller: mean seconds between interrupts")
     p.add_argument("--busy-timeout", type=float, default=30.0)
+    p.add_argument("--skew-ms", type=float, default=0.0, help="node: this node's clock offset (faults.py)")
+    p.add_argument("--grace-ticks", type=int, default=0, help="recovery's Grace past a lease's expiry")
+    p.add_argument("--no-recovery", action="store_true", help="node: never run the recovery worker (a stand-in)")
     p.add_argument("--defect", action="append")
     p.add_argument("--sessions", nargs="*", help="node: the run's Sessions (its callers' and waker's)")
     p.add_argument("--input-rate", type=float, default=0.2,

@@ -56,6 +56,15 @@ class StressOptions:
     until_violation: bool = False
     max_executions: int | None = None
     max_crashes: int | None = None
+    # real faults (harness/stress/faults.py), each off by default, each seeded
+    pause_every: float | None = None  # mean seconds between SIGSTOP pauses of a node
+    pause_for: float | None = None  # a pause's length (default: two leases; must exceed one)
+    skew_ms: float = 0.0  # the nodes' clocks disagree by up to this (spread evenly over the nodes)
+    skew_bound_ms: float = 0.0  # the disagreement the deployment promises (recovery's Grace covers it)
+    drop_every: float | None = None  # PostgreSQL: mean seconds between pg_terminate_backend of a node
+    busy_storm: bool = False  # sqlite: the parent holds the write lock in bursts, nodes' busy timeout 50 ms
+    liveness_bound: float = 20.0  # leases within which a Session with pending input must be served
+    recovery: bool = True  # False: no node runs its recovery worker (a stand-in that strands Sessions)
 
 
 @dataclass
@@ -83,6 +92,9 @@ class StressResult:
     traces: list[tuple[Path, str | None]] = field(default_factory=list)
     check_seconds: float = 0.0
     first_violation: FirstViolation | None = None  # --until-violation: seen while running
+    faults: list = field(default_factory=list)  # harness.stress.faults.Fault, in the order they ended
+    ended_wall: float | None = None  # when the nodes were told to stop (the liveness check's end)
+    faultcheck: object | None = None  # harness.stress.breaches.FaultCheck: breaches by name, liveness
     stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes,
     # stranded (every Session's claim quarantined: no execution can begin again)
 
@@ -93,7 +105,12 @@ class StressResult:
     @property
     def violations(self) -> int:
         n = self.checker.report.counts["violations"] if self.checker else 0
+        n -= self.faultcheck.consequences_count if self.faultcheck else 0  # a breach's, not the protocol's
         return n + len(self.effect_violations) + len(self.unexpected_exits)
+
+    @property
+    def stranded(self) -> int:
+        return len(self.faultcheck.liveness.stranded) if self.faultcheck else 0
 
     @property
     def lost(self) -> int:
@@ -101,7 +118,7 @@ class StressResult:
 
     @property
     def ok(self) -> bool:
-        return self.violations == 0 and self.lost == 0
+        return self.violations == 0 and self.lost == 0 and self.stranded == 0
 
 
 def check_url(url: str) -> None:
@@ -148,3 +165,21 @@ def validate(opts: StressOptions) -> None:
             raise StressUsage(f"{name} caps a run with --until-violation")
     if opts.db is not None:
         check_url(opts.db)
+    validate_faults(opts)
+
+
+def validate_faults(opts: StressOptions) -> None:
+    postgres = opts.db is not None and sa.engine.make_url(opts.db).get_backend_name() == "postgresql"
+    for name, every in (("--pause-every", opts.pause_every), ("--drop-every", opts.drop_every)):
+        if every is not None and every <= 0:
+            raise StressUsage(f"{name} must be positive")
+    if opts.pause_for is not None and opts.pause_for <= opts.lease:
+        raise StressUsage(f"--pause-for must be longer than a lease ({opts.lease:g} s)")
+    if opts.skew_ms < 0 or opts.skew_bound_ms < 0:
+        raise StressUsage("--skew and --skew-bound must not be negative")
+    if opts.drop_every is not None and not postgres:
+        raise StressUsage("--drop-connections-every needs a PostgreSQL --db (pg_terminate_backend)")
+    if opts.busy_storm and postgres:
+        raise StressUsage("--busy-storm is sqlite's (SQLITE_BUSY); PostgreSQL has --drop-connections-every")
+    if opts.liveness_bound <= 0:
+        raise StressUsage("--liveness-bound must be positive")

@@ -74,7 +74,10 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
         lines.append(f"    - {k}: {v}")
     for u in res.unexpected_exits[:5]:
         lines.append(f"    - {u}")
-    lines.append(f"  invariant violations: {res.violations}    inputs lost: {res.lost}")
+    if res.faultcheck is not None:
+        lines += ["  " + x for x in res.faultcheck.lines()]
+    lines.append(f"  invariant violations: {res.violations}    inputs lost: {res.lost}"
+                 + (f"    Sessions stranded: {res.stranded}" if res.stranded else ""))
     for path, why in res.traces:
         lines.append(f"  trace: {path}" + (f"  ({why})" if why else ""))
         lines.append(f"    claimcheck replay {path}")

@@ -44,10 +44,12 @@ from impl.inputs import InputStore
 
 from harness import registry as R
 from harness.stress import node as stress_node
+from harness.stress.breaches import check_faults
 from harness.stress.checker import check_db
 from harness.stress.counterexample import save_traces
 from harness.stress.crashes import CrashPlan, record_crash
 from harness.stress.effects import check_effects
+from harness.stress.faults import STORM_BUSY_TIMEOUT, FaultInjector, grace_ticks
 from harness.stress.node import STOP_FILE
 from harness.stress.options import StressOptions, StressResult, StressUsage, check_url, validate
 from harness.stress.records import ADMIT
@@ -92,10 +94,13 @@ class Supervisor:
                 "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
                 "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
                 "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
-                "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress"}
+                "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress",
+                "grace_ticks": grace_ticks(self.o.skew_bound_ms, self.o.tick)}
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
+        self.recorder_meta = meta
         self.clock = SystemClock(self.o.tick)
         self.inputs = InputStore(Context(self.db, self.clock))
+        self.faults = FaultInjector(self)
         if self.o.until_violation:
             self.watch = Watch(self.db, meta)
         for s in self.sessions:
@@ -117,7 +122,12 @@ class Supervisor:
                "--effect-ms", str(o.effect_ms), "--steps", str(o.steps), "--sessions", *self.sessions,
                "--input-rate", str(o.input_rate), "--steer-rate", str(o.steer_rate), "--wake-rate", str(o.wake_rate),
                "--wake-batch", str(o.wake_batch), "--fresh-share", str(o.fresh_share),
-               "--max-wake-tries", str(o.max_wake_tries)]
+               "--max-wake-tries", str(o.max_wake_tries), "--skew-ms", str(self.faults.skew[n]),
+               "--grace-ticks", str(grace_ticks(o.skew_bound_ms, o.tick))]
+        if o.busy_storm:
+            cmd += ["--busy-timeout", str(STORM_BUSY_TIMEOUT)]
+        if not o.recovery:
+            cmd.append("--no-recovery")
         for d in o.defects:
             cmd += ["--defect", d]
         return cmd
@@ -150,6 +160,7 @@ class Supervisor:
         proc.join()
         k = self.node_ids.index(n)
         seq = record_crash(self.recorder, self.db, (n, self.worker_ids[k]), self.clock.now())
+        self.faults.crashed(n, time.time())
         if unexpected is None:
             self.res.crashes += 1
             if self.watch is not None:
@@ -161,7 +172,7 @@ class Supervisor:
 
     def victim(self) -> str | None:
         """A node to kill: usually one that owns a live claim (so its work must be recovered)."""
-        up = {n: self.ready(n) for n in self.procs}
+        up = {n: self.ready(n) and n not in self.faults.paused for n in self.procs}
         return self.plan.victim(self.db, self.clock.now(), up, self.node_ids)
 
     # ------------------------------------------------------------------ the run
@@ -244,6 +255,8 @@ class Supervisor:
                 if why is not None:
                     self.res.stopped_by = why
                     break
+            if why != "violation":
+                self.settle(t0)
         finally:
             self.stop()
         self.res.elapsed = time.monotonic() - t0
@@ -255,6 +268,9 @@ class Supervisor:
     def _step(self, t: float) -> None:
         """One turn of the parent's loop at `t` seconds: restart what died, admit, report, watch, crash."""
         o = self.o
+        self.faults.turn(t)
+        if self.faults.storming:
+            return  # the parent holds the write lock: its own writes (admissions, crashes) wait
         for n, proc in list(self.procs.items()):
             code = proc.exitcode
             if code is not None:
@@ -281,13 +297,44 @@ class Supervisor:
             self.poll_counts()
             self.res.first_violation = self.watch.poll()
             self._stranded = self.stranded()
-        victim = self.victim() if self.plan.due(t, self.res.counts["commits"]) else None
+        due = self.plan.due(t, self.res.counts["commits"]) and not self.faults.quieted
+        victim = self.victim() if due else None
         if victim is not None:
             self.crash(victim)
             self.poll_counts()
             self.plan.crashed(t, self.res.counts["commits"])
 
+    def settle(self, t0: float) -> None:
+        """The tail liveness is measured on (harness/stress/liveness.py): no new faults or crashes; the run
+        goes on until those under way ended and every Session that then had pending input was served
+        (or quarantined), or for the liveness bound and one lease more, whichever is first."""
+        self.faults.quiet()
+        mark, calm = None, None
+        while True:
+            time.sleep(0.02)
+            t = time.monotonic() - t0
+            self._step(t)
+            if self.faults.busy():
+                continue
+            if mark is None:
+                calm = t
+                with self.db.read() as conn:
+                    mark = conn.exec_driver_sql("SELECT value FROM id_sequence WHERE name = 'input'").scalar_one()
+            if t - calm > (self.o.liveness_bound + 1) * self.o.lease or not self._waiting(mark):
+                return
+
+    def _waiting(self, mark: int) -> int:
+        """Pending inputs already waiting at input sequence `mark`, on Sessions not quarantined."""
+        with self.db.read() as conn:
+            return conn.exec_driver_sql(
+                "SELECT count(*) FROM session_input i WHERE i.state = 'pending' AND i.admitted_seq <= "
+                f"{int(mark)} AND coalesce(i.promoted_seq, 0) <= {int(mark)} AND NOT EXISTS (SELECT 1 FROM "
+                "execution_claim c WHERE c.session_id = i.session_id AND c.recovery_error IS NOT NULL)").scalar_one()
+
     def stop(self) -> None:
+        self.faults.end()
+        self.res.faults = list(self.faults.log)
+        self.res.ended_wall = time.time()
         (self.run_dir / STOP_FILE).touch()
         deadline = time.monotonic() + 15
         for proc in [*self.procs.values(), getattr(self, "caller", None)]:
@@ -312,6 +359,7 @@ class Supervisor:
         self.res.effect_violations.extend(eff.violations)
         self.res.effect_breaches.update(eff.breaches)
         self.res.effects.update(eff.counts)
+        self.res.faultcheck = check_faults(self.db, self.recorder_meta, self.res, self.o, self.faults.skew, eff)
         self.res.check_seconds = time.monotonic() - t
         self.res.traces.extend(save_traces(checker, self.o.defects, self.out))
         self.db.dispose()
