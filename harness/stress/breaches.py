@@ -6,8 +6,8 @@ the fault it came from; the history check's findings that follow only from a bre
   cannot happen (the worker read the clock before committing, the owner reads the same clock later), and
   within the bound recovery's Grace covers the disagreement; beyond it, each such takeover is one breach.
 - **the effect logs' breaches** (harness/stress/effects.py: TimelyDispatch, SynchronizedClocks), each
-  attributed to a pause of the node whose effect it was when one ended near it, else to the skew beyond
-  the bound, else to a stall under load (no fault of this run's).
+  attributed to the fault under way near it (`_attribute`), else to the skew beyond the bound, else to a
+  stall under load (no fault of this run's).
 - **consequences**: once a Session's claim was taken while its owner still held it (the skew breach
   above), a finding of the history check on that Session that names no invariant outside the breached
   assumption's (the registry's `Assumption.invariants`) is the breach's consequence, reported under it
@@ -126,12 +126,22 @@ def check_faults(db, meta: dict, res, opts, skew_ms: dict[str, float], effects) 
 
 
 def _attribute(fc: FaultCheck, effects, faults, node: dict, lease: float, beyond: bool) -> None:
-    pauses = [f for f in faults if f.kind == "pause"]
+    """Each effect-log breach under its name, with the fault under way near it (within two leases before
+    it): a pause of its own node, a pause of another (a paused node may hold the write lock: every
+    writer stalls), a BUSY storm (the same), else the skew beyond the bound, else a stall under load."""
+    episodes = [f for f in faults if f.kind in ("pause", "storm")]
     for key, owners, t0, t1 in effects.where:
         name = key.split(" ", 1)[0]
         nodes = {node.get(o, o) for o in owners}
-        hit = any(p.node in nodes and p.t0 <= t1 and (p.t1 or t1) >= t0 - 2 * lease for p in pauses)
-        cause = "a pause (SIGSTOP)" if hit else "skew beyond the bound" if beyond else "a stall under load"
+        near = [f for f in episodes if f.t0 <= t1 and (f.t1 if f.t1 is not None else t1) >= t0 - 2 * lease]
+        if any(f.kind == "pause" and f.node in nodes for f in near):
+            cause = "a pause (SIGSTOP) of its node"
+        elif any(f.kind == "pause" for f in near):
+            cause = "a pause (SIGSTOP) of another node"
+        elif near:
+            cause = "a BUSY storm"
+        else:
+            cause = "skew beyond the bound" if beyond else "a stall under load"
         fc.breaches[name] += 1
         fc.causes[(name, cause)] += 1
 

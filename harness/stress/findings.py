@@ -16,8 +16,9 @@ UNEVALUATED = {
                               "fail is the premise, checked as supervision on recorded memory, and the "
                               "physical effect intervals per Session in the effect logs",
     "liveness": "SessionsEventuallyAvailable, ExpiredClaimsEventuallyHandled, FreshWorkKeepsCapacity and "
-                "RetryAdvances speak of infinite behaviours; a bounded run shows stranded work as quarantined "
-                "or in-flight inputs, and a starved wake row as a scan breaking WakePlanShared",
+                "RetryAdvances speak of infinite behaviours; a bounded run checks their bounded form (every "
+                "Session with pending input served within K leases after the last fault, harness/stress/"
+                "liveness.py), and a starved wake row shows as a scan breaking WakePlanShared",
 }
 
 

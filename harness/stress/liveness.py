@@ -10,7 +10,8 @@ inputs (Acquire, PromoteContinuation, a Steer: the input leaves `pending`). Time
 from the later of the wait's start and the end of the last fault (`after`), on the commits' wall clock
 (`clock="wall"`: a node's skewed clock does not move it) or on their clock readings (`clock="now"`: a
 deterministic history's manual clock). `k` is the longest served wait; a wait still open at `end` that
-is longer than `bound` leases is a **stranded** Session, a failure that names it.
+is longer than `bound` leases is a **stranded** Session, and a wait served after more than `bound` is
+served **late**: each a failure that names the Session.
 """
 
 from __future__ import annotations
@@ -26,16 +27,23 @@ class LivenessReport:
     k_session: str | None = None
     served: int = 0  # waits served after the last fault
     stranded: list[tuple[str, float]] = field(default_factory=list)  # (Session, leases waited so far)
+    late: list[tuple[str, float]] = field(default_factory=list)  # served, but after more than the bound
     waiting: list[tuple[str, float]] = field(default_factory=list)  # open at the end, within the bound
 
     @property
     def ok(self) -> bool:
-        return not self.stranded
+        return not self.stranded and not self.late
+
+    @property
+    def failures(self) -> list[tuple[str, float]]:
+        return self.stranded + self.late
 
     def lines(self) -> list[str]:
         after = "no fault" if self.after is None else "the last fault"
         out = [f"liveness      after {after}: {self.served:,} waits served, the longest k = {self.k:.1f} leases"
                + (f" (Session {self.k_session})" if self.k_session else "") + f"; bound {self.bound:g} leases"]
+        for s, w in self.late[:8]:
+            out.append(f"    - served late: Session {s} waited {w:.1f} leases (bound {self.bound:g})")
         for s, w in self.stranded:
             out.append(f"    - stranded: Session {s} has had pending input for {w:.1f} leases, unserved "
                        f"(bound {self.bound:g})")
@@ -96,6 +104,8 @@ class Liveness:
         w = self._wait(s, t)
         rep = self.report
         rep.served += 1
+        if w > self.bound:
+            rep.late.append((s, w))
         if w > rep.k:
             rep.k, rep.k_session = w, s
 

@@ -110,7 +110,7 @@ class StressResult:
 
     @property
     def stranded(self) -> int:
-        return len(self.faultcheck.liveness.stranded) if self.faultcheck else 0
+        return len(self.faultcheck.liveness.failures) if self.faultcheck else 0
 
     @property
     def lost(self) -> int:

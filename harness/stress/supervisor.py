@@ -4,6 +4,8 @@
                       [--defect NAME ...] [--out DIR] [--executions N] [--crash-every SECONDS | --crash-every-commits C]
                       [--until-violation [--max-executions N] [--max-crashes K]]
                       [--input-rate P] [--steer-rate P] [--wake-rate P] [--wake-batch B] [--fresh-share F]
+                      [--pause-every S [--pause-for S]] [--skew MS [--skew-bound MS]]
+                      [--drop-connections-every S | --busy-storm] [--liveness-bound K]
 
 The parent (this module: process control) creates the schema and the commit history (impl/history.py) on
 a database that must be a sqlite file (WAL) or a local PostgreSQL server (loopback or a Unix
@@ -23,6 +25,11 @@ Then the history is checked against the twin (harness/stress/checker.py), the ef
 (harness/stress/effects.py), and every admitted input is accounted for. Exit 0 if no violation and no
 lost input, 1 otherwise (each violating Session saved as a replayable trace under --out, with the
 `claimcheck replay` command: harness/stress/counterexample.py), 2 for bad usage.
+
+Real faults beyond crashes (pauses, clock skew, dropped connections, BUSY storms) are injected by
+harness/stress/faults.py and logged; before stopping, the run settles with no new fault, and
+harness/stress/breaches.py reports the breaches by assumption name and the bounded liveness after the
+last fault (harness/stress/liveness.py): a Session stranded past the bound fails the run (exit 1).
 """
 
 from __future__ import annotations
@@ -269,8 +276,9 @@ class Supervisor:
         """One turn of the parent's loop at `t` seconds: restart what died, admit, report, watch, crash."""
         o = self.o
         self.faults.turn(t)
-        if self.faults.storming:
-            return  # the parent holds the write lock: its own writes (admissions, crashes) wait
+        if self.faults.busy():
+            return  # the parent, or a paused node, holds the write lock: the parent's own writes wait, or it
+            # would wait for a lock only its own SIGCONT releases
         for n, proc in list(self.procs.items()):
             code = proc.exitcode
             if code is not None:
