@@ -139,7 +139,7 @@ def cmd_stress(args) -> int:
             until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes,
             input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
-            pause_for=args.pause_for, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
+            pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
             drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound))
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
@@ -363,6 +363,8 @@ def _add_stress(sub) -> None:
     f = s.add_argument_group("faults (harness/stress/faults.py; each off by default, each seeded)")
     f.add_argument("--pause-every", type=float, metavar="S", help="SIGSTOP a node every ~S seconds")
     f.add_argument("--pause-for", type=float, metavar="S", help="a pause's length (default two leases; > a lease)")
+    f.add_argument("--pause-before-dispatch", type=float, default=0.0, metavar="P",
+                   help="share of provider calls a node is paused before, after its renewal (default 0)")
     f.add_argument("--skew", type=float, default=0.0, metavar="MS", help="the nodes' clocks disagree by up to MS")
     f.add_argument("--skew-bound", type=float, default=0.0, metavar="MS",
                    help="the disagreement promised (recovery's Grace covers it); beyond it, breaches of the clocks assumption")
@@ -370,8 +372,8 @@ def _add_stress(sub) -> None:
                    help="PostgreSQL: pg_terminate_backend a node's connections every ~S seconds")
     f.add_argument("--busy-storm", action="store_true", help="sqlite: the parent holds the write lock in bursts; "
                    "the nodes' busy timeout is 50 ms (SQLITE_BUSY)")
-    f.add_argument("--liveness-bound", type=float, default=20.0, metavar="K",
-                   help="leases within which, after the last fault, a Session with pending input is served (20)")
+    f.add_argument("--liveness-bound", type=float, default=50.0, metavar="K",
+                   help="leases within which, after the last fault, a Session with pending input is served (50)")
     s.set_defaults(func=cmd_stress)
 
 

@@ -38,13 +38,15 @@ class FaultCheck:
     consequences: list = field(default_factory=list)  # checker Findings that follow from a breach
     liveness: LivenessReport | None = None
     faults: Counter = field(default_factory=Counter)  # fault kind -> episodes
+    given_up: int = 0  # units the database refused or cut off (busy, lock timeout, dropped), rolled back
 
     @property
     def consequences_count(self) -> int:
         return len(self.consequences)
 
     def lines(self) -> list[str]:
-        out = ["faults        " + (", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none")]
+        out = ["faults        " + (", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none")
+               + f"; units the database refused, rolled back and given up: {self.given_up:,}"]
         if self.breaches:
             out.append("  assumption breaches by name (the environment's, not the protocol's):")
             for name, n in sorted(self.breaches.items()):
@@ -97,6 +99,8 @@ def check_faults(db, meta: dict, res, opts, skew_ms: dict[str, float], effects) 
     fc = FaultCheck()
     faults = res.faults
     fc.faults.update(f.kind for f in faults if f.kind != "skew")
+    fc.given_up = sum(line.startswith("stress node ") for log in res.run_dir.glob("*.log")
+                      for line in log.read_text(errors="replace").splitlines())
     if any(f.kind == "skew" for f in faults):
         fc.faults["skew (standing, ms)"] = int(opts.skew_ms)
     ends = [f.t1 for f in faults if f.t1 is not None and f.kind != "skew"]

@@ -5,7 +5,8 @@ appended by its node (harness/stress/node.py) with its clock readings and wall-c
 `check_effects` reads them all after the run:
 
 - NoPhysicalReplay: a dispatch under the live lease its own renewal set (no renewal of its own is a
-  violation; a dispatch past that lease is a TimelyDispatch breach: a pause between renewal and dispatch);
+  violation; a dispatch past that lease, by the node's clock as the call physically began, is a
+  TimelyDispatch breach: a pause between renewal and dispatch);
 - supervision: a finalizer step committed on an expired lease of its exact claim is a violation of
   NoOverlappingEffects; one fenced off, or one begun after its claim was lost, is a breach (a pause);
 - effect intervals per Session (with recovery's, from the history check): an overlap of two owners'
@@ -73,7 +74,7 @@ def _dispatch(rep: EffectReport, e: dict, lease_ticks: int) -> str | None:
     if e.get("renewed") is None:
         rep.violations.append(f"{R.NO_PHYSICAL_REPLAY}: {e['o']} dispatched execution {e['e']} of {e['s']} "
                               "with no renewal of its own")
-    elif e["now"] >= e["renewed"] + lease_ticks:
+    elif max(e["now"], e.get("phys", e["now"])) >= e["renewed"] + lease_ticks:  # as the call physically began
         key = f"{R.TIMELY_DISPATCH} (a pause between renewal and provider dispatch outlived the lease)"
         rep.breaches[key] += 1
         return key

@@ -5,6 +5,9 @@ Each kind is off by default and drawn from its own seeded stream (`<seed>:faults
 - **pause** (`pause_every`, `pause_for`): SIGSTOP a node process for longer than a lease, then SIGCONT.
   The node's clock jumps on resume, its claims have expired meanwhile and recovery may have taken them
   over: the stall the accepted assumptions (TimelyDispatch, SynchronizedClocks) exclude.
+- **pause before dispatch** (`pause_before_dispatch` P): a node stops itself (SIGSTOP) as a share P of
+  its provider calls begin, after the renewal; the parent resumes it like any pause. The call then
+  begins past its renewal's lease: the TimelyDispatch breach, at the exact point the assumption names.
 - **skew** (`skew_ms`, `skew_bound_ms`): each node reads its clock with its own offset, spread evenly over
   [-skew/2, +skew/2] in a seeded order, so two nodes disagree by up to `skew_ms`. The bound is what the
   deployment promises: recovery waits `Grace = ceil(bound / tick)` ticks past expiry, so within the bound
@@ -113,6 +116,7 @@ class FaultInjector:
         return bool(self.paused) or self.storming
 
     def turn(self, t: float) -> None:
+        self._self_paused(t)
         for n, (proc, until, f) in list(self.paused.items()):
             if t >= until:
                 self._resume(n, proc, f)
@@ -124,9 +128,8 @@ class FaultInjector:
         if t >= self.next_drop:
             self.next_drop = self._after(t, self.o.drop_every)
             self._drop()
-        if t >= self.next_storm and not self.storming:
+        if t >= self.next_storm and not self.storming and self._storm(t):  # (the lock busy: next turn)
             self.next_storm = self._after(t, STORM_EVERY)
-            self._storm(t)
 
     def _up(self) -> list[str]:
         return [n for n in self.sup.node_ids if n not in self.paused and self.sup.ready(n)
@@ -141,6 +144,19 @@ class FaultInjector:
         os.kill(proc.pid, signal.SIGSTOP)
         f = Fault("pause", n, time.time(), None, f"{self.pause_for:g} s")
         self.paused[n] = (proc, t + self.pause_for, f)
+
+    def _self_paused(self, t: float) -> None:
+        """Nodes that stopped themselves before a provider call (`pause_before_dispatch`): paused from now."""
+        if not self.o.pause_before_dispatch:
+            return
+        for mark in self.sup.run_dir.glob("paused-*"):
+            mark.unlink(missing_ok=True)
+            _, n, inc = mark.name.rsplit("-", 2)
+            proc = self.sup.procs.get(n)
+            if proc is None or int(inc) != self.sup.incarnation[n] or proc.exitcode is not None or n in self.paused:
+                continue
+            f = Fault("pause", n, time.time(), None, f"{self.pause_for:g} s, before a provider dispatch")
+            self.paused[n] = (proc, t + self.pause_for, f)
 
     def _resume(self, n: str, proc, f: Fault) -> None:
         del self.paused[n]
@@ -161,16 +177,17 @@ class FaultInjector:
         now = time.time()
         self.record(Fault("drop", n, now, now, f"{killed} connections"))
 
-    def _storm(self, t: float) -> None:
+    def _storm(self, t: float) -> bool:
         path = sa.engine.make_url(self.sup.url).database
-        conn = sqlite3.connect(path, timeout=0.05, isolation_level=None)  # busy: no storm this time
+        conn = sqlite3.connect(path, timeout=0.05, isolation_level=None)
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError:
+        except sqlite3.OperationalError:  # a node holds the lock: the storm begins on a later turn
             conn.close()
-            return
+            return False
         f = Fault("storm", "", time.time(), None, "")
         self.storm = (conn, t + self.rng.uniform(*STORM_FOR), f)
+        return True
 
     def _calm(self) -> None:
         conn, _, f = self.storm
@@ -189,6 +206,13 @@ class FaultInjector:
 
     def crashed(self, node: str, wall: float) -> None:
         self.record(Fault("crash", node, wall, wall))
+
+    def enough(self, n: int) -> bool:
+        """Every fault kind switched on has had `n` episodes end (a count to stop at, like --min-crashes)."""
+        o = self.o
+        kinds = [k for k, on in (("pause", o.pause_every or o.pause_before_dispatch), ("drop", o.drop_every),
+                                 ("storm", o.busy_storm)) if on]
+        return all(sum(f.kind == k and f.t1 is not None for f in self.log) >= n for k in kinds)
 
     def last_end(self) -> float | None:
         """The wall time the last fault episode ended (a standing skew is no episode)."""

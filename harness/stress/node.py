@@ -98,15 +98,19 @@ class StressProvider(ScriptedProvider):
         self.lease_ticks, self.effect_s = lease_ticks, effect_s
         self.renewed_at: dict[int, int] = {}  # execution -> clock reading of its last successful Renew
         self.recorder: HistoryRecorder | None = None
+        self.pause_hook = None  # called as the physical call begins (a targeted pause, harness/stress/faults.py)
 
     def dispatch(self, session_id, execution_id, owner_id, at, step=1):
+        if self.pause_hook is not None:
+            self.pause_hook()
         t0 = time.time()
+        phys = self.clock.inner.now()  # the node's own clock as the call physically begins (TimelyDispatch)
         if self.effect_s:
             time.sleep(self.rng.uniform(0, self.effect_s))
         super().dispatch(session_id, execution_id, owner_id, at, step)
         self.decide(execution_id, "fail" if self.rng.random() < self.fail_rate else "end")
         self.calls.clear()  # the in-memory call list is not needed here and would grow without bound
-        self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at,
+        self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at, phys=phys,
                            renewed=self.renewed_at.get(execution_id), t0=t0, t1=time.time(),
                            after=self.recorder.last_seq if self.recorder else 0)
 
@@ -123,6 +127,8 @@ class NodeProcess:
         self.provider = StressProvider(self.rng, args.fail_rate, self.effects, self.clock, args.lease_ticks,
                                        args.effect_ms / 1000, args.steps)
         self.provider.recorder = self.recorder
+        if args.pause_before_dispatch:
+            self.provider.pause_hook = self.pause_before_dispatch
         defects = args.defect or ()
         self.node = Node(self.db, self.clock, args.owner, defects=defects, lease_ticks=args.lease_ticks,
                          provider=self.provider, grace_ticks=args.grace_ticks)
@@ -140,6 +146,14 @@ class NodeProcess:
         self.result = None  # the last step's result
         self.callers = Callers(self)
         self.waker = Waker(self)
+
+    def pause_before_dispatch(self) -> None:
+        """A share of provider calls stop this process (SIGSTOP) between the renewal and the physical
+        dispatch; the parent sees the mark and resumes it after a pause longer than a lease."""
+        if self.rng.random() >= self.args.pause_before_dispatch:
+            return
+        (self.run_dir / f"paused-{self.args.owner}-{self.args.incarnation}").touch()
+        os.kill(os.getpid(), signal.SIGSTOP)
 
     # ------------------------------------------------------------------ one step
 
@@ -400,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--busy-timeout", type=float, default=30.0)
     p.add_argument("--skew-ms", type=float, default=0.0, help="node: this node's clock offset (faults.py)")
     p.add_argument("--grace-ticks", type=int, default=0, help="recovery's Grace past a lease's expiry")
+    p.add_argument("--pause-before-dispatch", type=float, default=0.0,
+                   help="node: share of provider calls it stops itself (SIGSTOP) before, the parent resumes it")
     p.add_argument("--no-recovery", action="store_true", help="node: never run the recovery worker (a stand-in)")
     p.add_argument("--defect", action="append")
     p.add_argument("--sessions", nargs="*", help="node: the run's Sessions (its callers' and waker's)")

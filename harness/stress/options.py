@@ -59,11 +59,13 @@ class StressOptions:
     # real faults (harness/stress/faults.py), each off by default, each seeded
     pause_every: float | None = None  # mean seconds between SIGSTOP pauses of a node
     pause_for: float | None = None  # a pause's length (default: two leases; must exceed one)
+    pause_before_dispatch: float = 0.0  # share of provider calls a node pauses itself before (TimelyDispatch)
     skew_ms: float = 0.0  # the nodes' clocks disagree by up to this (spread evenly over the nodes)
     skew_bound_ms: float = 0.0  # the disagreement the deployment promises (recovery's Grace covers it)
     drop_every: float | None = None  # PostgreSQL: mean seconds between pg_terminate_backend of a node
     busy_storm: bool = False  # sqlite: the parent holds the write lock in bursts, nodes' busy timeout 50 ms
-    liveness_bound: float = 20.0  # leases within which a Session with pending input must be served
+    min_faults: int = 0  # with `executions`: also wait for this many episodes of each fault kind switched on
+    liveness_bound: float = 50.0  # leases within which a Session with pending input must be served
     recovery: bool = True  # False: no node runs its recovery worker (a stand-in that strands Sessions)
 
 
@@ -173,6 +175,8 @@ def validate_faults(opts: StressOptions) -> None:
     for name, every in (("--pause-every", opts.pause_every), ("--drop-every", opts.drop_every)):
         if every is not None and every <= 0:
             raise StressUsage(f"{name} must be positive")
+    if not 0 <= opts.pause_before_dispatch <= 1:
+        raise StressUsage("--pause-before-dispatch must be in [0, 1]")
     if opts.pause_for is not None and opts.pause_for <= opts.lease:
         raise StressUsage(f"--pause-for must be longer than a lease ({opts.lease:g} s)")
     if opts.skew_ms < 0 or opts.skew_bound_ms < 0:

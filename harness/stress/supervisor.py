@@ -4,7 +4,7 @@
                       [--defect NAME ...] [--out DIR] [--executions N] [--crash-every SECONDS | --crash-every-commits C]
                       [--until-violation [--max-executions N] [--max-crashes K]]
                       [--input-rate P] [--steer-rate P] [--wake-rate P] [--wake-batch B] [--fresh-share F]
-                      [--pause-every S [--pause-for S]] [--skew MS [--skew-bound MS]]
+                      [--pause-every S [--pause-for S]] [--pause-before-dispatch P] [--skew MS [--skew-bound MS]]
                       [--drop-connections-every S | --busy-storm] [--liveness-bound K]
 
 The parent (this module: process control) creates the schema and the commit history (impl/history.py) on
@@ -135,6 +135,8 @@ class Supervisor:
             cmd += ["--busy-timeout", str(STORM_BUSY_TIMEOUT)]
         if not o.recovery:
             cmd.append("--no-recovery")
+        if o.pause_before_dispatch:
+            cmd += ["--pause-before-dispatch", str(o.pause_before_dispatch)]
         for d in o.defects:
             cmd += ["--defect", d]
         return cmd
@@ -234,7 +236,7 @@ class Supervisor:
         if o.executions is None:
             return None
         if (self.res.executions >= o.executions and self.res.crashes >= o.min_crashes
-                and self.res.counts[R.RECOVERY_TAKEOVER] >= o.min_takeovers):
+                and self.res.counts[R.RECOVERY_TAKEOVER] >= o.min_takeovers and self.faults.enough(o.min_faults)):
             return "executions"
         return None
 

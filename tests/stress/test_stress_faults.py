@@ -162,7 +162,7 @@ def test_every_fault_on_within_the_skew_bound_holds(stress_db, tmp_path, capsys)
     (sqlite), crashes: no violation, nothing lost, no Session stranded, no SynchronizedClocks breach from
     the skew; each fault is logged and the breaches are printed by name."""
     faults = {"drop_every": 0.5} if stress_db else {"busy_storm": True}
-    code, res, out = _run(tmp_path, capsys, db=stress_db, seed="3", seconds=120, executions=60,
+    code, res, out = _run(tmp_path, capsys, db=stress_db, seed="3", seconds=120, executions=60, min_faults=1,
                           crash_every_commits=150, pause_every=2.0, skew_ms=60, skew_bound_ms=60,
                           liveness_bound=30, **faults)
     assert code == 0 and res.violations == 0 and res.lost == 0 and res.stranded == 0, out
@@ -200,9 +200,22 @@ def test_a_skew_beyond_the_bound_is_reported_as_synchronized_clocks_breaches(tmp
     assert "SynchronizedClocks: " in out and "skew beyond the bound" in out, out
 
 
+def test_a_pause_between_renewal_and_dispatch_is_a_timely_dispatch_breach(tmp_path, capsys):
+    """Nodes stop themselves (SIGSTOP) as a share of provider calls begin, after their renewal; resumed two
+    leases later, the call begins past the renewal's lease: TimelyDispatch, counted by name and
+    attributed to the pause of its node, and no protocol violation."""
+    code, res, out = _run(tmp_path, capsys, seed="5", seconds=120, executions=30, min_faults=1,
+                          pause_before_dispatch=0.3, crash_every=0)
+    fc = res.faultcheck
+    assert code == 0 and res.violations == 0 and res.lost == 0 and res.stranded == 0, out
+    assert fc.faults["pause"] >= 1 and fc.breaches["TimelyDispatch"] >= 1, out
+    assert fc.causes[("TimelyDispatch", "a pause (SIGSTOP) of its node")] >= 1, out
+    assert "- TimelyDispatch: " in out, out
+
+
 def test_fault_options_are_checked(tmp_path, capsys):
     from harness.cli import main
-    for argv in (["--pause-every", "1", "--pause-for", "0.1"], ["--drop-connections-every", "1"],
+    for argv in (["--pause-every", "1", "--pause-for", "0.1"], ["--pause-before-dispatch", "2"], ["--drop-connections-every", "1"],
                  ["--busy-storm", "--db", "postgresql://u@127.0.0.1/x"], ["--skew", "-1"],
                  ["--liveness-bound", "0"]):
         assert main(["stress", "--out", str(tmp_path), *argv]) == 2, argv
