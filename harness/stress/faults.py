@@ -199,6 +199,7 @@ class FaultInjector:
         self.record(f)
 
     def end(self) -> None:
+        self._self_paused(float("inf"))
         for n, (proc, _, f) in list(self.paused.items()):
             self._resume(n, proc, f)
         if self.storm is not None:

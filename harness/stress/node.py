@@ -150,7 +150,7 @@ class NodeProcess:
     def pause_before_dispatch(self) -> None:
         """A share of provider calls stop this process (SIGSTOP) between the renewal and the physical
         dispatch; the parent sees the mark and resumes it after a pause longer than a lease."""
-        if self.rng.random() >= self.args.pause_before_dispatch:
+        if self.rng.random() >= self.args.pause_before_dispatch or self.stop_file.exists():
             return
         (self.run_dir / f"paused-{self.args.owner}-{self.args.incarnation}").touch()
         os.kill(os.getpid(), signal.SIGSTOP)

@@ -342,10 +342,13 @@ class Supervisor:
                 "execution_claim c WHERE c.session_id = i.session_id AND c.recovery_error IS NOT NULL)").scalar_one()
 
     def stop(self) -> None:
+        (self.run_dir / STOP_FILE).touch()  # first: a node pauses itself only while it is not there
         self.faults.end()
+        for proc in self.procs.values():  # one that stopped itself just as it was resumed goes on too
+            if proc.exitcode is None:
+                os.kill(proc.pid, signal.SIGCONT)
         self.res.faults = list(self.faults.log)
         self.res.ended_wall = time.time()
-        (self.run_dir / STOP_FILE).touch()
         deadline = time.monotonic() + 15
         for proc in [*self.procs.values(), getattr(self, "caller", None)]:
             if proc is None:
