@@ -169,6 +169,7 @@ def test_every_fault_on_within_the_skew_bound_holds(stress_db, tmp_path, capsys)
     fc = res.faultcheck
     assert fc.faults["pause"] >= 1 and fc.faults["drop" if stress_db else "storm"] >= 1, out
     assert not fc.skew_takeovers, out
+    assert fc.given_up >= 1, out  # units cut off or refused, rolled back, begun afresh: and nothing lost
     assert "liveness      after the last fault:" in out and "assumption breaches by name" in out, out
     assert (res.run_dir / "faults.jsonl").exists() or code == 0
 
