@@ -1,0 +1,103 @@
+"""`claimcheck check --engine tlc --distributed`: TLC's own distributed mode (a TLCServer and TLCWorker
+processes over RMI on loopback) gives a local TLC run's state count and safety verdict, the same
+counterexample trace, and a report saying liveness was not checked; a worker that never connects, or a
+trace local TLC does not confirm, is a clear failure, and no java process outlives a run.
+
+Small configurations only (`heartbeat`, `lag`: a few thousand states); each distributed run starts three
+JVMs, so these tests take tens of seconds each on a loaded machine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import pgkit
+from harness.cli import main
+from harness.engines import tlc, tlc_distributed as D, tlc_trace
+from harness.engines.check import run_tlc
+from harness.traces import trace as T
+from spec import configs
+
+DEFECT, DEFECT_CONFIG = "heartbeat-extends-lease", "heartbeat"  # one node: its shortest counterexample is unique
+
+
+@pytest.fixture(scope="module")
+def javac_or_skip(tlc_or_skip):
+    """The distributed mode compiles its loopback launcher: a JDK's javac (skip locally, fail under CI)."""
+    try:
+        D.find_javac()
+    except tlc.TlcUnavailable as exc:
+        if pgkit.required():
+            pytest.fail(f"TLC's distributed mode unavailable: {exc} (CI=true)", pytrace=False)
+        pytest.skip(f"TLC's distributed mode unavailable: {exc}")
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Every process the distributed mode starts, to check none is left running."""
+    procs: list[subprocess.Popen] = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        p = real(*args, **kwargs)
+        procs.append(p)
+        return p
+    monkeypatch.setattr(D.subprocess, "Popen", popen)
+    return procs
+
+
+def test_the_state_count_and_report_of_a_local_run_with_liveness_not_checked(javac_or_skip, spawned, tmp_path, capsys):
+    report = tmp_path / "check.json"
+    code = main(["check", "--engine", "tlc", "--distributed", "--config", "lag", "--json", str(report),
+                 "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    doc = json.loads(report.read_text())
+    local = tlc.run(configs.get("lag"), liveness=False, workers=1)
+    assert local.verdict == "ok" and doc["verdict"] == "ok" and doc["distinct"] == local.distinct
+    assert "  liveness: not checked (TLC's distributed mode checks safety only)" in out.splitlines()
+    assert "verdict:   OK, every invariant and property holds" in out and "Refinement" in out
+    assert doc["liveness"] is False and doc["distributed"] is True and doc["not_checked"] == D.NOT_CHECKED
+    assert spawned and all(p.poll() is not None for p in spawned)  # server and both workers have exited
+
+
+def test_a_defect_is_found_with_the_same_trace_as_local_tlc(javac_or_skip, spawned, tmp_path):
+    cfg = configs.get(DEFECT_CONFIG, defects=[DEFECT])
+    dist = run_tlc(cfg, DEFECT_CONFIG, liveness=False, out_dir=tmp_path / "dist", distributed=True)
+    local = run_tlc(cfg, DEFECT_CONFIG, liveness=False, out_dir=tmp_path / "local", workers=1)
+    assert dist.verdict == local.verdict == "violation", dist.reason
+    assert dist.violated == local.violated == ["TypeOK"] and dist.length == local.length
+    label = f"tlc-{DEFECT_CONFIG}-{DEFECT}-"  # traces/found/tlc-<label>-<time>.json, as a local run's
+    assert dist.trace_path.name.startswith(label) and local.trace_path.name.startswith(label)
+    a, b = T.load(dist.trace_path), T.load(local.trace_path)
+    assert a.steps == b.steps and a.meta.invariants == b.meta.invariants and a.meta.source == "tlc"
+    assert all(p.poll() is not None for p in spawned)
+
+
+def test_a_worker_that_never_connects_fails_clearly_and_leaves_no_java(javac_or_skip, spawned):
+    # the stand-in: workers look the server up at 127.0.0.2, where it does not listen (it binds 127.0.0.1)
+    with pytest.raises(D.DistributedFailure, match="no TLC worker registered with the server within 5 s"):
+        D.run(configs.get("heartbeat"), workers=1, connect_to="127.0.0.2", connect_timeout=5)
+    assert len(spawned) >= 3 and all(p.poll() is not None for p in spawned)  # javac, the server, the worker
+
+
+def test_a_trace_local_tlc_does_not_confirm_is_an_error_not_a_verdict(javac_or_skip, tmp_path):
+    # the defect's counterexample, rebuilt under the configuration without the defect: its last step is
+    # none of Next's there, so the replay finds no violation
+    cfg = configs.get(DEFECT_CONFIG, defects=[DEFECT])
+    local = tlc.run(cfg, liveness=False, workers=1)
+    fixed = configs.get(DEFECT_CONFIG)
+    res = tlc.parse_output(fixed, local.output)
+    res.violated, res.verdict = [], "error"  # as the server prints it: no name
+    with pytest.raises(tlc_trace.Unconfirmed, match="does not confirm"):
+        tlc_trace.rebuild(fixed, res, tlc.state_texts(local.output), configs.to_tlc_cfg(fixed, liveness=False),
+                          tmp_path / "trace")
+
+
+def test_the_trace_module_primes_only_the_next_states():
+    text = tlc_trace.trace_module(["/\\ x = 1\n/\\ y = [a |->\n     2]", "/\\ x = 2\n/\\ y = 3"])
+    assert "TraceNextState2 ==\n  /\\ x' = 2\n  /\\ y' = 3" in text
+    assert "TraceState1 ==\n  /\\ x = 1\n  /\\ y = [a |->\n       2]" in text
+    assert "  \\/ (TraceState1 /\\ TraceNextState2 /\\ Next)" in text and "TraceInit == TraceState1" in text
