@@ -152,7 +152,10 @@ class _Cluster:
                 if now - gone > WORKERS_GONE_GRACE:
                     raise DistributedFailure("every TLC worker exited before the server finished" + self._worker_tail())
         reader.join()
-        self.server.wait()
+        try:
+            self.server.wait(timeout=AFTER_SERVER)
+        except subprocess.TimeoutExpired:
+            raise DistributedFailure("TLC's distributed server closed its output but did not exit") from None
         for w in self.workers:
             try:
                 w.wait(timeout=AFTER_SERVER)

@@ -95,6 +95,7 @@ def rebuild(cfg: M.Config, res: tlc.TlcResult, printed: list[str], cfg_text: str
         raise Unconfirmed("local TLC, replaying the counterexample of TLC's distributed server, does not confirm "
                           f"a violation (replay verdict {local.verdict}):\n{_tail(local.output)}")
     res.steps, res.verdict, res.violated = steps, "violation", local.violated
+    res.depth = max(res.depth, len(steps))  # the server prints no depth after a violation; a local run's
 
 
 def _tail(text: str, lines: int = 15) -> str:

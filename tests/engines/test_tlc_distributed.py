@@ -9,7 +9,9 @@ JVMs, so these tests take tens of seconds each on a loaded machine."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -76,11 +78,48 @@ def test_a_defect_is_found_with_the_same_trace_as_local_tlc(javac_or_skip, spawn
     assert all(p.poll() is not None for p in spawned)
 
 
-def test_a_worker_that_never_connects_fails_clearly_and_leaves_no_java(javac_or_skip, spawned):
-    # the stand-in: workers look the server up at 127.0.0.2, where it does not listen (it binds 127.0.0.1)
+LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1 in /proc/net/tcp and tcp6
+
+
+def listening(pids) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* spells them) the processes `pids` listen on."""
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:["):-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                found.add(fields[1].rsplit(":", 1)[0])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net/tcp")
+@pytest.mark.parametrize("launcher", [True, False], ids=["loopback-launcher", "stand-in-without-it"])
+def test_a_worker_that_never_connects_fails_clearly_and_rmi_listens_on_loopback_only(
+        launcher, javac_or_skip, spawned, monkeypatch):
+    # the stand-in worker: it looks the server up at 127.0.0.2, where the server does not listen; the
+    # listening sockets are read once the server is ready for workers (its registry and its own object)
+    if not launcher:  # TLC's main classes run directly: RMI binds the wildcard address, and the check says so
+        real = D._Cluster._java
+        monkeypatch.setattr(D._Cluster, "_java", lambda self, *a, **k: [x for x in real(self, *a, **k) if x != "LoopbackRmi"])
+    seen: list[set[str]] = []
+
+    def progress(**counts):
+        if str(counts.get("phase", "")).startswith("waiting for"):
+            seen.append(listening(p.pid for p in spawned if p.poll() is None))
     with pytest.raises(D.DistributedFailure, match="no TLC worker registered with the server within 5 s"):
-        D.run(configs.get("heartbeat"), workers=1, connect_to="127.0.0.2", connect_timeout=5)
+        D.run(configs.get("heartbeat"), workers=1, connect_to="127.0.0.2", connect_timeout=5, progress=progress)
     assert len(spawned) >= 3 and all(p.poll() is not None for p in spawned)  # javac, the server, the worker
+    assert len(seen) == 1 and len(seen[0]) >= 1
+    assert (seen[0] <= LOOPBACK) == launcher, seen
 
 
 def test_a_trace_local_tlc_does_not_confirm_is_an_error_not_a_verdict(javac_or_skip, tmp_path):
