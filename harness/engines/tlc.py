@@ -2,7 +2,9 @@
 
 `run` model-checks a configuration and parses TLC's `-tool` output (message codes, not prose) into
 counts, a verdict and a counterexample in twin terms; `state_graph` dumps the full graph
-(`-dump dot,actionlabels`) for the twin-equivalence check.
+(`-dump dot,actionlabels`) for the twin-equivalence check. `prepare`, `command`, `run_in`, `parse_output`
+and `state_texts` are shared with TLC's distributed mode (tlc_distributed.py, tlc_trace.py), so both modes
+read TLC's output one way.
 """
 
 from __future__ import annotations

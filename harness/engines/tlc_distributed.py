@@ -54,14 +54,17 @@ class DistributedFailure(RuntimeError):
     failed, or local TLC did not confirm the trace the server printed."""
 
 
-def find_javac() -> str:
-    """javac beside the java that runs TLC (a JDK): it compiles LoopbackRmi.java for each run."""
-    beside = Path(tlc.find_java()).resolve().parent / "javac"
-    found = str(beside) if beside.is_file() else shutil.which("javac")
-    if not found:
-        raise tlc.TlcUnavailable("javac is not installed: TLC's distributed mode compiles "
-                                 "harness/engines/LoopbackRmi.java (RMI on loopback only) and needs a JDK, not a JRE")
-    return found
+def compile_launcher(classes: Path) -> None:
+    """Compile LoopbackRmi.java into `classes` with the compiler module of the java that runs TLC
+    (jdk.compiler: in every JDK, and in Debian's openjdk-17-jre-headless; no javac needed)."""
+    done = subprocess.run([tlc.find_java(), "-m", "jdk.compiler/com.sun.tools.javac.Main", "-d", str(classes),
+                           str(LAUNCHER)], capture_output=True, text=True)
+    if done.returncode == 0:
+        return
+    if "jdk.compiler not found" in done.stdout + done.stderr:
+        raise tlc.TlcUnavailable("this Java has no compiler module (jdk.compiler): TLC's distributed mode compiles "
+                                 "harness/engines/LoopbackRmi.java (RMI on loopback only); install a JDK")
+    raise DistributedFailure(f"could not compile {LAUNCHER.name}:\n{_tail(done.stdout + done.stderr)}")
 
 
 def free_port() -> int:
@@ -71,14 +74,15 @@ def free_port() -> int:
 
 
 def run(cfg: M.Config, *, workers: int = 2, timeout: float | None = None, progress=None, only=None,
-        connect_timeout: float = 120.0, connect_to: str = LOOPBACK) -> tlc.TlcResult:
+        connect_timeout: float = 120.0, worker_port: int | None = None) -> tlc.TlcResult:
     """Model-check `cfg`'s safety with a TLCServer and `workers` TLCWorker processes (one thread each);
-    `connect_to`: the address the workers look the server up at (a test points it where nothing listens)."""
+    `worker_port`: the port the workers look the server up at, if not the server's (a test points it
+    where nothing listens)."""
     t0 = time.perf_counter()
     cfg_text = configs.to_tlc_cfg(cfg, liveness=False, only=only)
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlcdist-") as tmp:
         work = Path(tmp)
-        cluster = _Cluster(work, cfg_text, workers, connect_to, progress)
+        cluster = _Cluster(work, cfg_text, workers, worker_port, progress)
         try:
             out = cluster.check(connect_timeout, timeout, t0)
         finally:
@@ -109,13 +113,11 @@ def _die_with_parent() -> list[str]:
 class _Cluster:
     """One TLCServer and its TLCWorker processes in `work`; `stop` ends every one still running."""
 
-    def __init__(self, work: Path, cfg_text: str, workers: int, connect_to: str, progress):
+    def __init__(self, work: Path, cfg_text: str, workers: int, worker_port: int | None, progress):
         tlc.prepare(work, cfg_text)
         classes = work / "classes"
-        compiled = subprocess.run([find_javac(), "-d", str(classes), str(LAUNCHER)], capture_output=True, text=True)
-        if compiled.returncode != 0:
-            raise DistributedFailure(f"javac could not compile {LAUNCHER.name}:\n{_tail(compiled.stderr)}")
-        self.work, self.n, self.connect_to, self.progress = work, workers, connect_to, progress
+        compile_launcher(classes)
+        self.work, self.n, self.worker_port, self.progress = work, workers, worker_port, progress
         self.classpath = f"{tlc.find_jar()}{os.pathsep}{classes}"
         self.props = [f"-Djava.rmi.server.hostname={LOOPBACK}", f"-D{SERVER}.port={free_port()}"]
         self.server: subprocess.Popen | None = None
@@ -186,7 +188,8 @@ class _Cluster:
         for i in range(1, self.n + 1):
             log = open(self.work / f"worker{i}.log", "w")
             self.logs.append(log)
-            cmd = self._java(WORKER, f"tmp-worker{i}", self.connect_to, props=[f"-D{WORKER}.threadCount=1"])
+            props = [f"-D{WORKER}.threadCount=1"] + ([f"-D{SERVER}.port={self.worker_port}"] if self.worker_port else [])
+            cmd = self._java(WORKER, f"tmp-worker{i}", LOOPBACK, props=props)  # the last -D of a name wins
             self.workers.append(subprocess.Popen(cmd, cwd=self.work, stdout=log, stderr=subprocess.STDOUT))
 
     def _worker_tail(self) -> str:

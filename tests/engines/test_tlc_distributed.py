@@ -26,10 +26,11 @@ DEFECT, DEFECT_CONFIG = "heartbeat-extends-lease", "heartbeat"  # one node: its 
 
 
 @pytest.fixture(scope="module")
-def javac_or_skip(tlc_or_skip):
-    """The distributed mode compiles its loopback launcher: a JDK's javac (skip locally, fail under CI)."""
+def compiler_or_skip(tlc_or_skip, tmp_path_factory):
+    """The distributed mode compiles its loopback launcher with Java's compiler module (skip locally where
+    it is missing, fail under CI)."""
     try:
-        D.find_javac()
+        D.compile_launcher(tmp_path_factory.mktemp("classes"))
     except tlc.TlcUnavailable as exc:
         if pgkit.required():
             pytest.fail(f"TLC's distributed mode unavailable: {exc} (CI=true)", pytrace=False)
@@ -50,7 +51,7 @@ def spawned(monkeypatch):
     return procs
 
 
-def test_the_state_count_and_report_of_a_local_run_with_liveness_not_checked(javac_or_skip, spawned, tmp_path, capsys):
+def test_the_state_count_and_report_of_a_local_run_with_liveness_not_checked(compiler_or_skip, spawned, tmp_path, capsys):
     report = tmp_path / "check.json"
     code = main(["check", "--engine", "tlc", "--distributed", "--config", "lag", "--json", str(report),
                  "--out", str(tmp_path)])
@@ -65,7 +66,7 @@ def test_the_state_count_and_report_of_a_local_run_with_liveness_not_checked(jav
     assert spawned and all(p.poll() is not None for p in spawned)  # server and both workers have exited
 
 
-def test_a_defect_is_found_with_the_same_trace_as_local_tlc(javac_or_skip, spawned, tmp_path):
+def test_a_defect_is_found_with_the_same_trace_as_local_tlc(compiler_or_skip, spawned, tmp_path):
     cfg = configs.get(DEFECT_CONFIG, defects=[DEFECT])
     dist = run_tlc(cfg, DEFECT_CONFIG, liveness=False, out_dir=tmp_path / "dist", distributed=True)
     local = run_tlc(cfg, DEFECT_CONFIG, liveness=False, out_dir=tmp_path / "local", workers=1)
@@ -104,9 +105,9 @@ def listening(pids) -> set[str]:
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc/net/tcp")
 @pytest.mark.parametrize("launcher", [True, False], ids=["loopback-launcher", "stand-in-without-it"])
 def test_a_worker_that_never_connects_fails_clearly_and_rmi_listens_on_loopback_only(
-        launcher, javac_or_skip, spawned, monkeypatch):
-    # the stand-in worker: it looks the server up at 127.0.0.2, where the server does not listen; the
-    # listening sockets are read once the server is ready for workers (its registry and its own object)
+        launcher, compiler_or_skip, spawned, monkeypatch):
+    # the stand-in worker: it looks the server up on a port where nothing listens; the listening sockets
+    # are read once the server is ready for workers (its registry and its own object)
     if not launcher:  # TLC's main classes run directly: RMI binds the wildcard address, and the check says so
         real = D._Cluster._java
         monkeypatch.setattr(D._Cluster, "_java", lambda self, *a, **k: [x for x in real(self, *a, **k) if x != "LoopbackRmi"])
@@ -116,13 +117,13 @@ def test_a_worker_that_never_connects_fails_clearly_and_rmi_listens_on_loopback_
         if str(counts.get("phase", "")).startswith("waiting for"):
             seen.append(listening(p.pid for p in spawned if p.poll() is None))
     with pytest.raises(D.DistributedFailure, match="no TLC worker registered with the server within 5 s"):
-        D.run(configs.get("heartbeat"), workers=1, connect_to="127.0.0.2", connect_timeout=5, progress=progress)
-    assert len(spawned) >= 3 and all(p.poll() is not None for p in spawned)  # javac, the server, the worker
+        D.run(configs.get("heartbeat"), workers=1, worker_port=D.free_port(), connect_timeout=5, progress=progress)
+    assert len(spawned) >= 3 and all(p.poll() is not None for p in spawned)  # the compiler, the server, the worker
     assert len(seen) == 1 and len(seen[0]) >= 1
     assert (seen[0] <= LOOPBACK) == launcher, seen
 
 
-def test_a_trace_local_tlc_does_not_confirm_is_an_error_not_a_verdict(javac_or_skip, tmp_path):
+def test_a_trace_local_tlc_does_not_confirm_is_an_error_not_a_verdict(compiler_or_skip, tmp_path):
     # the defect's counterexample, rebuilt under the configuration without the defect: its last step is
     # none of Next's there, so the replay finds no violation
     cfg = configs.get(DEFECT_CONFIG, defects=[DEFECT])
@@ -140,3 +141,24 @@ def test_the_trace_module_primes_only_the_next_states():
     assert "TraceNextState2 ==\n  /\\ x' = 2\n  /\\ y' = 3" in text
     assert "TraceState1 ==\n  /\\ x = 1\n  /\\ y = [a |->\n       2]" in text
     assert "  \\/ (TraceState1 /\\ TraceNextState2 /\\ Next)" in text and "TraceInit == TraceState1" in text
+
+
+def test_workers_that_all_exit_before_the_server_is_done_fail_clearly(compiler_or_skip, spawned, monkeypatch):
+    # the stand-in worker: a main class that does not exist, so each worker JVM exits at once
+    monkeypatch.setattr(D, "WORKER", "claimcheck.NoSuchWorker")
+    with pytest.raises(D.DistributedFailure, match="every TLC worker exited before the server finished"):
+        D.run(configs.get("heartbeat"), workers=2)
+    assert all(p.poll() is not None for p in spawned)
+
+
+def test_a_java_without_its_compiler_module_is_unavailable_not_passed(monkeypatch, tmp_path, capsys):
+    fake = tmp_path / "java"  # a stand-in JRE without jdk.compiler, answering as java 17 does
+    fake.write_text("#!/bin/sh\necho 'Error occurred during initialization of boot layer' >&2\n"
+                    "echo 'java.lang.module.FindException: Module jdk.compiler not found' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(tlc, "find_java", lambda: str(fake))
+    with pytest.raises(tlc.TlcUnavailable, match="no compiler module"):
+        D.compile_launcher(tmp_path / "classes")
+    cfg = configs.get(DEFECT_CONFIG, defects=[DEFECT])
+    o = run_tlc(cfg, DEFECT_CONFIG, liveness=False, out_dir=None, distributed=True)
+    assert o.verdict == "skipped" and "no compiler module" in o.reason  # never a pass
