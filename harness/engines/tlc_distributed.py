@@ -47,6 +47,8 @@ REPORT_MS = 20_000  # the server's progress line, every 20 s (its default is a m
 WORKERS_GONE_GRACE = 10.0  # seconds the server gets to finish once every worker has exited
 AFTER_SERVER = 30.0  # seconds the workers get to exit once the server has
 POLL = 0.2
+# a worker names itself by its RMI port, read through sun.rmi internals Java 17 does not export by default
+WORKER_EXPORTS = ("--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED", "--add-exports=java.rmi/sun.rmi.transport=ALL-UNNAMED")
 
 
 class DistributedFailure(RuntimeError):
@@ -188,7 +190,8 @@ class _Cluster:
         for i in range(1, self.n + 1):
             log = open(self.work / f"worker{i}.log", "w")
             self.logs.append(log)
-            props = [f"-D{WORKER}.threadCount=1"] + ([f"-D{SERVER}.port={self.worker_port}"] if self.worker_port else [])
+            props = [f"-D{WORKER}.threadCount=1", *WORKER_EXPORTS]
+            props += [f"-D{SERVER}.port={self.worker_port}"] if self.worker_port else []
             cmd = self._java(WORKER, f"tmp-worker{i}", LOOPBACK, props=props)  # the last -D of a name wins
             self.workers.append(subprocess.Popen(cmd, cwd=self.work, stdout=log, stderr=subprocess.STDOUT))
 
