@@ -41,24 +41,36 @@ def cmd_check(args) -> int:
     from harness.traces.configfile import resolve
     if args.engine == "python" and args.workers not in (None, 1):
         raise UsageError("claimcheck check: --workers is for --engine tlc; the explorer runs in one process")
+    if args.distributed and args.engine != "tlc":
+        raise UsageError("claimcheck check: --distributed is TLC's distributed mode, for --engine tlc only; "
+                         "the explorer is the one-machine engine")
+    if args.distributed and args.liveness:
+        raise UsageError("claimcheck check: --distributed checks safety only (TLC's distributed mode checks no "
+                         "liveness); drop --liveness, or check liveness without --distributed")
     args.config, note = witness_config(args.config, args.defect, args.assume_off)
     chosen = resolve(args.config, args.defect or (), args.assume_off or ())
     cfg = chosen.cfg
     liveness = args.liveness if args.liveness is not None else args.config != "deep"
     out_dir = Path(args.out)
     print(f"claimcheck check: engine={args.engine} config={args.config}")
+    if args.distributed:
+        print(f"  mode:      TLC's distributed mode: a TLCServer and {args.workers or 2} TLCWorker processes "
+              "over RMI on 127.0.0.1")
     if note:
         print(f"  note:      {note}")
     print(f"  constants: {_describe(cfg)}")
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
-    extra = {} if args.engine == "python" else {"workers": args.workers or 2}
+    extra = {} if args.engine == "python" else {"workers": args.workers or 2, "distributed": args.distributed}
     run = run_python if args.engine == "python" else run_tlc
     from harness.reports.progress import Reporter
-    with Reporter() as progress, progress.task(f"{'TLC' if args.engine == 'tlc' else 'explorer'} {chosen.label}") as task:
+    name = "explorer" if args.engine == "python" else "TLC (distributed)" if args.distributed else "TLC"
+    with Reporter() as progress, progress.task(f"{name} {chosen.label}") as task:
         o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=task, **extra)
     if args.json:
         _write_check_json(o, args.json)
-    print(f"  checked:   {', '.join(o.invariants)}" + ("" if liveness else "  (liveness off)"))
+    print(f"  checked:   {', '.join(o.invariants)}" + ("" if o.liveness or o.not_checked else "  (liveness off)"))
+    if o.not_checked:
+        print(f"  {o.not_checked}")
     if o.verdict == "skipped":
         print(f"  SKIPPED: {o.reason}")
         return USAGE
@@ -85,7 +97,8 @@ def _write_check_json(o, path: str) -> None:
     doc = {"engine": o.engine, "config": o.config_name, "defects": sorted(o.cfg.defects), "verdict": o.verdict,
            "distinct": o.distinct, "generated": o.generated, "depth": o.depth, "seconds": round(o.seconds, 3),
            "checked": o.invariants, "liveness": o.liveness, "violated": o.violated, "length": o.length,
-           "trace": str(o.trace_path) if o.trace_path else None, "reason": o.reason or None}
+           "trace": str(o.trace_path) if o.trace_path else None, "reason": o.reason or None,
+           "distributed": o.distributed, "not_checked": o.not_checked or None}
     Path(path).write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -211,7 +224,10 @@ def _add_check(sub) -> None:
                       help="check the liveness properties (default except for deep)")
     live.add_argument("--no-liveness", dest="liveness", action="store_false", help="safety only")
     c.add_argument("--workers", type=A.count(1, 1024), default=None, metavar="N",
-                   help="TLC worker threads (--engine tlc; default 2)")
+                   help="TLC worker threads (--engine tlc; default 2); with --distributed, TLCWorker processes")
+    c.add_argument("--distributed", action="store_true",
+                   help="TLC's own distributed mode (--engine tlc): a TLCServer and --workers TLCWorker processes "
+                        "over RMI on loopback; safety only (liveness not checked); README: when to use it")
     c.add_argument("--json", type=A.report_file, metavar="PATH", help="also write the verdict as JSON")
     c.add_argument("--out", type=A.out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)

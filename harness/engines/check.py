@@ -34,6 +34,8 @@ class Outcome:
     length: int | None = None  # counterexample steps
     trace_path: Path | None = None
     reason: str = ""
+    distributed: bool = False  # TLC's distributed mode (tlc_distributed): safety only
+    not_checked: str = ""  # what the mode does not check, said in the report (never as passed)
 
 
 def _checked(liveness: bool, engine: str = "python") -> list[str]:
@@ -73,16 +75,27 @@ def steps_from_tlc(cfg: M.Config, tlc_steps) -> list[Step]:
 
 
 def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None, workers: int = 2,
-            progress=None) -> Outcome:
-    from harness.engines import tlc
+            progress=None, distributed: bool = False) -> Outcome:
+    """TLC on `cfg`; `distributed`: TLC's own distributed mode (a server and `workers` worker processes on
+    loopback), which checks safety only: liveness is then off and the outcome says it was not checked."""
+    from harness.engines import tlc, tlc_distributed
     t0 = time.perf_counter()
+    liveness = liveness and not distributed
+    unchecked = tlc_distributed.NOT_CHECKED if distributed else ""
     try:
-        res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
+        if distributed:
+            res = tlc_distributed.run(cfg, workers=workers, progress=progress)
+        else:
+            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
     except tlc.TlcUnavailable as exc:
         return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness, "tlc"),
-                       liveness=liveness)
+                       liveness=liveness, distributed=distributed, not_checked=unchecked)
+    except tlc_distributed.DistributedFailure as exc:
+        return Outcome("tlc", config_name, cfg, "error", reason=f"TLC's distributed mode failed: {exc}",
+                       invariants=_checked(liveness, "tlc"), liveness=liveness, distributed=True, not_checked=unchecked)
     o = Outcome("tlc", config_name, cfg, res.verdict, res.distinct, res.generated, max(res.depth - 1, 0),
-                time.perf_counter() - t0, _checked(liveness, "tlc"), liveness)
+                time.perf_counter() - t0, _checked(liveness, "tlc"), liveness, distributed=distributed,
+                not_checked=unchecked)
     if res.verdict == "error":
         o.reason = "TLC failed:\n" + "\n".join(res.output.strip().splitlines()[-15:])
         return o

@@ -2,7 +2,9 @@
 
 `run` model-checks a configuration and parses TLC's `-tool` output (message codes, not prose) into
 counts, a verdict and a counterexample in twin terms; `state_graph` dumps the full graph
-(`-dump dot,actionlabels`) for the twin-equivalence check.
+(`-dump dot,actionlabels`) for the twin-equivalence check. `prepare`, `command`, `run_in`, `parse_output`
+and `state_texts` are shared with TLC's distributed mode (tlc_distributed.py, tlc_trace.py), so both modes
+read TLC's output one way.
 """
 
 from __future__ import annotations
@@ -94,19 +96,28 @@ def _messages(text: str):
         yield int(m.group(1)), m.group(2)
 
 
-def _command(workdir: Path, cfg_text: str, workers: int, extra=()) -> list[str]:
-    (workdir / "MC.cfg").write_text(cfg_text)
+def prepare(workdir: Path, cfg_text: str, cfg_name: str = "MC.cfg") -> None:
+    """Write the TLC configuration and the modules TLC reads into `workdir` (TLC's working folder)."""
+    (workdir / cfg_name).write_text(cfg_text)
     for module in MODULES:  # the MC module extends the protocol and instantiates the abstract protocol
         shutil.copy(module, workdir / module.name)
-    # TLC unpacks its standard modules into java.io.tmpdir: a private one keeps parallel runs apart
-    (workdir / "tmp").mkdir(exist_ok=True)
-    return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / 'tmp'}",
-            "-cp", str(find_jar()), "tlc2.TLC", "-tool",
+
+
+def jvm(workdir: Path, tmp: str = "tmp") -> list[str]:
+    """The Java command line up to the classpath: TLC unpacks its standard modules into java.io.tmpdir,
+    so a private one per process keeps parallel runs apart."""
+    (workdir / tmp).mkdir(exist_ok=True)
+    return [find_java(), "-XX:+UseParallelGC", "-Xss16m", f"-Djava.io.tmpdir={workdir / tmp}"]
+
+
+def command(workdir: Path, cfg_text: str, workers: int, extra=(), spec: str = MC_SPEC.name) -> list[str]:
+    prepare(workdir, cfg_text)
+    return [*jvm(workdir), "-cp", str(find_jar()), "tlc2.TLC", "-tool",
             "-deadlock", "-workers", str(workers), "-lncheck", "final", "-metadir", str(workdir / "states"),
-            "-config", "MC.cfg", *extra, MC_SPEC.name]
+            "-config", "MC.cfg", *extra, spec]
 
 
-def _pump(proc, chunks: list[str], progress):
+def pump(proc, chunks: list[str], progress):
     """TLC's output as it comes, line by line: kept in `chunks`, its progress lines handed to `progress`."""
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -121,17 +132,27 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
         progress=None, only=None) -> TlcResult:
     """Model-check `cfg` with TLC: every invariant, every action property, the refinement of
     SessionLifecycle, liveness if asked (`only`: just the invariants and properties named)."""
-    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
         work = Path(tmp)
-        cmd = _command(work, configs.to_tlc_cfg(cfg, liveness=liveness, only=only), workers)
-        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        chunks: list[str] = []
-        for _ in _pump(proc, chunks, progress):
+        return run_in(cfg, work, command(work, configs.to_tlc_cfg(cfg, liveness=liveness, only=only), workers),
+                      timeout=timeout, progress=progress)
+
+
+def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None = None, progress=None) -> TlcResult:
+    """Run one local TLC command in `work` and parse what it printed (`run`'s, and the distributed mode's
+    local replay of a trace)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    chunks: list[str] = []
+    try:
+        for _ in pump(proc, chunks, progress):
             if timeout and time.perf_counter() - t0 > timeout:
-                proc.kill()
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
         code = proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     out = "".join(chunks)
     res = parse_output(cfg, out)
     res.exit_code = code
@@ -214,6 +235,11 @@ def parse_output(cfg: M.Config, out: str) -> TlcResult:
     return res
 
 
+def state_texts(out: str) -> list[str]:
+    """Each state of the trace TLC printed, in TLA+ as TLC wrote it ("/\\ var = value" lines)."""
+    return [body.strip().partition("\n")[2] for code, body in _messages(out) if code == MSG_STATE]
+
+
 def _action_property(body: str) -> str:
     """The action property TLC names; the refinement's [][Next]_lvars is named by its place in
     SessionLifecycle.tla ("Action property line L, col C to ... of module SessionLifecycle")."""
@@ -261,14 +287,14 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
     tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
     work = Path(tmp.name)
     cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
-    cmd = _command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
+    cmd = command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     chunks: list[str] = []
 
-    def pump():
-        for _ in _pump(proc, chunks, progress):
+    def read_output():
+        for _ in pump(proc, chunks, progress):
             pass
-    reader = threading.Thread(target=pump, name="tlc-output", daemon=True)
+    reader = threading.Thread(target=read_output, name="tlc-output", daemon=True)
     reader.start()
 
     def finish(timeout: float | None = None):

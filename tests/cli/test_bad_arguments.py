@@ -21,6 +21,8 @@ BAD_ARGS = [
     (["check", "--out", "README.md"], "README.md: exists and is not a folder"),
     (["check", "--liveness", "--no-liveness"], "not allowed with"),
     (["check", "--frobnicate"], "unrecognized arguments"),
+    (["check", "--distributed"], "--distributed is TLC's distributed mode, for --engine tlc only"),
+    (["check", "--engine", "tlc", "--distributed", "--liveness"], "--distributed checks safety only"),
     (["replay", "--sut", "/no/such/driver"], "/no/such/driver`: cannot run it"),  # no TRACE: the committed ones
     (["gate", "--stage", "tlc2"], "unknown gate stage 'tlc2'"),
     (["replay", "missing.json"], "missing.json: no such file"),
