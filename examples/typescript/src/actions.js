@@ -5,18 +5,14 @@
  * atomic unit and answers the action it took; the environment's steps move the clock, crash a process,
  * corrupt a row, fail a publication.
  */
-export const ATTEMPTS = new Set(["Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan", "Admit",
-  "ExactRetry", "Resume", "Steer"]);
+/**
+ * @typedef {import('./world.js').World} World @typedef {import('./types.js').ActionParams} ActionParams
+ * @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').AttemptName} AttemptName
+ * @typedef {Exclude<ActionName, AttemptName>} StepName an action only a step takes
+ */
 
-const RUNNER = ["Renew", "Dispatch", "PublishStepStarted", "StepStartedReturn", "ToolStart", "ToolRun", "PublishToolSuccess",
-  "MarkUnknown", "PublishStepFailed", "StepFailedReturn", "PublishStepEnded", "StepEndedReturn", "ClearClaim", "RunnerStop",
-  "RunnerExit"];
-const FINALIZER = ["FinalizerSettle", "FinalizerClear"];
-const RECOVERY = ["RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "RecoveryReconvert"];
-
-/** @typedef {import('./world.js').World} World */
-
-/** An attempt: true when the server took it. @type {Record<string, (w: World, p: any) => Promise<boolean>>} */
+/** An attempt: true when the server took it.
+ * @type {{[A in AttemptName]: (w: World, p: ActionParams[A]) => Promise<boolean>}} */
 const ATTEMPT = {
   Acquire: (w, p) => w.node(p.n).acquire(p.i),
   PromoteContinuation: (w, p) => w.node(p.n).promote(p.i),
@@ -29,7 +25,8 @@ const ATTEMPT = {
   Steer: (w, p) => w.node(p.n).steer(p.i),
 };
 
-/** The actor kinds a `move` names (names.STEPPING_ACTORS) and how each takes its next unit. */
+/** The actor kinds a `move` names (names.STEPPING_ACTORS) and how each takes its next unit.
+ * @type {{[K in import('./types.js').SteppingActor]: (w: World, who: string) => Promise<ActionName | null>}} */
 export const MOVE = {
   runner: (w, who) => w.node(who).runner.move(),
   finalizer: (w, who) => w.node(who).finalizer.move(),
@@ -37,14 +34,34 @@ export const MOVE = {
   supervisor: (w, who) => w.node(who).supervise(),
 };
 
+/** @param {ActionName} name @param {boolean} ok */
 const took = (name, ok) => (ok ? name : null);
 
-/** A step: the action the server took (null: none). @type {Record<string, (w: World, p: any) => Promise<string | null>>} */
+/** A unit of the runner's own: it moves, and answers the unit it took. @param {World} w @param {{n: string}} p */
+const runner = (w, p) => w.node(p.n).runner.move();
+/** @param {World} w @param {{n: string}} p */
+const finalizer = (w, p) => w.node(p.n).finalizer.move();
+/** @param {World} w @param {{r: string}} p */
+const recovery = (w, p) => w.worker(p.r).move();
+
+/** A step: the action the server took (null: none); every action that is not an attempt has one.
+ * @type {{[A in StepName]: (w: World, p: ActionParams[A]) => Promise<ActionName | null>}} */
 const STEP = {
-  ...Object.fromEntries(RUNNER.map((a) => [a, (w, p) => w.node(p.n).runner.move()])),
-  PublishStepFailed: (w, p) => decided(w, p.n, "fail"),
-  PublishStepEnded: (w, p) => decided(w, p.n, "end"),
+  Renew: runner,
+  Dispatch: runner,
+  PublishStepStarted: runner,
+  StepStartedReturn: runner,
   ToolStart: (w, p) => decided(w, p.n, "end"),
+  ToolRun: runner,
+  PublishToolSuccess: runner,
+  MarkUnknown: runner,
+  PublishStepFailed: (w, p) => decided(w, p.n, "fail"),
+  StepFailedReturn: runner,
+  PublishStepEnded: (w, p) => decided(w, p.n, "end"),
+  StepEndedReturn: runner,
+  ClearClaim: runner,
+  RunnerStop: runner,
+  RunnerExit: runner,
   ToolSuccessFails: async (w, p) => {
     const node = w.node(p.n);
     node.publisher.failNext = true;
@@ -54,8 +71,12 @@ const STEP = {
       node.publisher.failNext = false;
     }
   },
-  ...Object.fromEntries(FINALIZER.map((a) => [a, (w, p) => w.node(p.n).finalizer.move()])),
-  ...Object.fromEntries(RECOVERY.map((a) => [a, (w, p) => w.worker(p.r).move()])),
+  FinalizerSettle: finalizer,
+  FinalizerClear: finalizer,
+  RecoveryTakeover: recovery,
+  RecoveryConvert: recovery,
+  RecoveryQuarantine: recovery,
+  RecoveryReconvert: recovery,
   RecoveryConvertAckLost: async (w, p) => {
     const worker = w.worker(p.r);
     worker.loseAck = true;
@@ -79,24 +100,43 @@ const STEP = {
   WakeLost: async (w, p) => took("WakeLost", await w.wakes.release(`w${p.w}`)),
 };
 
-/** The provider's stream for the runner's execution ends this way; then the runner moves. */
+/** The provider's stream for the runner's execution ends this way; then the runner moves.
+ * @param {World} w @param {string} n @param {import('./provider.js').Outcome} outcome */
 function decided(w, n, outcome) {
   const node = w.node(n);
   if (node.runner.execution) w.provider.decide(node.runner.execution, outcome);
   return node.runner.move();
 }
 
-/** @returns {Promise<string | null>} */
+/** @param {string} action @returns {action is AttemptName} */
+const isAttempt = (action) => Object.hasOwn(ATTEMPT, action);
+/** @param {string} action @returns {action is StepName} */
+const isStep = (action) => Object.hasOwn(STEP, action);
+
+/**
+ * The request's `params` are taken to be the action's (docs/driver.schema.json, <Action>Params; types.ts
+ * ActionParams): claimcheck's client sends them so, and a request that does not fails inside the action
+ * with a TypeError or RangeError, which the driver reports as an error reply.
+ * @template {ActionName} A @param {A} _action @param {import('./types.js').Params} params @returns {ActionParams[A]}
+ */
+const paramsOf = (_action, params) => /** @type {ActionParams[A]} */ (params);
+
+/** @template {StepName} A @param {World} world @param {A} action @param {ActionParams[A]} params */
+const stepWith = (world, action, params) => STEP[action](world, params);
+/** @template {AttemptName} A @param {World} world @param {A} action @param {ActionParams[A]} params */
+const attemptWith = (world, action, params) => ATTEMPT[action](world, params);
+
+/** Take `action` as a step. @param {World} world @param {string} action @param {import('./types.js').Params} params
+ * @returns {Promise<ActionName | null>} */
 export async function step(world, action, params) {
-  if (ATTEMPTS.has(action)) return (await attempt(world, action, params)) ? action : null;
-  const fn = STEP[action];
-  if (!fn) throw new RangeError(`unknown action ${JSON.stringify(action)}`);
-  return fn(world, params);
+  if (isAttempt(action)) return (await attempt(world, action, params)) ? action : null;
+  if (!isStep(action)) throw new RangeError(`unknown action ${JSON.stringify(action)}`);
+  return stepWith(world, action, paramsOf(action, params));
 }
 
-/** @returns {Promise<boolean>} */
+/** Make the call of an attempt. @param {World} world @param {string} action @param {import('./types.js').Params} params
+ * @returns {Promise<boolean>} */
 export async function attempt(world, action, params) {
-  const fn = ATTEMPT[action];
-  if (!fn) throw new RangeError(`${JSON.stringify(action)} is not an attempt (names.ATTEMPTS)`);
-  return fn(world, params);
+  if (!isAttempt(action)) throw new RangeError(`${JSON.stringify(action)} is not an attempt (names.ATTEMPTS)`);
+  return attemptWith(world, action, paramsOf(action, params));
 }

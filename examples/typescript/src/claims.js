@@ -5,13 +5,11 @@
  */
 import { FenceLost } from "./db.js";
 
-/**
- * @typedef {{session_id: string, execution_id: number, owner_id: string, lease_expires_at: number,
- *   phase: string, assistant_id: string | null, recovery_error: string | null, recovery_attempts: number}} ClaimRow
- */
+/** @typedef {import('./types.js').ClaimRow} ClaimRow @typedef {import('./types.js').Database} Database
+ *  @typedef {import('./types.js').Phase} Phase */
 
 export class Claims {
-  /** @param {import('./db.js').SqliteDatabase} db @param {import('./clock.js').ManualClock} clock
+  /** @param {Database} db @param {import('./clock.js').ManualClock} clock
    *  @param {import('./config.js').Settings} cfg */
   constructor(db, clock, cfg) {
     this.db = db;
@@ -19,29 +17,35 @@ export class Claims {
     this.cfg = cfg;
   }
 
-  /** @returns {Promise<ClaimRow | undefined>} */
+  /** @param {string} session @returns {Promise<ClaimRow | undefined>} */
   async get(session) {
-    return /** @type {any} */ (await this.db.get("SELECT * FROM execution_claims WHERE session_id = ?", [session]));
+    return this.db.get("SELECT * FROM execution_claims WHERE session_id = ?", [session]);
   }
 
-  /** Ticks left on a claim's lease (0 or less: expired), floored where the grace ends. */
+  /** Ticks left on a claim's lease (0 or less: expired), floored where the grace ends. @param {ClaimRow} claim */
   ttl(claim) {
     return Math.max(-this.cfg.grace, claim.lease_expires_at - this.clock.now());
   }
 
-  /** The claim is this exact one (execution, owner) under a live lease. */
+  /** The claim is this exact one (execution, owner) under a live lease.
+   * @param {string} session @param {number} execution @param {string} owner */
   async fenced(session, execution, owner) {
     const c = await this.get(session);
     return Boolean(c && c.execution_id === execution && c.owner_id === owner && this.ttl(c) > 0);
   }
 
-  /** fenced, and still `running` (an ordinary runner update never moves a phase back). */
+  /** fenced, and still `running` (an ordinary runner update never moves a phase back).
+   * @param {string} session @param {number} execution @param {string} owner */
   async runningFenced(session, execution, owner) {
     return (await this.fenced(session, execution, owner)) && (await this.get(session))?.phase === "running";
   }
 
+  /** The execution ids issued so far. @returns {Promise<number>} */
   async issued() {
-    return /** @type {any} */ (await this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'")).value;
+    /** @type {import('./types.js').SequenceRow | undefined} */
+    const row = await this.db.get("SELECT value FROM id_sequence WHERE name = 'execution'");
+    if (!row) throw new Error("id_sequence has no execution row"); // the schema inserts it
+    return row.value;
   }
 
   /** The next execution id, or null when none is left. */
@@ -52,7 +56,8 @@ export class Claims {
     return value + 1;
   }
 
-  /** Insert-only acquisition (inside a transaction): the new claim's execution id, or null. */
+  /** Insert-only acquisition (inside a transaction): the new claim's execution id, or null.
+   * @param {string} session @param {string} owner */
   async insert(session, owner) {
     const old = await this.get(session);
     const overwrite = old && this.cfg.has("acquire-overwrites-expired") && this.ttl(old) <= 0;
@@ -71,7 +76,8 @@ export class Claims {
     return execution;
   }
 
-  /** Renew the exact claim's lease to now + lease; `live`: only while unexpired. Rows changed. */
+  /** Renew the exact claim's lease to now + lease; `live`: only while unexpired. Rows changed.
+   * @param {string} session @param {number} execution @param {string} owner @param {{live?: boolean}} options */
   async renew(session, execution, owner, { live = true } = {}) {
     const now = this.clock.now();
     return this.db.run(`UPDATE execution_claims SET lease_expires_at = ? WHERE session_id = ? AND execution_id = ?
@@ -79,23 +85,27 @@ export class Claims {
     [now + this.cfg.lease, session, execution, owner, now, live ? 0 : 1]);
   }
 
-  /** A fenced change of the exact claim under a live lease (and, given, in phase `from`); FenceLost else. */
+  /** A fenced change of the exact claim under a live lease (and, given, in phase `from`); FenceLost else.
+   * @param {string} session @param {number} execution @param {string} owner @param {{phase: Phase}} set
+   * @param {{from?: Phase | null}} options */
   async update(session, execution, owner, set, { from = null } = {}) {
-    const cols = Object.keys(set);
-    const changed = await this.db.run(`UPDATE execution_claims SET ${cols.map((k) => `${k} = ?`).join(", ")}
+    const cols = Object.entries(set);
+    const changed = await this.db.run(`UPDATE execution_claims SET ${cols.map(([k]) => `${k} = ?`).join(", ")}
       WHERE session_id = ? AND execution_id = ? AND owner_id = ? AND lease_expires_at > ? AND (phase = ? OR ? = 1)`,
-    [...cols.map((k) => set[k]), session, execution, owner, this.clock.now(), from ?? "", from ? 0 : 1]);
+    [...cols.map(([, v]) => v), session, execution, owner, this.clock.now(), from ?? "", from ? 0 : 1]);
     if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
   }
 
-  /** Remove the exact claim (fenced, in phase `phase`); FenceLost when it is not there so. */
+  /** Remove the exact claim (fenced, in phase `phase`); FenceLost when it is not there so.
+   * @param {string} session @param {number} execution @param {string} owner @param {Phase} phase */
   async remove(session, execution, owner, phase) {
     const changed = await this.db.run(`DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?
       AND lease_expires_at > ? AND phase = ?`, [session, execution, owner, this.clock.now(), phase]);
     if (changed !== 1) throw new FenceLost(`claim ${session}/${execution}/${owner}: fence lost`);
   }
 
-  /** Inside a transaction: the exact claim is still running under a live lease, or FenceLost. */
+  /** Inside a transaction: the exact claim is still running under a live lease, or FenceLost.
+   * @param {string} session @param {number} execution @param {string} owner @returns {Promise<void>} */
   async checkFence(session, execution, owner) {
     if (this.cfg.has("unfenced-step-publication")) return;
     if (!(await this.runningFenced(session, execution, owner))) throw new FenceLost(`claim ${session}/${execution}: fence lost`);
@@ -103,18 +113,22 @@ export class Claims {
 
   /** @returns {Promise<ClaimRow[]>} */
   async all() {
-    return /** @type {any} */ (await this.db.all("SELECT * FROM execution_claims ORDER BY execution_id"));
+    return this.db.all("SELECT * FROM execution_claims ORDER BY execution_id");
   }
 }
 
-/** The assistant has a terminal event (Step.Failed, Step.Interrupted or Step.Ended). */
+/** The assistant has a terminal event (Step.Failed, Step.Interrupted or Step.Ended).
+ * @param {Database} db @param {string} assistant */
 export async function completed(db, assistant) {
   return (await db.get("SELECT 1 AS x FROM events WHERE assistant_id = ? AND kind IN ('Failed', 'Interrupted', 'Ended')",
     [assistant])) !== undefined;
 }
 
-/** Assistant `a`'s Step has a tool call whose start is recorded and whose outcome is not. */
+/** Assistant `a`'s Step has a tool call whose start is recorded and whose outcome is not.
+ * @param {Database} db @param {string} assistant */
 export async function openToolCall(db, assistant) {
-  const kinds = (await db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant])).map((r) => r.kind);
+  /** @type {Pick<import('./types.js').EventRow, "kind">[]} */
+  const rows = await db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant]);
+  const kinds = rows.map((r) => r.kind);
   return kinds.includes("ToolStarted") && !kinds.includes("ToolSucceeded") && !kinds.includes("ToolFailed");
 }

@@ -7,6 +7,7 @@ export class ManualClock {
   now() {
     return this.t;
   }
+  /** @param {number} ticks */
   advance(ticks = 1) {
     this.t += ticks;
   }

@@ -2,15 +2,13 @@
 /**
  * The server's settings, read from a claimcheck configuration object (a trace's `config`): the names of
  * its Sessions, nodes and recovery workers, lease and scan settings, and the defect switches it runs with.
- * @typedef {{sessions: string[], nodes: string[], recoverers: string[], prompts: number, max_exec: number,
- *   max_steps?: number, tools?: number, lease: number, scan_bound: number, grace?: number,
- *   supervision_lag?: number, max_tries?: number, faults: string[], admission?: boolean, steering?: boolean,
- *   defects?: string[], assumptions_off?: string[], wake_rows?: number, wake_batch?: number,
- *   fresh_share?: number, max_wake_tries?: number}} RawConfig
+ * @typedef {import('./types.js').TraceConfig} RawConfig
+ * @typedef {import('./types.js').Defect} Defect
  */
 
 export class Settings {
-  /** @param {RawConfig} raw @param {string[]} defects the defect switches the server runs with */
+  /** @param {RawConfig} raw @param {readonly string[]} defects the defect switches the server runs with (a
+   *  name the registry does not have switches nothing) */
   constructor(raw, defects) {
     this.sessions = raw.sessions;
     this.nodes = raw.nodes;
@@ -34,15 +32,17 @@ export class Settings {
     const lag = raw.supervision_lag ?? 1;
     // clocks that disagree by more than the grace: the takeover waits one tick less than supervision
     this.grace = off.has("SynchronizedClocks") ? Math.min(grace, lag - 1) : grace;
+    /** @type {ReadonlySet<string>} */
     this.defects = new Set(defects);
   }
 
-  /** @param {string} name a registry defect */
+  /** @param {Defect} name a registry defect */
   has(name) {
     return this.defects.has(name);
   }
 
-  /** Fresh rows' share of a planned batch (the wake-share defects keep none, or all of it). */
+  /** Fresh rows' share of a planned batch (the wake-share defects keep none, or all of it).
+   * @param {number} batch */
   freshSlots(batch) {
     if (this.has("wake-fresh-share-zero")) return 0;
     if (this.has("wake-fresh-share-full")) return batch;

@@ -7,19 +7,24 @@
 import { completed, openToolCall } from "./claims.js";
 import { assistantStep, continuationId } from "./ids.js";
 
-/** A session_recovery row already names the execution (globally: ids are unique everywhere). */
+/** The recovery worker converting (its Session, execution, database and publisher).
+ * @typedef {import('./recovery.js').RecoveryWorker} Worker */
+
+/** A session_recovery row already names the execution (globally: ids are unique everywhere). @param {Worker} w */
 export async function conflicts(w) {
   const scoped = w.cfg.has("cross-session-recovery-collision"); // the check scoped by Session too
   return (await w.db.get(`SELECT 1 AS x FROM session_recovery WHERE execution_id = ? ${scoped ? "AND session_id = ?" : ""}`,
     scoped ? [w.execution, w.session] : [w.execution])) !== undefined;
 }
 
-/** The continuation id one attempt derives (minted per attempt under conversion-retry-mints-new-ids). */
+/** The continuation id one attempt derives (minted per attempt under conversion-retry-mints-new-ids).
+ * @param {Worker} w @param {number} attempt */
 function generation(w, attempt) {
   return w.cfg.has("conversion-retry-mints-new-ids") ? attempt : 0;
 }
 
-/** Inside one transaction: finish cancellation-owned work, or convert recovering work. */
+/** Inside one transaction: finish cancellation-owned work, or convert recovering work.
+ * @param {Worker} w @param {import('./types.js').ClaimRow} claim @param {boolean} cancellation */
 export async function convertInTransaction(w, claim, cancellation) {
   if (!cancellation) return commit(w, generation(w, 0));
   const a = claim.assistant_id;
@@ -32,7 +37,8 @@ export async function convertInTransaction(w, claim, cancellation) {
     [w.execution, w.session]);
 }
 
-/** The retry with the same ids: its own committed work found, nothing changes; else the keyed writes again. */
+/** The retry with the same ids: its own committed work found, nothing changes; else the keyed writes again.
+ * @param {Worker} w */
 export async function reconvertInTransaction(w) {
   const gen = generation(w, 1);
   const row = await w.db.get("SELECT 1 AS x FROM session_recovery WHERE execution_id = ? AND session_id = ?", [w.execution, w.session]);
@@ -40,10 +46,11 @@ export async function reconvertInTransaction(w) {
   if (!(row && cont)) await commit(w, gen);
 }
 
+/** The conversion's keyed and fenced writes, with continuation generation `gen`. @param {Worker} w @param {number} gen */
 async function commit(w, gen) {
   const c = await w.claims.get(w.session);
   const fenced = await w.claims.fenced(w.session, w.execution, w.id);
-  const a = fenced ? c.assistant_id : null;
+  const a = fenced && c ? c.assistant_id : null; // fenced: the claim row is there
   const base = { session: w.session, writer: w.id };
   if (a !== null && (await openToolCall(w.db, a))) {
     if (w.cfg.has("recovery-reruns-unknown-tool")) {

@@ -2,6 +2,8 @@
 /** The SQLite database (sql.js, in memory): schema, statements and transactions. */
 import initSqlJs from "sql.js";
 
+/** @typedef {import('./types.js').Database} Database @typedef {import('./types.js').SqlValue} SqlValue */
+
 const SCHEMA = `
 CREATE TABLE execution_claims (
   session_id TEXT PRIMARY KEY,
@@ -58,15 +60,17 @@ CREATE TABLE wake_rows (
 /** A fenced write that changed no row: the transaction rolls back. */
 export class FenceLost extends Error {}
 
+/** @type {import('sql.js').SqlJsStatic | null} */
 let SQL = null;
 
-/** The schema in either dialect: `serial` is the event sequence's column type. */
+/** The schema in either dialect: `serial` is the event sequence's column type. @param {string} serial */
 export const schema = (serial) => SCHEMA.replace("seq INTEGER PRIMARY KEY AUTOINCREMENT", `seq ${serial}`);
 
 /**
  * The database a world runs on: SQLite in memory through sql.js, or PostgreSQL through pg when `url` is
  * given (src/pg.js). Both answer the same async interface: all, get, run (rows changed), tx.
  * @param {string | null} url
+ * @returns {Promise<Database>}
  */
 export async function openDatabase(url = null) {
   if (url) {
@@ -79,36 +83,44 @@ export async function openDatabase(url = null) {
   return db;
 }
 
+/** @implements {Database} */
 export class SqliteDatabase {
+  /** @param {import('sql.js').Database} raw */
   constructor(raw) {
     this.raw = raw;
     this.depth = 0;
   }
 
-  /** Rows of a query, as objects. */
+  /** Rows of a query, as objects (the caller states their type: types.ts Database).
+   * @template [R=unknown] @param {string} sql @param {SqlValue[]} params @returns {Promise<R[]>} */
   async all(sql, params = []) {
     const stmt = this.raw.prepare(sql);
     try {
       stmt.bind(params);
+      /** @type {R[]} */
       const out = [];
-      while (stmt.step()) out.push(stmt.getAsObject());
+      while (stmt.step()) out.push(/** @type {R} */ (/** @type {unknown} */ (stmt.getAsObject())));
       return out;
     } finally {
       stmt.free();
     }
   }
 
+  /** @template [R=unknown] @param {string} sql @param {SqlValue[]} params @returns {Promise<R | undefined>} */
   async get(sql, params = []) {
-    return (await this.all(sql, params))[0];
+    /** @type {R[]} */
+    const rows = await this.all(sql, params);
+    return rows[0];
   }
 
-  /** A write: the number of rows it changed. */
+  /** A write: the number of rows it changed. @param {string} sql @param {SqlValue[]} params */
   async run(sql, params = []) {
     this.raw.run(sql, params);
     return this.raw.getRowsModified();
   }
 
-  /** Run `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  /** Run `work` in one transaction: committed when it resolves, rolled back when it throws.
+   * @template T @param {() => Promise<T>} work @returns {Promise<T>} */
   async tx(work) {
     if (this.depth > 0) return work();
     this.raw.exec("BEGIN IMMEDIATE");

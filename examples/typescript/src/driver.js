@@ -13,9 +13,19 @@ import { History } from "./history.js";
 import { twinState } from "./mapping.js";
 import { World } from "./world.js";
 
+/**
+ * @typedef {import('./types.js').Request} Request @typedef {import('./types.js').MovingRequest} MovingRequest
+ * @typedef {import('./types.js').Replies} Replies @typedef {keyof Replies} Op
+ * @typedef {import('./types.js').TookReply} TookReply @typedef {import('./types.js').AttemptReply} AttemptReply
+ */
+/** The request of op `O`. @template {Op} O @typedef {Extract<Request, {op: O}>} RequestOf */
+/** What the driver does for each op: the reply's fields.
+ * @typedef {{[O in Op]: (this: Driver, req: RequestOf<O>) => Replies[O] | Promise<Replies[O]>}} Ops */
+
 export const NAME = "claimcheck TypeScript example (examples/typescript, Node + sql.js in memory)";
 export const NAME_PG = "claimcheck TypeScript example (examples/typescript, Node + PostgreSQL through pg)";
-const ACTORS = new Set(["runner", "finalizer", "recovery", "supervisor"]);
+/** @param {string} actor @returns {actor is import('./types.js').SteppingActor} */
+const stepping = (actor) => Object.hasOwn(MOVE, actor);
 
 class Refused extends Error {}
 
@@ -37,10 +47,11 @@ export class Driver {
     /** @type {World | null} */
     this.world = null;
     this.stopped = false;
-    this.begun = null; // the start request of the current world
-    /** @type {object[]} the requests that moved the world since start */
+    /** @type {import('./types.js').StartRequest | null} the start request of the current world */
+    this.begun = null;
+    /** @type {MovingRequest[]} the requests that moved the world since start */
     this.journal = [];
-    /** @type {Map<string, object[]>} saved point -> the journal up to it */
+    /** @type {Map<string, MovingRequest[]>} saved point -> the journal up to it */
     this.points = new Map();
   }
 
@@ -49,14 +60,17 @@ export class Driver {
     return this.world;
   }
 
-  /** Run one world-moving request; with a history, log the durable rows it wrote. */
+  /** Run one world-moving request; with a history, log the durable rows it wrote.
+   * @template {TookReply | AttemptReply} R
+   * @param {MovingRequest} req @param {(world: World) => Promise<R>} run @returns {Promise<R>} */
   async recorded(req, run) {
     const world = this.current();
     this.journal.push(req);
     if (!this.history || this.restoring) return run(world);
     const before = await twinState(world);
     const reply = await run(world);
-    const took = req.op === "attempt" ? (reply.answer === "taken" ? req.action : null) : reply.took;
+    const took = req.op === "attempt" ? ("answer" in reply && reply.answer === "taken" ? req.action : null)
+      : "took" in reply ? reply.took : null;
     this.history.record(req, took, before, await twinState(world), world.clock.now());
     return reply;
   }
@@ -66,26 +80,46 @@ export class Driver {
     this.history?.write();
   }
 
-  /** One request line in, one reply line out. */
+  /** One request line in, one reply line out. @param {string} line @returns {Promise<string>} */
   async handle(line) {
+    /** @type {number | null} */
     let id = null;
     try {
+      /** @type {unknown} */
       const req = JSON.parse(line);
-      if (req && Number.isInteger(req.id)) id = req.id;
-      const op = this.ops[req?.op];
+      /** @type {{id?: unknown, op?: unknown}} */
+      const head = typeof req === "object" && req !== null ? req : {};
+      if (typeof head.id === "number" && Number.isInteger(head.id)) id = head.id;
+      const op = typeof head.op === "string" && this.serves(head.op) ? head.op : null;
       if (id === null) throw new Refused("request.id: an integer is required");
-      if (!op) throw new Refused(`request.op: unknown op ${JSON.stringify(req?.op)}`);
-      const reply = await op.call(this, req);
+      if (!op) throw new Refused(`request.op: unknown op ${JSON.stringify(head.op)}`);
+      // the request's other fields are taken to be its op's (docs/driver.schema.json): claimcheck sends them so
+      const reply = await this.answer(op, /** @type {RequestOf<typeof op>} */ (req));
       return JSON.stringify({ id, ok: true, ...reply });
     } catch (err) {
       const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
         : err instanceof Refused || err instanceof RangeError ? err.message
-          : `the implementation raised ${err?.name ?? "an error"}: ${err?.message ?? err}`;
-      if (!(err instanceof Refused)) process.stderr.write(`${err?.stack ?? err}\n`);
+          : err instanceof Error ? `the implementation raised ${err.name}: ${err.message}`
+            : `the implementation raised an error: ${err}`;
+      if (!(err instanceof Refused)) process.stderr.write(`${err instanceof Error ? err.stack ?? err : err}\n`);
       return JSON.stringify({ id, ok: false, error: error.replace(/\s+/g, " ") });
     }
   }
 
+  /** @param {string} op @returns {op is Op} */
+  serves(op) {
+    return Object.hasOwn(this.ops, op);
+  }
+
+  /** Carry out one request: its reply's fields. @template {Op} O @param {O} op @param {RequestOf<O>} req
+   * @returns {Promise<Replies[O]>} */
+  async answer(op, req) {
+    /** @type {Ops[O]} */
+    const carry = this.ops[op];
+    return carry.call(this, req);
+  }
+
+  /** @type {Ops} */
   ops = {
     hello(req) {
       if (req.protocol !== "claimcheck-driver") {
@@ -100,7 +134,9 @@ export class Driver {
       await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
       this.world = null;
       this.world = await World.start(req.config, req.defects ?? [], this.url);
-      Object.assign(this, { begun: req, journal: [], points: new Map() });
+      this.begun = req;
+      this.journal = [];
+      this.points = new Map();
       if (this.historyDir && !this.restoring) {
         this.flush();
         this.worlds += 1;
@@ -118,10 +154,11 @@ export class Driver {
     },
     async move(req) {
       const world = this.current();
-      if (!ACTORS.has(req.actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
-      const names = req.actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
-      if (!names.includes(req.who)) throw new Refused(`request.who: no ${req.actor} named ${JSON.stringify(req.who)} in the configuration`);
-      return this.recorded(req, async (w) => ({ took: await MOVE[req.actor](w, req.who) }));
+      const actor = req.actor;
+      if (!stepping(actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
+      const names = actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
+      if (!names.includes(req.who)) throw new Refused(`request.who: no ${actor} named ${JSON.stringify(req.who)} in the configuration`);
+      return this.recorded(req, async (w) => ({ took: await MOVE[actor](w, req.who) }));
     },
     async observe() {
       const world = this.current();
@@ -138,10 +175,12 @@ export class Driver {
       const journal = this.points.get(req.point);
       if (journal === undefined) throw new Refused(`request.point: no saved point ${JSON.stringify(req.point)}`);
       const points = this.points;
+      const begun = this.begun;
+      if (!begun) throw new Refused("no world: send start first"); // a world is there, so its start request is too
       this.restoring = true; // the same world again: its history keeps its lines up to the point
       try {
-        await this.ops.start.call(this, this.begun);
-        for (const r of journal) await this.ops[r.op].call(this, r);
+        await this.answer("start", begun);
+        for (const r of journal) await this.answer(r.op, r);
       } finally {
         this.restoring = false;
       }
@@ -158,7 +197,9 @@ export class Driver {
   };
 }
 
-/** Serve the protocol on stdin and stdout until stop or the end of input. */
+/** Serve the protocol on stdin and stdout until stop or the end of input.
+ * @param {NodeJS.ReadableStream} input @param {{write: (line: string) => unknown}} output
+ * @param {string | null} url @param {string | null} history */
 export async function serve(input = process.stdin, output = process.stdout, url = null, history = null) {
   const driver = new Driver(url, history);
   const lines = createInterface({ input, crlfDelay: Infinity });

@@ -5,10 +5,10 @@
  */
 export class Failpoints {
   constructor() {
-    /** @type {string[]} */
+    /** @type {import('./types.js').Boundary[]} */
     this.fired = [];
   }
-  /** @param {string} name a boundary of spec/names.py BOUNDARIES */
+  /** @param {import('./types.js').Boundary} name a boundary of spec/names.py BOUNDARIES */
   fire(name) {
     this.fired.push(name);
   }

@@ -11,6 +11,12 @@ import { Gated } from "./gate.js";
 import { assistantId } from "./ids.js";
 
 export class Finalizer extends Gated {
+  // the memory, idle (release() puts it back)
+  /** @type {import('./types.js').FinalizerPc} */ pc = "idle";
+  session = "";
+  execution = 0;
+  owner = "";
+
   /** @param {import('./node.js').Node} node */
   constructor(node) {
     super();
@@ -34,7 +40,7 @@ export class Finalizer extends Gated {
     return this.node.cfg;
   }
 
-  /** The authenticated interrupt of Session `session` on this node; false when refused. */
+  /** The authenticated interrupt of Session `session` on this node; false when refused. @param {string} session */
   async cancel(session) {
     const { claims, db, runner, id } = this.node;
     const c = await claims.get(session);
@@ -49,7 +55,10 @@ export class Finalizer extends Gated {
     if (c.owner_id === id && runner.execution === c.execution_id && !["idle", "stopped"].includes(runner.pc)) {
       runner.intr = true;
     }
-    Object.assign(this, { pc: "settle", session, execution: c.execution_id, owner: c.owner_id });
+    this.pc = "settle";
+    this.session = session;
+    this.execution = c.execution_id;
+    this.owner = c.owner_id;
     this.node.failpoints.fire("cancel.requested");
     this.launch(() => this.finalize());
     return true;
@@ -73,7 +82,8 @@ export class Finalizer extends Gated {
     await this.clear();
   }
 
-  /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry". */
+  /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry".
+   * @returns {Promise<"settled" | "stop" | "retry">} */
   async settle() {
     const { claims, db, provider, publisher, runner, id } = this.node;
     const cfg = this.cfg;
@@ -87,14 +97,14 @@ export class Finalizer extends Gated {
     const mine = runner.execution === this.execution;
     const mem = mine ? runner.mem : null;
     const active = mine ? runner.active : false;
-    let settle = a;
-    if (cfg.has("cancel-interrupts-unstarted") && a === null) settle = assistantId(this.execution, 1);
-    else if (cfg.has("cancel-trusts-previous-step-memory") && mem !== null) settle = mem;
+    const settle = cfg.has("cancel-interrupts-unstarted") && a === null ? assistantId(this.execution, 1)
+      : cfg.has("cancel-trusts-previous-step-memory") && mem !== null ? mem : a;
     if (cfg.has("step-started-window") && a !== null && mem === null) {
       return "retry"; // it starts the assistant again, the cancelling phase rejects it: it retries later
     }
-    const interrupt = cfg.has("step-failed-duplicate-interrupt") && active && mem === a
-      ? true : settle !== null && !(await completed(db, settle));
+    // (an active runner has its memory set, so the duplicate's `mem === a` has a settled assistant too)
+    const interrupt = settle !== null
+      && ((cfg.has("step-failed-duplicate-interrupt") && active && mem === a) || !(await completed(db, settle)));
     await db.tx(async () => {
       const w = { session: this.session, writer: this.owner };
       if (a !== null && (await openToolCall(db, a))) await publisher.append({ ...w, kind: "ToolFailed", assistant: a });

@@ -9,30 +9,32 @@ export class Gated {
   constructor() {
     /** @type {null | (() => void)} resumes the held code path */
     this.resume = null;
-    /** @type {null | {resolve: (took: string | null) => void, reject: (err: unknown) => void}} */
+    /** @type {null | {resolve: (took: import('./types.js').ActionName | null) => void, reject: (err: unknown) => void}} */
     this.waiter = null;
-    /** @type {string | null} the action the current unit took */
+    /** @type {import('./types.js').ActionName | null} the action the current unit took */
     this.took = null;
   }
 
-  /** The scheduler's side: run the held code path to its next gate; the action it took, or null. */
+  /** The scheduler's side: run the held code path to its next gate; the action it took, or null.
+   * @returns {Promise<import('./types.js').ActionName | null>} */
   async move() {
     if (!this.resume) return null;
     const resume = this.resume;
     this.resume = null;
+    /** @type {Promise<import('./types.js').ActionName | null>} */
     const done = new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
     resume();
     return done;
   }
 
-  /** The actor's side: report the unit just done, then wait to be moved. */
+  /** The actor's side: report the unit just done, then wait to be moved. @returns {Promise<void>} */
   hold() {
     const held = new Promise((resolve) => (this.resume = () => resolve(undefined)));
     this.report();
     return held;
   }
 
-  /** The code path ended (or failed): report, and nothing is held any more. */
+  /** The code path ended (or failed): report, and nothing is held any more. @param {unknown} err */
   report(err = undefined) {
     const waiter = this.waiter;
     const took = this.took;
@@ -46,9 +48,10 @@ export class Gated {
     else waiter.resolve(took);
   }
 
-  /** Start an async code path, held at once at its first gate (the caller's unit already committed). */
+  /** Start an async code path, held at once at its first gate (the caller's unit already committed).
+   * @param {() => Promise<unknown>} body */
   launch(body) {
-    body().then(() => this.report(), (err) => this.report(err));
+    body().then(() => this.report(), (/** @type {unknown} */ err) => this.report(err));
   }
 
   /** A crash: the held code path is never resumed (its memory goes with the process). */

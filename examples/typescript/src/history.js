@@ -23,6 +23,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
+/**
+ * @typedef {import('./types.js').TwinState} TwinState @typedef {import('./types.js').Writes} Writes
+ * @typedef {import('./types.js').TwinPair} TwinPair @typedef {import('./types.js').TwinInput} TwinInput
+ */
+
 export const SOURCE = "claimcheck TypeScript example";
 
 /** Steps whose twin action reads no lease: no clock reading (docs/history.md, `now`). */
@@ -31,28 +36,34 @@ const NO_CLOCK = new Set(["Admit", "ExactRetry", "Resume", "WakeArrive", "WakeSc
 /** Steps a caller, the waker or a fault takes: the actor is `environment`. */
 const ENVIRONMENT = new Set([...NO_CLOCK, "CancelRequest", "Steer", "Tick"]);
 
+/** @param {unknown} a @param {unknown} b */
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+/** @param {TwinPair} r */
 const key = (r) => `${r.exec}/${r.sess}`;
 
-/** The durable rows between two twin states (src/mapping.js twinState), as a history line's `writes`. */
+/** The durable rows between two twin states (src/mapping.js twinState), as a history line's `writes`.
+ * @param {TwinState} before @param {TwinState} after @returns {Writes} */
 export function writes(before, after) {
+  /** @type {Writes} */
   const out = {};
+  /** @type {NonNullable<Writes["claim"]>} */
   const claim = {};
-  for (const s of Object.keys(after.claim)) {
-    if (same(before.claim[s], after.claim[s])) continue;
-    const c = after.claim[s];
+  for (const [s, c] of Object.entries(after.claim)) {
+    if (same(before.claim[s], c)) continue;
     claim[s] = c.phase === "none" ? null
       : { exec: c.exec, owner: c.owner, ttl: c.ttl, phase: c.phase, asst: c.asst, quar: c.quar, tries: c.tries, why: c.why };
   }
   if (Object.keys(claim).length) out.claim = claim;
   if (before.nextExec !== after.nextExec) out.nextExec = after.nextExec;
   if (after.log.length > before.log.length) out.log = after.log.slice(before.log.length);
+  /** The rows of a keyed table that are new. @param {"recovery" | "cancelled"} name */
   const fresh = (name) => {
     const old = new Set(before[name].map(key));
     const rows = after[name].filter((r) => !old.has(key(r)));
     if (rows.length) out[name] = rows;
   };
   fresh("recovery");
+  /** @param {TwinInput} i */
   const id = (i) => `${i.sess}/${i.kind}/${i.src}/${i.gen}`; // an input's identity (ids may sort anywhere)
   const was = new Map(before.inputs.map((i) => [id(i), i]));
   const inputs = after.inputs.filter((i) => !same(was.get(id(i)), i));
@@ -65,36 +76,37 @@ export function writes(before, after) {
 /** One world's log: a header, then a line per request that committed a durable change; kept in memory
  * (a restore drops the lines past its saved point) and written whole by `write`. */
 export class History {
-  /** @param {string} dir @param {number} n the world's number @param {object} config the start request's */
+  /** @param {string} dir @param {number} n the world's number
+   *  @param {import('./types.js').TraceConfig} config the start request's */
   constructor(dir, n, config) {
     mkdirSync(dir, { recursive: true });
     this.path = join(dir, `world-${n}.jsonl`);
+    /** @type {import('./types.js').HistoryHeader} */
     this.header = { format: "claimcheck-history", version: 1, config, source: SOURCE };
-    /** @type {object[]} */
+    /** @type {import('./types.js').HistoryLine[]} */
     this.lines = [];
   }
 
   /**
    * The line of one request, kept when it wrote something durable.
-   * @param {{op: string, action?: string, params?: any, actor?: string, who?: string}} req
+   * @param {import('./types.js').MovingRequest} req
    * @param {string | null} took the action taken (null: none)
+   * @param {TwinState} before @param {TwinState} after @param {number} now the clock's reading after it
    */
   record(req, took, before, after, now) {
     if (!took || took === "Tick") return;
     const w = writes(before, after);
     if (!Object.keys(w).length) return;
-    let params = req.params ?? {};
+    let params;
     let actor;
     if (req.op === "move") {
       params = req.actor === "recovery" ? { r: req.who } : { n: req.who };
       actor = req.who;
     } else {
+      params = req.params ?? {};
       actor = ENVIRONMENT.has(took) ? "environment" : params.r ?? params.n ?? "environment";
     }
-    const line = { actor, action: took, params };
-    if (!NO_CLOCK.has(took)) line.now = now;
-    line.writes = w;
-    this.lines.push(line);
+    this.lines.push({ actor, action: took, params, ...(NO_CLOCK.has(took) ? {} : { now }), writes: w });
   }
 
   write() {

@@ -5,10 +5,11 @@
  */
 import { continuationId, promptId, requestId } from "./ids.js";
 
-/** @typedef {{sess: string, kind: string, src: number, state: string, gen?: number}} InputRecord */
+/** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
+ *  @typedef {import('./types.js').InputState} InputState */
 
 export class Inputs {
-  /** @param {import('./db.js').SqliteDatabase} db @param {import('./config.js').Settings} cfg
+  /** @param {import('./types.js').Database} db @param {import('./config.js').Settings} cfg
    *  @param {import('./publisher.js').Publisher} publisher */
   constructor(db, cfg, publisher) {
     this.db = db;
@@ -21,30 +22,36 @@ export class Inputs {
     return i.kind === "prompt" ? promptId(i.sess, i.src) : continuationId(i.sess, i.src, i.gen ?? 0);
   }
 
+  /** @param {string} id @returns {Promise<InputRow | undefined>} */
   async get(id) {
     return this.db.get("SELECT * FROM inputs WHERE input_id = ?", [id]);
   }
 
+  /** @param {string} id @param {InputState} state */
   async setState(id, state) {
     await this.db.run("UPDATE inputs SET state = ? WHERE input_id = ?", [state, id]);
   }
 
-  /** Admit prompt k of a Session: held (its execution not yet requested) or pending. */
+  /** Admit prompt k of a Session: held (its execution not yet requested) or pending.
+   * @param {string} session @param {number} k @param {"held" | "pending"} state */
   async insertPrompt(session, k, state) {
     await this.db.run("INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'prompt', ?, 0, ?)",
       [promptId(session, k), session, k, state]);
   }
 
+  /** @param {string} session @param {number} execution @param {number} gen */
   async insertContinuation(session, execution, gen) {
     await this.db.run(`INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'cont', ?, ?, 'pending')
       ON CONFLICT DO NOTHING`, [continuationId(session, execution, gen), session, execution, gen]);
   }
 
+  /** @param {string} session @returns {Promise<InputRow[]>} */
   async prompts(session) {
     return this.db.all("SELECT * FROM inputs WHERE session_id = ? AND kind = 'prompt' ORDER BY src", [session]);
   }
 
-  /** A session_recovery row of this Session and execution owns the continuation. */
+  /** A session_recovery row of this Session and execution owns the continuation.
+   * @param {string} session @param {number} execution */
   async recoveryOwned(session, execution) {
     return (await this.db.get("SELECT 1 AS x FROM session_recovery WHERE execution_id = ? AND session_id = ?",
       [execution, session])) !== undefined;
@@ -56,14 +63,15 @@ export class Inputs {
     return row && row.state === i.state && row.session_id === i.sess ? row : undefined;
   }
 
-  /** Ordinary (steer and queue) selection: pending, and never a recovery-owned continuation. */
+  /** Ordinary (steer and queue) selection: pending, and never a recovery-owned continuation.
+   * @param {InputRow} row */
   async selectable(row) {
     if (row.state !== "pending") return false;
     if (row.kind === "prompt") return true;
     return this.cfg.has("recovery-input-in-ordinary-queue") || !(await this.recoveryOwned(row.session_id, row.src));
   }
 
-  /** Caller: admit the Session's next prompt, held. */
+  /** Caller: admit the Session's next prompt, held. @param {string} session */
   async admit(session) {
     if (!this.cfg.admission) return false;
     const k = (await this.prompts(session)).length + 1;
@@ -90,7 +98,8 @@ export class Inputs {
     return true;
   }
 
-  /** Resume: durably request the Session's held prompts (the drain that follows is an Acquire). */
+  /** Resume: durably request the Session's held prompts (the drain that follows is an Acquire).
+   * @param {string} session */
   async requestHeld(session) {
     const held = (await this.prompts(session)).filter((r) => r.state === "held");
     if (!this.cfg.admission || held.length === 0) return false;
@@ -100,6 +109,7 @@ export class Inputs {
     return true;
   }
 
+  /** @param {string} session */
   async oldestHeld(session) {
     return (await this.prompts(session)).find((r) => r.state === "held");
   }

@@ -5,19 +5,24 @@
  */
 import { assistantStep } from "./ids.js";
 
-/** The twin's number of an assistant id: Step k of execution e is (e - 1) * MaxSteps + k; none is 0. */
+/** @typedef {import('./types.js').TwinState} TwinState */
+
+/** The twin's number of an assistant id: Step k of execution e is (e - 1) * MaxSteps + k; none is 0.
+ * @param {import('./config.js').Settings} cfg @param {string | null | undefined} id */
 function twinAssistant(cfg, id) {
   if (id === null || id === undefined) return 0;
   const [e, k] = assistantStep(id);
   return (e - 1) * cfg.maxSteps + k;
 }
 
+/** @type {import('./types.js').TwinClaim} */
 const NO_CLAIM = { exec: 0, owner: "", ttl: 0, phase: "none", asst: 0, quar: false, tries: 0, why: "" };
 
-/** @param {import('./world.js').World} world */
+/** @param {import('./world.js').World} world @returns {Promise<TwinState>} */
 export async function twinState(world) {
   const { cfg, db } = world;
   const claims = world.anyNode.claims;
+  /** @type {TwinState["claim"]} */
   const claim = {};
   for (const s of cfg.sessions) {
     const c = await claims.get(s);
@@ -25,17 +30,27 @@ export async function twinState(world) {
       exec: c.execution_id, owner: c.owner_id, ttl: claims.ttl(c), phase: c.phase,
       asst: twinAssistant(cfg, c.assistant_id), quar: c.recovery_error !== null,
       tries: Math.min(c.recovery_attempts, cfg.maxTries),
-      why: c.recovery_error === null ? "" : c.recovery_error.split(":")[0],
+      why: c.recovery_error === null ? "" : quarantineReason(c.recovery_error),
     };
   }
+  /** @type {import('./types.js').InputRow[]} */
   const inputs = await db.all("SELECT * FROM inputs ORDER BY input_id");
   const promptNo = new Map(inputs.map((i) => [i.input_id, i.src]));
-  const log = (await db.all("SELECT * FROM events ORDER BY seq")).map((e) => ({
+  /** @type {import('./types.js').EventRow[]} */
+  const events = await db.all("SELECT * FROM events ORDER BY seq");
+  const log = events.map((e) => ({
     sess: e.session_id, kind: e.kind,
     asst: e.input_id !== null ? promptNo.get(e.input_id) ?? 0 : twinAssistant(cfg, e.assistant_id), node: e.writer,
   }));
-  const pairs = async (sql) => (await db.all(sql)).map((r) => ({ exec: r.execution_id, sess: r.session_id }));
+  /** A session_recovery or cancelled_executions table. @param {string} sql */
+  const pairs = async (sql) => {
+    /** @type {import('./types.js').CancelledRow[]} */
+    const rows = await db.all(sql);
+    return rows.map((r) => ({ exec: r.execution_id, sess: r.session_id }));
+  };
+  /** @type {TwinState["run"]} */
   const run = {};
+  /** @type {TwinState["fin"]} */
   const fin = {};
   for (const [id, n] of world.nodes) {
     const r = n.runner;
@@ -44,9 +59,11 @@ export async function twinState(world) {
     const f = n.finalizer;
     fin[id] = { pc: f.pc, sess: f.session, exec: f.execution, owner: f.owner };
   }
+  /** @type {TwinState["rec"]} */
   const rec = {};
   for (const [id, w] of world.workers) rec[id] = { pc: w.pc, sess: w.session, exec: w.execution, seen: w.seen, why: w.why };
   const rows = new Map((await world.wakes.rows()).map((r) => [r.item, r]));
+  /** @type {TwinState["wakes"]} */
   const wakes = [];
   for (let k = 1; k <= cfg.wakeRows; k++) {
     const r = rows.get(`w${k}`);
@@ -64,4 +81,10 @@ export async function twinState(world) {
     effects: world.provider.effects.map((x) => ({ ...x })),
     wakes,
   };
+}
+
+/** The reason a quarantined claim's `recovery_error` starts with ("malformed: conversion failed"). @param {string} error
+ * @returns {import('./types.js').QuarantineReason} */
+function quarantineReason(error) {
+  return /** @type {import('./types.js').QuarantineReason} */ (error.split(":")[0]);
 }

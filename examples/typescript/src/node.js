@@ -11,6 +11,9 @@ import { Inputs } from "./inputs.js";
 import { Publisher } from "./publisher.js";
 import { Runner } from "./runner.js";
 
+/** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
+ *  @typedef {import('./types.js').ClaimRow} ClaimRow */
+
 export class Node {
   /** @param {import('./world.js').World} world @param {string} id */
   constructor(world, id) {
@@ -28,13 +31,15 @@ export class Node {
     this.finalizer = new Finalizer(this);
   }
 
-  /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns). */
+  /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns).
+   * @param {InputRecord} i */
   async acquire(i) {
     const row = await this.inputs.named(i);
     return Boolean(row && (await this.inputs.selectable(row)) && (await this.take(row, "ordinary")));
   }
 
-  /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns. */
+  /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns.
+   * @param {InputRecord} i */
   async promote(i) {
     const row = await this.inputs.named(i);
     if (!row || row.state !== "pending" || row.kind !== "cont") return false;
@@ -43,7 +48,8 @@ export class Node {
     return owned && this.take(row, "recovery");
   }
 
-  /** Insert the claim for the input's Session (insert-only) and start the runner on it. */
+  /** Insert the claim for the input's Session (insert-only) and start the runner on it.
+   * @param {InputRow} row @param {"ordinary" | "recovery"} as the input's state once taken */
   async take(row, as) {
     if (this.runner.pc !== "idle") return false;
     const execution = await this.db.tx(async () => {
@@ -57,11 +63,13 @@ export class Node {
     return true;
   }
 
+  /** @param {string} session */
   cancel(session) {
     return this.finalizer.cancel(session);
   }
 
-  /** Renew the lease of a claim one of this node's actors works on (fenced; only a partly used lease). */
+  /** Renew the lease of a claim one of this node's actors works on (fenced; only a partly used lease).
+   * @param {string} session */
   async heartbeat(session) {
     const c = await this.claims.get(session);
     const extends_ = this.cfg.has("heartbeat-extends-lease");
@@ -69,13 +77,15 @@ export class Node {
     return heartbeatClaim(this.claims, c, this.cfg, extends_);
   }
 
+  /** @param {number} execution */
   worksOn(execution) {
     const r = this.runner;
     const f = this.finalizer;
     return (r.execution === execution && !["idle", "stopped"].includes(r.pc)) || (f.execution === execution && f.pc !== "idle");
   }
 
-  /** The supervision check: the actor's claim is still its exact, live claim. */
+  /** The supervision check: the actor's claim is still its exact, live claim.
+   * @param {string} session @param {number} execution @param {string} owner */
   async supHolds(session, execution, owner) {
     if (this.cfg.has("supervise-on-expiry-only")) {
       const c = await this.claims.get(session);
@@ -97,7 +107,8 @@ export class Node {
     return "Supervise";
   }
 
-  /** Explicit resume: durably request the Session's held prompts before the drain (an Acquire). */
+  /** Explicit resume: durably request the Session's held prompts before the drain (an Acquire).
+   * @param {string} session */
   async resume(session) {
     if (this.cfg.has("resume-drains-without-request")) {
       const held = this.cfg.admission ? await this.inputs.oldestHeld(session) : undefined;
@@ -108,7 +119,8 @@ export class Node {
     return ok;
   }
 
-  /** At a Step's start, steer a pending input of the runner's Session into its execution (fenced). */
+  /** At a Step's start, steer a pending input of the runner's Session into its execution (fenced).
+   * @param {InputRecord} i */
   async steer(i) {
     const r = this.runner;
     if (!this.cfg.steering || r.pc !== "acquired" || r.intr) return false;
@@ -129,7 +141,8 @@ export class Node {
   }
 }
 
-/** The heartbeat's fenced renewal of a partly used lease: to now + lease (or, the defect, lease added). */
+/** The heartbeat's fenced renewal of a partly used lease: to now + lease (or, the defect, lease added).
+ * @param {Claims} claims @param {ClaimRow} c @param {import('./config.js').Settings} cfg @param {boolean} extendsLease */
 export async function heartbeatClaim(claims, c, cfg, extendsLease) {
   const ttl = claims.ttl(c);
   const live = ttl > 0 || cfg.has("renew-after-expiry");

@@ -7,17 +7,20 @@
 import pg from "pg";
 import { schema } from "./db.js";
 
+/** @typedef {import('./types.js').Database} Database @typedef {import('./types.js').SqlValue} SqlValue */
+
 /** @type {pg.Client | null} */
 let client = null;
 const SCHEMA_NAME = `claimcheck_ts_${process.pid}`;
 
-/** `?` placeholders as PostgreSQL's `$1, $2, ...` (no statement of this server has a `?` in a literal). */
+/** `?` placeholders as PostgreSQL's `$1, $2, ...` (no statement of this server has a `?` in a literal).
+ * @param {string} sql */
 function numbered(sql) {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-/** @param {string} url a postgres:// (or postgresql://) URL */
+/** @param {string} url a postgres:// (or postgresql://) URL @returns {Promise<Database>} */
 export async function openPostgres(url) {
   if (!client) {
     client = new pg.Client({ connectionString: url.replace(/^postgresql\+\w+:/, "postgresql:") });
@@ -30,6 +33,7 @@ export async function openPostgres(url) {
   return new PostgresDatabase(client);
 }
 
+/** @implements {Database} */
 export class PostgresDatabase {
   /** @param {pg.Client} conn */
   constructor(conn) {
@@ -37,18 +41,24 @@ export class PostgresDatabase {
     this.depth = 0;
   }
 
+  /** @template [R=unknown] @param {string} sql @param {SqlValue[]} params @returns {Promise<R[]>} */
   async all(sql, params = []) {
     return (await this.conn.query(numbered(sql), params)).rows;
   }
 
+  /** @template [R=unknown] @param {string} sql @param {SqlValue[]} params @returns {Promise<R | undefined>} */
   async get(sql, params = []) {
-    return (await this.all(sql, params))[0];
+    /** @type {R[]} */
+    const rows = await this.all(sql, params);
+    return rows[0];
   }
 
+  /** @param {string} sql @param {SqlValue[]} params */
   async run(sql, params = []) {
     return (await this.conn.query(numbered(sql), params)).rowCount ?? 0;
   }
 
+  /** @template T @param {() => Promise<T>} work @returns {Promise<T>} */
   async tx(work) {
     if (this.depth > 0) return work();
     await this.conn.query("BEGIN");

@@ -4,36 +4,46 @@
  * script: the driver decides it before the Step publishes), plus the outside world's record of every call,
  * local tool run and reconciliation (a crash does not erase it).
  */
+/** @typedef {import('./types.js').EffectKind} EffectKind */
+/** Who makes a provider call, and for which Step. @typedef {{session: string, execution: number, owner: string,
+ *  node: string, step: number}} Call */
+/** A Step's stream: its end, 'end' (the Step completes) or 'fail' (the stream failed). @typedef {"end" | "fail"} Outcome */
+
 export class ScriptedProvider {
   constructor() {
-    /** @type {Map<number, string>} execution -> outcome */
+    /** @type {Map<number, Outcome>} execution -> outcome */
     this.script = new Map();
-    /** @type {Array<{sess: string, exec: number, owner: string, by: string, kind: string, step: number}>} */
+    /** @type {import('./types.js').Effect[]} */
     this.effects = [];
   }
 
+  /** @param {number} execution @param {Outcome} outcome */
   decide(execution, outcome) {
     this.script.set(execution, outcome);
   }
 
-  /** Begin a provider call: the stream of Step `step` of an execution. */
+  /** Begin a provider call: the stream of Step `step` of an execution. @param {Call} call */
   dispatch({ session, execution, owner, node, step }) {
     this.record(session, execution, owner, node, "dispatch", step);
     const script = this.script;
     return {
-      /** The stream's end: 'end' (the Step completes) or 'fail' (the stream failed). */
+      /** The stream's end: 'end' (the Step completes) or 'fail' (the stream failed). @returns {Outcome} */
       outcome: () => script.get(execution) ?? "end",
     };
   }
 
+  /** @param {Call} call */
   runTool({ session, execution, owner, node, step }) {
     this.record(session, execution, owner, node, "tool", step);
   }
 
+  /** @param {Omit<Call, "step">} call */
   reconcile({ session, execution, owner, node }) {
     this.record(session, execution, owner, node, "reconcile", 0);
   }
 
+  /** @param {string} sess @param {number} exec @param {string} owner @param {string} by @param {EffectKind} kind
+   *  @param {number} step */
   record(sess, exec, owner, by, kind, step) {
     if (!this.effects.some((x) => x.sess === sess && x.exec === exec && x.owner === owner && x.by === by
       && x.kind === kind && x.step === step)) {

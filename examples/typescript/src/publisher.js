@@ -6,19 +6,26 @@
  */
 import { FenceLost } from "./db.js";
 
+/** @typedef {import('./types.js').NewEvent} NewEvent */
+/**
+ * What happens around a publish's commit: `project` runs inside its transaction, the rest after it.
+ * @typedef {{project?: (event: NewEvent) => Promise<void>, boundary?: import('./types.js').Boundary | null,
+ *   committed?: () => void, gate?: (() => Promise<void>) | null}} PublishSteps
+ */
+
 export class PublicationFailed extends Error {}
 
 export class Publisher {
-  /** @param {import('./db.js').SqliteDatabase} db @param {import('./failpoints.js').Failpoints} failpoints */
+  /** @param {import('./types.js').Database} db @param {import('./failpoints.js').Failpoints} failpoints */
   constructor(db, failpoints) {
     this.db = db;
     this.failpoints = failpoints;
-    /** @type {Array<(event: object) => void | Promise<void>>} */
+    /** @type {Array<(event: NewEvent) => unknown>} */
     this.listeners = [];
     this.failNext = false; // the environment's publication fault: the next transaction fails
   }
 
-  /** @param {(event: object) => void | Promise<void>} listener */
+  /** @param {(event: NewEvent) => unknown} listener (awaited when it returns a promise) */
   subscribe(listener) {
     this.listeners.push(listener);
   }
@@ -27,6 +34,7 @@ export class Publisher {
    * Append `event` (session, kind, assistant, writer) with `project(event)` in one transaction; a
    * FenceLost from `project` rolls everything back and is returned as false. After the commit: fire
    * `boundary`, call `committed()`, hold at `gate` (an actor's gate), then run the listeners.
+   * @param {NewEvent} event @param {PublishSteps} steps
    * @returns {Promise<boolean>} whether it committed
    */
   async publish(event, { project = async () => {}, boundary = null, committed = () => {}, gate = null } = {}) {
@@ -50,16 +58,19 @@ export class Publisher {
     return true;
   }
 
-  /** The append itself (inside the caller's transaction). */
-  async append({ session, kind, assistant = null, input = null, request = null, writer }) {
+  /** The append itself (inside the caller's transaction). @param {NewEvent} event */
+  async append(event) {
+    const { session, kind, writer } = event;
+    const assistant = event.kind === "PromptExecutionRequested" ? null : event.assistant;
+    const [input, request] = event.kind === "PromptExecutionRequested" ? [event.input, event.request] : [null, null];
     await this.db.run("INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer) VALUES (?, ?, ?, ?, ?, ?)",
       [session, kind, assistant, input, request, writer]);
-    if (kind === "Started") {
+    if (event.kind === "Started") {
       await this.db.run(`INSERT INTO assistants (assistant_id, session_id, execution_id) VALUES (?, ?, ?)
         ON CONFLICT DO NOTHING`,
-        [assistant, session, Number(assistant.split(":")[1])]);
-    } else if (["Failed", "Interrupted", "Ended"].includes(kind)) {
-      await this.db.run("UPDATE assistants SET outcome = COALESCE(outcome, ?) WHERE assistant_id = ?", [kind, assistant]);
+        [event.assistant, session, Number(event.assistant.split(":")[1])]);
+    } else if (event.kind === "Failed" || event.kind === "Interrupted" || event.kind === "Ended") {
+      await this.db.run("UPDATE assistants SET outcome = COALESCE(outcome, ?) WHERE assistant_id = ?", [kind, event.assistant]);
     }
   }
 }

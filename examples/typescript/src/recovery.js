@@ -12,7 +12,21 @@ import { Publisher } from "./publisher.js";
 import { heartbeatClaim } from "./node.js";
 import { convertInTransaction, reconvertInTransaction, conflicts } from "./conversion.js";
 
+/** @typedef {import('./types.js').ClaimRow} ClaimRow @typedef {import('./types.js').QuarantineReason} QuarantineReason */
+/**
+ * The worker's memory (the twin's `rec[r]`, src/mapping.js), and the unit it just took.
+ * @typedef {{pc: import('./types.js').RecoveryPc, session: string, execution: number, seen: string,
+ *   why: QuarantineReason | "", took: import('./types.js').ActionName | null}} RecoveryMemory
+ */
+
 export class RecoveryWorker extends Gated {
+  // the memory, idle (release() puts it back)
+  /** @type {RecoveryMemory["pc"]} */ pc = "idle";
+  session = "";
+  execution = 0;
+  seen = ""; // the owner the scan saw
+  /** @type {QuarantineReason | ""} */ why = "";
+
   /** @param {import('./world.js').World} world @param {string} id */
   constructor(world, id) {
     super();
@@ -35,26 +49,32 @@ export class RecoveryWorker extends Gated {
   }
 
   release() {
-    Object.assign(this, { pc: "idle", session: "", execution: 0, seen: "", why: "" });
+    this.set({ pc: "idle", session: "", execution: 0, seen: "", why: "" });
+  }
+
+  /** Part of the memory, changed at once. @param {Partial<RecoveryMemory>} memory */
+  set(memory) {
+    Object.assign(this, memory);
   }
 
   /** The oldest-first window of expired, unquarantined claims, planned like a wake batch. */
   async window() {
     const eligible = (await this.claims.all()).filter((c) => this.claims.ttl(c) <= -this.cfg.grace && c.recovery_error === null);
     if (this.cfg.scanBound === 1) return eligible.slice(0, 1);
-    const tries = (c) => Math.min(c.recovery_attempts, this.cfg.maxTries);
+    const tries = (/** @type {ClaimRow} */ c) => Math.min(c.recovery_attempts, this.cfg.maxTries);
     const fresh = eligible.filter((c) => tries(c) === 0);
     const retried = eligible.filter((c) => tries(c) > 0);
     const again = retried.slice(0, this.cfg.scanBound - fresh.slice(0, this.cfg.freshSlots(this.cfg.wakeBatch)).length);
     return [...fresh.slice(0, this.cfg.scanBound - again.length), ...again];
   }
 
-  /** The scan: remember the window's row for `session` (execution, former owner); false when not in it. */
+  /** The scan: remember the window's row for `session` (execution, former owner); false when not in it.
+   * @param {string} session */
   async scan(session) {
     if (this.pc !== "idle") return false;
     const c = (await this.window()).find((x) => x.session_id === session);
     if (!c) return false;
-    Object.assign(this, { pc: "scanned", session, execution: c.execution_id, seen: c.owner_id });
+    this.set({ pc: "scanned", session, execution: c.execution_id, seen: c.owner_id });
     this.failpoints.fire("recovery.scanned");
     this.launch(() => this.recover());
     return true;
@@ -99,15 +119,16 @@ export class RecoveryWorker extends Gated {
     [this.id, now + this.cfg.lease, phase, Math.min(c.recovery_attempts + 1, this.cfg.maxTries), this.session, this.execution,
       ...(trusts ? [] : [this.seen, now - this.cfg.grace])]));
     if (changed !== 1) return false;
-    Object.assign(this, { pc: "converting", seen: "" });
+    this.set({ pc: "converting", seen: "" });
     return true;
   }
 
-  /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost): "done", "quarantine" or "reconvert". */
+  /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost): "done", "quarantine" or "reconvert".
+   * @param {boolean} loseAck @returns {Promise<"done" | "quarantine" | "reconvert">} */
   async convert(loseAck) {
     const c = await this.claims.get(this.session);
     this.took = "RecoveryConvert";
-    if (!(await this.claims.fenced(this.session, this.execution, this.id))) {
+    if (!c || !(await this.claims.fenced(this.session, this.execution, this.id))) {
       const mine = c && c.execution_id === this.execution && c.owner_id === this.id && c.recovery_error === null;
       if (mine && (c.recovery_attempts < this.cfg.maxTries || this.cfg.has("recovery-retries-unbounded"))) return "done";
       return this.failed("exhausted");
@@ -119,15 +140,16 @@ export class RecoveryWorker extends Gated {
     }
     await this.db.tx(() => convertInTransaction(this, c, cancellation));
     if (loseAck && !cancellation) {
-      Object.assign(this, { pc: "reconverting", took: "RecoveryConvertAckLost" });
+      this.set({ pc: "reconverting", took: "RecoveryConvertAckLost" });
       this.failpoints.fire("recovery.converted");
       return "reconvert";
     }
     return "done";
   }
 
+  /** @param {QuarantineReason} why @returns {"quarantine"} */
   failed(why) {
-    Object.assign(this, { pc: "quarantining", why });
+    this.set({ pc: "quarantining", why });
     this.failpoints.fire("recovery.convert_failed");
     return "quarantine";
   }
@@ -141,6 +163,7 @@ export class RecoveryWorker extends Gated {
     [`${this.why}: conversion failed`, this.session, this.execution, this.id, now, silent ? 1 : 0]));
   }
 
+  /** @param {string} session */
   async heartbeat(session) {
     const c = await this.claims.get(session);
     if (!c || c.owner_id !== this.id || this.pc !== "converting" || this.session !== session || this.execution !== c.execution_id) {

@@ -9,14 +9,32 @@ import { Gated } from "./gate.js";
 import { assistantId } from "./ids.js";
 import { PublicationFailed } from "./publisher.js";
 
+/** @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').RunnerPc} RunnerPc */
+/**
+ * The runner's memory (the twin's `run[n]`, src/mapping.js), and the unit it just took.
+ * @typedef {{pc: RunnerPc, session: string, execution: number, mem: string | null, active: boolean,
+ *   intr: boolean, ordinal: number, tool: number, took: ActionName | null}} RunnerMemory
+ */
+
 /** The runner stops: `took` is the unit that stopped it (null: stopped from outside, nothing taken yet). */
 class Stopped {
+  /** @param {ActionName | null} took */
   constructor(took) {
     this.took = took;
   }
 }
 
 export class Runner extends Gated {
+  // the memory, idle (release() puts it back)
+  /** @type {RunnerPc} */ pc = "idle";
+  session = "";
+  execution = 0;
+  /** @type {string | null} publisher memory: the last assistant id published */ mem = null;
+  active = false;
+  intr = false; // an interrupt was delivered
+  ordinal = 0; // the current Step
+  tool = 0; // the Step's tool calls whose Tool.Success was published
+
   /** @param {import('./node.js').Node} node */
   constructor(node) {
     super();
@@ -35,17 +53,23 @@ export class Runner extends Gated {
     this.pc = "idle";
     this.session = "";
     this.execution = 0;
-    this.mem = null; // publisher memory: the last assistant id published
+    this.mem = null;
     this.active = false;
-    this.intr = false; // an interrupt was delivered
-    this.ordinal = 0; // the current Step
-    this.tool = 0; // the Step's tool calls whose Tool.Success was published
+    this.intr = false;
+    this.ordinal = 0;
+    this.tool = 0;
   }
 
-  /** The claim was inserted for this execution (Acquire, PromoteContinuation): the loop starts, held. */
+  /** Part of the memory, changed at once. @param {Partial<RunnerMemory>} memory */
+  set(memory) {
+    Object.assign(this, memory);
+  }
+
+  /** The claim was inserted for this execution (Acquire, PromoteContinuation): the loop starts, held.
+   * @param {string} session @param {number} execution */
   begin(session, execution) {
     this.reset();
-    Object.assign(this, { pc: "acquired", session, execution, ordinal: 1 });
+    this.set({ pc: "acquired", session, execution, ordinal: 1 });
     this.launch(() => this.run());
   }
 
@@ -67,8 +91,9 @@ export class Runner extends Gated {
     }
   }
 
+  /** Stop with `memory` set: the Stopped to throw. @param {ActionName} took @param {Partial<RunnerMemory>} memory */
   stop(took, memory = {}) {
-    Object.assign(this, memory, { pc: "stopped" });
+    this.set({ ...memory, pc: "stopped" });
     return new Stopped(took);
   }
 
@@ -124,7 +149,7 @@ export class Runner extends Gated {
     const a = this.assistant;
     const early = this.cfg.has("memory-before-publish") ? { mem: a, active: true } : {};
     if (!(await this.publishOk())) throw this.stop("PublishStepStarted", early);
-    Object.assign(this, early);
+    this.set(early);
     const { claims } = this.node;
     await this.node.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.node.id }, {
       project: async () => {
@@ -133,26 +158,27 @@ export class Runner extends Gated {
           [a, this.session, this.execution]);
       },
       boundary: "step_started.committed",
-      committed: () => Object.assign(this, { pc: "started", took: "PublishStepStarted" }),
+      committed: () => this.set({ pc: "started", took: "PublishStepStarted" }),
       gate: () => this.gate(),
     });
-    Object.assign(this, { pc: "stepping", mem: a, active: true, took: "StepStartedReturn" });
+    this.set({ pc: "stepping", mem: a, active: true, took: "StepStartedReturn" });
     await this.gate();
   }
 
-  /** The rest of a Step; true when the execution is over (its claim cleared). */
+  /** The rest of a Step; true when the execution is over (its claim cleared).
+   * @param {{outcome: () => import('./provider.js').Outcome}} stream */
   async stepBody(stream) {
     while (stream.outcome() !== "fail" && this.tool < this.cfg.tools) await this.runTool();
     if (stream.outcome() === "fail") {
       await this.publishStepFailed();
-      Object.assign(this, { pc: "done", active: false, took: "StepFailedReturn" });
+      this.set({ pc: "done", active: false, took: "StepFailedReturn" });
       await this.gate();
       return this.clearClaim();
     }
     const last = this.ordinal >= this.cfg.maxSteps;
     await this.publishStepEnded(last);
     if (last) return this.clearClaim();
-    Object.assign(this, { pc: "acquired", active: false, ordinal: this.ordinal + 1, tool: 0, took: "StepEndedReturn" });
+    this.set({ pc: "acquired", active: false, ordinal: this.ordinal + 1, tool: 0, took: "StepEndedReturn" });
     await this.gate();
     return false;
   }
@@ -162,17 +188,20 @@ export class Runner extends Gated {
     return this.publishTerminal("Failed", "PublishStepFailed", "failed", "step_failed.committed");
   }
 
-  /** Step.Ended, fenced; after the last Step the runner's return from its gate is its release. */
+  /** Step.Ended, fenced; after the last Step the runner's return from its gate is its release.
+   * @param {boolean} last */
   publishStepEnded(last) {
     return this.publishTerminal("Ended", "PublishStepEnded", last ? "done" : "ended", "step_ended.committed");
   }
 
+  /** @param {"Failed" | "Ended"} kind @param {ActionName} action @param {RunnerPc} pc
+   *  @param {import('./types.js').Boundary} boundary */
   async publishTerminal(kind, action, pc, boundary) {
     if (!(await this.publishOk())) throw this.stop(action);
     await this.node.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.node.id }, {
       project: () => this.node.claims.checkFence(this.session, this.execution, this.node.id),
       boundary,
-      committed: () => Object.assign(this, { pc, took: action }),
+      committed: () => this.set({ pc, took: action }),
       gate: () => this.gate(),
     });
   }
@@ -185,12 +214,12 @@ export class Runner extends Gated {
       if (await this.fence()) await claims.renew(this.session, this.execution, id);
       await publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id });
     });
-    Object.assign(this, { pc: "tool_started", took: "ToolStart" });
+    this.set({ pc: "tool_started", took: "ToolStart" });
     failpoints.fire("tool.started");
     for (;;) {
       await this.gate();
       provider.runTool({ session: this.session, execution: this.execution, owner: id, node: id, step: this.ordinal });
-      Object.assign(this, { pc: "tooling", took: "ToolRun" });
+      this.set({ pc: "tooling", took: "ToolRun" });
       failpoints.fire("tool.ran");
       await this.gate();
       const early = this.cfg.has("tool-settled-before-publication");
@@ -203,13 +232,13 @@ export class Runner extends Gated {
       } catch (err) {
         if (!(err instanceof PublicationFailed)) throw err;
         if (early) {
-          Object.assign(this, { pc: "stepping", took: "ToolSuccessFails" });
+          this.set({ pc: "stepping", took: "ToolSuccessFails" });
           return this.gate();
         }
         if (await this.afterFailedPublication()) continue;
       }
       if (!early) this.tool += 1;
-      Object.assign(this, { pc: "stepping", took: "PublishToolSuccess" });
+      this.set({ pc: "stepping", took: "PublishToolSuccess" });
       return this.gate();
     }
   }
@@ -217,11 +246,11 @@ export class Runner extends Gated {
   /** The error path of a failed Tool.Success: the claim goes unknown (fenced) and the runner stops;
    * true when it runs the tool again instead (retry-tool-after-failed-publication). */
   async afterFailedPublication() {
-    Object.assign(this, { pc: "tool_failed", took: "ToolSuccessFails" });
+    this.set({ pc: "tool_failed", took: "ToolSuccessFails" });
     this.node.failpoints.fire("tool.publish_failed");
     await this.gate();
     if (this.cfg.has("retry-tool-after-failed-publication")) {
-      Object.assign(this, { pc: "tool_started", took: "MarkUnknown" });
+      this.set({ pc: "tool_started", took: "MarkUnknown" });
       return true;
     }
     const { db, claims, id } = this.node;
@@ -242,7 +271,7 @@ export class Runner extends Gated {
   }
 
   /** Stopped: report the unit that stopped it, then release memory once no finalizer of this node
-   * still works on the execution (RunnerExit). */
+   * still works on the execution (RunnerExit). @param {ActionName | null} took */
   async stopped(took) {
     if (took !== null) {
       this.took = took;

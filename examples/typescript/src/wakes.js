@@ -4,8 +4,10 @@
  * batch (fresh rows first up to the fresh share, then retried rows, unused slots to the other kind) and
  * reserves each planned row by compare-and-set on the counter it read, rotating from its maximum to 1.
  */
+/** @typedef {import('./types.js').WakeRow} WakeRow */
+
 export class WakeQueue {
-  /** @param {import('./db.js').SqliteDatabase} db @param {import('./config.js').Settings} cfg
+  /** @param {import('./types.js').Database} db @param {import('./config.js').Settings} cfg
    *  @param {import('./failpoints.js').Failpoints} failpoints */
   constructor(db, cfg, failpoints) {
     this.db = db;
@@ -13,7 +15,8 @@ export class WakeQueue {
     this.failpoints = failpoints;
   }
 
-  /** Fresh work arrives for row `item` (ranked `rank`); false when it already waits. */
+  /** Fresh work arrives for row `item` (ranked `rank`); false when it already waits.
+   * @param {string} item @param {number} rank */
   async arrive(item, rank) {
     return (await this.db.tx(() => this.db.run("INSERT INTO wake_rows (item, rank) VALUES (?, ?) ON CONFLICT DO NOTHING",
       [item, rank]))) === 1;
@@ -23,12 +26,14 @@ export class WakeQueue {
   async scan() {
     const batch = this.cfg.wakeBatch;
     return this.db.tx(async () => {
+      /** @type {WakeRow[]} */
       const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
       const fresh = rows.filter((r) => r.attempts === 0);
       const retried = rows.filter((r) => r.attempts > 0);
       const first = fresh.slice(0, this.cfg.freshSlots(batch));
       const again = retried.slice(0, batch - first.length);
-      const planned = [...fresh.slice(0, batch - again.length).map((r) => [r, "fresh"]), ...again.map((r) => [r, "retry"])];
+      const planned = [...fresh.slice(0, batch - again.length).map((r) => /** @type {const} */ ([r, "fresh"])),
+        ...again.map((r) => /** @type {const} */ ([r, "retry"]))];
       if (planned.length === 0) return false;
       for (const [r, slot] of planned) {
         const next = r.attempts >= this.cfg.maxWakeTries ? 1 : r.attempts + 1;
@@ -41,17 +46,18 @@ export class WakeQueue {
     });
   }
 
-  /** The woken redrive took the row's work: the row goes. */
+  /** The woken redrive took the row's work: the row goes. @param {string} item */
   async serve(item) {
     return (await this.db.tx(() => this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [item]))) === 1;
   }
 
-  /** The woken redrive took nothing: the reservation lapses, the row waits as a retry. */
+  /** The woken redrive took nothing: the reservation lapses, the row waits as a retry. @param {string} item */
   async release(item) {
     return (await this.db.tx(() => this.db.run("UPDATE wake_rows SET reserved = '' WHERE item = ? AND reserved != ''",
       [item]))) === 1;
   }
 
+  /** @returns {Promise<WakeRow[]>} */
   async rows() {
     return this.db.all("SELECT * FROM wake_rows ORDER BY rank");
   }

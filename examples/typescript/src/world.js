@@ -28,6 +28,7 @@ export class World {
     return world;
   }
 
+  /** @param {Settings} cfg @param {import('./types.js').Database} db */
   constructor(cfg, db) {
     this.cfg = cfg;
     this.db = db;
@@ -39,22 +40,26 @@ export class World {
     /** @type {Map<string, RecoveryWorker>} */
     this.workers = new Map(cfg.recoverers.map((r) => [r, new RecoveryWorker(this, r)]));
     this.wakes = new WakeQueue(db, cfg, this.failpoints);
-    this.anyNode = /** @type {Node} */ (this.nodes.get(cfg.nodes[0]));
+    const first = this.nodes.get(cfg.nodes[0] ?? "");
+    if (!first) throw new RangeError("the configuration names no node");
+    this.anyNode = first;
   }
 
+  /** @param {string} id */
   node(id) {
     const n = this.nodes.get(id);
     if (!n) throw new RangeError(`no node ${JSON.stringify(id)} in the configuration`);
     return n;
   }
 
+  /** @param {string} id */
   worker(id) {
     const w = this.workers.get(id);
     if (!w) throw new RangeError(`no recovery worker ${JSON.stringify(id)} in the configuration`);
     return w;
   }
 
-  /** A node or a recovery worker (the environment's Crash and the Heartbeat name either). */
+  /** A node or a recovery worker (the environment's Crash and the Heartbeat name either). @param {string} id */
   process(id) {
     return this.nodes.get(id) ?? this.worker(id);
   }

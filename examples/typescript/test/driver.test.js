@@ -3,14 +3,29 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Driver } from "../src/driver.js";
 
+/** @typedef {import('../src/types.js').Replies} Replies */
+
+/** @type {import('../src/types.js').TraceConfig} */
 const config = {
   sessions: ["s1"], nodes: ["n1"], recoverers: ["r1"], prompts: 1, max_exec: 2, lease: 1, scan_bound: 1,
   faults: ["crash", "pause", "corrupt"],
 };
 
+/** The reply to one request, which must succeed.
+ * @template {keyof Replies} O @param {Driver} driver @param {number} id @param {O} op @param {object} fields
+ * @returns {Promise<Replies[O]>} */
 async function ask(driver, id, op, fields = {}) {
   const reply = JSON.parse(await driver.handle(JSON.stringify({ id, op, ...fields })));
   assert.equal(reply.id, id);
+  assert.equal(reply.ok, true, reply.error);
+  return reply;
+}
+
+/** The error reply to one request. @param {Driver} driver @param {string} line
+ * @returns {Promise<{id: number | null, ok: false, error: string}>} */
+async function refusal(driver, line) {
+  const reply = JSON.parse(await driver.handle(line));
+  assert.equal(reply.ok, false);
   return reply;
 }
 
@@ -30,16 +45,16 @@ test("an execution runs to its clear, each unit held at its boundary", async () 
     assert.deepEqual((await ask(d, id++, "observe")).boundaries, boundary ? [boundary] : []);
   }
   const { state } = await ask(d, id++, "observe");
-  assert.equal(state.claim.s1.phase, "none");
+  assert.equal(state.claim["s1"]?.phase, "none");
   assert.deepEqual(state.log.map((e) => e.kind), ["Started", "Ended"]);
-  assert.equal(state.run.n1.pc, "idle");
+  assert.equal(state.run["n1"]?.pc, "idle");
   assert.equal((await ask(d, id++, "move", { actor: "runner", who: "n1" })).took, null);
 });
 
 test("errors are replies that name the problem, never a crash", async () => {
   const d = new Driver();
-  assert.match((await ask(d, 0, "observe")).error, /no world/);
-  const bad = JSON.parse(await d.handle("{not json"));
+  assert.match((await refusal(d, JSON.stringify({ id: 0, op: "observe" }))).error, /no world/);
+  const bad = await refusal(d, "{not json");
   assert.equal(bad.id, null);
   assert.match(bad.error, /not JSON/);
 });

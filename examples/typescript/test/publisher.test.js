@@ -7,12 +7,19 @@ import { Failpoints } from "../src/failpoints.js";
 import { Gated } from "../src/gate.js";
 import { Publisher } from "../src/publisher.js";
 
-const count = async (db) => Number((await db.get("SELECT COUNT(*) AS n FROM events")).n);
+/** The events appended (COUNT(*) is a number on SQLite, a string on PostgreSQL).
+ * @param {import('../src/types.js').Database} db */
+const count = async (db) => {
+  /** @type {{n: number | string} | undefined} */
+  const row = await db.get("SELECT COUNT(*) AS n FROM events");
+  return Number(row?.n);
+};
 
 test("listeners run after the commit, behind the listener gate", async () => {
   const db = await openDatabase();
   const failpoints = new Failpoints();
   const publisher = new Publisher(db, failpoints);
+  /** @type {number[]} */
   const seen = [];
   publisher.subscribe(async () => seen.push(await count(db)));
   const actor = new Gated();

@@ -1,0 +1,408 @@
+/**
+ * The shapes this server shares between its modules, in TypeScript: the registry's names, the database's
+ * rows and interface, the twin's state as `observe` returns it, and the driver protocol's requests and
+ * replies. Types only: nothing here exists at run time, and Node never loads this file (the JavaScript
+ * modules name these types in JSDoc, `import('./types.js').ClaimRow`, and `tsc -p .` checks them).
+ *
+ * The registry's names (Defect, Boundary, Assumption, ActionName) are spec/names.py's, spelled out so a
+ * misspelt defect switch or boundary fails the type check; tests/driver/test_typescript_types.py keeps
+ * them equal to the registry. The requests' shapes follow docs/driver.schema.json.
+ */
+
+// ---- the registry (spec/names.py) ----
+
+export type Defect =
+  | "step-started-window" | "step-failed-duplicate-interrupt" | "cross-session-recovery-collision"
+  | "unsupervised-cancel-heartbeat" | "silent-quarantine-noop" | "memory-before-publish"
+  | "acquire-overwrites-expired" | "renew-after-expiry" | "recovery-input-in-ordinary-queue"
+  | "supervise-on-expiry-only" | "unfenced-step-publication" | "takeover-trusts-scan" | "takeover-overwrites-phase"
+  | "conversion-leaves-assistant-open" | "scan-quarantines-cancellation" | "cancellation-quarantine-strands"
+  | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
+  | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
+  | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
+  | "retry-tool-after-failed-publication" | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids"
+  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "exact-retry-appends-twice" | "resume-drains-without-request"
+  | "steer-selects-recovery-input";
+
+export type Boundary =
+  | "acquire.committed" | "renew.committed" | "provider.dispatched" | "step_started.committed" | "tool.started"
+  | "tool.ran" | "tool.publish_failed" | "step_failed.committed" | "step_ended.committed" | "cancel.requested"
+  | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over" | "recovery.convert_failed"
+  | "recovery.converted" | "wake.reserved" | "resume.requested";
+
+export type Assumption = "TimelyDispatch" | "SynchronizedClocks" | "ProcessLocalRouting";
+
+/** Each action's parameters, as a trace step writes them (docs/driver.schema.json, <Action>Params). */
+export interface ActionParams {
+  Acquire: { n: string; i: InputRecord };
+  PromoteContinuation: { n: string; i: InputRecord };
+  Renew: { n: string };
+  Dispatch: { n: string };
+  PublishStepStarted: { n: string };
+  StepStartedReturn: { n: string };
+  ToolStart: { n: string };
+  ToolRun: { n: string };
+  PublishToolSuccess: { n: string };
+  MarkUnknown: { n: string };
+  PublishStepFailed: { n: string };
+  StepFailedReturn: { n: string };
+  PublishStepEnded: { n: string };
+  StepEndedReturn: { n: string };
+  ClearClaim: { n: string };
+  RunnerStop: { n: string };
+  RunnerExit: { n: string };
+  CancelRequest: { n: string; s: string };
+  FinalizerSettle: { n: string };
+  FinalizerClear: { n: string };
+  Heartbeat: { n: string; s: string };
+  Supervise: { n: string };
+  Tick: Record<string, never>;
+  RecoveryScan: { r: string; s: string };
+  RecoveryTakeover: { r: string };
+  RecoveryConvert: { r: string };
+  RecoveryQuarantine: { r: string };
+  RecoveryReconvert: { r: string };
+  Crash: { n: string };
+  ToolSuccessFails: { n: string };
+  CorruptRecoveryRow: { s: string; e: number };
+  RecoveryConvertAckLost: { r: string };
+  WakeArrive: { w: number };
+  WakeScan: Record<string, never>;
+  WakeServe: { w: number };
+  WakeLost: { w: number };
+  Admit: { s: string };
+  ExactRetry: { i: InputRecord };
+  Resume: { n: string; s: string };
+  Steer: { n: string; i: InputRecord };
+}
+
+export type ActionName = keyof ActionParams;
+/** Any action's parameters, as a request carries them: each name with the type every action that has it
+ * gives it (which of them an action needs is ActionParams'). */
+export type Params = Partial<{ n: string; r: string; s: string; e: number; w: number; i: InputRecord }>;
+/** The actions whose parameters the caller chooses (names.ATTEMPTS). */
+export type AttemptName =
+  | "Acquire" | "PromoteContinuation" | "CancelRequest" | "Heartbeat" | "RecoveryScan" | "Admit" | "ExactRetry"
+  | "Resume" | "Steer";
+/** The actor kinds a `move` names (names.STEPPING_ACTORS). */
+export type SteppingActor = "runner" | "finalizer" | "recovery" | "supervisor";
+
+export type Phase = "running" | "recovering" | "cancelling" | "cancelled" | "unknown";
+export type EventKind =
+  | "Started" | "Failed" | "Interrupted" | "Ended" | "ToolStarted" | "ToolSucceeded" | "ToolFailed"
+  | "PromptExecutionRequested";
+export type InputKind = "prompt" | "cont";
+export type InputState = "pending" | "ordinary" | "recovery" | "held" | "steered";
+export type EffectKind = "dispatch" | "tool" | "reconcile";
+export type WakeReservation = "" | "fresh" | "retry";
+export type RunnerPc =
+  | "idle" | "acquired" | "renewed" | "streaming" | "started" | "stepping" | "failed" | "ended" | "done"
+  | "stopped" | "tool_started" | "tooling" | "tool_failed";
+export type FinalizerPc = "idle" | "settle" | "clear";
+export type RecoveryPc = "idle" | "scanned" | "converting" | "quarantining" | "reconverting";
+/** Why a recovery worker quarantines (a quarantined claim's `recovery_error` starts with it). */
+export type QuarantineReason = "malformed" | "exhausted" | "invalid";
+
+// ---- configuration ----
+
+/** A claimcheck configuration object (a trace's `config`, the start request's). */
+export interface TraceConfig {
+  sessions: string[];
+  nodes: string[];
+  recoverers: string[];
+  prompts: number;
+  max_exec: number;
+  max_steps?: number;
+  tools?: number;
+  lease: number;
+  scan_bound: number;
+  grace?: number;
+  supervision_lag?: number;
+  max_tries?: number;
+  faults: string[];
+  admission?: boolean;
+  steering?: boolean;
+  defects?: string[];
+  assumptions_off?: Assumption[];
+  wake_rows?: number;
+  wake_batch?: number;
+  fresh_share?: number;
+  max_wake_tries?: number;
+}
+
+/** An input as the caller names it (and the twin holds it). */
+export interface InputRecord {
+  sess: string;
+  kind: InputKind;
+  src: number;
+  state: InputState;
+  gen?: number;
+}
+
+// ---- the database ----
+
+/** A value bound to a `?` placeholder. */
+export type SqlValue = string | number | null;
+
+/**
+ * The async interface both databases answer (src/db.js on sql.js, src/pg.js on pg). A query's row type is
+ * not checked against the SQL: the caller states it where it reads the rows (`R` is inferred from the
+ * declaration the result is assigned to, and is `unknown` when none is stated, so it cannot be used
+ * unexamined).
+ */
+export interface Database {
+  all<R = unknown>(sql: string, params?: SqlValue[]): Promise<R[]>;
+  get<R = unknown>(sql: string, params?: SqlValue[]): Promise<R | undefined>;
+  /** A write: the number of rows it changed. */
+  run(sql: string, params?: SqlValue[]): Promise<number>;
+  /** `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  tx<T>(work: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The rows of src/db.js's schema. */
+export interface ClaimRow {
+  session_id: string;
+  execution_id: number;
+  owner_id: string;
+  lease_expires_at: number;
+  phase: Phase;
+  assistant_id: string | null;
+  recovery_error: string | null;
+  recovery_attempts: number;
+}
+export interface EventRow {
+  seq: number;
+  session_id: string;
+  kind: EventKind;
+  assistant_id: string | null;
+  input_id: string | null;
+  request_id: string | null;
+  writer: string;
+}
+export interface InputRow {
+  input_id: string;
+  session_id: string;
+  kind: InputKind;
+  src: number;
+  gen: number;
+  state: InputState;
+}
+export interface RecoveryRow {
+  execution_id: number;
+  session_id: string;
+  continuation_id: string | null;
+}
+export interface CancelledRow {
+  execution_id: number;
+  session_id: string;
+}
+export interface WakeRow {
+  item: string;
+  rank: number;
+  attempts: number;
+  reserved: WakeReservation;
+}
+/** `SELECT value FROM id_sequence`. */
+export interface SequenceRow {
+  value: number;
+}
+
+/** An event as a publisher appends it (the events table's columns, by their short names): a Step's or a
+ * tool call's event names its assistant; a PromptExecutionRequested its input and request. */
+export type NewEvent = AssistantEvent | RequestEvent;
+export interface AssistantEvent {
+  session: string;
+  kind: Exclude<EventKind, "PromptExecutionRequested">;
+  assistant: string;
+  writer: string;
+}
+export interface RequestEvent {
+  session: string;
+  kind: "PromptExecutionRequested";
+  input: string;
+  request: string;
+  writer: string;
+}
+
+// ---- the twin's state (harness/traces/trace.py state_to_json; docs/driver.md "The vocabulary") ----
+
+export interface TwinClaim {
+  exec: number;
+  owner: string;
+  ttl: number;
+  phase: Phase | "none";
+  asst: number;
+  quar: boolean;
+  tries: number;
+  why: QuarantineReason | "";
+}
+export interface TwinEvent {
+  sess: string;
+  kind: EventKind;
+  asst: number;
+  node: string;
+}
+/** A session_recovery or cancelled_executions row. */
+export interface TwinPair {
+  exec: number;
+  sess: string;
+}
+export interface TwinInput {
+  sess: string;
+  kind: InputKind;
+  src: number;
+  state: InputState;
+  gen: number;
+}
+export interface TwinRunner {
+  pc: RunnerPc;
+  sess: string;
+  exec: number;
+  mem: number;
+  active: boolean;
+  intr: boolean;
+  ordinal: number;
+  tool: number;
+}
+export interface TwinFinalizer {
+  pc: FinalizerPc;
+  sess: string;
+  exec: number;
+  owner: string;
+}
+export interface TwinRecovery {
+  pc: RecoveryPc;
+  sess: string;
+  exec: number;
+  seen: string;
+  why: QuarantineReason | "";
+}
+/** The provider's record of one outside effect (a crash keeps it). */
+export interface Effect {
+  sess: string;
+  exec: number;
+  owner: string;
+  by: string;
+  kind: EffectKind;
+  step: number;
+}
+export interface TwinWake {
+  work: boolean;
+  tries: number;
+  woken: WakeReservation;
+}
+export interface TwinState {
+  claim: Record<string, TwinClaim>;
+  nextExec: number;
+  log: TwinEvent[];
+  recovery: TwinPair[];
+  inputs: TwinInput[];
+  run: Record<string, TwinRunner>;
+  fin: Record<string, TwinFinalizer>;
+  rec: Record<string, TwinRecovery>;
+  cancelled: TwinPair[];
+  /** Always empty: claimcheck fills in the environment's history from the twin. */
+  faults: never[];
+  effects: Effect[];
+  wakes: TwinWake[];
+}
+
+// ---- the driver protocol (docs/driver.md, docs/driver.schema.json) ----
+
+interface Envelope<Op extends string> {
+  id: number;
+  op: Op;
+}
+export interface HelloRequest extends Envelope<"hello"> {
+  protocol: string;
+  versions: number[];
+}
+export interface StartRequest extends Envelope<"start"> {
+  config: TraceConfig;
+  defects?: Defect[];
+}
+export interface StepRequest extends Envelope<"step"> {
+  action: string;
+  params?: Params;
+}
+export interface AttemptRequest extends Envelope<"attempt"> {
+  action: string;
+  params?: Params;
+}
+export interface MoveRequest extends Envelope<"move"> {
+  actor: string;
+  who: string;
+}
+export type ObserveRequest = Envelope<"observe">;
+export interface SaveRequest extends Envelope<"save"> {
+  point: string;
+}
+export interface RestoreRequest extends Envelope<"restore"> {
+  point: string;
+}
+export type StopRequest = Envelope<"stop">;
+export type Request =
+  | HelloRequest | StartRequest | StepRequest | AttemptRequest | MoveRequest | ObserveRequest | SaveRequest
+  | RestoreRequest | StopRequest;
+/** The requests that move the world (kept in the journal a restore replays). */
+export type MovingRequest = StepRequest | AttemptRequest | MoveRequest;
+
+export interface HelloReply {
+  protocol: "claimcheck-driver";
+  version: 1;
+  driver: string;
+  save: boolean;
+}
+/** The action the server took (null: none). */
+export interface TookReply {
+  took: ActionName | null;
+}
+export interface AttemptReply {
+  answer: "taken" | "refused";
+}
+export interface ObserveReply {
+  state: TwinState;
+  boundaries: Boundary[];
+}
+export type Ack = Record<string, never>;
+
+/** What each op answers (the reply's fields besides `id` and `ok`). */
+export interface Replies {
+  hello: HelloReply;
+  start: Ack;
+  step: TookReply;
+  attempt: AttemptReply;
+  move: TookReply;
+  observe: ObserveReply;
+  save: Ack;
+  restore: Ack;
+  stop: Ack;
+}
+
+// ---- the commit history (docs/history.md, format version 1) ----
+
+export interface HistoryHeader {
+  format: "claimcheck-history";
+  version: 1;
+  config: TraceConfig;
+  source: string;
+}
+/** The durable rows one transaction wrote, in the twin's vocabulary (a claim of null: deleted). */
+export interface Writes {
+  claim?: Record<string, TwinClaim | null>;
+  nextExec?: number;
+  log?: TwinEvent[];
+  recovery?: TwinPair[];
+  inputs?: TwinInput[];
+  cancelled?: TwinPair[];
+  wakes?: TwinWake[];
+}
+export interface HistoryLine {
+  actor: string;
+  action: string;
+  params: Params;
+  /** the clock's reading, on the steps whose twin action reads a lease */
+  now?: number;
+  writes: Writes;
+}
