@@ -37,7 +37,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from impl.clock import SystemClock
-from impl.db import Database
+from impl.db import PG_LOCKS, Database
 from impl.history import HistoryRecorder, memory_of
 from impl.node import Node
 from impl.provider import ScriptedProvider
@@ -103,7 +103,7 @@ class NodeProcess:
         self.args = args
         self.rng = random.Random(f"{args.seed}:{args.owner}:{args.incarnation}")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
         self.clock = PinnedClock(args.tick)
         self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
         self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
@@ -324,7 +324,7 @@ class Caller:
         self.args = args
         self.rng = random.Random(f"{args.seed}:caller")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
         self.clock = SystemClock(args.tick)
         self.nodes = set(args.nodes or ())
 
@@ -374,6 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--effect-ms", type=float, default=1.0, help="longest simulated provider call")
     p.add_argument("--cancel-every", type=float, default=0.2, help="caller: mean seconds between interrupts")
     p.add_argument("--busy-timeout", type=float, default=30.0)
+    p.add_argument("--pg-lock", choices=PG_LOCKS, default="session",
+                   help="PostgreSQL's writers: per Session, or the global lock (the benchmark's comparison)")
     p.add_argument("--defect", action="append")
     p.add_argument("--sessions", nargs="*", help="node: the run's Sessions (its callers' and waker's)")
     p.add_argument("--input-rate", type=float, default=0.2,
