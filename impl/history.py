@@ -50,7 +50,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from . import history_sessions, ids
-from .db import Database, sequence_value
+from .db import Database, pg_sequence
 
 META = sa.MetaData()
 
@@ -208,7 +208,7 @@ class HistoryRecorder:
         events = [list(r) for r in q(sql["events"], (marks["event"],))]
         recovery = [list(r) for r in q(sql["recovery"], (marks["recovery"],))]
         inputs = [list(r) for r in q(sql["inputs"], (marks["input"], marks["input"]))]
-        sequences = {name: sequence_value(conn, name) for name in ("input", "execution")}
+        sequences = dict(q(sql["sequences"]).all())
         n_history = q(_HISTORY_COUNT).scalar_one()
         wakes = [list(r) for r in q(_WAKES)]
         wake_sum = zlib.crc32(_dumps(wakes).encode()) if wakes else 0
@@ -244,7 +244,10 @@ def _dialect_sql(db: Database) -> dict[str, str]:
     """The hook's statements in the driver's own parameter style (exec_driver_sql: no per-statement
     SQLAlchemy compilation inside every commit)."""
     p = "?" if db.is_sqlite else "%s"
-    return {"p": p, "events": _EVENTS.format(p=p), "recovery": _RECOVERY.format(p=p),
+    sequences = "SELECT name, value FROM id_sequence" if db.is_sqlite else " UNION ALL ".join(
+        f"SELECT '{name}', CASE WHEN is_called THEN last_value ELSE 0 END FROM {pg_sequence(name)}"
+        for name in ("input", "execution"))  # one statement, as on sqlite
+    return {"p": p, "sequences": sequences, "events": _EVENTS.format(p=p), "recovery": _RECOVERY.format(p=p),
             "inputs": _INPUTS.format(p=p), "insert": _INSERT.format(ps=", ".join([p] * len(COLUMNS)))}
 
 

@@ -35,21 +35,30 @@ SEQUENCE = "claimcheck_history_seq"  # the commits' walk order
 HISTORY_KEY = 0x686973  # "his": the second key of the history's advisory lock (class LOCK_CLASS + 1)
 _ZERO = {"event": 0, "recovery": 0, "input": 0}
 
-_SHARED = f"SELECT pg_advisory_xact_lock_shared({LOCK_CLASS + 1}, {HISTORY_KEY})"
-_NEXT = f"SELECT nextval('{SEQUENCE}')"
+# the history lock (shared) and the seq, in one round trip (evaluated left to right)
+_NEXT = f"SELECT pg_advisory_xact_lock_shared({LOCK_CLASS + 1}, {HISTORY_KEY}), nextval('{SEQUENCE}')"
+# one Session's mark row, claim and delta since the mark, in one round trip (json arrays of the rows)
+_READ = """
+WITH m AS (SELECT seq, claim, marks FROM commit_history_session WHERE session_id = %(s)s),
+k AS (SELECT COALESCE((SELECT (marks::json->>'event')::bigint FROM m), 0) AS ev,
+             COALESCE((SELECT (marks::json->>'recovery')::bigint FROM m), 0) AS rc,
+             COALESCE((SELECT (marks::json->>'input')::bigint FROM m), 0) AS inp)
+SELECT (SELECT seq FROM m), (SELECT claim FROM m), (SELECT marks FROM m),
+  (SELECT json_build_array(session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id,
+                           recovery_error, recovery_attempts) FROM execution_claim WHERE session_id = %(s)s),
+  (SELECT json_agg(json_build_array(e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e.writer, i.src,
+                                    e.seq) ORDER BY e.seq)
+     FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id, k WHERE e.session_id = %(s)s AND e.seq > k.ev),
+  (SELECT json_agg(json_build_array(r.id, r.execution_id, r.session_id, r.continuation_input_id) ORDER BY r.id)
+     FROM session_recovery r, k WHERE r.session_id = %(s)s AND r.id > k.rc),
+  (SELECT json_agg(json_build_array(i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq)
+                   ORDER BY i.admitted_seq)
+     FROM session_input i, k WHERE i.session_id = %(s)s AND (i.admitted_seq > k.inp OR i.promoted_seq > k.inp))
+"""
 _MARK = "SELECT seq, claim, marks FROM commit_history_session WHERE session_id = %s"
 _UPSERT = ("INSERT INTO commit_history_session (session_id, seq, claim, marks) VALUES (%s, %s, %s, %s) "
            "ON CONFLICT (session_id) DO UPDATE SET seq = EXCLUDED.seq, claim = EXCLUDED.claim, "
            "marks = EXCLUDED.marks")
-_CLAIM = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error, "
-          "recovery_attempts FROM execution_claim WHERE session_id = %s")
-_EVENTS = ("SELECT e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e.writer, i.src, e.seq "
-           "FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id "
-           "WHERE e.session_id = %s AND e.seq > %s ORDER BY e.seq")
-_RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM session_recovery "
-             "WHERE session_id = %s AND id > %s ORDER BY id")
-_INPUTS = ("SELECT id, session_id, kind, src, state, admitted_seq, promoted_seq FROM session_input "
-           "WHERE session_id = %s AND (admitted_seq > %s OR promoted_seq > %s) ORDER BY admitted_seq")
 _HISTORY = "SELECT execution_id, session_id, outcome FROM execution_history WHERE execution_id = %s"
 _WAKES = "SELECT kind, item, rank, attempts, reserved FROM wake_row ORDER BY kind, rank, item"
 _INSERT = ("INSERT INTO commit_history (seq, actor, process, action, params, now, wall, memory, claims, delta, "
@@ -63,24 +72,21 @@ def record(conn: Connection, step, process: str) -> int:
     q = conn.exec_driver_sql
     h = held(conn)
     locked = sorted(h.sessions) if h is not None else []
-    q(_SHARED)
-    seq = q(_NEXT).scalar_one()
+    seq = q(_NEXT).first()[1]
     claims, delta, session_seq, changed = [], {}, {}, False
     for s in locked:
-        prev = q(_MARK, (s,)).first()
-        n, before, marks = (0, None, dict(_ZERO)) if prev is None else (prev[0], json.loads(prev[1]), json.loads(prev[2]))
         if s == WAKE_LOCK:
+            prev = q(_MARK, (s,)).first()
+            n, marks = (0, {}) if prev is None else (prev[0], json.loads(prev[2]))
             wakes = [list(r) for r in q(_WAKES)]
             wake_sum = zlib.crc32(_dumps(wakes).encode()) if wakes else 0
             if wake_sum != marks.get("wakes", 0):
                 delta["wakes"], changed = wakes, True
             q(_UPSERT, (s, n + 1, "null", _dumps({"wakes": wake_sum})))
             continue
-        row = q(_CLAIM, (s,)).first()
-        claim = None if row is None else list(row)
-        events = [list(r) for r in q(_EVENTS, (s, marks["event"]))]
-        recovery = [list(r) for r in q(_RECOVERY, (s, marks["recovery"]))]
-        inputs = [list(r) for r in q(_INPUTS, (s, marks["input"], marks["input"]))]
+        n, before, marks, claim, events, recovery, inputs = q(_READ, {"s": s}).first()
+        n, before, marks = (0, None, dict(_ZERO)) if n is None else (n, json.loads(before), json.loads(marks))
+        events, recovery, inputs = events or [], recovery or [], inputs or []
         history = []
         if before is not None and (claim is None or claim[1] != before[1]):  # its claim was removed
             history = [list(r) for r in q(_HISTORY, (before[1],))]
