@@ -45,7 +45,7 @@ def request(node: "Node", session_id: str, execution_id: int | None = None) -> R
             return NotEnabled(f"{session_id} runs execution {claim.execution_id}, not {execution_id}")
         result = node.claims.advance_phase(conn, claim.ident, now, "running", "cancelling")
         return Ok(claim.ident) if result else result
-    result = ctx.db.atomic(body)
+    result = ctx.db.atomic(body, sessions=[session_id])
     if not result:
         return result
     ident: Ident = result.value
@@ -202,7 +202,7 @@ class Finalizer:
             if not result:
                 raise Abort(result)
             return Ok(event)
-        result = ctx.db.atomic(body)
+        result = ctx.db.atomic(body, sessions=[ident.session_id])
         if not result and restarted and ctx.has(R.STEP_STARTED_WINDOW):
             self.last = result  # the rejected restart: the finalizer retries, its heartbeat keeps the lease
             return result
@@ -228,7 +228,7 @@ class Finalizer:
             if ctx.has(R.CANCEL_REQUEUES_CONTINUATION):
                 _requeue(node, conn, ident)
             return result
-        result = ctx.db.atomic(body)
+        result = ctx.db.atomic(body, sessions=[ident.session_id])
         self.reset()
         if result and node.runner.execution_id == ident.execution_id:
             node.runner.reset()

@@ -114,6 +114,13 @@ class ClaimStore:
         row = conn.execute(_GET, {"session": session_id}).mappings().first()
         return ClaimRow(**row) if row else None
 
+    def occupied(self, conn: Connection, session_id: str, now: int) -> bool:
+        """Acquire would be refused: the Session has a claim (with acquire-overwrites-expired: a live one)."""
+        c = self.get(conn, session_id)
+        if c is None:
+            return False
+        return not self.ctx.has(R.ACQUIRE_OVERWRITES_EXPIRED) or c.lease_expires_at > now
+
     def scan(self, conn: Connection, now: int, bound: int, retried: bool | None = None) -> list[ClaimRow]:
         """Recovery's window: the `bound` oldest expired, unquarantined claims (with `retried`, only those
         taken over before, or only those never taken over: the fresh ones)."""

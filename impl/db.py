@@ -2,17 +2,23 @@
 
 On sqlite, writers open with `BEGIN IMMEDIATE` so they serialize instead of failing at commit; file
 databases use WAL so readers do not block the writer; `sqlite://` (in memory) shares one connection.
-On PostgreSQL the same discipline: every write transaction (READ COMMITTED) first takes one
-transaction-scoped advisory lock, `pg_advisory_xact_lock(WRITE_LOCK)`, so writers run one at a time and
-each sees every earlier commit; a read transaction is a REPEATABLE READ, READ ONLY snapshot. Other
-dialects are refused: the SQL is SQLAlchemy core, but the atomicity argument is made for these two only.
+On PostgreSQL writers run concurrently at READ COMMITTED, one at a time per Session: a write transaction
+names the Sessions it writes (`sessions=`, or `lock_session` once it has read which) and first takes a
+transaction-scoped advisory lock per Session, in a fixed order (`pg_lock="session"`, the default); the
+wake rows, one queue shared by every Session, have a lock of their own (`wakes=True`). Everything
+across Sessions is a compare-and-swap predicate or a unique constraint, and ids come from PostgreSQL
+sequences (`next_id`). A deadlock or serialization failure rolls the whole unit back and `atomic` runs it
+again as a fresh attempt. `pg_lock="global"` is the former single-writer mode (one advisory lock,
+`WRITE_LOCK`, for every write), kept only for the side-by-side benchmark (ci/bench_pg_writers.py). A
+read transaction is a REPEATABLE READ, READ ONLY snapshot. Other dialects are refused: the SQL is
+SQLAlchemy core, but the atomicity argument is made for these two only.
 """
 
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager, nullcontext
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -26,7 +32,13 @@ from .results import Abort, Result
 DEFAULT_URL = "sqlite:///.claimcheck/claimcheck.db"
 URL_ENV = "CLAIMCHECK_DATABASE_URL"
 _BEGIN = "claimcheck_begin"
-WRITE_LOCK = 0x636C61696D  # "claim": the advisory lock key of claimcheck's one-writer-at-a-time rule
+WRITE_LOCK = 0x636C61696D  # "claim": the advisory lock key of the global mode's one-writer-at-a-time rule
+LOCK_CLASS = 0x636C61  # "cla": the first key of the per-Session advisory locks (the second: hashtext of the Session)
+WAKE_LOCK = "#wakes"  # the wake rows' lock, taken as a Session's (a name no Session of the harness has)
+PG_LOCKS = ("session", "global")
+PG_LOCK_ENV = "CLAIMCHECK_PG_LOCK"
+RETRIES = 20  # fresh attempts of one atomic unit after a deadlock or serialization failure
+_RETRIED = ("40P01", "40001")  # deadlock_detected, serialization_failure
 
 R = TypeVar("R")
 
@@ -87,8 +99,19 @@ def dialect_insert(conn: Connection, table: sa.Table):
 class Database:
     on_commit: Callable[[Connection], None] | None = None  # a hook run inside every write transaction, last
 
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None, **engine_options):
+    def __init__(self, url: str | None = None, *, engine: Engine | None = None, pg_lock: str | None = None,
+                 **engine_options):
         self.engine = engine or make_engine(url, **engine_options)
+        pg_lock = pg_lock or os.environ.get(PG_LOCK_ENV) or "session"
+        if pg_lock not in PG_LOCKS:
+            raise ValueError(f"pg_lock must be one of {', '.join(PG_LOCKS)}, not {pg_lock!r}")
+        self.pg_lock = pg_lock
+        self.retries = 0  # units run again after a deadlock or serialization failure
+
+    @property
+    def per_session(self) -> bool:
+        """Writers are serialized per Session (PostgreSQL's default), not one at a time."""
+        return self.is_postgresql and self.pg_lock == "session"
 
     @classmethod
     def memory(cls) -> "Database":
@@ -105,26 +128,37 @@ class Database:
         return self.engine.dialect.name == "postgresql"
 
     def create_schema(self) -> None:
-        """Create what is missing, under the write lock (two nodes starting at once do not race)."""
-        with self.transaction() as conn:
+        """Create what is missing, under the global write lock (two nodes starting at once do not race)."""
+        with self.transaction(schema_change=True) as conn:
             SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in _TABLES])
             have = set(conn.execute(sa.select(schema.sequence_t.c.name)).scalars())
             for name in schema.SEQUENCES:
                 if name not in have:
                     conn.execute(schema.sequence_t.insert().values(name=name, value=0))
+                if self.is_postgresql:
+                    conn.exec_driver_sql(f"CREATE SEQUENCE IF NOT EXISTS {pg_sequence(name)}")
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """One write transaction: commits on exit, rolls back on any exception."""
+    def transaction(self, *, sessions: Iterable[str] = (), wakes: bool = False,
+                    schema_change: bool = False) -> Iterator[Connection]:
+        """One write transaction: commits on exit, rolls back on any exception. On PostgreSQL it first takes
+        the locks of `sessions` (and of the wake rows with `wakes`), or the global write lock (the global
+        mode, or a `schema_change`)."""
         with self.engine.connect() as conn:
             if self.is_sqlite:
                 conn.execution_options(**{_BEGIN: "BEGIN IMMEDIATE"})
             with conn.begin():
-                if self.is_postgresql:
-                    conn.execute(_LOCK, {"key": WRITE_LOCK})
-                yield conn
-                if self.on_commit is not None:  # impl/history.py records the commit inside it (off by default)
-                    self.on_commit(conn)
+                held = conn.info[_HELD] = Held(self.per_session and not schema_change)
+                try:
+                    if self.is_postgresql and not held.per_session:
+                        conn.execute(_LOCK, {"key": WRITE_LOCK})
+                    elif held.per_session:
+                        lock_session(conn, *sessions, *((WAKE_LOCK,) if wakes else ()))
+                    yield conn
+                    if self.on_commit is not None:  # impl/history.py records the commit inside it (off by default)
+                        self.on_commit(conn)
+                finally:
+                    conn.info.pop(_HELD, None)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -135,16 +169,90 @@ class Database:
                     conn.execute(_SNAPSHOT)
                 yield conn
 
-    def atomic(self, body: Callable[[Connection], R]) -> R | Result:
-        """Run `body` in one write transaction; `Abort(result)` rolls it back and returns `result`."""
-        try:
-            with self.transaction() as conn:
-                return body(conn)
-        except Abort as abort:
-            return abort.result
+    def atomic(self, body: Callable[[Connection], R], *, sessions: Iterable[str] = (),
+               wakes: bool = False) -> R | Result:
+        """Run `body` in one write transaction (holding the locks of `sessions`, and of the wake rows with
+        `wakes`); `Abort(result)` rolls it back and returns `result`. A deadlock or serialization failure
+        (PostgreSQL) rolls the whole attempt back and runs `body` again in a fresh transaction: a unit is
+        never half-applied, and bodies keep nothing of a failed attempt but what they recompute."""
+        sessions = tuple(sessions)
+        for attempt in range(RETRIES + 1):
+            try:
+                with self.transaction(sessions=sessions, wakes=wakes) as conn:
+                    return body(conn)
+            except Abort as abort:
+                return abort.result
+            except sa.exc.DBAPIError as exc:
+                if attempt == RETRIES or getattr(exc.orig, "pgcode", None) not in _RETRIED:
+                    raise
+                self.retries += 1
+        raise AssertionError("unreachable")
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+class Held:
+    """The locks one write transaction holds (kept in `conn.info` while it runs): the history hook records
+    exactly the Sessions locked (impl/history.py)."""
+
+    def __init__(self, per_session: bool):
+        self.per_session = per_session
+        self.sessions: set[str] = set()  # WAKE_LOCK among them when the wake rows' lock is held
+
+    @property
+    def wakes(self) -> bool:
+        return WAKE_LOCK in self.sessions
+
+
+def held(conn: Connection) -> Held | None:
+    """The locks of the write transaction running on `conn` (None outside one)."""
+    return conn.info.get(_HELD)
+
+
+def lock_session(conn: Connection, *sessions: str) -> None:
+    """Serialize this transaction with every other writer of these Sessions (per-Session mode on
+    PostgreSQL; a no-op on sqlite and in the global mode, where every writer is alone anyway). Locks are
+    taken in one statement, ordered by their keys, and held until commit or rollback. A unit that learns
+    its Session only from a read (acquire: the input names it) calls this, then reads again: at READ
+    COMMITTED every statement after the lock sees the last commit of the Session's previous writer."""
+    h = held(conn)
+    if h is None or not h.per_session:
+        return
+    new = sorted(set(sessions) - h.sessions)
+    if new:
+        conn.execute(_SESSION_LOCKS, {"class": LOCK_CLASS, "names": new})
+        h.sessions.update(new)
+
+
+def pg_sequence(name: str) -> str:
+    return f"claimcheck_{name}_seq"
+
+
+def sequence_value(conn: Connection, name: str) -> int:
+    """The last value `next_id(name)` issued (0: none yet)."""
+    if conn.dialect.name == "postgresql":
+        return conn.exec_driver_sql(f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END "
+                                    f"FROM {pg_sequence(name)}").scalar_one()
+    return conn.execute(_VALUE, {"seq": name}).scalar_one()
+
+
+def sequence_values(conn: Connection) -> dict[str, int]:
+    """Every PostgreSQL sequence's last issued value (what `restore_sequences` puts back); none on sqlite,
+    whose sequences are rows of `id_sequence`, saved and restored with the rows."""
+    if conn.dialect.name != "postgresql":
+        return {}
+    return {name: sequence_value(conn, name) for name in schema.SEQUENCES}
+
+
+def restore_sequences(conn: Connection, values: dict[str, int]) -> None:
+    """Put sequences back to what `sequence_values` read (a harness restoring a saved database: the
+    PostgreSQL sequences are not rows, and `nextval` is not rolled back). sqlite's are rows of
+    `id_sequence`, restored with the rows."""
+    if conn.dialect.name != "postgresql":
+        return
+    for name, value in values.items():
+        conn.exec_driver_sql(f"SELECT setval('{pg_sequence(name)}', {max(1, int(value))}, {bool(value)})")
 
 
 def guarded(conn: Connection):
@@ -156,7 +264,15 @@ def guarded(conn: Connection):
 
 
 def next_id(conn: Connection, name: str) -> int:
-    """Advance a durable sequence inside the caller's transaction (rolled back with it)."""
+    """Advance a durable sequence. On sqlite a row of `id_sequence`, inside the caller's transaction
+    (rolled back with it): dense. On PostgreSQL a sequence (`nextval`, never rolled back, so a unit that
+    rolls back after drawing burns its value): unique and increasing, not dense and, across Sessions, not
+    in commit order. That is all the protocol asks of these ids (execution ids must be unique: recovery
+    rows and history are keyed by them; `claim` and `input` order scans and admissions), and units draw
+    only once they will commit (acquire checks its Session's claim first), so a single writer still sees
+    dense ids. A table row would be one hot row every Session's writers queue on."""
+    if conn.dialect.name == "postgresql":
+        return conn.exec_driver_sql(f"SELECT nextval('{pg_sequence(name)}')").scalar_one()
     if conn.execute(_ADVANCE, {"seq": name}).rowcount != 1:
         raise LookupError(f"sequence {name!r} missing: call Database.create_schema()")
     return conn.execute(_VALUE, {"seq": name}).scalar_one()
@@ -169,6 +285,9 @@ _VALUE = sa.select(schema.sequence_t.c.value).where(schema.sequence_t.c.name == 
 
 
 _LOCK = sa.text("SELECT pg_advisory_xact_lock(:key)")
+_SESSION_LOCKS = sa.text("SELECT count(pg_advisory_xact_lock(:class, k)) FROM "
+                         "(SELECT DISTINCT hashtext(n) AS k FROM unnest(CAST(:names AS text[])) AS n ORDER BY k) AS o")
+_HELD = "claimcheck_held"
 _SNAPSHOT = sa.text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
 _TABLES = (schema.ExecutionClaim, schema.Assistant, schema.SessionEvent, schema.SessionRecovery,

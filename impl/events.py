@@ -58,7 +58,8 @@ class Publisher:
 
     def publish(self, event: StepEvent, fence: Fence, *, by_runner: bool = False) -> Result:
         """Commit `event` in its own transaction (listeners are *not* run: call `notify`)."""
-        return self.ctx.db.atomic(lambda conn: self.commit(conn, event, fence, by_runner=by_runner))
+        return self.ctx.db.atomic(lambda conn: self.commit(conn, event, fence, by_runner=by_runner),
+                                  sessions=[event.session_id])
 
     def commit(self, conn: Connection, event: StepEvent, fence: Fence, *, by_runner: bool = False) -> Result:
         """Project, run the claim hook, append: inside the caller's transaction. Raises Abort on failure

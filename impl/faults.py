@@ -13,7 +13,7 @@ from .schema import claim_t, recovery_t
 def corrupt_recovery_row(db: Database, session_id: str, execution_id: int, continuation_input_id: str | None = None) -> None:
     """An adversary's session_recovery row for `session_id` that reuses another Session's execution id."""
     cont = continuation_input_id or ids.continuation_id(session_id, execution_id)
-    with db.transaction() as conn:
+    with db.transaction(sessions=[session_id]) as conn:
         conn.execute(recovery_t.insert().values(execution_id=execution_id, session_id=session_id,
                                                 continuation_input_id=cont))
 
@@ -25,7 +25,7 @@ def force_claim(db: Database, session_id: str, **values) -> None:
     dropped and added back NOT VALID (kept for every later write, not verified on rows already there),
     so on PostgreSQL any later UPDATE of the corrupt row is refused until the phase is repaired."""
     bypass = "phase" in values
-    with db.transaction() as conn:
+    with db.transaction(sessions=[session_id], schema_change=bypass and not db.is_sqlite) as conn:
         if bypass and db.is_sqlite:
             conn.exec_driver_sql("PRAGMA ignore_check_constraints = ON")
         elif bypass:

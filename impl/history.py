@@ -9,9 +9,10 @@ are one atomic unit: a SIGKILL at any moment leaves both or neither.
 One `commit_history` row per commit:
 
 - `seq`: the global commit order, `max(seq) + 1` read and written under the database's write
-  serialization (sqlite: BEGIN IMMEDIATE; PostgreSQL: the transaction-scoped advisory lock every write
-  transaction takes first, impl/db.py). It is the primary key, so two writers that were NOT serialized
-  would collide on it and fail loudly instead of recording a wrong order.
+  serialization (sqlite: BEGIN IMMEDIATE; PostgreSQL in its benchmark-only global mode: the advisory lock
+  every write transaction takes first, impl/db.py). It is the primary key, so two writers that were NOT
+  serialized would collide on it and fail loudly instead of recording a wrong order. PostgreSQL's
+  per-Session writers record per Session instead: impl/history_sessions.py.
 - `actor`, `process`, `action`, `params`: who committed (owner id, recovery worker id, `environment`),
   in which process incarnation, as which step (a registry action name with its parameters by the
   registry's parameter names, or an environment step), set by the driver with `recorder.step(...)`
@@ -48,8 +49,8 @@ from typing import Any, Iterable, Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from . import ids
-from .db import Database
+from . import history_sessions, ids
+from .db import Database, pg_sequence
 
 META = sa.MetaData()
 
@@ -69,12 +70,23 @@ history_t = sa.Table(
     sa.Column("changed", sa.Boolean, nullable=False),
 )
 
+# per-Session mode (PostgreSQL's default, impl/db.py): each Session's commit count and what its next
+# commit's delta is taken against (its claim, last event seq, recovery row id and input stamp)
+session_t = sa.Table(
+    "commit_history_session", META,
+    sa.Column("session_id", sa.String(64), primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("claim", sa.Text, nullable=False),
+    sa.Column("marks", sa.Text, nullable=False),
+)
+
 meta_t = sa.Table(
     "commit_history_meta", META,
     sa.Column("key", sa.String(64), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
 
+PER_SESSION = "sessions"  # the meta key `history` of a per-Session history
 ENVIRONMENT = "environment"
 UNATTRIBUTED = "?"
 ZERO_MARKS = {"event": 0, "recovery": 0, "input": 0, "execution": 0, "history": 0, "wakes": 0}
@@ -92,7 +104,6 @@ _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM se
              "WHERE id > {p} ORDER BY id")
 _INPUTS = ("SELECT id, session_id, kind, src, state, admitted_seq, promoted_seq FROM session_input "
            "WHERE admitted_seq > {p} OR promoted_seq > {p} ORDER BY admitted_seq")
-_SEQUENCES = "SELECT name, value FROM id_sequence"
 # the wake rows are few (one per Session and kind at most) and change in place: recorded whole when changed
 _WAKES = "SELECT kind, item, rank, attempts, reserved FROM wake_row ORDER BY kind, rank, item"
 _HISTORY_COUNT = "SELECT count(*) FROM execution_history"
@@ -142,6 +153,10 @@ class HistoryRecorder:
         """Create the history tables on a database that holds no protocol state yet, store `meta` (the
         run's constants) and switch recording on for `db`."""
         META.create_all(db.engine)
+        if db.per_session:
+            with db.transaction(schema_change=True) as conn:
+                conn.exec_driver_sql(f"CREATE SEQUENCE IF NOT EXISTS {history_sessions.SEQUENCE}")
+            meta = {**(meta or {}), "history": PER_SESSION}
         with db.read() as conn:
             busy = [t for t in ("execution_claim", "session_event", "session_input", "session_recovery",
                                 "commit_history")
@@ -156,11 +171,12 @@ class HistoryRecorder:
     @classmethod
     def attach(cls, db: Database, process: str) -> "HistoryRecorder":
         rec = cls(db, process)
-        db.on_commit = rec._on_commit
+        db.on_commit = rec._on_commit_sessions if db.per_session else rec._on_commit
+        rec._hook = db.on_commit
         return rec
 
     def detach(self) -> None:
-        if self.db.on_commit == self._on_commit:
+        if self.db.on_commit == getattr(self, "_hook", None):
             self.db.on_commit = None
 
     @contextmanager
@@ -172,6 +188,12 @@ class HistoryRecorder:
             self.current = None
 
     # ------------------------------------------------------------------ the hook
+
+    def _on_commit_sessions(self, conn: Connection) -> None:
+        """Per-Session writers (PostgreSQL's default): impl/history_sessions.py."""
+        self.last_seq = history_sessions.record(conn, self.current or Step(UNATTRIBUTED, UNATTRIBUTED, {}, {}, -1),
+                                                self.process)
+        self.commits += 1
 
     def _on_commit(self, conn: Connection) -> None:
         step = self.current or Step(UNATTRIBUTED, UNATTRIBUTED, {}, {}, -1)
@@ -186,7 +208,7 @@ class HistoryRecorder:
         events = [list(r) for r in q(sql["events"], (marks["event"],))]
         recovery = [list(r) for r in q(sql["recovery"], (marks["recovery"],))]
         inputs = [list(r) for r in q(sql["inputs"], (marks["input"], marks["input"]))]
-        sequences = dict(q(_SEQUENCES).all())
+        sequences = dict(q(sql["sequences"]).all())
         n_history = q(_HISTORY_COUNT).scalar_one()
         wakes = [list(r) for r in q(_WAKES)]
         wake_sum = zlib.crc32(_dumps(wakes).encode()) if wakes else 0
@@ -222,7 +244,10 @@ def _dialect_sql(db: Database) -> dict[str, str]:
     """The hook's statements in the driver's own parameter style (exec_driver_sql: no per-statement
     SQLAlchemy compilation inside every commit)."""
     p = "?" if db.is_sqlite else "%s"
-    return {"p": p, "events": _EVENTS.format(p=p), "recovery": _RECOVERY.format(p=p),
+    sequences = "SELECT name, value FROM id_sequence" if db.is_sqlite else " UNION ALL ".join(
+        f"SELECT '{name}', CASE WHEN is_called THEN last_value ELSE 0 END FROM {pg_sequence(name)}"
+        for name in ("input", "execution"))  # one statement, as on sqlite
+    return {"p": p, "sequences": sequences, "events": _EVENTS.format(p=p), "recovery": _RECOVERY.format(p=p),
             "inputs": _INPUTS.format(p=p), "insert": _INSERT.format(ps=", ".join([p] * len(COLUMNS)))}
 
 

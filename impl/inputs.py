@@ -77,7 +77,7 @@ class InputStore:
             if self.get(conn, iid) is None:
                 _insert_prompt(conn, session_id, number, delivery, requested)
             return iid
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[session_id])
 
     def admit_next(self, session_id: str, delivery: str = "queue", requested: bool = True) -> str:
         """Admit the Session's next prompt (its number one past the highest admitted, read in the same
@@ -86,7 +86,7 @@ class InputStore:
             k = conn.execute(sa.select(sa.func.coalesce(sa.func.max(T.c.src), 0))
                              .where(T.c.session_id == session_id, T.c.kind == "prompt")).scalar_one() + 1
             return _insert_prompt(conn, session_id, k, delivery, requested)
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[session_id])
 
     def prompts_of(self, conn: Connection, session_id: str) -> list[InputRow]:
         """The Session's admitted prompts, in admission order."""
@@ -121,7 +121,7 @@ class InputStore:
                 conn.execute(sa.update(T).where(T.c.id == input_id)
                              .values(state="pending", promoted_seq=next_id(conn, "input")))
             return Ok(seq)
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[session_id])
 
     def request_pending(self, session_id: str) -> Result:
         """An explicit resume's durable request: every held prompt of the Session now waits (one
@@ -134,7 +134,7 @@ class InputStore:
             else:
                 n = 0
             return Ok(n) if n else NotEnabled(f"{session_id} has no held prompt")
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[session_id])
 
     def oldest_held(self, conn: Connection, session_id: str) -> InputRow | None:
         """The resume-drains-without-request defect's drain: the oldest held prompt, no request needed."""

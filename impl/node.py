@@ -15,11 +15,11 @@ from .boundaries import Boundaries
 from .claims import ClaimStore, Ident
 from .clock import Clock
 from .context import Context
-from .db import Database, next_id
+from .db import Database, lock_session, next_id
 from .events import Publisher
 from .inputs import InputStore
 from .provider import ScriptedProvider
-from .results import Abort, NotEnabled, Ok, Result
+from .results import Abort, NotEnabled, Occupied, Ok, Result
 from .runner import Runner
 
 
@@ -84,6 +84,9 @@ class Node:
 
         def body(conn):
             row = self.inputs.get(conn, input_id)
+            if row is not None:  # the input names its Session: serialize with its writers, then read again
+                lock_session(conn, row.session_id)
+                row = self.inputs.get(conn, input_id)
             if row is None:
                 return NotEnabled(f"no input {input_id}")
             if drained:  # resume-drains-without-request: a held prompt, no durable request
@@ -96,6 +99,8 @@ class Node:
                 allowed = self.inputs.check_continuation(conn, row)
                 if not allowed:
                     return allowed
+            if self.claims.occupied(conn, row.session_id, now):
+                raise Abort(Occupied(row.session_id))  # before drawing an id: a refused attempt burns none
             ident = Ident(row.session_id, next_id(conn, "execution"), self.owner_id)
             for result in (self.claims.acquire(conn, ident, now, next_id(conn, "claim")),
                            self.inputs.promote(conn, input_id, "ordinary" if ordinary else "recovery",
@@ -159,7 +164,7 @@ class Node:
             if not self.active_on(claim.execution_id):
                 return NotEnabled(f"no actor of {self.owner_id} works on execution {claim.execution_id}")
             return self.claims.heartbeat(conn, claim, now)
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[session_id])
 
     def heartbeat_all(self) -> dict[str, Result]:
         """The production heartbeat: renew every claim one of this node's actors works on."""

@@ -181,7 +181,7 @@ class RecoveryWorker:
             return NotEnabled("worker has not scanned")
         seen = self.seen
         now = self.ctx.now()
-        result = self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now))
+        result = self.ctx.db.atomic(lambda conn: self._cas(conn, seen, now), sessions=[seen.session_id])
         if not result:
             self.reset()
         return self._took(result)
@@ -216,7 +216,7 @@ class RecoveryWorker:
             return NotEnabled("worker is not converting")
         self.lose_ack = lose_ack
         try:
-            result = self.ctx.db.atomic(self._convert)
+            result = self.ctx.db.atomic(self._convert, sessions=[self.session_id])
             if result and self.finished == "converted" and self.lose_ack:
                 raise AckLost("connection lost after COMMIT")  # what the driver raises: it committed
         except AckLost:
@@ -262,7 +262,7 @@ class RecoveryWorker:
         """RecoveryReconvert: the retry after a lost acknowledgement, one transaction; then idle."""
         if self.pc != RECONVERTING:
             return NotEnabled("worker is not retrying a conversion")
-        result = self.ctx.db.atomic(self._reconvert)
+        result = self.ctx.db.atomic(self._reconvert, sessions=[self.session_id])
         self.last = result
         self.reset()
         if result and result.value is not None:
@@ -395,7 +395,8 @@ class RecoveryWorker:
             return NotEnabled("worker is not quarantining")
         now = self.ctx.now()
         reason = self.reason or "conversion failed"
-        result = self.ctx.db.atomic(lambda conn: self.claims.quarantine(conn, self.ident, now, reason))
+        result = self.ctx.db.atomic(lambda conn: self.claims.quarantine(conn, self.ident, now, reason),
+                                    sessions=[self.session_id])
         if not result:
             log.warning("quarantine of %s changed no row: %s", self.ident, result)
         self.last = result
@@ -417,7 +418,7 @@ class RecoveryWorker:
             if claim.lease_expires_at - now >= self.ctx.lease_ticks:
                 return NotEnabled("lease is full")
             return self.claims.heartbeat(conn, claim, now)
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, sessions=[self.session_id])
 
     def enabled(self) -> str | None:
         if self.pc == RECONVERTING:

@@ -126,11 +126,12 @@ class Runner:
         def body(conn):
             fenced = self.node.claims.check(conn, self.ident, ctx.now(), "running")
             return self.node.inputs.steer(conn, self.session_id, input_id) if fenced else fenced
-        return ctx.db.atomic(body)
+        return ctx.db.atomic(body, sessions=[self.session_id])
 
     def _Renew(self) -> Result:
         ctx = self.node.ctx
-        result = ctx.db.atomic(lambda conn: self.node.claims.renew(conn, self.ident, ctx.now()))
+        result = ctx.db.atomic(lambda conn: self.node.claims.renew(conn, self.ident, ctx.now()),
+                               sessions=[self.session_id])
         if not result and not ctx.has(R.DISPATCH_AFTER_FAILED_RENEWAL):  # the defect ignores the row count
             self._stop()
             return result
@@ -221,7 +222,7 @@ class Runner:
             self.pc = TOOL_STARTED
             return Ok()
         result = ctx.db.atomic(lambda conn: self.node.claims.advance_phase(conn, self.ident, ctx.now(), "running",
-                                                                           "unknown"))
+                                                                           "unknown"), sessions=[self.session_id])
         self._stop()
         return result
 
@@ -265,7 +266,7 @@ class Runner:
                 raise Abort(result)
             record_history(conn, self.ident, "cleared", now)
             return result
-        result = self.node.ctx.db.atomic(body)
+        result = self.node.ctx.db.atomic(body, sessions=[self.session_id])
         if not result:
             self._stop()
         else:

@@ -40,7 +40,7 @@ class WakeCounters:
         def body(conn):
             if conn.execute(sa.select(T.c.name).where(T.c.name == name)).first() is None:
                 conn.execute(T.insert().values(name=name, value=0, max=maximum))
-        self.ctx.db.atomic(body)
+        self.ctx.db.atomic(body, wakes=True)
 
     def observe(self, name: str) -> int:
         with self.ctx.db.read() as conn:
@@ -54,7 +54,7 @@ class WakeCounters:
             if n != 1:
                 return Lost(f"wake counter {name} moved from {observed}")
             return Ok(conn.execute(sa.select(T.c.value).where(T.c.name == name)).scalar_one())
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, wakes=True)
 
     def reserve_next(self, name: str, attempts: int = 3) -> Result:
         """Observe and reserve, retrying a bounded number of times under contention."""
@@ -135,7 +135,7 @@ class WakeQueue:
             except sa.exc.IntegrityError:
                 return Occupied(item)
             return Ok(item)
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, wakes=True)
 
     def window(self, conn: Connection) -> tuple[list[dict], list[dict]]:
         """The bounded scan: at most `bound` unreserved fresh rows and `bound` retried ones, oldest first."""
@@ -166,7 +166,7 @@ class WakeQueue:
                 if n != 1:
                     raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
             return Ok([(row["item"], row["slot"]) for row in batch])
-        result = self.ctx.db.atomic(body)
+        result = self.ctx.db.atomic(body, wakes=True)
         if result:
             self.ctx.boundaries.hit(R.B_WAKE_RESERVED, waker=self.waker, kind=self.kind,
                                     items=[item for item, _slot in result.value])
@@ -179,7 +179,7 @@ class WakeQueue:
             n = c.execute(sa.delete(W).where(W.c.kind == self.kind, W.c.item == item,
                                              W.c.reserved.is_not(None))).rowcount
             return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
-        return body(conn) if conn is not None else self.ctx.db.atomic(body)
+        return body(conn) if conn is not None else self.ctx.db.atomic(body, wakes=True)
 
     def release(self, item: str) -> Result:
         """WakeLost: the woken redrive took nothing; the reservation lapses and the row, its counter
@@ -188,7 +188,7 @@ class WakeQueue:
             n = c.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == item, W.c.reserved.is_not(None))
                           .values(reserved=None, reserved_at=None)).rowcount
             return Ok(item) if n == 1 else NotEnabled(f"wake row {item} holds no reservation")
-        return self.ctx.db.atomic(body)
+        return self.ctx.db.atomic(body, wakes=True)
 
     def lapsed(self, conn: Connection, ticks: int) -> list[str]:
         """Reserved rows whose reservation is at least `ticks` old: their redrive died with its process, so

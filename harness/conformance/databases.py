@@ -10,7 +10,8 @@ import os
 import shutil
 import tempfile
 
-from impl.db import Database
+from impl.db import Database, restore_sequences, sequence_values
+from impl.schema import SEQUENCES
 
 
 class Databases:
@@ -48,6 +49,7 @@ class Databases:
         """Keep the rows the set-up wrote, to restore before every later example."""
         with self._db.read() as conn:
             self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
+            self._seed_sequences = sequence_values(conn)
 
     def _restore(self) -> None:
         with self._db.transaction() as conn:
@@ -56,12 +58,14 @@ class Databases:
             for t in _tables():
                 if self._seed[t]:
                     conn.execute(t.insert(), self._seed[t])
+            restore_sequences(conn, self._seed_sequences)  # PostgreSQL's are not rows
 
     @staticmethod
     def _empty(db: Database) -> None:
         with db.transaction() as conn:
             for t in reversed(_tables()):
                 conn.execute(t.delete())
+            restore_sequences(conn, dict.fromkeys(SEQUENCES, 0))
         db.create_schema()
 
     def _open(self) -> Database:

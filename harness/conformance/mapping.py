@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from impl import ids
+from impl.db import sequence_value
 from impl.snapshot import read as read_snapshot
 from spec import model as M
 
 
-_ISSUED = "SELECT value FROM id_sequence WHERE name = 'execution'"
 
 
 def why_of(recovery_error: str | None) -> str:
@@ -32,9 +32,7 @@ def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
     """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by the code)."""
     with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
         snap = read_snapshot(conn, assistants=False)
-        cur = conn.connection.dbapi_connection.cursor()  # as impl.snapshot.read: no per-statement overhead
-        cur.execute(_ISSUED)
-        (issued,), = cur.fetchall()
+        issued = sequence_value(conn, "execution")
         rows = w.wakes.rows(conn) if cfg.wake_rows else {}
     now = w.clock.now()
     claim = []

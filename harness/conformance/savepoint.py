@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import types
 
+from impl.db import restore_sequences, sequence_values
+
 from harness.conformance.scheduler import Scheduler
 
 _ATOMS = frozenset({int, str, bool, float, type(None), bytes, types.FunctionType, types.BuiltinFunctionType,
@@ -102,15 +104,18 @@ class Rows:
 
     def save(self):
         with self.db.read() as conn:
-            return [(t, [dict(r._mapping) for r in conn.execute(t.select())]) for t in self.tables]
+            return ([(t, [dict(r._mapping) for r in conn.execute(t.select())]) for t in self.tables],
+                    sequence_values(conn))
 
     def restore(self, data) -> None:
+        tables, sequences = data
         with self.db.transaction() as conn:
             for t in reversed(self.tables):
                 conn.execute(t.delete())
-            for t, rows in data:
+            for t, rows in tables:
                 if rows:
                     conn.execute(t.insert(), rows)
+            restore_sequences(conn, sequences)  # PostgreSQL's are not rows
 
 
 def memory_sqlite(db) -> bool:

@@ -1,8 +1,9 @@
-"""The end of a history check: the fold of all commits against the final database, and every input's fate.
+"""The accounting of a history check: the fold of all commits against the final database, every input's
+fate, and (per-Session histories) which execution each commit begins.
 
-Both read the state the checker folded (its Sessions' logs, inputs and cancelled executions, its claims,
-recovery rows, execution mark and which execution took each input) and the final database
-(`records.Final`); neither changes the checker.
+The first two read the state the checker folded (its Sessions' logs, inputs and cancelled executions, its
+claims, recovery rows, execution mark and which execution took each input) and the final database
+(`records.Final`) and change nothing; `per_session` reads one commit into the checker's whole-state terms.
 """
 
 from __future__ import annotations
@@ -41,9 +42,34 @@ def fold_differences(checker, final) -> list[str]:
     folded_cancelled = {x for v in checker.sessions.values() for x in v.cancelled}
     if {M.RecRow(e, s) for e, s in final.snapshot.cancelled} != folded_cancelled:
         problems.append("cancelled executions")
-    if final.execution_seq != checker.exec_mark:
+    if checker.per_session:  # a sequence: unique ids, values drawn by units that then died are never used
+        if checker.executions and final.execution_seq < max(checker.executions):
+            problems.append(f"execution sequence ({max(checker.executions)} recorded, {final.execution_seq} "
+                            "in the database)")
+    elif final.execution_seq != checker.exec_mark:
         problems.append(f"execution sequence ({checker.exec_mark} recorded, {final.execution_seq} in the database)")
     return problems
+
+
+def per_session(checker, c) -> None:
+    """A per-Session commit (impl/history_sessions.py) read as a whole-state one: its claims are those of
+    the Sessions it locked, merged into the rest; an execution it begins (a claim with a new execution id)
+    is the twin's nextExec, which must be an id never begun before. The twin draws a fresh counter value,
+    PostgreSQL a fresh sequence value: not dense, and across Sessions not in this walk's order; nothing in
+    the twin reads more of it than freshness."""
+    merged = {s: cl for s, cl in checker.claims.items() if s not in c.row["marks"].get("sessions", ())}
+    merged.update(c.claims)
+    c.claims = merged
+    begun = sorted({cl[1] for s, cl in merged.items() if checker.claims.get(s, [None, None])[1] != cl[1]})
+    if len(begun) > 1:
+        checker.find(c.row, "record", [], None, f"one commit began several executions: {begun}")
+    if begun:
+        e = begun[0]
+        if e in checker.executions or e < 1:
+            checker.find(c.row, "transition", [], None, f"execution id {e} is not fresh")
+        checker.executions.add(e)
+        checker.exec_mark = e - 1  # the twin's nextExec before it
+    c.exec_mark = checker.exec_mark + 1 if begun else checker.exec_mark
 
 
 class Fates:

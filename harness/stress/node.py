@@ -37,7 +37,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from impl.clock import SystemClock
-from impl.db import Database
+from impl.db import PG_LOCKS, Database
 from impl.history import HistoryRecorder, memory_of
 from impl.node import Node
 from impl.provider import ScriptedProvider
@@ -120,7 +120,7 @@ class NodeProcess:
         self.args = args
         self.rng = random.Random(f"{args.seed}:{args.owner}:{args.incarnation}")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(node_url(args.db, args.owner), busy_timeout_s=args.busy_timeout)
+        self.db = Database(node_url(args.db, args.owner), busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
         self.clock = PinnedClock(args.tick, args.skew_ms)
         self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
         self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
@@ -359,7 +359,7 @@ class Caller:
         self.args = args
         self.rng = random.Random(f"{args.seed}:caller")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
         self.clock = SystemClock(args.tick)
         self.nodes = set(args.nodes or ())
 
@@ -417,6 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pause-before-dispatch", type=float, default=0.0,
                    help="node: share of provider calls it stops itself (SIGSTOP) before, the parent resumes it")
     p.add_argument("--no-recovery", action="store_true", help="node: never run the recovery worker (a stand-in)")
+    p.add_argument("--pg-lock", choices=PG_LOCKS, default="session",
+                   help="PostgreSQL's writers: per Session, or the global lock (the benchmark's comparison)")
     p.add_argument("--defect", action="append")
     p.add_argument("--sessions", nargs="*", help="node: the run's Sessions (its callers' and waker's)")
     p.add_argument("--input-rate", type=float, default=0.2,

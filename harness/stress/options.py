@@ -49,6 +49,9 @@ class StressOptions:
     wake_batch: int = 2
     fresh_share: int = 1
     max_wake_tries: int = 2
+    # PostgreSQL's writers: per Session (impl/db.py), or "global", the former single-writer lock kept only for
+    # ci/bench_pg_writers.py's side-by-side comparison
+    pg_lock: str = "session"
     keep: bool = False
     progress: bool = True
     # --until-violation: check the history while it grows and stop at its first violation, or once

@@ -237,10 +237,11 @@ class Final:
 def read_final(db) -> Final:
     import sqlalchemy as sa
 
-    from impl.schema import history_t, sequence_t
+    from impl.db import sequence_value
+    from impl.schema import history_t
     from impl.snapshot import read as read_snapshot
     with db.read() as conn:
         snap = read_snapshot(conn, assistants=False)
-        seq = conn.execute(sa.select(sequence_t.c.value).where(sequence_t.c.name == "execution")).scalar_one()
+        seq = sequence_value(conn, "execution")
         outcomes = {r[0]: r[1] for r in conn.execute(sa.select(history_t.c.execution_id, history_t.c.outcome))}
     return Final(snap, seq, outcomes)

@@ -46,7 +46,8 @@ from pathlib import Path
 from impl.clock import SystemClock
 from impl.context import Context
 from impl.db import Database
-from impl.history import ENVIRONMENT, HistoryRecorder
+from impl.history import ENVIRONMENT, HistoryRecorder, read_meta
+from impl.history_sessions import settled_seq
 from impl.inputs import InputStore
 
 from harness import registry as R
@@ -95,7 +96,7 @@ class Supervisor:
     # ------------------------------------------------------------------ set-up
 
     def setup(self) -> None:
-        self.db = Database(self.url, busy_timeout_s=30.0)
+        self.db = Database(self.url, busy_timeout_s=30.0, pg_lock=self.o.pg_lock)
         self.db.create_schema()
         meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
                 "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
@@ -109,7 +110,7 @@ class Supervisor:
         self.inputs = InputStore(Context(self.db, self.clock))
         self.faults = FaultInjector(self)
         if self.o.until_violation:
-            self.watch = Watch(self.db, meta)
+            self.watch = Watch(self.db, read_meta(self.db))  # as installed (a per-Session history says so)
         for s in self.sessions:
             self.admit(s)
             self.admit(s)
@@ -130,7 +131,7 @@ class Supervisor:
                "--input-rate", str(o.input_rate), "--steer-rate", str(o.steer_rate), "--wake-rate", str(o.wake_rate),
                "--wake-batch", str(o.wake_batch), "--fresh-share", str(o.fresh_share),
                "--max-wake-tries", str(o.max_wake_tries), "--skew-ms", str(self.faults.skew[n]),
-               "--grace-ticks", str(grace_ticks(o.skew_bound_ms, o.tick))]
+               "--grace-ticks", str(grace_ticks(o.skew_bound_ms, o.tick)), "--pg-lock", o.pg_lock]
         if o.busy_storm:
             cmd += ["--busy-timeout", str(STORM_BUSY_TIMEOUT)]
         if not o.recovery:
@@ -157,7 +158,7 @@ class Supervisor:
         o = self.o
         self.caller = self.spawn(["caller", "--db", self.url, "--run-dir", str(self.run_dir), "--seed", str(o.seed),
                                   "--tick", str(o.tick), "--cancel-every", str(o.cancel_every),
-                                  "--nodes", *self.node_ids], "caller.log")
+                                  "--pg-lock", o.pg_lock, "--nodes", *self.node_ids], "caller.log")
 
     # ------------------------------------------------------------------ crashes
 
@@ -187,15 +188,17 @@ class Supervisor:
     # ------------------------------------------------------------------ the run
 
     def poll_counts(self) -> None:
+        """Count the commits recorded since the last poll (a per-Session history: up to its settled seq, as
+        its seqs have gaps and commit out of order)."""
+        upto = f"AND seq <= {settled_seq(self.db)}" if self.db.per_session else ""
         with self.db.read() as conn:
             rows = conn.exec_driver_sql(
-                f"SELECT action, count(*), max(seq) FROM commit_history WHERE seq > {self.seen_seq} AND changed "
-                "GROUP BY action").all()
-            top = conn.exec_driver_sql("SELECT max(seq) FROM commit_history").scalar_one() or 0
-        for action, n, _ in rows:
+                f"SELECT action, sum(CASE WHEN changed THEN 1 ELSE 0 END), count(*), max(seq) FROM commit_history "
+                f"WHERE seq > {self.seen_seq} {upto} GROUP BY action").all()
+        for action, n, _, _ in rows:
             self.res.counts[action] += n
-        self.res.counts["commits"] = top
-        self.seen_seq = top
+        self.res.counts["commits"] += sum(r[2] for r in rows)
+        self.seen_seq = max([self.seen_seq] + [r[3] for r in rows])
 
     def pending(self) -> dict[str, int]:
         with self.db.read() as conn:

@@ -1,7 +1,8 @@
 """The history check while a stress run goes (`claimcheck stress --until-violation`).
 
 `Watch` feeds a `checker.Checker` the commits recorded so far, in seq order and only as a dense prefix
-(a commit whose predecessor is not visible yet waits for the next poll), and notes the first violation
+(a commit whose predecessor is not visible yet waits for the next poll; a per-Session history has gaps,
+so there only the commits up to `settled_seq` are taken), and notes the first violation
 with what the run needed to reach it: executions begun (Acquire, PromoteContinuation) and crashes
 injected up to that commit. It decides only when the run stops; the verdict is the full check after the
 run (the same checker on the whole history, then the final database and the effect logs).
@@ -10,6 +11,7 @@ run (the same checker on the whole history, then the final database and the effe
 from __future__ import annotations
 
 from impl.history import read_rows
+from impl.history_sessions import settled_seq
 
 from harness import registry as R
 from harness.stress.checker import Checker
@@ -35,10 +37,11 @@ class Watch:
         if self.first is not None:
             return self.first
         ch = self.checker
+        settled = settled_seq(self.db) if ch.per_session else None
         while True:
             rows = read_rows(self.db, ch.seq, self.chunk)
             for row in rows:
-                if row["seq"] != ch.seq + 1:
+                if row["seq"] != ch.seq + 1 and (settled is None or row["seq"] > settled):
                     return None  # not visible yet: the rest waits for the next poll
                 before = ch.report.counts["violations"]
                 ch.feed(row)

@@ -1,5 +1,7 @@
-"""The transaction discipline on PostgreSQL (impl/db.py): writers one at a time under an advisory lock,
-each seeing every earlier commit; readers on a REPEATABLE READ, READ ONLY snapshot, never blocked."""
+"""The transaction discipline on PostgreSQL (impl/db.py): writers of one Session one at a time under its
+advisory lock (or, in the global mode, all writers under one), each seeing every earlier commit of that
+Session; writers of other Sessions never wait for them; readers on a REPEATABLE READ, READ ONLY snapshot,
+never blocked."""
 
 import threading
 import time
@@ -21,17 +23,27 @@ def admit(conn, iid: str) -> None:
     conn.execute(input_t.insert().values(id=iid, session_id="s", kind="prompt", src=1, admitted_seq=1))
 
 
-def test_writers_serialize_and_readers_are_not_blocked():
+@pytest.mark.parametrize("mode", ["session", "global"])
+def test_writers_serialize_and_readers_are_not_blocked(mode):
     first = Database.memory()
-    second = Database(engine=make_engine(first.engine.url.render_as_string(hide_password=False), busy_timeout_s=0.2))
+    second = Database(engine=make_engine(first.engine.url.render_as_string(hide_password=False), busy_timeout_s=0.2),
+                      pg_lock=mode)
+    first.pg_lock = mode
     try:
-        with first.transaction():
-            # a second writer waits for the write lock, then gives up (lock_timeout = busy_timeout_s)
+        with first.transaction(sessions=["s"]):
+            # a second writer of the Session waits for its lock, then gives up (lock_timeout = busy_timeout_s)
             with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
-                with second.transaction():
+                with second.transaction(sessions=["s"]):
                     pass
+            if mode == "session":  # a writer of another Session does not wait
+                with second.transaction(sessions=["t"]) as conn:
+                    admit(conn, "t1")
+            else:
+                with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
+                    with second.transaction(sessions=["t"]):
+                        pass
             with second.read() as conn:
-                assert count_inputs(conn) == 0
+                assert count_inputs(conn) == (1 if mode == "session" else 0)
     finally:
         second.dispose()
 
@@ -43,7 +55,7 @@ def test_a_writer_that_waited_sees_the_commit_it_waited_for():
     locked, seen = threading.Event(), []
 
     def first():
-        with db.transaction() as conn:
+        with db.transaction(sessions=["s"]) as conn:
             admit(conn, "i1")
             locked.set()
             time.sleep(0.3)
@@ -51,7 +63,7 @@ def test_a_writer_that_waited_sees_the_commit_it_waited_for():
     t = threading.Thread(target=first)
     t.start()
     assert locked.wait(5)
-    with db.transaction() as conn:  # waits for `first` to commit
+    with db.transaction(sessions=["s"]) as conn:  # waits for `first` to commit
         seen.append(count_inputs(conn))
     t.join()
     assert seen == [1]
@@ -71,8 +83,8 @@ def test_read_is_a_read_only_snapshot():
 
 
 def test_read_modify_write_from_many_threads_loses_no_update():
-    """A plain SELECT then UPDATE in each write transaction (no row lock of its own): the write lock alone
-    makes it exact (under READ COMMITTED without it, concurrent writers lose updates)."""
+    """A plain SELECT then UPDATE in each write transaction (no row lock of its own): the Session's lock
+    alone makes it exact (under READ COMMITTED without it, concurrent writers lose updates)."""
     db = Database.memory()
     t = sequence_t
 
@@ -83,7 +95,7 @@ def test_read_modify_write_from_many_threads_loses_no_update():
 
     def worker():
         for _ in range(15):
-            db.atomic(bump)
+            db.atomic(bump, sessions=["s"])
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for th in threads:
@@ -128,3 +140,26 @@ def test_two_nodes_creating_the_schema_at_once_do_not_race(pg_server):
         for db in dbs:
             db.dispose()
         pg_server.drop_database(sa.engine.make_url(url).database)
+
+
+def test_acquire_takes_the_lock_of_the_session_its_input_names():
+    """Acquire learns its Session from the input it reads, then locks it (and reads again): while another
+    writer holds s1, acquiring s1's prompt waits (here: gives up), and acquiring s2's does not wait."""
+    from impl.clock import ManualClock
+    from impl.context import Context
+    from impl.inputs import InputStore
+    from impl.node import Node
+    db = Database.memory()
+    url = db.engine.url.render_as_string(hide_password=False)
+    impatient = Database(engine=make_engine(url, busy_timeout_s=0.2))
+    try:
+        inputs = InputStore(Context(db, ManualClock()))
+        p1, p2 = inputs.admit_prompt("s1", 1), inputs.admit_prompt("s2", 1)
+        node = Node(impatient, ManualClock(), "n1", lease_ticks=5)
+        with db.transaction(sessions=["s1"]):
+            with pytest.raises(sa.exc.OperationalError, match="lock timeout"):
+                node.acquire(p1)
+            assert node.acquire(p2)
+        assert node.runner.session_id == "s2"
+    finally:
+        impatient.dispose()
