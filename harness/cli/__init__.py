@@ -109,7 +109,7 @@ def cmd_bench(args) -> int:
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
-    return bench_explorer_vs_tlc(chosen.label, workers=args.workers, cfg=chosen.cfg)
+    return bench_explorer_vs_tlc(chosen.label, workers=args.workers, procs=args.procs, cfg=chosen.cfg)
 
 
 def cmd_gate(args) -> int:
@@ -282,6 +282,7 @@ def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
     b.add_argument("--config", type=A.config, default="deep", metavar="NAME|FILE", help="default: deep")
     b.add_argument("--workers", type=A.count(1, 1024), default=2, help="TLC worker threads (default 2)")
+    b.add_argument("--procs", type=A.count(1, 64), default=2, help="explorer worker processes (default 2)")
     b.set_defaults(func=cmd_bench)
 
 

@@ -62,6 +62,7 @@ class TlcResult:
     loop: int | None = None  # index into steps the lasso returns to (liveness)
     output: str = ""
     exit_code: int = 0
+    peak_rss_mib: float | None = None  # the JVM's peak resident set (ru_maxrss of the child), when run waited on it
 
 
 def find_jar() -> Path:
@@ -131,14 +132,23 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
             if timeout and time.perf_counter() - t0 > timeout:
                 proc.kill()
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
-        code = proc.wait()
+        code, rss = _reap(proc)
     out = "".join(chunks)
     res = parse_output(cfg, out)
     res.exit_code = code
+    res.peak_rss_mib = rss
     res.seconds = time.perf_counter() - t0
     if res.verdict == "ok" and code != 0:
         res.verdict = "error"
     return res
+
+
+def _reap(proc) -> tuple[int, float]:
+    """Wait for TLC's JVM: its exit code and its own peak RSS in MiB (wait4's rusage of that child alone,
+    not RUSAGE_CHILDREN's maximum over every child this process waited for)."""
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss / 1024
 
 
 _PROGRESS_LINE = re.compile(r"Progress\((\d+)\).*?: ([\d,]+) states generated(?: \([^)]*\))?, "
