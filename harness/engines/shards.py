@@ -15,7 +15,8 @@ level-synchronous, so depths, counts and the shortest counterexample's length ar
    which checks the state invariants on it; the coordinator then moves whole states from the workers
    above the mean frontier to those below, so that the next level is shared evenly.
 
-A counterexample is rebuilt from the parent arrays by replaying its labels from Init. Two states with
+A counterexample is rebuilt from the parent arrays by replaying its labels from Init. With symmetry
+(spec.symmetry) the fingerprint is the least over the state's orbit. Two states with
 one fingerprint would be counted once (TLC's fingerprints are 64-bit too): with n states the odds are
 about n^2 / 2^65, under 1e-6 for `deep`; the bench compares the count with TLC's.
 """
@@ -32,6 +33,7 @@ from array import array
 
 from spec import invariants as I
 from spec import model as M
+from spec import symmetry as S
 
 from harness.engines.explore import Result
 from harness.traces.paths import Step, Violation
@@ -55,8 +57,10 @@ def peak_rss_mib() -> float:
 class _Shard:
     """One worker's part: its fingerprints, its frontier, its parent arrays, its peers' connections."""
 
-    def __init__(self, k: int, n: int, cfg: M.Config, successors, only, peers: dict):
+    def __init__(self, k: int, n: int, cfg: M.Config, successors, only, peers: dict, symmetry: str | None):
         self.k, self.n, self.cfg, self.only, self.peers = k, n, cfg, only, peers
+        group = S.perms(cfg, symmetry) if symmetry else None
+        self.fingerprint = (lambda st: S.fingerprint(st, group)) if group else hash
         self.next_states = successors or M.successors
         self.seen: set[int] = set()
         self.parent = array("q")
@@ -66,8 +70,8 @@ class _Shard:
         self.generated = 0
         self.found: tuple | None = None  # (invariants, state id, last edge's label or None)
         init = M.init(cfg)
-        if hash(init) % n == k:
-            self.seen.add(hash(init))
+        if self.fingerprint(init) % n == k:
+            self.seen.add(self.fingerprint(init))
         if k == 0:
             self.frontier.append((init, self._record(-1, None)))
 
@@ -89,7 +93,7 @@ class _Shard:
 
     def level(self) -> int:
         """Expand the frontier, settle the successors with their owners; the new frontier's size."""
-        cfg, k, n, seen = self.cfg, self.k, self.n, self.seen
+        cfg, k, n, seen, fingerprint = self.cfg, self.k, self.n, self.seen, self.fingerprint
         queued: list[dict[int, tuple]] = [{} for _ in range(n)]
         nxt: list = []
         for st, gid in self.frontier:
@@ -99,7 +103,7 @@ class _Shard:
                 bad = self._bad(I.check_edge(cfg, st, nx, delta))
                 if bad and self.found is None:
                     self.found = (bad, gid, (name, params))
-                fp = hash(nx)
+                fp = fingerprint(nx)
                 owner = fp % n
                 if owner == k:
                     if fp not in seen:
@@ -151,10 +155,10 @@ class _Shard:
         return self.parent.tobytes(), self.label.tobytes(), labels
 
 
-def _serve(k: int, n: int, cfg, successors, only, peers: dict, control) -> None:
+def _serve(k: int, n: int, cfg, successors, only, peers: dict, control, symmetry) -> None:
     """A worker's loop: the coordinator's orders in, reports out, until `stop`."""
     try:
-        shard = _Shard(k, n, cfg, successors, only, peers)
+        shard = _Shard(k, n, cfg, successors, only, peers, symmetry)
         while True:
             order, arg = control.recv()
             if order == "level":
@@ -195,7 +199,7 @@ def plan_balance(sizes: list[int]) -> list[tuple[int, int, int]]:
 class _Workers:
     """The coordinator's side: N forked workers, their control pipes, orders to all and their reports."""
 
-    def __init__(self, n: int, cfg, successors, only):
+    def __init__(self, n: int, cfg, successors, only, symmetry):
         ctx = mp.get_context("fork")
         ends: list[dict] = [{} for _ in range(n)]
         for i in range(n):
@@ -203,7 +207,7 @@ class _Workers:
                 ends[i][j], ends[j][i] = ctx.Pipe()
         pipes = [ctx.Pipe() for _ in range(n)]
         self.control = [p[0] for p in pipes]
-        self.procs = [ctx.Process(target=_serve, args=(k, n, cfg, successors, only, ends[k], pipes[k][1]),
+        self.procs = [ctx.Process(target=_serve, args=(k, n, cfg, successors, only, ends[k], pipes[k][1], symmetry),
                                   name=f"claimcheck-shard-{k}", daemon=True) for k in range(n)]
         for p in self.procs:
             p.start()
@@ -251,11 +255,13 @@ def path_to(cfg: M.Config, next_states, tables: list, n: int, gid: int) -> list[
 
 
 def explore_sharded(cfg: M.Config, *, workers: int = 2, successors=None, only=None,
-                    max_states: int | None = None, progress=None) -> Result:
+                    max_states: int | None = None, progress=None, symmetry: str | None = None) -> Result:
     """Safety (every state and action invariant, or those in `only`) on `workers` processes; stops at the
     first level with a violation, whose counterexample is a shortest one. `progress(distinct=,
     generated=, depth=)` after each level. `res.peak_rss_mib`: the coordinator's peak RSS plus each
-    worker's (an upper bound on the whole run's: pages shared after the fork are counted in each)."""
+    worker's (an upper bound on the whole run's: pages shared after the fork are counted in each).
+    `symmetry` (a scope of spec.symmetry): states are told apart by their orbit's fingerprint, as TLC's
+    SYMMETRY does; `distinct` counts orbits, while the states expanded and the paths stay real ones."""
     t0 = time.perf_counter()
     res = Result(cfg)
     next_states = successors or M.successors
@@ -267,7 +273,7 @@ def explore_sharded(cfg: M.Config, *, workers: int = 2, successors=None, only=No
         res.violation = Violation(bad, [Step(None, (), init)])
         res.seconds = time.perf_counter() - t0
         return res
-    pool = _Workers(workers, cfg, successors, only)
+    pool = _Workers(workers, cfg, successors, only, symmetry)
     try:
         while True:
             reports = pool.ask([("level", None)] * workers)

@@ -23,29 +23,31 @@ TARGET_MIB = 2048
 
 
 def bench_explorer_vs_tlc(config_name: str, *, workers: int = 2, procs: int = 2, cfg=None,
-                          progress: Reporter | None = None) -> int:
-    """`cfg` (a configuration file's) or else the registered configuration `config_name`."""
+                          progress: Reporter | None = None, symmetry: str | None = None) -> int:
+    """`cfg` (a configuration file's) or else the registered configuration `config_name`; `symmetry` (a
+    scope of spec.symmetry): both engines count orbits (TLC's SYMMETRY)."""
     cfg = cfg or configs.get(config_name)
     with progress or Reporter() as rep:
-        return _bench(cfg, config_name, workers, procs, rep)
+        return _bench(cfg, config_name, workers, procs, rep, symmetry)
 
 
 def verdict(met: bool) -> str:
     return "met" if met else "missed"
 
 
-def _bench(cfg, config_name: str, workers: int, procs: int, rep: Reporter) -> int:
+def _bench(cfg, config_name: str, workers: int, procs: int, rep: Reporter, symmetry: str | None) -> int:
     print(f"claimcheck bench: config={config_name}, safety only, explorer on {procs} process"
-          f"{'es' if procs > 1 else ''}, TLC -workers {workers}")
+          f"{'es' if procs > 1 else ''}, TLC -workers {workers}"
+          + (f", symmetry over {'Nodes and Sessions' if symmetry == 'sessions' else 'Nodes'} (orbits)" if symmetry else ""))
     t0 = time.perf_counter()
     with rep.task(f"explorer {config_name}") as task:
-        res = explore_sharded(cfg, workers=procs, progress=task)
+        res = explore_sharded(cfg, workers=procs, progress=task, symmetry=symmetry)
     py_s = time.perf_counter() - t0
     print(f"  explorer: {res.distinct:>10,} distinct in {py_s:7.1f} s = {res.distinct / py_s:>10,.0f} states/s "
           f"(peak RSS {res.peak_rss_mib:,.0f} MiB, its {procs + 1} processes summed)", flush=True)
     try:
         with rep.task(f"TLC {config_name}") as task:
-            t = tlc.run(cfg, liveness=False, workers=workers, progress=task)
+            t = tlc.run(cfg, liveness=False, workers=workers, progress=task, symmetry=symmetry)
     except tlc.TlcUnavailable as exc:
         print(f"  TLC: skipped ({exc})")
         return 2

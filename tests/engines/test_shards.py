@@ -86,3 +86,23 @@ def test_balance_plans_even_frontiers():
         sizes[src] -= count
         sizes[dst] += count
     assert max(sizes) - min(sizes) <= 1 and sum(sizes) == 1200
+
+
+@pytest.mark.parametrize("name,scope", [("rows", "sessions"), ("prompts", "nodes")])
+def test_orbit_counts_are_equal_in_both_engines(name, scope, tlc_or_skip):
+    from harness.engines import tlc
+    cfg = configs.get(name)
+    res = explore_sharded(cfg, workers=2, symmetry=scope)
+    t = tlc.run(cfg, liveness=False, symmetry=scope)
+    assert t.verdict == "ok" and res.ok
+    assert res.distinct == t.distinct < explore(cfg, liveness=False, keep_edges=False).distinct
+
+
+def test_a_shortest_counterexample_is_found_under_symmetry():
+    from spec import model as M
+    cfg = configs.get("ci", defects=["memory-before-publish"])
+    one = explore(cfg, liveness=False, keep_edges=False)
+    res = explore_sharded(cfg, workers=2, symmetry="nodes")
+    assert len(res.violation.steps) == len(one.violation.steps)
+    for a, b in zip(res.violation.steps, res.violation.steps[1:]):  # a real path, not one of orbits
+        assert M.apply(cfg, a.state, b.action, b.params) == b.state
