@@ -23,6 +23,7 @@ about n^2 / 2^65, under 1e-6 for `deep`; the bench compares the count with TLC's
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import pickle
 import resource
@@ -96,7 +97,9 @@ class _Shard:
         cfg, k, n, seen, fingerprint = self.cfg, self.k, self.n, self.seen, self.fingerprint
         queued: list[dict[int, tuple]] = [{} for _ in range(n)]
         nxt: list = []
-        for st, gid in self.frontier:
+        frontier = self.frontier
+        while frontier:  # popped as expanded, so that a level's states are freed while the next one grows
+            st, gid = frontier.pop()
             for name, params, nx in self.next_states(cfg, st):
                 self.generated += 1
                 delta = I.changed(st, nx)
@@ -111,7 +114,6 @@ class _Shard:
                         self._admit(nxt, nx, gid, (name, params), delta)
                 elif fp not in queued[owner]:
                     queued[owner][fp] = (nx, gid, (name, params), delta)
-        self.frontier = []
         asked = self._all_to_all({j: array("q", q.keys()).tobytes() for j, q in enumerate(queued) if j != k})
         replies = {}
         for j in sorted(asked):
@@ -156,7 +158,10 @@ class _Shard:
 
 
 def _serve(k: int, n: int, cfg, successors, only, peers: dict, control, symmetry) -> None:
-    """A worker's loop: the coordinator's orders in, reports out, until `stop`."""
+    """A worker's loop: the coordinator's orders in, reports out, until `stop`. The cyclic garbage
+    collector is off: states are tuples of immutable values, freed by reference counting, and millions of
+    them held at once would make its full collections walk them all again and again."""
+    gc.disable()
     try:
         shard = _Shard(k, n, cfg, successors, only, peers, symmetry)
         while True:
