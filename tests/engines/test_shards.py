@@ -106,3 +106,17 @@ def test_a_shortest_counterexample_is_found_under_symmetry():
     assert len(res.violation.steps) == len(one.violation.steps)
     for a, b in zip(res.violation.steps, res.violation.steps[1:]):  # a real path, not one of orbits
         assert M.apply(cfg, a.state, b.action, b.params) == b.state
+
+
+def test_counts_hold_when_states_move_between_workers(monkeypatch):
+    """The frontiers are rebalanced on `prompts` with three workers (states move), and nothing is lost."""
+    moved = []
+
+    def spy(sizes):
+        plan = plan_balance(sizes)
+        moved.extend(plan)
+        return plan
+    monkeypatch.setattr(shards, "plan_balance", spy)
+    cfg = configs.get("prompts")
+    res = explore_sharded(cfg, workers=3)
+    assert moved and res.distinct == explore(cfg, liveness=False, keep_edges=False).distinct
