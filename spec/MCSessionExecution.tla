@@ -25,7 +25,7 @@
 (* the assumptions; spec/README.md, "Model checking apart from the         *)
 (* protocol", says why.                                                    *)
 (***************************************************************************)
-EXTENDS SessionExecutionRefinesLifecycle
+EXTENDS SessionExecutionRefinesLifecycle, TLC
 
 CONSTANT
     \* @type: Set(Str);
@@ -183,4 +183,9 @@ MCConversionReruns ==
 \* publishes again) instead of marking the claim unknown
 MCRetriesFailedTool ==
     IF Has("retry-tool-after-failed-publication") THEN TRUE ELSE Protocol!RetriesFailedTool
+
+\* symmetry (TLC's SYMMETRY; spec/symmetry.py says why it is sound, and the twin's canonical form): with
+\* Nodes (and Sessions) as model values in the generated .cfg, the permutations TLC reduces states by
+NodeSymmetry == Permutations(Nodes)
+NodeSessionSymmetry == Permutations(Nodes) \cup Permutations(Sessions)
 =============================================================================

@@ -122,7 +122,8 @@ def cmd_bench(args) -> int:
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
-    return bench_explorer_vs_tlc(chosen.label, workers=args.workers, cfg=chosen.cfg)
+    return bench_explorer_vs_tlc(chosen.label, workers=args.workers, procs=args.procs, cfg=chosen.cfg,
+                                symmetry=args.symmetry)
 
 
 def cmd_gate(args) -> int:
@@ -300,6 +301,10 @@ def _add_bench(sub) -> None:
     b = sub.add_parser("bench", help="the explorer's and TLC's distinct states per second, side by side")
     b.add_argument("--config", type=A.config, default="deep", metavar="NAME|FILE", help="default: deep")
     b.add_argument("--workers", type=A.count(1, 1024), default=2, help="TLC worker threads (default 2)")
+    b.add_argument("--procs", type=A.count(1, 64), default=2, help="explorer worker processes (default 2)")
+    b.add_argument("--symmetry", choices=["nodes", "sessions"],
+                   help="count orbits in both engines: under permutations of Nodes, or of Nodes and Sessions "
+                        "(TLC's SYMMETRY; spec/README.md, decision on symmetry)")
     b.set_defaults(func=cmd_bench)
 
 

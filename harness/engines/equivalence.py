@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from spec import model as M
+from spec import symmetry as S
 
 from harness.engines import tlc
 from harness.engines.explore import explore
@@ -37,10 +38,20 @@ class Comparison:
                 and not self.only_twin_edges and not self.only_tlc_edges)
 
 
-def twin_graph(cfg: M.Config, successors=None, progress=None):
-    """(initial states, states, edges) of the twin, canonical. `successors` swaps in a mutant twin."""
+def quotient(successors, group):
+    """Next with each successor replaced by its orbit's representative: exploring it from Init (itself a
+    representative, every Session and node alike at Init) gives the quotient graph."""
+    return lambda cfg, st: ((a, p, S.canonical(nx, group)) for a, p, nx in successors(cfg, st))
+
+
+def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | None = None):
+    """(initial states, states, edges) of the twin, canonical. `successors` swaps in a mutant twin;
+    `symmetry` (a scope of spec.symmetry): the quotient graph, states as orbit representatives."""
+    succ = successors or M.successors
+    if symmetry:
+        succ = quotient(succ, S.perms(cfg, symmetry))
     res = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False,
-                  successors=successors, progress=progress)
+                  successors=succ, progress=progress)
     g = res.graph
     if progress:
         progress(phase="canonical form of every state")
@@ -52,11 +63,13 @@ def twin_graph(cfg: M.Config, successors=None, progress=None):
 
 
 def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, progress_twin=None,
-            progress_tlc=None) -> Comparison:
-    """Both graphs of `cfg`; `progress_twin` and `progress_tlc` follow the two searches, which run at once."""
+            progress_tlc=None, symmetry: str | None = None) -> Comparison:
+    """Both graphs of `cfg`; `progress_twin` and `progress_tlc` follow the two searches, which run at once.
+    With `symmetry`, both quotient graphs (TLC's SYMMETRY; each side's states mapped to the twin's orbit
+    representatives, edges between orbits)."""
     # TLC dumps on one core while the twin explores on the other
-    finish = tlc.start_state_graph(cfg, progress=progress_tlc)
-    t_init, t_states, t_edges = twin_graph(cfg, successors, progress_twin)
+    finish = tlc.start_state_graph(cfg, progress=progress_tlc, symmetry=symmetry)
+    t_init, t_states, t_edges = twin_graph(cfg, successors, progress_twin, symmetry)
     c_init, c_states, c_edges = finish(timeout)
     only_t, only_c = t_edges - c_edges, c_edges - t_edges
     return Comparison(

@@ -32,6 +32,7 @@ class Result:
     liveness_checked: list[str] = field(default_factory=list)
     complete: bool = True
     graph: Graph | None = None
+    peak_rss_mib: float | None = None  # harness.engines.shards: the processes' peak RSS
 
     @property
     def ok(self) -> bool:

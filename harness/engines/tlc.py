@@ -64,6 +64,7 @@ class TlcResult:
     loop: int | None = None  # index into steps the lasso returns to (liveness)
     output: str = ""
     exit_code: int = 0
+    peak_rss_mib: float | None = None  # the JVM's peak resident set (ru_maxrss of the child), when run waited on it
 
 
 def find_jar() -> Path:
@@ -129,13 +130,14 @@ def pump(proc, chunks: list[str], progress):
 
 
 def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
-        progress=None, only=None) -> TlcResult:
+        progress=None, only=None, symmetry: str | None = None) -> TlcResult:
     """Model-check `cfg` with TLC: every invariant, every action property, the refinement of
-    SessionLifecycle, liveness if asked (`only`: just the invariants and properties named)."""
+    SessionLifecycle, liveness if asked (`only`: just the invariants and properties named; `symmetry`: a
+    scope of spec.symmetry, TLC's SYMMETRY, safety only)."""
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
         work = Path(tmp)
-        return run_in(cfg, work, command(work, configs.to_tlc_cfg(cfg, liveness=liveness, only=only), workers),
-                      timeout=timeout, progress=progress)
+        cfg_text = configs.to_tlc_cfg(cfg, liveness=liveness, only=only, symmetry=symmetry)
+        return run_in(cfg, work, command(work, cfg_text, workers), timeout=timeout, progress=progress)
 
 
 def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None = None, progress=None) -> TlcResult:
@@ -148,7 +150,7 @@ def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None =
         for _ in pump(proc, chunks, progress):
             if timeout and time.perf_counter() - t0 > timeout:
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
-        code = proc.wait()
+        code, rss = _reap(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -156,10 +158,19 @@ def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None =
     out = "".join(chunks)
     res = parse_output(cfg, out)
     res.exit_code = code
+    res.peak_rss_mib = rss
     res.seconds = time.perf_counter() - t0
     if res.verdict == "ok" and code != 0:
         res.verdict = "error"
     return res
+
+
+def _reap(proc) -> tuple[int, float]:
+    """Wait for TLC's JVM: its exit code and its own peak RSS in MiB (wait4's rusage of that child alone,
+    not RUSAGE_CHILDREN's maximum over every child this process waited for)."""
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss / 1024
 
 
 _PROGRESS_LINE = re.compile(r"Progress\((\d+)\).*?: ([\d,]+) states generated(?: \([^)]*\))?, "
@@ -275,18 +286,30 @@ _NODE = re.compile(r'^(-?\d+) \[label="(.*)"(?:,style = filled)?\];?$')
 _EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
 
 
-def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None, progress=None):
-    """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form."""
-    return start_state_graph(cfg, workers=workers, progress=progress)(timeout)
+def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None, progress=None,
+                symmetry: str | None = None):
+    """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form; with
+    `symmetry`, its quotient graph, each state as the twin's orbit representative (spec.symmetry)."""
+    return start_state_graph(cfg, workers=workers, progress=progress, symmetry=symmetry)(timeout)
 
 
-def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
+def _orbit_key(cfg: M.Config, symmetry: str):
+    """A dumped state's key under symmetry: TLC prints the first state of each orbit it reached, the twin
+    keys an orbit by its representative, so each side's state is mapped to that representative."""
+    from spec import symmetry as S
+    from harness.traces.tlavalue import twin_key
+    group = S.perms(cfg, symmetry)
+    return lambda text: twin_key(cfg, S.canonical(canon_to_twin(cfg, parse_state(text)), group))
+
+
+def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetry: str | None = None):
     """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
     so the caller can explore the twin on the other core meanwhile. TLC's output is read as it comes,
     by a thread that passes its progress lines to `progress(**counts)` (see `progress_counts`)."""
     tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
     work = Path(tmp.name)
-    cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False)
+    cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False, symmetry=symmetry)
+    key = _orbit_key(cfg, symmetry) if symmetry else state_key_from_text
     cmd = command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     chunks: list[str] = []
@@ -306,7 +329,7 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
                 raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
             if progress:
                 progress(phase="reading the dumped graph")
-            graph = _parse_dot(work / "graph.dot")
+            graph = _parse_dot(work / "graph.dot", key)
             if progress:
                 progress(phase="done")
             return graph
@@ -317,7 +340,7 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None):
     return finish
 
 
-def _parse_dot(path: Path):
+def _parse_dot(path: Path, key=state_key_from_text):
     labels: dict[str, object] = {}
     edges = set()
     first = None
@@ -327,7 +350,7 @@ def _parse_dot(path: Path):
             m = _NODE.match(line)
             if m:
                 text = m.group(2).encode().decode("unicode_escape")
-                labels[m.group(1)] = state_key_from_text(text)
+                labels[m.group(1)] = key(text)
                 first = first or m.group(1)
                 continue
             m = _EDGE.match(line)

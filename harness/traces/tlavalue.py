@@ -67,6 +67,9 @@ class _Parser:
         if kind == "id" and v in ("TRUE", "FALSE"):
             self.i += 1
             return v == "TRUE"
+        if kind == "id":  # a model value (Nodes and Sessions under TLC's SYMMETRY): the twin's name for it
+            self.i += 1
+            return v
         if v == "<<":
             return self._seq()
         if v == "{":

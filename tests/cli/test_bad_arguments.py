@@ -49,6 +49,8 @@ BAD_ARGS = [
     (["bench", "--workers", "-3"], "got '-3'"),
     (["bench", "--workers", "two"], "got 'two'"),
     (["bench", "--config", "huge"], "invalid choice: 'huge'"),
+    (["bench", "--procs", "0"], "expected an integer from 1 to 64, got '0'"),
+    (["bench", "--symmetry", "recoverers"], "invalid choice: 'recoverers'"),
     (["fuzz", "--profile", "nightly"], "invalid choice: 'nightly'"),
     (["fuzz", "--db", "mysql://u@h/d"], "unsupported database 'mysql'"),
     (["fuzz", "--db", ":::"], "not a database URL"),

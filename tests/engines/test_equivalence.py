@@ -5,6 +5,7 @@ with one guard weakened."""
 import pytest
 
 from harness.engines.equivalence import compare
+from harness.engines.explore import explore
 from spec import configs
 from spec import model as M
 from spec import names as N
@@ -57,3 +58,19 @@ def test_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
     c = compare(configs.get("ci"))
     assert not c.equal and c.twin_states > c.tlc_states
     assert "Renew" in c.only_twin_labels  # the weakened guard's own edges are the first difference
+
+
+@pytest.mark.parametrize("name,scope", [("rows", "sessions"), ("prompts", "nodes")])
+def test_quotient_graphs_are_equal_under_symmetry(name, scope, tlc_or_skip):
+    """TLC's SYMMETRY and the twin's canonical form (spec/symmetry.py): the same orbits and the same edges
+    between them, and fewer orbits than states."""
+    c = compare(configs.get(name), symmetry=scope)
+    assert c.equal, c
+    assert c.twin_states == c.tlc_states < explore(configs.get(name), liveness=False, keep_edges=False).distinct
+
+
+def test_quotient_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
+    steps = tuple((n, _renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    monkeypatch.setattr(M, "RUNNER_STEPS", steps)
+    c = compare(configs.get("rows"), symmetry="sessions")
+    assert not c.equal and "Renew" in c.only_twin_labels
