@@ -158,7 +158,8 @@ class Database:
                     if self.on_commit is not None:  # impl/history.py records the commit inside it (off by default)
                         self.on_commit(conn)
                 finally:
-                    conn.info.pop(_HELD, None)
+                    if not conn.invalidated:  # a dropped connection's info cannot be read: it would raise
+                        conn.info.pop(_HELD, None)  # PendingRollbackError and hide the error that dropped it
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -163,3 +163,31 @@ def test_acquire_takes_the_lock_of_the_session_its_input_names():
         assert node.runner.session_id == "s2"
     finally:
         impatient.dispose()
+
+
+@pytest.mark.parametrize("mode", ["session", "global"])
+def test_a_dropped_connection_raises_the_database_error_not_a_pending_rollback(mode):
+    """A server that drops a writer's connection mid-transaction (stress's `pg_terminate_backend` fault)
+    surfaces as the DBAPI error that dropped it, which callers treat as transient (impl/recovery.py
+    TRANSIENT): not as SQLAlchemy's PendingRollbackError, which the recovery worker would take for a
+    malformed row and quarantine (QuarantineOnlyMalformed). The transaction's clean-up must not touch the
+    dead connection."""
+    db = Database.memory()
+    db.pg_lock = mode
+    killer = Database(engine=make_engine(db.engine.url.render_as_string(hide_password=False)))
+
+    def body(conn):
+        pid = conn.execute(sa.text("SELECT pg_backend_pid()")).scalar_one()
+        with killer.engine.connect() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        conn.execute(sa.text("SELECT 1"))
+
+    try:
+        with pytest.raises(sa.exc.DBAPIError) as caught:
+            db.atomic(body, sessions=["s"])
+        assert not isinstance(caught.value, sa.exc.PendingRollbackError)
+        with db.transaction(sessions=["s"]) as conn:  # the pool hands out a live connection afterwards
+            admit(conn, "after")
+    finally:
+        killer.dispose()
+        db.dispose()
