@@ -190,7 +190,7 @@ class LockstepMachine(RuleBasedStateMachine):
             self.sched = c.sut.start(self.cfg, mutant=c.mutant)
         else:
             self.db, seeded = c.dbs.fresh()
-            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
+            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant, reader=c.dbs.reader)
             if not seeded:
                 c.dbs.seed()
         self.twin = M.init(self.cfg)
