@@ -11,14 +11,22 @@ Run `python ci/bench_lockstep.py [--seeds N] [--examples N]`. Prints
    fixed seeds, no shrinking), on the defect's witness configuration: with the defect in the twin and
    the code (the registry's invariant must be the one seen), and in the code only (a mutant).
 
-Targets: 1,000 steps/s; each defect under 10 s median.
+With `--against DIR` (another checkout of claimcheck, e.g. `git worktree add /tmp/base <commit>`), the
+throughput runs instead alternate between this checkout's code and DIR's, each in a process of its own,
+`--rounds` times, and print both medians side by side with their ratio: on a machine others share, a
+figure measured alone says as much about the load as about the code. Both must take the same steps
+through the same states (the run is derandomized), or the comparison says so.
+
+Targets: 2,000 steps/s; each defect under 10 s median.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import json
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -68,7 +76,7 @@ def throughput(examples: int, synchronous: str) -> None:
     steps, secs = out.coverage.steps, out.seconds
     probes = sum(out.coverage.probes.values())
     print(f"lockstep on a file database (synchronous={synchronous}), config ci, {out.coverage.examples} examples: "
-          f"{steps} twin steps in {secs:.1f} s = {steps / secs:,.0f} steps/s (target 1,000); "
+          f"{steps} twin steps in {secs:.1f} s = {steps / secs:,.0f} steps/s (target 2,000); "
           f"{cpu:.1f} s of CPU = {steps / cpu:,.0f} steps per CPU-second (what one free core would do)")
     print(f"  with the {probes} refusal probes (an attempt on the code, a mapping, a comparison each): "
           f"{(steps + probes) / secs:,.0f} lockstep checks/s")
@@ -78,6 +86,54 @@ def throughput(examples: int, synchronous: str) -> None:
         print(f"  {bucket:<45} {t:6.2f} s  {100 * t / secs:5.1f}%")
     rest = secs - accounted - totals["set-up (fresh database + World)"]
     print(f"  {'Hypothesis and the machine (the rest)':<45} {rest:6.2f} s  {100 * rest / secs:5.1f}%")
+
+
+# one throughput run of the lockstep code under sys.path[0] (a checkout), as JSON: what --against compares
+_CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from hypothesis import settings
+from harness.conformance import lockstep as L
+from spec import configs
+s = settings(L.PROFILES["ci"], max_examples=int(sys.argv[2]))
+cpu0, t0 = time.process_time(), time.perf_counter()
+out = L.run(configs.get("ci"), settings_=s, synchronous=sys.argv[3])
+cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+c = out.coverage
+print(json.dumps(dict(steps=c.steps, cpu=cpu, wall=wall, runs=c.runs, states=len(c.states), edges=len(c.edges),
+                      probes=sum(c.probes.values()), found=out.found is not None)))
+"""
+
+
+def against(other: str, examples: int, rounds: int, synchronous: str) -> None:
+    """This checkout's lockstep and `other`'s, alternating, each run in a process of its own."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sides = {"this checkout": here, "against": os.path.abspath(other)}
+    got: dict[str, list[dict]] = {k: [] for k in sides}
+    for r in range(rounds):
+        for name, root in (sides.items() if r % 2 == 0 else reversed(sides.items())):
+            proc = subprocess.run([sys.executable, "-c", _CHILD, root, str(examples), synchronous],
+                                  capture_output=True, text=True, cwd=root)
+            if proc.returncode:
+                sys.exit(f"bench_lockstep: the run in {root} failed: {proc.stderr.strip().splitlines()[-1:]}")
+            got[name].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(f"  round {r + 1}/{rounds} {name:<14} {got[name][-1]}", file=sys.stderr, flush=True)
+    print(f"lockstep on a file database (synchronous={synchronous}), config ci, {examples} examples, "
+          f"{rounds} alternating runs each (medians)")
+    med = {}
+    for name, root in sides.items():
+        runs = got[name]
+        sps = statistics.median(x["steps"] / x["wall"] for x in runs)
+        spc = statistics.median(x["steps"] / x["cpu"] for x in runs)
+        med[name] = (sps, spc)
+        print(f"  {name:<14} {runs[0]['steps']:>6} steps {sps:7,.0f} steps/s {spc:7,.0f} steps per CPU-second   {root}")
+    (a_s, a_c), (b_s, b_c) = med["this checkout"], med["against"]
+    print(f"  ratio          {a_s / b_s:19.2f}x {a_c / b_c:17.2f}x")
+    keys = ("steps", "runs", "states", "edges", "probes", "found")
+    same = all({tuple(x[k] for k in keys) for x in got[n]} == {tuple(got["against"][0][k] for k in keys)}
+               for n in sides)
+    print("  same run on both sides (steps, runs, states, edges, probes, verdict)" if same else
+          "  THE RUNS DIFFER: " + "; ".join(f"{n}: {[got[n][0][k] for k in keys]}" for n in sides))
 
 
 def detection(seeds: int, budget: int, only=()) -> None:
@@ -114,8 +170,16 @@ def main() -> None:
     ap.add_argument("--skip-detection", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--defect", action="append", default=[], help="time only these defects (repeatable)")
+    ap.add_argument("--against", metavar="DIR", help="compare throughput with another checkout's code, side by side")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating runs per side with --against")
     args = ap.parse_args()
-    if not args.skip_throughput:
+    if args.against and not os.path.isfile(os.path.join(args.against, "harness", "conformance", "lockstep.py")):
+        print(f"bench_lockstep: --against {args.against}: not a claimcheck checkout", file=sys.stderr)
+        sys.exit(2)
+    if args.against and not args.skip_throughput:
+        for sync in ("NORMAL", "FULL"):
+            against(args.against, args.examples, args.rounds, sync)
+    elif not args.skip_throughput:
         for sync in ("NORMAL", "FULL"):
             throughput(args.examples, sync)
     if not args.skip_detection:

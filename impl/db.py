@@ -66,6 +66,8 @@ def make_engine(url: str | None = None, *, busy_timeout_s: float = 5.0, synchron
         os.makedirs(os.path.dirname(os.path.abspath(parsed.database)), exist_ok=True)
         engine = sa.create_engine(url, connect_args={"timeout": busy_timeout_s})
 
+    dbapi_module = engine.dialect.loaded_dbapi
+
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record):
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
@@ -79,7 +81,14 @@ def make_engine(url: str | None = None, *, busy_timeout_s: float = 5.0, synchron
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
-        conn.exec_driver_sql(conn.get_execution_options().get(_BEGIN, "BEGIN"))
+        # on the DBAPI connection: through exec_driver_sql, SQLAlchemy's per-statement work cost more than
+        # the BEGIN; an error is raised as SQLAlchemy raises it (a lock wait timing out: OperationalError)
+        sql = conn.get_execution_options().get(_BEGIN, "BEGIN")
+        dbapi = conn.connection.dbapi_connection
+        try:
+            dbapi.execute(sql)
+        except dbapi_module.Error as exc:
+            raise sa.exc.DBAPIError.instance(sql, (), exc, dbapi_module.Error, dialect=conn.dialect) from exc
 
     return engine
 

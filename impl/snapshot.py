@@ -103,8 +103,13 @@ _ASSISTANTS = "SELECT assistant_id, session_id, execution_id, started, completed
 def read(conn, *, assistants: bool = True) -> Snapshot:
     """The snapshot inside a caller's read transaction (the harness's state mapping reads the execution
     sequence in the same one and needs no assistant projection)."""
-    cur = conn.connection.dbapi_connection.cursor()  # the caller's transaction, without per-statement overhead
+    # the caller's transaction, on its DBAPI cursor: no per-statement overhead
+    return read_cursor(conn.connection.dbapi_connection.cursor(), assistants=assistants)
 
+
+def read_cursor(cur, *, assistants: bool = True) -> Snapshot:
+    """`read` on a DBAPI cursor inside a read transaction (the harness's state mapping reads on a
+    connection of its own: harness.conformance.reads)."""
     def q(sql):
         cur.execute(sql)
         return cur.fetchall()

@@ -6,12 +6,15 @@ Moved out of harness.conformance.lockstep, which drives the machine; this is onl
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 
 from impl.db import Database, restore_sequences, sequence_values
 from impl.schema import SEQUENCES
+
+from harness.conformance.reads import Reader
 
 
 class Databases:
@@ -33,11 +36,13 @@ class Databases:
         self._root: str | None = None
         self._db: Database | None = None
         self._seed: dict | None = None  # table -> rows, taken after the first example's set-up
+        self.reader: Reader | None = None  # the state mapping's reads (harness.conformance.reads)
 
     def fresh(self) -> tuple[Database, bool]:
         """The database for the next example, and whether it already holds the seeded rows."""
         if self._db is None:
             self._db = self._open()
+            self.reader = Reader(self._db)
             return self._db, False
         if self._seed is None:
             self._empty(self._db)
@@ -48,11 +53,24 @@ class Databases:
     def seed(self) -> None:
         """Keep the rows the set-up wrote, to restore before every later example."""
         with self._db.read() as conn:
-            self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
-            self._seed_sequences = sequence_values(conn)
+            if self._db.is_sqlite:  # as read by sqlite itself: put back by plain statements (_restore)
+                cur = conn.connection.dbapi_connection.cursor()
+                self._seed = {t: cur.execute(f"SELECT {_columns(t)} FROM {t.name}").fetchall() for t in _tables()}
+            else:
+                self._seed = {t: [dict(r._mapping) for r in conn.execute(t.select())] for t in _tables()}
+            self._seed_sequences = sequence_values(conn)  # PostgreSQL's sequences are not rows
 
     def _restore(self) -> None:
         with self._db.transaction() as conn:
+            if self._db.is_sqlite:  # on the DBAPI cursor: SQLAlchemy's per-statement work cost more than the rows
+                cur = conn.connection.dbapi_connection.cursor()
+                for t in reversed(_tables()):
+                    cur.execute(f"DELETE FROM {t.name}")
+                for t in _tables():
+                    if self._seed[t]:
+                        marks = ", ".join("?" * len(t.columns))
+                        cur.executemany(f"INSERT INTO {t.name} ({_columns(t)}) VALUES ({marks})", self._seed[t])
+                return
             for t in reversed(_tables()):
                 conn.execute(t.delete())
             for t in _tables():
@@ -81,6 +99,9 @@ class Databases:
         return db
 
     def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
         if self._db is not None:
             self._db.dispose()
             self._db = None
@@ -89,7 +110,14 @@ class Databases:
             self._root = None
 
 
+@functools.cache
 def _tables():
-    """Every table of the schema, parents before children."""
+    """Every table of the schema, parents before children (sorted once: sorting them cost as much as
+    restoring them)."""
     from sqlmodel import SQLModel
-    return SQLModel.metadata.sorted_tables
+    return tuple(SQLModel.metadata.sorted_tables)
+
+
+@functools.cache
+def _columns(t) -> str:
+    return ", ".join(f'"{c.name}"' for c in t.columns)

@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.control import current_build_context
+from hypothesis.control import current_build_context, should_note
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from spec import configs
@@ -43,6 +44,7 @@ from harness.traces.paths import Step
 from harness.engines.liveness import fair_enabled, fair_lasso
 from harness.conformance.databases import Databases
 from harness.conformance.mapping import diff, render_diff
+from harness.conformance.memo import Memo
 from harness.conformance.scheduler import DivergenceError, Scheduler
 
 ACTION_NAMES = tuple(N.ACTIONS)
@@ -117,6 +119,7 @@ class Campaign:
         self.found: list[Found] = []
         self.last: Found | None = None  # the latest failure seen (the only one when shrinking is off)
         self.leads_to = [(name, p, q) for name in N.LIVENESS for _s, p, q in I.leads_to(name, cfg)]
+        self.memo = Memo(cfg)  # the twin's answers per state (harness.conformance.memo)
 
     def record(self, found: Found) -> None:
         self.last = found
@@ -190,7 +193,7 @@ class LockstepMachine(RuleBasedStateMachine):
             self.sched = c.sut.start(self.cfg, mutant=c.mutant)
         else:
             self.db, seeded = c.dbs.fresh()
-            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant)
+            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant, reader=c.dbs.reader)
             if not seeded:
                 c.dbs.seed()
         self.twin = M.init(self.cfg)
@@ -235,13 +238,17 @@ class LockstepMachine(RuleBasedStateMachine):
     def steps(self, data):
         """STEPS_PER_RULE lockstep steps: Hypothesis's own work per rule (choosing it, stopping or not)
         cost as much as a step, and shrinking still works on every draw inside."""
+        # outside the final (reported) example, the draw itself: data.draw's extra work is the report's
+        # ("Draw 1: ..." notes) and made up a tenth of a run; the choices drawn are the same
+        draw = data.draw if should_note() else data.conjecture_data.draw
         for _ in range(STEPS_PER_RULE):
             if not self.options:
                 return
-            self.step(data)
+            self.step(draw)
 
-    def step(self, data) -> None:
-        """Draw an enabled action (by weight) or a refusal probe (PROBE), then one of its instances."""
+    def step(self, draw) -> None:
+        """Draw an enabled action (by weight) or a refusal probe (PROBE), then one of its instances
+        (`draw`: a Hypothesis draw function)."""
         names = sorted({o[0] for o in self.options})
         weights = [self._weight(n) for n in names]
         if not any(weights):
@@ -250,13 +257,13 @@ class LockstepMachine(RuleBasedStateMachine):
             names.append(PROBE)  # at a focused boundary an attempt is an interruption like the others
             novel = self._novel_refusals() is not self.refusals
             weights.append(8 * (self.probe_weight or 1) if self._at_focus() else self.probe_weight * (NOVEL_PROBE if novel else 1))
-        k = data.draw(st.integers(0, sum(weights) - 1)) if sum(weights) > 1 else 0
+        k = draw(_integers(sum(weights) - 1)) if sum(weights) > 1 else 0
         for name, w in zip(names, weights):
             if k < w:
                 break
             k -= w
         pool = self._novel_refusals() if name == PROBE else [o for o in self.options if o[0] == name]
-        pick = pool[data.draw(st.integers(0, len(pool) - 1)) if len(pool) > 1 else 0]
+        pick = pool[draw(_integers(len(pool) - 1)) if len(pool) > 1 else 0]
         if name == PROBE:
             self.probed.add(self._reason_key(pick))
             self.probe(*pick)
@@ -307,7 +314,10 @@ class LockstepMachine(RuleBasedStateMachine):
         """The refusals here whose reason (the guard's first failing conjunct, spec.guards.why_not, less
         its values) this run has not probed yet, else all: code that lacks a conjunct takes an attempt
         only where that conjunct is the one failing, so a probe for a reason already seen adds little."""
-        novel = [o for o in self.refusals if self._reason_key(o) not in self.probed]
+        here = self._here
+        if here.reasons is None:
+            here.reasons = [self._reason_key(o) for o in self.refusals]
+        novel = [o for o, key in zip(self.refusals, here.reasons) if key not in self.probed]
         return novel or self.refusals
 
     def _reason_key(self, attempt: tuple[str, tuple]) -> tuple[str, str]:
@@ -315,10 +325,11 @@ class LockstepMachine(RuleBasedStateMachine):
 
     @property
     def refusals(self) -> list[tuple[str, tuple]]:
-        """The probe-able instances the twin does not enable here (cached per state)."""
-        if self._refusals is None:
-            self._refusals = refusals(self.cfg, self.twin, self.options)
-        return self._refusals
+        """The probe-able instances the twin does not enable here (once per state: harness.conformance.memo)."""
+        here = self._here
+        if here.refusals is None:
+            here.refusals = refusals(self.cfg, self.twin, here.enabled)
+        return here.refusals
 
     @precondition(lambda self: not self.options)
     @rule()
@@ -358,11 +369,12 @@ class LockstepMachine(RuleBasedStateMachine):
         if self.campaign.progress:
             self.campaign.progress(steps=cov.steps, examples=cov.examples, states=len(cov.states))
         prev, self.impl, self.twin = self.impl, impl, nxt
-        self._check(prev, nxt, impl, I.check_edge(self.cfg, prev, impl))
+        self._check(prev, nxt, impl, self.campaign.memo.check_edge(prev, impl))
         self._restart_if_ended()
 
     def _check(self, prev, twin, impl, bad_edge) -> None:
-        bad = I.check_state(self.cfg, impl) + bad_edge
+        memo = self.campaign.memo
+        bad = memo.check_state(impl) + bad_edge
         delta = diff(twin, impl, self.cfg)
         if bad or delta:
             lines = [f"after {self._label(-1)}:"]
@@ -370,9 +382,9 @@ class LockstepMachine(RuleBasedStateMachine):
             lines += render_diff(delta, "  ")
             self._fail("safety" if bad else "divergence", bad, "\n".join(lines))
         here = len(self.path) - 1
-        self.enabled.append([o for o in M.successors(self.cfg, twin)])
-        self.paused.append(M.pausing(self.cfg, twin))
-        self._refusals = None
+        self._here = memo.here(twin)
+        self.enabled.append(self._here.enabled)
+        self.paused.append(self._here.paused)
         self._liveness(here)
         self.visits.setdefault(twin, []).append(here)
 
@@ -396,6 +408,10 @@ class LockstepMachine(RuleBasedStateMachine):
     def _fail(self, kind, invariants, message, *, loop=None, cause=None, probe=None):
         self.campaign.record(Found(kind, list(invariants), message, list(self.path), loop, probe))
         raise LockstepFailure(f"{kind}: {message}") from cause
+
+
+# st.integers(0, hi), made once per bound (making it, even from Hypothesis's own cache, cost a draw's time)
+_integers = lru_cache(maxsize=None)(lambda hi: st.integers(0, hi))
 
 
 def _reason(why: str | None) -> str:

@@ -10,11 +10,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from impl import ids
-from impl.db import sequence_value
-from impl.snapshot import read as read_snapshot
+from impl.db import pg_sequence
+from impl.schema import wake_row_t
+from impl.snapshot import read_cursor as read_snapshot
 from spec import model as M
 
 
+# the last execution id issued: a row of id_sequence on sqlite, a sequence on PostgreSQL (impl/db.py next_id)
+_ISSUED = "SELECT value FROM id_sequence WHERE name = 'execution'"
+_ISSUED_PG = f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {pg_sequence('execution')}"
+_WAKES = f"SELECT item, attempts, reserved FROM {wake_row_t.name} WHERE kind = '{{kind}}'"  # the World's queue's kind
 
 
 def why_of(recovery_error: str | None) -> str:
@@ -28,31 +33,60 @@ def twin_assistant(cfg: M.Config, aid: str | None) -> int:
     return 0 if aid is None else M.asst(cfg, *ids.assistant_step(aid))
 
 
-def twin_state(cfg: M.Config, w, faults: frozenset = frozenset()) -> M.State:
-    """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by the code)."""
-    with w.db.read() as conn:  # one read transaction: the durable state and the execution sequence
-        snap = read_snapshot(conn, assistants=False)
-        issued = sequence_value(conn, "execution")
-        rows = w.wakes.rows(conn) if cfg.wake_rows else {}
+def twin_state(cfg: M.Config, w, faults: frozenset = frozenset(), reader=None) -> M.State:
+    """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by
+    the code); `reader` (harness.conformance.reads.Reader) reads the database, else `w.db.read()`."""
+    if reader is not None:
+        d = reader.read(cfg, lambda cur: durable(cfg, w, cur))
+    else:
+        with w.db.read() as conn:  # as impl.snapshot.read: the DBAPI cursor, no per-statement overhead
+            d = durable(cfg, w, conn.connection.dbapi_connection.cursor())
     now = w.clock.now()
-    claim = []
+    grace = -cfg.eff_grace
+    claim = tuple(M.NO_CLAIM if c is None else M.Claim(c[0], c[1], max(grace, c[2] - now), *c[3:])
+                  for c in d.claims)
+    return M.State(claim=claim, nextExec=d.nextExec, log=d.log, recovery=d.recovery, inputs=d.inputs,
+                   cancelled=d.cancelled, faults=faults, wakes=d.wakes, **actor_fields(cfg, w))
+
+
+class Durable(NamedTuple):
+    """The twin's variables read from the database, in one read transaction; a claim is the twin's but
+    for its lease's expiry time in place of the ttl (which depends on the clock, not the database)."""
+
+    claims: tuple  # per cfg.sessions: None, or (execution, owner, lease_expires_at, phase, asst, quar, tries, why)
+    nextExec: int
+    log: tuple
+    recovery: frozenset
+    inputs: frozenset
+    cancelled: frozenset
+    wakes: tuple
+
+
+def durable(cfg: M.Config, w, cur) -> Durable:
+    """The database's part of the twin state, read on `cur` (a DBAPI cursor inside a read transaction)."""
+    snap = read_snapshot(cur, assistants=False)
+    cur.execute(_ISSUED_PG if w.db.is_postgresql else _ISSUED)
+    (issued,), = cur.fetchall()
+    rows = {}
+    if cfg.wake_rows:
+        cur.execute(_WAKES.format(kind=w.wakes.kind))
+        rows = {item: (attempts, reserved or "") for item, attempts, reserved in cur.fetchall()}
+    claims = []
     for s in cfg.sessions:
         c = snap.claims.get(s)
-        claim.append(M.NO_CLAIM if c is None else
-                     M.Claim(c.execution, c.owner, max(-cfg.eff_grace, c.lease_expires_at - now), c.phase,
-                             twin_assistant(cfg, c.assistant),
-                             c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
-    actors = actor_fields(cfg, w)
+        claims.append(None if c is None else
+                      (c.execution, c.owner, c.lease_expires_at, c.phase, twin_assistant(cfg, c.assistant),
+                       c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
     src = {i.id: i.src for i in snap.inputs}  # an input event names its prompt by number in the twin
-    return M.State(
-        claim=tuple(claim), nextExec=issued + 1,
+    return Durable(
+        claims=tuple(claims), nextExec=issued + 1,
         log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
                   M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
         inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
                          for i in snap.inputs),
         cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
-        faults=faults, wakes=wakes(cfg, rows), **actors)
+        wakes=wakes(cfg, rows))
 
 
 def actor_fields(cfg: M.Config, w) -> dict:

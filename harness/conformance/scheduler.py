@@ -92,9 +92,12 @@ class World:
 class Scheduler:
     """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
 
-    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False, mutant=None):
-        """`mutant`: the defects the implementation runs with, when they differ from the twin's."""
+    def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False, mutant=None,
+                 reader=None):
+        """`mutant`: the defects the implementation runs with, when they differ from the twin's;
+        `reader`: how `state()` reads `db` (harness.conformance.reads.Reader), else one read transaction."""
         self.cfg = cfg
+        self.reader = reader
         defects = cfg.defects if mutant is None else mutant
         self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
                            scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
@@ -145,7 +148,7 @@ class Scheduler:
 
     def state(self) -> M.State:
         from harness.conformance.mapping import twin_state
-        return twin_state(self.cfg, self.world, self.faults)
+        return twin_state(self.cfg, self.world, self.faults, self.reader)
 
     def enabled_actors_agree(self, st: M.State) -> None:
         """Each actor's `enabled()` names a twin action that is enabled (or nothing, when none is)."""
