@@ -1,8 +1,8 @@
-"""pytest's junit-10.xsd, as constraints checked by hand (the schema itself is not in this repository).
+"""pytest's junit-10.xsd, as constraints checked by hand (the schema itself is kept as tests/reports/junit-10.xsd).
 
 Each element the schema declares, with the attributes it allows (and requires), the children it allows
 and whether it holds text; `time` attributes are the schema's SUREFIRE_TIME. `problems(root)` lists every
-breach; `xsd_path()` finds the schema itself where a copy is at hand, for tests that validate with the
+breach; `xsd_path()` finds the schema itself, for tests that validate with the
 xmlschema package.
 """
 
@@ -66,9 +66,8 @@ def problems(root) -> list[str]:
 
 
 def xsd_path() -> Path | None:
-    """junit-10.xsd where a copy is at hand: $CLAIMCHECK_JUNIT_XSD, or shared/reference/junit/ beside the
-    repository (as laid out for this project's sessions and CI)."""
-    here = Path(__file__).resolve().parents[1]
-    candidates = [os.environ.get("CLAIMCHECK_JUNIT_XSD")] + [
-        str(p / "shared" / "reference" / "junit" / "junit-10.xsd") for p in here.parents]
+    """junit-10.xsd: $CLAIMCHECK_JUNIT_XSD, else the copy kept beside the tests (tests/reports/junit-10.xsd:
+    pytest's testing/example_scripts/junit-10.xsd, MIT licence in its header), so a clone needs nothing
+    outside the repository."""
+    candidates = [os.environ.get("CLAIMCHECK_JUNIT_XSD"), str(Path(__file__).resolve().parent / "reports" / "junit-10.xsd")]
     return next((Path(c) for c in candidates if c and Path(c).is_file()), None)
