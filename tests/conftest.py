@@ -1,14 +1,31 @@
 """Shared fixtures. Tests that need Java/TLC (`tlc_or_skip`) skip (never pass) when TLC cannot run here:
 no Java, no jar, or a jar whose sha256 is not the pinned one (tests/tlckit.py). Tests that need
 PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here (tests/pgkit.py). Under CI=true
-both fail instead of skipping."""
+both fail instead of skipping. One pytest run shares TLC's state-graph dumps between its tests and its
+xdist workers (harness/engines/tlccache.py): a temporary directory per run, removed at its end."""
 
+import os
 import shutil
+import tempfile
 
 import pytest
 
 import pgkit
 import tlckit
+from harness.engines import tlccache
+
+
+def pytest_configure(config):
+    """The run's TLC dump cache: set up by the controller, before the xdist workers inherit its environment."""
+    if not hasattr(config, "workerinput") and not os.environ.get(tlccache.ENV):
+        config._tlc_cache = tempfile.mkdtemp(prefix="claimcheck-tlc-dumps-")
+        os.environ[tlccache.ENV] = config._tlc_cache
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_tlc_cache", None):
+        shutil.rmtree(config._tlc_cache, ignore_errors=True)
+        os.environ.pop(tlccache.ENV, None)
 
 
 @pytest.fixture(scope="session")

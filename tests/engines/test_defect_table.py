@@ -1,6 +1,8 @@
 """The defect table of spec/README.md: each defect on (or assumption off) is a violation of its expected
 invariant for the twin and for TLC; with none on, both engines pass the gate configurations."""
 
+import functools
+
 import pytest
 
 from harness.engines.check import run_python, run_tlc, witness_config, witnesses
@@ -89,6 +91,21 @@ def test_a_defect_reaches_tlc_through_its_hook_override(tlc_or_skip, monkeypatch
     assert missed.distinct == T.run(configs.get("ci"), liveness=False, workers=1, only={"FencedMutation"}).distinct
 
 
+@functools.lru_cache(maxsize=1)
+def _defect_graph(defect):
+    """The twin's full graph with `defect` on, explored once for that defect's adjacent pairs (check_leads_to
+    only reads it); one at a time, to bound the memory."""
+    from harness.engines.explore import explore
+    cfg = configs.get(N.DEFECTS[defect].config, defects=[defect])
+    return explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_the_defect_graph():
+    yield
+    _defect_graph.cache_clear()
+
+
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
 
 
@@ -97,11 +114,10 @@ def test_each_liveness_property_a_defect_lists_is_broken_on_both_engines(defect,
     """Issue 12, item 6, for liveness: each property a defect lists, checked alone, has a fair lasso (a
     cycle that takes no fault step its premise says ceases) on the twin's graph and in TLC."""
     from harness.engines import tlc as T
-    from harness.engines.explore import explore
     from harness.engines.liveness import check_leads_to
     d = N.DEFECTS[defect]
     cfg = configs.get(d.config, defects=[defect])
-    graph = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
+    graph = _defect_graph(defect)
     assert check_leads_to(cfg, graph, prop) is not None, (defect, prop)
     tlc = T.run(cfg, liveness=True, only={prop})
     assert tlc.verdict == "violation" and tlc.loop is not None, (defect, prop, tlc.output[-500:])
