@@ -32,12 +32,12 @@ def standin(tmp_path, monkeypatch):
     count.write_text("")
     monkeypatch.setattr(tlc, "MODULES", modules)
     monkeypatch.setattr(tlc, "find_java", lambda: "java-standin")
-    monkeypatch.setattr(tlc, "_parse_dot", lambda path: path.read_text())
+    monkeypatch.setattr(tlc, "_parse_dot", lambda path, key=None: path.read_text())
 
     def command(work, cfg_text, workers, extra=()):
         (work / "MC.cfg").write_text(cfg_text)
         return [sys.executable, "-c", STANDIN, str(work), str(count), *map(str, modules)]
-    monkeypatch.setattr(tlc, "_command", command)
+    monkeypatch.setattr(tlc, "command", command)
     monkeypatch.setenv(tlccache.ENV, str(tmp_path / "cache"))
     return (lambda cfg: tlc.state_graph(cfg, timeout=60)), (lambda: len(count.read_text().split())), modules
 
