@@ -183,8 +183,13 @@ def test_recovery_switched_off_strands_a_session_and_names_it(tmp_path, capsys):
         if res.stranded:
             break
     assert code == 1 and not res.ok and res.stranded >= 1, out
-    named = [s for s, _ in res.faultcheck.liveness.stranded]
-    assert f"stranded: Session {named[0]} has had pending input" in out and "Sessions stranded" in out, out
+    # unserved past the bound, or (a node's later acquire of the expired claim) served only after it
+    live = res.faultcheck.liveness
+    if live.stranded:
+        assert f"stranded: Session {live.stranded[0][0]} has had pending input" in out, out
+    else:
+        assert f"served late: Session {live.late[0][0]} waited" in out, out
+    assert "Sessions stranded" in out, out
 
 
 def test_a_skew_beyond_the_bound_is_reported_as_synchronized_clocks_breaches(tmp_path, capsys):
