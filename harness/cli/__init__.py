@@ -343,7 +343,7 @@ def _add_conform(sub) -> None:
     c.add_argument("--db", type=A.db_url, default="sqlite://", metavar="URL",
                    help="default sqlite:// (in memory, saved by serialize); a sqlite file or a postgresql+psycopg2:// "
                         "URL is emptied first and saved by its rows")
-    c.add_argument("--workers", type=A.count(1, 64), default=1, help="processes (default 1; each its own database)")
+    c.add_argument("--workers", type=A.count(1, 64), default=1, help="processes (default 1; each its own database, or with --sut its own driver process)")
     c.add_argument("--out", type=A.out_dir, default="traces/found", help="where failure traces are written")
     c.add_argument("--kill-matrix", action="store_true",
                    help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "

@@ -91,11 +91,9 @@ def cmd_conform(args) -> int:
     if args.config and args.profile:
         raise UsageError("claimcheck conform: give --config or --profile, not both")
     from harness.conformance.conform import in_memory
-    if args.sut is not None and args.workers > 1:
-        raise UsageError(f"claimcheck conform: --workers {args.workers} with --sut: the walk drives one driver")
     if args.sut is not None and args.db != "sqlite://":
         raise UsageError("claimcheck conform: give --sut or --db, not both (the driver keeps its own database)")
-    if args.workers > 1 and not in_memory(args.db):
+    if args.sut is None and args.workers > 1 and not in_memory(args.db):
         raise UsageError(f"claimcheck conform: --workers {args.workers} needs --db sqlite:// (each worker walks "
                          "its own in-memory database; a file or PostgreSQL database would be shared)")
     if args.kill_matrix and (args.config or args.profile):

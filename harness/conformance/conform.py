@@ -87,20 +87,19 @@ def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sql
     every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
     spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
     the implementation's failure: the Report carries it. `sut`: walk the server behind this driver
-    (harness.driver.client.Sut; one process, so one worker) instead of the bundled implementation."""
+    (harness.driver.client.Sut) instead of the bundled implementation; with several workers, each
+    starts a driver process of its own."""
     graph = graph or graph_of(cfg)
     mutant = None if mutant is None else frozenset(mutant)
-    if sut is not None:
-        if workers > 1:
-            raise ValueError(f"--workers {workers} with --sut: the walk drives one driver process")
+    if sut is not None and workers == 1:
         return walk_part(cfg, graph, mutant=mutant, progress=progress, sut=sut)
-    if workers > 1 and not in_memory(db_url):
+    if sut is None and workers > 1 and not in_memory(db_url):
         raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
                          f"database, and {db_url or 'a sqlite file'} would be shared")
     if workers > 1:
         from harness.conformance.parts import walk_parts
         return walk_parts(cfg, graph, walk_part, new_report(cfg, graph, mutant), db_url=db_url, mutant=mutant,
-                          workers=workers, progress=progress)
+                          workers=workers, progress=progress, sut=sut)
     return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
 
 

@@ -58,12 +58,15 @@ _REUSE: dict = {}  # per worker process: its database and actors, restored to In
 def _run(part):
     cfg, graph, kw, walk_part = _JOB["cfg"], _JOB["graph"], _JOB["kw"], _JOB["walk_part"]
     top = _JOB["top"]
+    if kw["sut"] is not None:  # a driver process per worker, started by its first part (never the parent's)
+        kw = {**kw, "sut": _REUSE.setdefault("sut", kw["sut"].fresh())}
     if part is None:
         return walk_part(cfg, graph, inside=top.__contains__, reuse=_REUSE, **kw)
     return walk_part(cfg, graph, start=part, reuse=_REUSE, **kw)
 
 
-def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, workers: int, progress=None):
+def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, workers: int, progress=None,
+               sut=None):
     """The walk over `workers` processes, each part walked by `walk_part` (harness.conformance.conform's,
     handed in so this module needs nothing of the walk's); `rep`, an empty Report, becomes the sum of the
     parts' (the first failure by path length, when several parts fail)."""
@@ -72,7 +75,7 @@ def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, w
     top, roots = cut(graph, max(workers, min(workers * PARTS_PER_WORKER, edges // MIN_PART_EDGES)))
     jobs = [None] + (roots if top else [])  # nothing cut: the top part is the whole graph
     _JOB.update(cfg=cfg, graph=graph, walk_part=walk_part, top=top if top else set(range(len(graph.states))),
-                kw=dict(db_url=db_url, mutant=mutant))
+                kw=dict(db_url=db_url, mutant=mutant, sut=sut))
     ctx = multiprocessing.get_context("fork")
     try:
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:

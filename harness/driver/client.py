@@ -201,6 +201,10 @@ class Sut:
             self.conn = self.opener()
         return self.conn
 
+    def fresh(self) -> "Sut":
+        """The same binding without this one's driver process: what a forked worker starts its own with."""
+        return Sut(self.command, self.timeout, self.opener)
+
     def scheduler(self):
         """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
         return functools.partial(SutScheduler, self.connect())

@@ -45,7 +45,8 @@ def quotient(successors, group):
 
 
 def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | None = None):
-    """(initial states, states, edges) of the twin, canonical. `successors` swaps in a mutant twin;
+    """(initial state, states, edges) of the twin, canonical, edges between positions in the list of
+    states (as tlc.state_graph's). `successors` swaps in a mutant twin;
     `symmetry` (a scope of spec.symmetry): the quotient graph, states as orbit representatives."""
     succ = successors or M.successors
     if symmetry:
@@ -56,10 +57,10 @@ def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | No
     if progress:
         progress(phase="canonical form of every state")
     keys = [twin_key(cfg, st) for st in g.states]
-    edges = {(keys[i], a, keys[j]) for i, out in enumerate(g.succ) for a, _p, j in out if i != j}
+    edges = {(i, a, j) for i, out in enumerate(g.succ) for a, _p, j in out if i != j}
     if progress:
         progress(phase="done")
-    return {keys[0]}, set(keys), edges
+    return 0, keys, edges
 
 
 def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, progress_twin=None,
@@ -69,12 +70,27 @@ def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, pro
     representatives, edges between orbits)."""
     # TLC dumps on one core while the twin explores on the other
     finish = tlc.start_state_graph(cfg, progress=progress_tlc, symmetry=symmetry)
-    t_init, t_states, t_edges = twin_graph(cfg, successors, progress_twin, symmetry)
-    c_init, c_states, c_edges = finish(timeout)
+    t_init, t_keys, t_edges = twin_graph(cfg, successors, progress_twin, symmetry)
+    c_init, c_keys, c_edges = finish(timeout)
+    # one numbering of the states of both sides: each key hashed once, edges compared as numbers
+    number: dict = {}
+    t_ids = [number.setdefault(k, len(number)) for k in t_keys]
+    c_ids = [number.setdefault(k, len(number)) for k in c_keys]
+    key_of = list(number)
+    t_states, c_states = set(t_ids), set(c_ids)
+    t_init, c_init = t_ids[t_init], c_ids[c_init]
+    t_edges = {(t_ids[i], a, t_ids[j]) for i, a, j in t_edges}
+    c_edges = {(c_ids[i], a, c_ids[j]) for i, a, j in c_edges}
     only_t, only_c = t_edges - c_edges, c_edges - t_edges
+
+    def keys(ids):
+        return [key_of[i] for i in ids]
+
+    def edges(es):
+        return [(key_of[i], a, key_of[j]) for i, a, j in es]
     return Comparison(
         twin_states=len(t_states), tlc_states=len(c_states), twin_edges=len(t_edges), tlc_edges=len(c_edges),
         only_twin_labels=dict(Counter(a for _s, a, _d in only_t)), only_tlc_labels=dict(Counter(a for _s, a, _d in only_c)),
-        only_twin_states=list(t_states - c_states)[:3], only_tlc_states=list(c_states - t_states)[:3],
-        only_twin_edges=list(only_t)[:3], only_tlc_edges=list(only_c)[:3],
+        only_twin_states=keys(list(t_states - c_states)[:3]), only_tlc_states=keys(list(c_states - t_states)[:3]),
+        only_twin_edges=edges(list(only_t)[:3]), only_tlc_edges=edges(list(only_c)[:3]),
         same_init=t_init == c_init)

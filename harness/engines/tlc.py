@@ -289,8 +289,9 @@ _EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
 
 def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None, progress=None,
                 symmetry: str | None = None):
-    """(initial states, states, {(src, action, dst)}) of TLC's full graph, states in canonical form; with
-    `symmetry`, its quotient graph, each state as the twin's orbit representative (spec.symmetry)."""
+    """(initial state, states, {(src, action, dst)}) of TLC's full graph, states in canonical form and
+    edges between their positions in that list (tlc._parse_dot); with `symmetry`, its quotient graph,
+    each state as the twin's orbit representative (spec.symmetry)."""
     return start_state_graph(cfg, workers=workers, progress=progress, symmetry=symmetry)(timeout)
 
 
@@ -350,20 +351,29 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
 
 
 def _parse_dot(path: Path, key=state_key_from_text):
-    labels: dict[str, object] = {}
+    """(initial state's position, the distinct state keys, {(i, action, j)} between their positions).
+    Edges are kept as positions: a state key is a deep tuple whose hash is not cached, and hashing two of
+    them per edge took longer than reading the file."""
+    where: dict[object, int] = {}
+    keys: list = []
+    node: dict[str, int] = {}  # the dump's node id -> its key's position
     edges = set()
     first = None
     with path.open() as f:
         for line in f:
             line = line.rstrip("\n")
+            if " -> " in line:
+                m = _EDGE.match(line)
+                if m:
+                    edges.add((m.group(1), m.group(3), m.group(2)))
+                    continue
             m = _NODE.match(line)
             if m:
-                text = m.group(2).encode().decode("unicode_escape")
-                labels[m.group(1)] = key(text)
+                k = key(m.group(2).encode().decode("unicode_escape"))
+                i = where.setdefault(k, len(keys))
+                if i == len(keys):
+                    keys.append(k)
+                node[m.group(1)] = i
                 first = first or m.group(1)
-                continue
-            m = _EDGE.match(line)
-            if m:
-                edges.add((m.group(1), m.group(3), m.group(2)))
-    graph = {(labels[a], act, labels[b]) for a, act, b in edges if a != b}
-    return {labels[first]}, set(labels.values()), graph
+    graph = {(node[a], act, node[b]) for a, act, b in edges if a != b}
+    return node[first], keys, graph

@@ -148,7 +148,12 @@ def parse_value(text: str):
 
 
 def _conjuncts(text: str):
-    for part in re.split(r"(?:^|\n)\s*/\\\s+", "\n" + text.strip()):
+    text = text.strip()
+    if text.startswith("/\\ ") and text.count("/\\") == text.count("\n/\\ ") + 1:
+        parts = text[3:].split("\n/\\ ")  # TLC's own layout, one conjunct per line start: no regex needed
+    else:
+        parts = re.split(r"(?:^|\n)\s*/\\\s+", "\n" + text)
+    for part in parts:
         if part.strip():
             name, _, rest = part.partition("=")
             yield name.strip(), rest
@@ -164,9 +169,20 @@ def _value_key(text: str):
     return _hashable(parse_value(text))
 
 
+_RAW: dict[str, object] = {}  # a variable's value as printed -> its key: TLC prints a value the same way each time
+
+
 def state_key_from_text(text: str):
     """canon_key(parse_state(text)), memoized per variable: states share most of their values."""
-    return tuple(sorted((name, _value_key(" ".join(rest.split()))) for name, rest in _conjuncts(text)))
+    raw = _RAW
+    out = []
+    for name, rest in _conjuncts(text):
+        k = raw.get(rest)
+        if k is None:
+            k = raw[rest] = _value_key(" ".join(rest.split()))
+        out.append((name, k))
+    out.sort()
+    return tuple(out)
 
 
 def to_json(v):

@@ -48,6 +48,16 @@ def test_the_walk_through_the_driver_covers_what_it_covers_in_process(small, how
                              else "driver save/restore")
 
 
+def test_the_walk_on_two_workers_starts_a_driver_process_each_and_covers_the_same(small):
+    cfg, graph = small
+    sut = Sut(DRIVER)
+    rep = C.walk(cfg, graph=graph, sut=sut, workers=2)
+    assert sut.conn is None  # the parent never started one: each worker did
+    assert rep.failure is None and covered(rep) == covered(C.walk(cfg, graph=graph))
+    bad = C.walk(cfg, graph=graph, sut=Sut(DRIVER), workers=2, mutant=["memory-before-publish"])
+    assert bad.failure is not None and bad.failure.kind == "divergence"
+
+
 def test_a_driver_whose_restore_does_nothing_fails_the_walk(small, monkeypatch):
     """The stand-in that shows the walk depends on restore: without it the second edge out of a state
     starts where the first one left the server."""
@@ -78,7 +88,6 @@ def test_conform_command_through_the_subprocess_driver(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["conform", "--sut", DRIVER, "--workers", "2"], "--workers 2 with --sut"),
     (["conform", "--sut", DRIVER, "--db", "sqlite:///x.db"], "give --sut or --db, not both"),
     (["fuzz", "--sut", DRIVER, "--db", "sqlite://"], "give --sut or --db, not both"),
     (["fuzz", "--sut", "no-such-driver-command"], "cannot run it"),
