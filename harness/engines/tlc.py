@@ -351,10 +351,9 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
 
 
 def _parse_dot(path: Path, key=state_key_from_text):
-    """(initial state's position, the distinct state keys, {(i, action, j)} between their positions).
+    """(initial state's position, each dumped node's state key, {(i, action, j)} between positions).
     Edges are kept as positions: a state key is a deep tuple whose hash is not cached, and hashing two of
-    them per edge took longer than reading the file."""
-    where: dict[object, int] = {}
+    them per edge took longer than reading the file (equivalence.compare numbers the keys, once)."""
     keys: list = []
     node: dict[str, int] = {}  # the dump's node id -> its key's position
     edges = set()
@@ -369,11 +368,8 @@ def _parse_dot(path: Path, key=state_key_from_text):
                     continue
             m = _NODE.match(line)
             if m:
-                k = key(m.group(2).encode().decode("unicode_escape"))
-                i = where.setdefault(k, len(keys))
-                if i == len(keys):
-                    keys.append(k)
-                node[m.group(1)] = i
+                node[m.group(1)] = len(keys)
+                keys.append(key(m.group(2).encode().decode("unicode_escape")))
                 first = first or m.group(1)
     graph = {(node[a], act, node[b]) for a, act, b in edges if a != b}
     return node[first], keys, graph
