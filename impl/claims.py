@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 from . import registry as R
 from .context import Context
 from .db import dialect_insert, guarded
+from .prepared import run
 from .results import Fenced, Lost, Malformed, Occupied, Ok, Result, Superseded
 from .schema import PHASES, claim_t as T
 
@@ -61,6 +62,8 @@ _AT = T.c.phase == _P("at")  # the phase the mutation may move from
 _GET = sa.select(T).where(T.c.session_id == _P("session"))
 _SCAN = sa.select(T).where(T.c.lease_expires_at + _P("grace") <= _P("now"), T.c.recovery_error.is_(None)) \
     .order_by(T.c.created_seq).limit(_P("bound"))
+_SCANS = {None: _SCAN, True: _SCAN.where(T.c.recovery_attempts > 0), False: _SCAN.where(T.c.recovery_attempts == 0)}
+_INSERT = T.insert()
 _RENEW = sa.update(T).where(_EXACT, _LIVE).values(lease_expires_at=_P("until"))
 _RENEW_ANY = sa.update(T).where(_EXACT).values(lease_expires_at=_P("until"))  # renew-after-expiry
 _CHECK = sa.update(T).where(_EXACT, _LIVE, _AT).values(owner_id=T.c.owner_id)
@@ -111,7 +114,7 @@ class ClaimStore:
     # ------------------------------------------------------------------ reads
 
     def get(self, conn: Connection, session_id: str) -> ClaimRow | None:
-        row = conn.execute(_GET, {"session": session_id}).mappings().first()
+        row = run(conn, _GET, {"session": session_id}).mappings().first()
         return ClaimRow(**row) if row else None
 
     def occupied(self, conn: Connection, session_id: str, now: int) -> bool:
@@ -124,9 +127,8 @@ class ClaimStore:
     def scan(self, conn: Connection, now: int, bound: int, retried: bool | None = None) -> list[ClaimRow]:
         """Recovery's window: the `bound` oldest expired, unquarantined claims (with `retried`, only those
         taken over before, or only those never taken over: the fresh ones)."""
-        stmt = _SCAN if retried is None else _SCAN.where(T.c.recovery_attempts > 0 if retried
-                                                         else T.c.recovery_attempts == 0)
-        rows = conn.execute(stmt, {"now": now, "bound": bound, "grace": self.ctx.grace_ticks}).mappings()
+        stmt = _SCANS[retried]
+        rows = run(conn, stmt, {"now": now, "bound": bound, "grace": self.ctx.grace_ticks}).mappings()
         return [ClaimRow(**r) for r in rows]
 
     def why(self, conn: Connection, ident: Ident, now: int, phases: tuple[str, ...] | None = None) -> str:
@@ -163,7 +165,7 @@ class ClaimStore:
             return Ok() if conn.execute(stmt).rowcount == 1 else Occupied(ident.session_id)
         try:
             with guarded(conn):
-                conn.execute(T.insert(), values)
+                run(conn, _INSERT, values)
         except sa.exc.IntegrityError:
             if self.get(conn, ident.session_id) is not None:
                 return Occupied(ident.session_id)
@@ -176,7 +178,7 @@ class ClaimStore:
         moves a phase."""
         stmt = _RENEW_ANY if self.ctx.has(R.RENEW_AFTER_EXPIRY) else _RENEW
         until = self.ctx.lease_from(now) if until is None else until
-        n = conn.execute(stmt, _fence(ident, now, until=until)).rowcount
+        n = run(conn, stmt, _fence(ident, now, until=until)).rowcount
         return self._fenced(conn, ident, now, n)
 
     def heartbeat(self, conn: Connection, claim: ClaimRow, now: int) -> Result:
@@ -189,13 +191,13 @@ class ClaimStore:
     @_typed
     def check(self, conn: Connection, ident: Ident, now: int, phase: str) -> Result:
         """The fence alone, as a locking no-op write (commit hooks of events that change no claim)."""
-        n = conn.execute(_CHECK, _fence(ident, now, at=phase)).rowcount
+        n = run(conn, _CHECK, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
     def attach_assistant(self, conn: Connection, ident: Ident, now: int, phase: str, assistant_id: str) -> Result:
         """Step.Started's commit hook: the claim names its assistant (fenced)."""
-        n = conn.execute(_ATTACH, _fence(ident, now, at=phase, assistant=assistant_id)).rowcount
+        n = run(conn, _ATTACH, _fence(ident, now, at=phase, assistant=assistant_id)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
@@ -211,7 +213,7 @@ class ClaimStore:
         """Move the phase forward (running -> cancelling -> cancelled), never backwards (fenced)."""
         if to not in FORWARD.get(frm, ()):
             raise ValueError(f"phase {frm} -> {to} is not a forward move")
-        n = conn.execute(_ADVANCE, _fence(ident, now, at=frm, to=to)).rowcount
+        n = run(conn, _ADVANCE, _fence(ident, now, at=frm, to=to)).rowcount
         return self._fenced(conn, ident, now, n, (frm,))
 
     @_typed
@@ -220,14 +222,14 @@ class ClaimStore:
         once converted."""
         if phase not in ("running", "cancelled", "recovering"):
             raise ValueError(f"a claim in phase {phase} is never cleared")
-        n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
+        n = run(conn, _CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     @_typed
     def clear_reconciled(self, conn: Connection, ident: Ident, now: int) -> Result:
         """Recovery converting `unknown` work it took over, its tool call reconciled and its assistant
         settled in the same transaction: remove its exact claim (fenced). Nothing else clears `unknown`."""
-        n = conn.execute(_CLEAR, _fence(ident, now, at="unknown")).rowcount
+        n = run(conn, _CLEAR, _fence(ident, now, at="unknown")).rowcount
         return self._fenced(conn, ident, now, n, ("unknown",))
 
     @_typed
@@ -236,7 +238,7 @@ class ClaimStore:
         (its Step.Interrupted in the same transaction) or `cancelled` (fenced, like every removal)."""
         if phase not in ("cancelling", "cancelled"):
             raise ValueError(f"phase {phase} is not cancellation-owned")
-        n = conn.execute(_CLEAR, _fence(ident, now, at=phase)).rowcount
+        n = run(conn, _CLEAR, _fence(ident, now, at=phase)).rowcount
         return self._fenced(conn, ident, now, n, (phase,))
 
     # ------------------------------------------------------------------ recovery
@@ -248,7 +250,7 @@ class ClaimStore:
         stmt = _TAKEOVER_ANY if self.ctx.has(R.TAKEOVER_OVERWRITES_PHASE) else _TAKEOVER
         if self.ctx.has(R.TAKEOVER_TRUSTS_SCAN):
             stmt = _TAKEOVER_TRUSTING
-        n = conn.execute(stmt, _fence(seen.ident, now, taker=owner_id, until=self.ctx.lease_from(now),
+        n = run(conn, stmt, _fence(seen.ident, now, taker=owner_id, until=self.ctx.lease_from(now),
                                       grace=self.ctx.grace_ticks)).rowcount
         if n == 1:
             return Ok()
@@ -267,7 +269,7 @@ class ClaimStore:
     def quarantine_in_place(self, conn: Connection, seen: ClaimRow, now: int, reason: str) -> Result:
         """The scan-quarantines-cancellation defect: mark an expired claim quarantined without taking
         it over, under its former owner's identity."""
-        n = conn.execute(_QUARANTINE_IN_PLACE, _fence(seen.ident, now, reason=reason,
+        n = run(conn, _QUARANTINE_IN_PLACE, _fence(seen.ident, now, reason=reason,
                                                         grace=self.ctx.grace_ticks)).rowcount
         return Ok() if n == 1 else Lost("row changed")
 
@@ -276,9 +278,9 @@ class ClaimStore:
         """Mark the exact claim this worker owns. Exactly one row must change; zero rows means a
         confirmed successor owns it (or it is already quarantined): reported, never ignored."""
         if self.ctx.has(R.SILENT_QUARANTINE_NOOP):
-            conn.execute(_QUARANTINE_LIVE, _fence(ident, now, reason=reason))
+            run(conn, _QUARANTINE_LIVE, _fence(ident, now, reason=reason))
             return Ok()  # the defect: the row count is never looked at
-        n = conn.execute(_QUARANTINE, _fence(ident, now, reason=reason)).rowcount
+        n = run(conn, _QUARANTINE, _fence(ident, now, reason=reason)).rowcount
         if n == 1:
             return Ok()
         c = self.get(conn, ident.session_id)

@@ -17,6 +17,7 @@ SQLAlchemy core, but the atomicity argument is made for these two only.
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, TypeVar
 
@@ -116,6 +117,14 @@ class Database:
             raise ValueError(f"pg_lock must be one of {', '.join(PG_LOCKS)}, not {pg_lock!r}")
         self.pg_lock = pg_lock
         self.retries = 0  # units run again after a deadlock or serialization failure
+        # a sqlite file's writers: each thread keeps its connection between transactions (see `_writer`)
+        url = self.engine.url
+        self._keep = self.is_sqlite and url.database not in (None, "", ":memory:")
+        self._writers = threading.local()
+        self._kept: list[Connection] = []
+        self._kept_lock = threading.Lock()
+        if self.is_sqlite:  # every write transaction opens with BEGIN IMMEDIATE (the option set once)
+            self._write_engine = self.engine.execution_options(**{_BEGIN: "BEGIN IMMEDIATE"})
 
     @property
     def per_session(self) -> bool:
@@ -153,9 +162,7 @@ class Database:
         """One write transaction: commits on exit, rolls back on any exception. On PostgreSQL it first takes
         the locks of `sessions` (and of the wake rows with `wakes`), or the global write lock (the global
         mode, or a `schema_change`)."""
-        with self.engine.connect() as conn:
-            if self.is_sqlite:
-                conn.execution_options(**{_BEGIN: "BEGIN IMMEDIATE"})
+        with self._writer() as conn:
             with conn.begin():
                 held = conn.info[_HELD] = Held(self.per_session and not schema_change)
                 try:
@@ -169,6 +176,37 @@ class Database:
                 finally:
                     if not conn.invalidated:  # a dropped connection's info cannot be read: it would raise
                         conn.info.pop(_HELD, None)  # PendingRollbackError and hide the error that dropped it
+
+    @contextmanager
+    def _writer(self) -> Iterator[Connection]:
+        """A connection for one write transaction. On a sqlite file each thread keeps its own between
+        transactions (a pool checkout and return, with their events and reset, cost more than most units'
+        statements); the transaction on it is the same BEGIN IMMEDIATE ... COMMIT. Elsewhere, or while the
+        thread's kept connection is busy (a transaction inside a transaction), a pool checkout as before."""
+        conn = getattr(self._writers, "conn", None) if self._keep else None
+        if not self._keep or conn is not None and not conn.closed and conn.in_transaction():
+            with (self._write_engine if self.is_sqlite else self.engine).connect() as conn:
+                yield conn
+            return
+        if conn is None or conn.closed or conn.invalidated:
+            if conn is not None:
+                self._drop(conn)
+            conn = self._writers.conn = self._write_engine.connect()
+            with self._kept_lock:
+                self._kept.append(conn)
+        try:
+            yield conn
+        finally:
+            if conn.invalidated or conn.in_transaction():  # never kept in a state the next unit would inherit
+                self._drop(conn)
+
+    def _drop(self, conn: Connection) -> None:
+        if getattr(self._writers, "conn", None) is conn:
+            self._writers.conn = None
+        with self._kept_lock:
+            if conn in self._kept:
+                self._kept.remove(conn)
+        conn.close()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -199,6 +237,11 @@ class Database:
         raise AssertionError("unreachable")
 
     def dispose(self) -> None:
+        with self._kept_lock:
+            kept, self._kept = self._kept, []
+        for conn in kept:
+            conn.close()
+        self._writers = threading.local()
         self.engine.dispose()
 
 
@@ -283,9 +326,10 @@ def next_id(conn: Connection, name: str) -> int:
     dense ids. A table row would be one hot row every Session's writers queue on."""
     if conn.dialect.name == "postgresql":
         return conn.exec_driver_sql(f"SELECT nextval('{pg_sequence(name)}')").scalar_one()
-    if conn.execute(_ADVANCE, {"seq": name}).rowcount != 1:
+    from .prepared import run
+    if run(conn, _ADVANCE, {"seq": name}).rowcount != 1:
         raise LookupError(f"sequence {name!r} missing: call Database.create_schema()")
-    return conn.execute(_VALUE, {"seq": name}).scalar_one()
+    return run(conn, _VALUE, {"seq": name}).scalar_one()
 
 
 # built once (a SQLAlchemy expression per call cost more than the statement)

@@ -20,6 +20,7 @@ from . import registry as R
 from .claims import ClaimStore, Ident
 from .context import Context
 from .db import guarded
+from .prepared import run
 from .results import Abort, Malformed, Ok, Result
 from .schema import assistant_t, event_t
 
@@ -87,14 +88,14 @@ class Publisher:
         if event.kind == R.STARTED:
             try:
                 with guarded(conn):
-                    conn.execute(a.insert(), dict(assistant_id=event.assistant_id, session_id=event.session_id,
-                                                  execution_id=event.execution_id, started=True,
-                                                  completed=False, outcome=None))
+                    run(conn, _INSERT_ASSISTANT, dict(assistant_id=event.assistant_id, session_id=event.session_id,
+                                                      execution_id=event.execution_id, started=True,
+                                                      completed=False, outcome=None))
             except sa.exc.IntegrityError:
                 raise Abort(Malformed(f"assistant {event.assistant_id} already started"))
             return
         # a terminal event completes the assistant; the first outcome is kept
-        n = conn.execute(_COMPLETE, {"assistant": event.assistant_id, "session": event.session_id,
+        n = run(conn, _COMPLETE, {"assistant": event.assistant_id, "session": event.session_id,
                                      "first_outcome": event.kind.lower()}).rowcount
         if n != 1:
             raise Abort(Malformed(f"assistant {event.assistant_id} of {event.session_id} was never started"))
@@ -115,10 +116,10 @@ class Publisher:
             raise Abort(result)
 
     def _append(self, conn: Connection, event: StepEvent) -> int:
-        seq = conn.execute(_NEXT_SEQ, {"session": event.session_id}).scalar_one()
-        conn.execute(event_t.insert(), dict(session_id=event.session_id, seq=seq, kind=event.durable_kind,
-                                            assistant_id=event.assistant_id, execution_id=event.execution_id,
-                                            writer=event.writer))
+        seq = run(conn, _NEXT_SEQ, {"session": event.session_id}).scalar_one()
+        run(conn, _INSERT_EVENT, dict(session_id=event.session_id, seq=seq, kind=event.durable_kind,
+                                      assistant_id=event.assistant_id, execution_id=event.execution_id,
+                                      writer=event.writer))
         return seq
 
 
@@ -128,6 +129,10 @@ _COMPLETE = sa.update(assistant_t).where(assistant_t.c.assistant_id == sa.bindpa
     .values(completed=True, outcome=sa.func.coalesce(assistant_t.c.outcome, sa.bindparam("first_outcome")))
 _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
     .where(event_t.c.session_id == sa.bindparam("session"))
+_INSERT_ASSISTANT = assistant_t.insert()
+_INSERT_EVENT = event_t.insert()
+_KINDS = sa.select(event_t.c.kind).where(event_t.c.assistant_id == sa.bindparam("assistant"))
+_ASSISTANT = sa.select(assistant_t).where(assistant_t.c.assistant_id == sa.bindparam("assistant"))
 
 
 def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, execution_id: int) -> None:
@@ -138,10 +143,10 @@ def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, exec
 
 def open_call(conn: Connection, assistant_id: str) -> bool:
     """The assistant's Step has a local tool call whose start is recorded and whose outcome is not."""
-    kinds = conn.execute(sa.select(event_t.c.kind).where(event_t.c.assistant_id == assistant_id)).scalars().all()
+    kinds = run(conn, _KINDS, {"assistant": assistant_id}).scalars().all()
     return R.DURABLE_KIND[R.TOOL_STARTED] in kinds and not any(R.DURABLE_KIND[k] in kinds for k in R.TOOL_OUTCOMES)
 
 
 def assistant_row(conn: Connection, assistant_id: str):
     """The projection row of an assistant, or None."""
-    return conn.execute(sa.select(assistant_t).where(assistant_t.c.assistant_id == assistant_id)).mappings().first()
+    return run(conn, _ASSISTANT, {"assistant": assistant_id}).mappings().first()

@@ -22,6 +22,7 @@ from . import ids
 from . import registry as R
 from .context import Context
 from .db import next_id
+from .prepared import run
 from .results import Conflict, Lost, Malformed, NotEnabled, Ok, Result
 from .schema import claim_t, event_t, input_t as T, recovery_t as RT
 
@@ -55,12 +56,18 @@ _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
     .where(event_t.c.session_id == sa.bindparam("session"))
 _PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == sa.bindparam("frm")) \
     .values(state=sa.bindparam("to"), promoted_seq=sa.bindparam("seq"))
+_ARM = sa.update(T).where(T.c.id == sa.bindparam("input")).values(state="pending", promoted_seq=sa.bindparam("seq"))
+_STEER = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == "pending") \
+    .values(state="steered", promoted_seq=sa.bindparam("seq"))
+_RECOVERY_ROW = sa.select(RT).where(RT.c.execution_id == sa.bindparam("execution"))
+_INSERT = T.insert()
+_INSERT_EVENT = event_t.insert()
 
 
 def _insert_prompt(conn: Connection, session_id: str, number: int, delivery: str, requested: bool) -> str:
     iid = ids.prompt_id(session_id, number)
-    conn.execute(T.insert().values(id=iid, session_id=session_id, kind="prompt", src=number, delivery=delivery,
-                                   state="pending" if requested else "held", admitted_seq=next_id(conn, "input")))
+    run(conn, _INSERT, dict(id=iid, session_id=session_id, kind="prompt", src=number, delivery=delivery,
+                            state="pending" if requested else "held", admitted_seq=next_id(conn, "input")))
     return iid
 
 
@@ -112,14 +119,13 @@ class InputStore:
                 if row.state == "pending":
                     return NotEnabled(f"prompt {input_id} is waiting already")
                 key = f"{key}-{next_id(conn, 'input')}"
-            elif conn.execute(_REQUESTED, {"key": key}).first() is not None:
+            elif run(conn, _REQUESTED, {"key": key}).first() is not None:
                 return NotEnabled(f"prompt {input_id} has its PromptExecutionRequested already")
-            seq = conn.execute(_NEXT_SEQ, {"session": session_id}).scalar_one()
-            conn.execute(event_t.insert(), dict(session_id=session_id, seq=seq, kind=R.REQUESTED, assistant_id=None,
-                                                execution_id=0, writer="", input_id=input_id, event_key=key))
+            seq = run(conn, _NEXT_SEQ, {"session": session_id}).scalar_one()
+            run(conn, _INSERT_EVENT, dict(session_id=session_id, seq=seq, kind=R.REQUESTED, assistant_id=None,
+                                          execution_id=0, writer="", input_id=input_id, event_key=key))
             if twice or row.state == "held":  # the projection arms a held prompt (the defect: any prompt)
-                conn.execute(sa.update(T).where(T.c.id == input_id)
-                             .values(state="pending", promoted_seq=next_id(conn, "input")))
+                run(conn, _ARM, {"input": input_id, "seq": next_id(conn, "input")})
             return Ok(seq)
         return self.ctx.db.atomic(body, sessions=[session_id])
 
@@ -148,15 +154,14 @@ class InputStore:
         row = self.get(conn, input_id)
         if row is None or row.session_id != session_id or row.state != "pending":
             return NotEnabled(f"input {input_id} is not a pending input of {session_id}")
-        if not self.ctx.has(R.STEER_SELECTS_RECOVERY_INPUT) and not conn.execute(
-                _SELECTABLE[False], {"id": input_id}).scalar_one():
+        if not self.ctx.has(R.STEER_SELECTS_RECOVERY_INPUT) and not run(
+                conn, _SELECTABLE[False], {"id": input_id}).scalar_one():
             return NotEnabled(f"input {input_id} is recovery-owned: steer selection excludes it")
-        n = conn.execute(sa.update(T).where(T.c.id == input_id, T.c.state == "pending")
-                         .values(state="steered", promoted_seq=next_id(conn, "input"))).rowcount
+        n = run(conn, _STEER, {"input": input_id, "seq": next_id(conn, "input")}).rowcount
         return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
 
     def get(self, conn: Connection, input_id: str) -> InputRow | None:
-        row = conn.execute(_GET, {"id": input_id}).mappings().first()
+        row = run(conn, _GET, {"id": input_id}).mappings().first()
         return InputRow(**row) if row else None
 
     def _ordinary_filter(self):
@@ -173,7 +178,7 @@ class InputStore:
 
     def ordinary_selectable(self, conn: Connection, input_id: str) -> bool:
         stmt = _SELECTABLE[self.ctx.has(R.RECOVERY_INPUT_IN_ORDINARY_QUEUE)]
-        return conn.execute(stmt, {"id": input_id}).scalar_one()
+        return run(conn, stmt, {"id": input_id}).scalar_one()
 
     def check_continuation(self, conn: Connection, row: InputRow) -> Result:
         """Recovery may promote this input: a pending continuation whose recovery row is its own
@@ -183,7 +188,7 @@ class InputStore:
         if self.ctx.has(R.RECOVERY_INPUT_EXCLUDED_EVERYWHERE) and not self.ordinary_selectable(conn, row.id):
             # the defect: promotion reuses ordinary selection's exclusion of recovery-owned inputs
             return NotEnabled(f"input {row.id} is recovery-owned")
-        rec = conn.execute(sa.select(RT).where(RT.c.execution_id == row.src)).mappings().first()
+        rec = run(conn, _RECOVERY_ROW, {"execution": row.src}).mappings().first()
         if rec is None or rec["session_id"] != row.session_id:
             return NotEnabled(f"continuation {row.id} has no recovery row of its Session")
         if rec["continuation_input_id"] != row.id or row.id != ids.continuation_id(row.session_id, row.src):
@@ -194,7 +199,7 @@ class InputStore:
     def promote(self, conn: Connection, input_id: str, state: str, frm: str = "pending") -> Result:
         """pending -> ordinary|recovery, exactly once (compare-and-set on the state; `frm` held: the
         resume-drains-without-request defect's drain)."""
-        n = conn.execute(_PROMOTE, {"input": input_id, "to": state, "frm": frm, "seq": next_id(conn, "input")}).rowcount
+        n = run(conn, _PROMOTE, {"input": input_id, "to": state, "frm": frm, "seq": next_id(conn, "input")}).rowcount
         return Ok() if n == 1 else Lost(f"input {input_id} is no longer {frm}")
 
     def create_continuation(self, conn: Connection, session_id: str, execution_id: int,
@@ -204,9 +209,9 @@ class InputStore:
         iid = iid or ids.continuation_id(session_id, execution_id)
         try:
             with conn.begin_nested():
-                conn.execute(T.insert().values(id=iid, session_id=session_id, kind="continuation",
-                                               src=execution_id, delivery="queue", state="pending",
-                                               admitted_seq=next_id(conn, "input")))
+                run(conn, _INSERT, dict(id=iid, session_id=session_id, kind="continuation",
+                                        src=execution_id, delivery="queue", state="pending",
+                                        admitted_seq=next_id(conn, "input")))
         except sa.exc.IntegrityError:
             return Conflict(f"continuation {iid} already exists")
         return Ok(iid)

@@ -36,6 +36,7 @@ from .context import Context
 from .db import Database, dialect_insert, guarded
 from .events import Fence, Publisher, StepEvent, assistant_row, open_call
 from .inputs import InputStore
+from .prepared import run
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
 from .runner import record_history
 from .schema import recovery_t
@@ -44,6 +45,10 @@ from .wakes import DEFAULT_FRESH_SHARE, check_share, planned
 log = logging.getLogger(__name__)
 # what the database raises when it refuses a unit for its own reasons (busy, lock timeout, connection lost)
 TRANSIENT = (sa.exc.OperationalError, sa.exc.InterfaceError)
+# built once (impl.prepared): the execution's recovery row, of any Session or of its own
+_ROW = sa.select(recovery_t).where(recovery_t.c.execution_id == sa.bindparam("execution"))
+_ROW_OF_SESSION = _ROW.where(recovery_t.c.session_id == sa.bindparam("session"))
+_INSERT = recovery_t.insert()
 
 IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
 RECONVERTING = "reconverting"  # after a lost commit acknowledgement: the retry is due
@@ -277,8 +282,7 @@ class RecoveryWorker:
         now = self.ctx.now()
         ident = self.ident
         cont = self.continuation_of(1)
-        row = conn.execute(sa.select(recovery_t).where(recovery_t.c.execution_id == ident.execution_id,
-                                                       recovery_t.c.session_id == ident.session_id)).mappings().first()
+        row = run(conn, _ROW_OF_SESSION, {"execution": ident.execution_id, "session": ident.session_id}).mappings().first()
         if row is not None and row["continuation_input_id"] == cont and self.inputs.get(conn, cont) is not None:
             return Ok(None)  # its own committed conversion: an idempotent retry changes nothing
         claim = self.claims.get(conn, ident.session_id)
@@ -313,10 +317,8 @@ class RecoveryWorker:
             if not known_phase(self.seen_phase):
                 raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
             raise Abort(Malformed(f"phase {claim.phase!r}: only a running execution is recovered"))
-        rows = sa.select(recovery_t).where(recovery_t.c.execution_id == ident.execution_id)
-        if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION):
-            rows = rows.where(recovery_t.c.session_id == ident.session_id)
-        existing = conn.execute(rows).mappings().first()
+        rows = _ROW_OF_SESSION if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION) else _ROW
+        existing = run(conn, rows, {"execution": ident.execution_id, "session": ident.session_id}).mappings().first()
         if existing is not None:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
@@ -381,7 +383,7 @@ class RecoveryWorker:
             return  # the defect: the conflict (and the row count) is never looked at
         try:
             with guarded(conn):
-                n = conn.execute(recovery_t.insert().values(**values)).rowcount
+                n = run(conn, _INSERT, values).rowcount
         except sa.exc.IntegrityError:
             n = 0
         if n != 1:

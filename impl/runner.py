@@ -15,6 +15,7 @@ from . import ids
 from . import registry as R
 from .claims import Ident
 from .events import Fence, StepEvent
+from .prepared import run
 from .results import Abort, Fenced, NotEnabled, Ok, Result
 from .schema import history_t
 
@@ -284,6 +285,9 @@ class Runner:
 
 def record_history(conn, ident: Ident, outcome: str, now: int) -> None:
     """Durably note how an execution left its claim (cleared, cancelled, recovered)."""
-    conn.execute(history_t.insert().values(execution_id=ident.execution_id, session_id=ident.session_id,
-                                           outcome=outcome, at=now))
+    run(conn, _INSERT_HISTORY, dict(execution_id=ident.execution_id, session_id=ident.session_id,
+                                    outcome=outcome, at=now))
+
+
+_INSERT_HISTORY = history_t.insert()
 
