@@ -117,7 +117,7 @@ class Database:
             raise ValueError(f"pg_lock must be one of {', '.join(PG_LOCKS)}, not {pg_lock!r}")
         self.pg_lock = pg_lock
         self.retries = 0  # units run again after a deadlock or serialization failure
-        # a sqlite file's writers: each thread keeps its connection between transactions (see `_writer`)
+        # on a sqlite file each thread keeps its connections between transactions (`_kept_connection`)
         url = self.engine.url
         self._keep = self.is_sqlite and url.database not in (None, "", ":memory:")
         self._writers = threading.local()
@@ -162,7 +162,7 @@ class Database:
         """One write transaction: commits on exit, rolls back on any exception. On PostgreSQL it first takes
         the locks of `sessions` (and of the wake rows with `wakes`), or the global write lock (the global
         mode, or a `schema_change`)."""
-        with self._writer() as conn:
+        with self._kept_connection(write=True) as conn:
             with conn.begin():
                 held = conn.info[_HELD] = Held(self.per_session and not schema_change)
                 try:
@@ -178,20 +178,24 @@ class Database:
                         conn.info.pop(_HELD, None)  # PendingRollbackError and hide the error that dropped it
 
     @contextmanager
-    def _writer(self) -> Iterator[Connection]:
-        """A connection for one write transaction. On a sqlite file each thread keeps its own between
-        transactions (a pool checkout and return, with their events and reset, cost more than most units'
-        statements); the transaction on it is the same BEGIN IMMEDIATE ... COMMIT. Elsewhere, or while the
-        thread's kept connection is busy (a transaction inside a transaction), a pool checkout as before."""
-        conn = getattr(self._writers, "conn", None) if self._keep else None
+    def _kept_connection(self, *, write: bool) -> Iterator[Connection]:
+        """A connection for one write (`write`) or read transaction. On a sqlite file each thread keeps one
+        of each between transactions (a pool checkout and return, with their events and reset, cost more
+        than most units' statements); the transaction on it is the same BEGIN IMMEDIATE (BEGIN) ... COMMIT.
+        Elsewhere, or while the thread's kept one is busy (a transaction inside another), a pool checkout
+        as before."""
+        engine = self._write_engine if write and self.is_sqlite else self.engine
+        slot = "writer" if write else "reader"
+        conn = getattr(self._writers, slot, None) if self._keep else None
         if not self._keep or conn is not None and not conn.closed and conn.in_transaction():
-            with (self._write_engine if self.is_sqlite else self.engine).connect() as conn:
+            with engine.connect() as conn:
                 yield conn
             return
         if conn is None or conn.closed or conn.invalidated:
             if conn is not None:
                 self._drop(conn)
-            conn = self._writers.conn = self._write_engine.connect()
+            conn = engine.connect()
+            setattr(self._writers, slot, conn)
             with self._kept_lock:
                 self._kept.append(conn)
         try:
@@ -201,8 +205,9 @@ class Database:
                 self._drop(conn)
 
     def _drop(self, conn: Connection) -> None:
-        if getattr(self._writers, "conn", None) is conn:
-            self._writers.conn = None
+        for slot in ("writer", "reader"):
+            if getattr(self._writers, slot, None) is conn:
+                setattr(self._writers, slot, None)
         with self._kept_lock:
             if conn in self._kept:
                 self._kept.remove(conn)
@@ -211,7 +216,7 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read transaction (a consistent snapshot; never writes)."""
-        with self.engine.connect() as conn:
+        with self._kept_connection(write=False) as conn:
             with conn.begin():
                 if self.is_postgresql:
                     conn.execute(_SNAPSHOT)

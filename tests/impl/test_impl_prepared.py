@@ -1,5 +1,5 @@
 """impl.prepared: a statement compiled once and run on the DBAPI cursor answers as `conn.execute` does;
-and a sqlite file's write transactions on the thread's kept connection (impl.db.Database._writer)."""
+and a sqlite file's transactions on the thread's kept connections (impl.db.Database._kept_connection)."""
 
 import pytest
 import sqlalchemy as sa
@@ -91,6 +91,13 @@ def test_a_sqlite_file_keeps_each_threads_writer(tmp_path):
     with db.transaction() as conn:  # the same connection, its transaction rolled back: nothing renewed
         assert conn is first and not conn.closed
         assert run(conn, claims._GET, {"session": "s1"}).mappings().first()["lease_expires_at"] == 5
-    assert db.atomic(lambda c: c.exec_driver_sql("PRAGMA busy_timeout").scalar()) is not None
+    with db.read() as reader:  # reads keep a connection of their own, beside the writer's
+        assert reader is not first
+        with db.transaction() as conn:  # a write inside a read: the kept writer
+            assert conn is first
+        with db.read() as inner:  # a read inside a read: a pool checkout of its own
+            assert inner is not reader
+    with db.read() as again:
+        assert again is reader
     db.dispose()
-    assert first.closed
+    assert first.closed and reader.closed
