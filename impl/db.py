@@ -123,6 +123,7 @@ class Database:
         self._writers = threading.local()
         self._kept: list[Connection] = []
         self._kept_lock = threading.Lock()
+        self._pid = os.getpid()
         if self.is_sqlite:  # every write transaction opens with BEGIN IMMEDIATE (the option set once)
             self._write_engine = self.engine.execution_options(**{_BEGIN: "BEGIN IMMEDIATE"})
 
@@ -186,6 +187,8 @@ class Database:
         as before."""
         engine = self._write_engine if write and self.is_sqlite else self.engine
         slot = "writer" if write else "reader"
+        if self._pid != os.getpid():  # a forked child never uses its parent's sqlite handles: left unclosed
+            self._writers, self._kept, self._kept_lock, self._pid = threading.local(), [], threading.Lock(), os.getpid()
         conn = getattr(self._writers, slot, None) if self._keep else None
         if not self._keep or conn is not None and not conn.closed and conn.in_transaction():
             with engine.connect() as conn:

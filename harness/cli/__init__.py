@@ -123,7 +123,7 @@ def cmd_bench(args) -> int:
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
     return bench_explorer_vs_tlc(chosen.label, workers=args.workers, procs=args.procs, cfg=chosen.cfg,
-                                symmetry=args.symmetry)
+                                symmetry=args.symmetry, depth=args.depth)
 
 
 def cmd_gate(args) -> int:
@@ -305,6 +305,8 @@ def _add_bench(sub) -> None:
     b.add_argument("--symmetry", choices=["nodes", "sessions"],
                    help="count orbits in both engines: under permutations of Nodes, or of Nodes and Sessions "
                         "(TLC's SYMMETRY; spec/README.md, decision on symmetry)")
+    b.add_argument("--depth", type=A.count(1, 10_000), metavar="D",
+                   help="both engines only as far as D steps from Init (default: the whole configuration)")
     b.set_defaults(func=cmd_bench)
 
 

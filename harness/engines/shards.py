@@ -3,8 +3,9 @@
 Why: the one-process explorer (harness.engines.explore) keeps every state whole (`deep`: 5.2 million
 states, 3.9 GiB) and uses one core. Here a state is remembered by its fingerprint, Python's 64-bit hash
 of the immutable State (the same in every worker, since the workers are forked from one process), in
-the set of the worker that owns it (fingerprint mod N); the path back to Init is two arrays per worker
-(parent id, action label), and only one BFS level's states are held whole. The search is
+the set of the worker that owns it (fingerprint mod N; a flat array, harness.engines.fingerprints); the
+path back to Init is two arrays per worker (parent id, action label), and only one BFS level's states
+are held, each sharing its variables' values with the equal ones of its level. The search is
 level-synchronous, so depths, counts and the shortest counterexample's length are exact:
 
 1. each worker expands its frontier: the action invariants on every edge; a successor it owns is
@@ -37,69 +38,95 @@ from spec import model as M
 from spec import symmetry as S
 
 from harness.engines.explore import Result
+from harness.engines.fingerprints import FingerprintSet
 from harness.traces.paths import Step, Violation
 
 
-def answer(seen: set[int], fps: array) -> bytes:
+def answer(seen: FingerprintSet, fps: array) -> bytes:
     """An owner's answer to a peer's batch of fingerprints: 1 for each new one (now seen), else 0.
     A module function so that a test can swap in a worker that drops a shard's states."""
-    ok = bytearray(len(fps))
-    for i, fp in enumerate(fps):
-        if fp not in seen:
-            seen.add(fp)
-            ok[i] = 1
-    return bytes(ok)
+    return bytes(map(seen.add, fps))
 
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class _Queue:
+    """The successors a worker found for one peer's shard in this level, until the peer answers which are
+    new: their fingerprints (each once), and side by side each one's state, parent id, label and delta."""
+
+    def __init__(self, n: int):
+        self.keys = FingerprintSet(n)
+        self.fps = array("q")
+        self.states: list[M.State] = []
+        self.gids = array("q")
+        self.labels = array("I")
+        self.deltas: list[frozenset[int]] = []
+
+
 class _Shard:
-    """One worker's part: its fingerprints, its frontier, its parent arrays, its peers' connections."""
+    """One worker's part: its fingerprints, its frontier, its parent arrays, its peers' connections.
+
+    Memory is what bounds a run (issue 17: under 2 GiB on `deep`), so a state held until the next level
+    shares its variables' values with every equal one of that level (`_compact`), a frontier is a list
+    of states beside an array of their ids, and labels and deltas are numbered or shared too."""
 
     def __init__(self, k: int, n: int, cfg: M.Config, successors, only, peers: dict, symmetry: str | None):
         self.k, self.n, self.cfg, self.only, self.peers = k, n, cfg, only, peers
         group = S.perms(cfg, symmetry) if symmetry else None
         self.fingerprint = (lambda st: S.fingerprint(st, group)) if group else hash
         self.next_states = successors or M.successors
-        self.seen: set[int] = set()
+        self.seen = FingerprintSet(n)
         self.parent = array("q")
         self.label = array("I")
         self.labels: dict[tuple, int] = {None: 0}
-        self.frontier: list[tuple[M.State, int]] = []
+        self.frontier: list[M.State] = []
+        self.gids = array("q")  # the frontier's state ids, index for index
+        self.shared: list[dict] = [{} for _ in M.State._fields]  # one level's values, per variable
+        self.deltas: dict[frozenset[int], frozenset[int]] = {}
         self.generated = 0
         self.found: tuple | None = None  # (invariants, state id, last edge's label or None)
         init = M.init(cfg)
         if self.fingerprint(init) % n == k:
             self.seen.add(self.fingerprint(init))
         if k == 0:
-            self.frontier.append((init, self._record(-1, None)))
+            self.frontier.append(init)
+            self.gids.append(self._record(-1, 0))
 
-    def _record(self, parent: int, label) -> int:
+    def _record(self, parent: int, label: int) -> int:
         gid = len(self.parent) * self.n + self.k
         self.parent.append(parent)
-        self.label.append(self.labels.setdefault(label, len(self.labels)))
+        self.label.append(label)
         return gid
+
+    def _compact(self, st: M.State) -> M.State:
+        """`st` with each variable's value replaced by an equal one this level already holds, if any: a
+        level's states then hold one copy of each distinct value, instead of 3.5 KB of their own each."""
+        return M.State._make(map(dict.setdefault, self.shared, st, st))
 
     def _bad(self, names: list[str]) -> list[str]:
         return names if self.only is None else [b for b in names if b in self.only]
 
-    def _admit(self, nxt: list, nx: M.State, gid: int, label, delta) -> None:
+    def _admit(self, nxt: list, gids: array, nx: M.State, gid: int, label: int, delta) -> None:
         new = self._record(gid, label)
-        nxt.append((nx, new))
+        nxt.append(nx)
+        gids.append(new)
         bad = self._bad(I.check_state(self.cfg, nx, delta))
         if bad and self.found is None:
             self.found = (bad, new, None)
 
     def level(self) -> int:
         """Expand the frontier, settle the successors with their owners; the new frontier's size."""
-        cfg, k, n, seen, fingerprint = self.cfg, self.k, self.n, self.seen, self.fingerprint
-        queued: list[dict[int, tuple]] = [{} for _ in range(n)]
+        cfg, k, n, seen, fingerprint, labels = self.cfg, self.k, self.n, self.seen, self.fingerprint, self.labels
+        for values in self.shared:
+            values.clear()
+        queued = [_Queue(n) for _ in range(n)]
         nxt: list = []
-        frontier = self.frontier
+        nxt_gids = array("q")
+        frontier, gids = self.frontier, self.gids
         while frontier:  # popped as expanded, so that a level's states are freed while the next one grows
-            st, gid = frontier.pop()
+            st, gid = frontier.pop(), gids.pop()
             for name, params, nx in self.next_states(cfg, st):
                 self.generated += 1
                 delta = I.changed(st, nx)
@@ -109,34 +136,50 @@ class _Shard:
                 fp = fingerprint(nx)
                 owner = fp % n
                 if owner == k:
-                    if fp not in seen:
-                        seen.add(fp)
-                        self._admit(nxt, nx, gid, (name, params), delta)
-                elif fp not in queued[owner]:
-                    queued[owner][fp] = (nx, gid, (name, params), delta)
-        asked = self._all_to_all({j: array("q", q.keys()).tobytes() for j, q in enumerate(queued) if j != k})
+                    if seen.add(fp):
+                        label = labels.setdefault((name, params), len(labels))
+                        self._admit(nxt, nxt_gids, self._compact(nx), gid, label, delta)
+                elif (q := queued[owner]).keys.add(fp):
+                    q.fps.append(fp)
+                    q.states.append(self._compact(nx))
+                    q.gids.append(gid)
+                    q.labels.append(labels.setdefault((name, params), len(labels)))
+                    q.deltas.append(self.deltas.setdefault(delta, delta))
+        asked = self._all_to_all({j: q.fps.tobytes() for j, q in enumerate(queued) if j != k})
         replies = {}
         for j in sorted(asked):
             fps = array("q")
             fps.frombytes(asked[j])
             replies[j] = answer(seen, fps)
         for j, ok in sorted(self._all_to_all(replies).items()):
-            for flag, (nx, gid, label, delta) in zip(ok, queued[j].values()):
+            q = queued[j]
+            for i, flag in enumerate(ok):
                 if flag:
-                    self._admit(nxt, nx, gid, label, delta)
-        self.frontier = nxt
+                    self._admit(nxt, nxt_gids, q.states[i], q.gids[i], q.labels[i], q.deltas[i])
+            queued[j] = None
+        self.frontier, self.gids = nxt, nxt_gids
         return len(nxt)
+
+    def generate(self) -> int:
+        """Only generate the frontier's successors (a depth bound's last level): TLC generates them too,
+        and drops each one outside its state constraint, uncounted and unchecked."""
+        for st in self.frontier:
+            self.generated += sum(1 for _ in self.next_states(self.cfg, st))
+        return self.generated
 
     def balance(self, plan: list[tuple[int, int, int]]) -> None:
         """Move states as the coordinator planned: (from, to, how many)."""
         out = {}
         for src, dst, count in plan:
             if src == self.k:
-                out[dst] = pickle.dumps(self.frontier[-count:], protocol=pickle.HIGHEST_PROTOCOL)
+                out[dst] = pickle.dumps((self.frontier[-count:], self.gids[-count:]), protocol=pickle.HIGHEST_PROTOCOL)
                 del self.frontier[-count:]
+                del self.gids[-count:]
         senders = {src for src, dst, _c in plan if dst == self.k}
         for _src, data in sorted(self._exchange(out, senders).items()):
-            self.frontier.extend(pickle.loads(data))
+            states, ids = pickle.loads(data)
+            self.frontier.extend(states)
+            self.gids.extend(ids)
 
     def _all_to_all(self, out: dict[int, bytes]) -> dict[int, bytes]:
         return self._exchange(out, set(self.peers))
@@ -169,6 +212,8 @@ def _serve(k: int, n: int, cfg, successors, only, peers: dict, control, symmetry
             if order == "level":
                 size = shard.level()
                 control.send(("ok", (size, shard.generated, shard.found)))
+            elif order == "generate":
+                control.send(("ok", shard.generate()))
             elif order == "balance":
                 shard.balance(arg)
                 control.send(("ok", None))
@@ -259,10 +304,12 @@ def path_to(cfg: M.Config, next_states, tables: list, n: int, gid: int) -> list[
     return steps
 
 
-def explore_sharded(cfg: M.Config, *, workers: int = 2, successors=None, only=None,
-                    max_states: int | None = None, progress=None, symmetry: str | None = None) -> Result:
+def explore_sharded(cfg: M.Config, *, workers: int = 2, successors=None, only=None, max_states: int | None = None,
+                    max_depth: int | None = None, progress=None, symmetry: str | None = None) -> Result:
     """Safety (every state and action invariant, or those in `only`) on `workers` processes; stops at the
-    first level with a violation, whose counterexample is a shortest one. `progress(distinct=,
+    first level with a violation, whose counterexample is a shortest one (`max_depth`: or after the
+    states that many steps from Init, `complete` then False, the last level's successors generated but
+    not counted, as TLC does under a state constraint). `progress(distinct=,
     generated=, depth=)` after each level. `res.peak_rss_mib`: the coordinator's peak RSS plus each
     worker's (an upper bound on the whole run's: pages shared after the fork are counted in each).
     `symmetry` (a scope of spec.symmetry): states are told apart by their orbit's fingerprint, as TLC's
@@ -293,6 +340,10 @@ def explore_sharded(cfg: M.Config, *, workers: int = 2, successors=None, only=No
                 break
             if max_states and res.distinct >= max_states:
                 res.complete = False
+                break
+            if max_depth is not None and res.depth >= max_depth:
+                res.complete = False
+                res.generated = sum(pool.ask([("generate", None)] * workers))
                 break
             plan = plan_balance([r[0] for r in reports])
             if plan:

@@ -131,14 +131,32 @@ def pump(proc, chunks: list[str], progress):
 
 
 def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
-        progress=None, only=None, symmetry: str | None = None) -> TlcResult:
+        progress=None, only=None, symmetry: str | None = None, depth: int | None = None) -> TlcResult:
     """Model-check `cfg` with TLC: every invariant, every action property, the refinement of
     SessionLifecycle, liveness if asked (`only`: just the invariants and properties named; `symmetry`: a
-    scope of spec.symmetry, TLC's SYMMETRY, safety only)."""
+    scope of spec.symmetry, TLC's SYMMETRY, safety only; `depth`: only the states at most that many steps
+    from Init, safety only)."""
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
         work = Path(tmp)
         cfg_text = configs.to_tlc_cfg(cfg, liveness=liveness, only=only, symmetry=symmetry)
-        return run_in(cfg, work, command(work, cfg_text, workers), timeout=timeout, progress=progress)
+        if depth is None:
+            return run_in(cfg, work, command(work, cfg_text, workers), timeout=timeout, progress=progress)
+        if liveness:
+            raise ValueError("a depth bound is for safety only: it cuts every behaviour short")
+        (work / f"{BOUNDED_MODULE}.tla").write_text(bounded_module(depth))
+        cmd = command(work, cfg_text + "CONSTRAINT WithinDepth\n", workers, spec=f"{BOUNDED_MODULE}.tla")
+        return run_in(cfg, work, cmd, timeout=timeout, progress=progress)
+
+
+BOUNDED_MODULE = "MCWithinDepth"
+
+
+def bounded_module(depth: int) -> str:
+    """The MC module with a state constraint keeping the states at most `depth` steps from Init. TLC
+    numbers an initial state's level 1 and does not count, check or expand a successor outside the
+    constraint, so its distinct states are the explorer's first `depth` levels (a test compares them)."""
+    return (f"---- MODULE {BOUNDED_MODULE} ----\nEXTENDS {MC_SPEC.stem}, TLC\n"
+            f"WithinDepth == TLCGet(\"level\") <= {depth}\n====\n")
 
 
 def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None = None, progress=None) -> TlcResult:

@@ -120,3 +120,31 @@ def test_counts_hold_when_states_move_between_workers(monkeypatch):
     cfg = configs.get("prompts")
     res = explore_sharded(cfg, workers=3)
     assert moved and res.distinct == explore(cfg, liveness=False, keep_edges=False).distinct
+
+
+def _levels(cfg, depth: int) -> int:
+    """States at most `depth` steps from Init, by a plain breadth-first walk of the twin."""
+    from spec import model as M
+    seen = {M.init(cfg)}
+    level = list(seen)
+    for _ in range(depth):
+        level = [nx for st in level for _a, _p, nx in M.successors(cfg, st) if nx not in seen and not seen.add(nx)]
+    return len(seen)
+
+
+@pytest.mark.parametrize("depth", [1, 4, 9])
+def test_both_engines_bounded_by_depth_count_the_first_levels(depth, tlc_or_skip):
+    from harness.engines import tlc
+    cfg = configs.get("rows")
+    want = _levels(cfg, depth)
+    res = explore_sharded(cfg, workers=2, max_depth=depth)
+    t = tlc.run(cfg, liveness=False, depth=depth)
+    assert t.verdict == "ok" and res.violation is None and not res.complete and res.depth == depth
+    assert res.distinct == t.distinct == want < explore(cfg, liveness=False, keep_edges=False).distinct
+
+
+def test_the_bench_bounded_by_depth_compares_like_with_like(capsys, tlc_or_skip):
+    assert bench.bench_explorer_vs_tlc("rows", depth=6) == 0
+    out = capsys.readouterr().out
+    assert "the states at most 6 steps from Init" in out and "disagree" not in out
+    assert f"{_levels(configs.get('rows'), 6):>10,} distinct (" in out

@@ -101,3 +101,26 @@ def test_a_sqlite_file_keeps_each_threads_writer(tmp_path):
         assert again is reader
     db.dispose()
     assert first.closed and reader.closed
+
+
+def test_a_forked_child_opens_connections_of_its_own(tmp_path):
+    """A sqlite handle must not cross a fork: the child's first unit opens its own connection, and the
+    parent's kept one still works after the child exits."""
+    import os
+    db = Database(f"sqlite:///{tmp_path / 'f.db'}")
+    db.create_schema()
+    with db.transaction() as parents:
+        run(parents, claims._INSERT, CLAIM)
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only when its connection is a new one and the row is there
+        ok = False
+        try:
+            with db.transaction() as conn:
+                ok = conn is not parents and run(conn, claims._GET, {"session": "s1"}).first() is not None
+        finally:
+            os._exit(0 if ok else 1)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with db.transaction() as conn:
+        assert conn is parents and run(conn, claims._GET, {"session": "s1"}).first() is not None
+    db.dispose()
