@@ -30,36 +30,29 @@ class FingerprintSet:
         return self.count
 
     def __contains__(self, fp: int) -> bool:
-        if not fp:
-            return self.zero
-        slots, mask = self.slots, self.mask
-        i = (fp // self.stride) & mask
-        while True:
-            v = slots[i]
-            if v == fp:
-                return True
-            if not v:
-                return False
-            i = (i + 1) & mask
+        return self.zero if not fp else bool(self.slots[self._find(fp)])
 
     def add(self, fp: int) -> bool:
         if not fp:
             new, self.zero = not self.zero, True
             self.count += new
             return new
+        i = self._find(fp)
+        if self.slots[i]:
+            return False
+        self.slots[i] = fp
+        self.count += 1
+        if self.count * 8 > self.mask * 5:
+            self._grow()
+        return True
+
+    def _find(self, fp: int) -> int:
+        """The slot holding `fp`, or the empty one where it goes."""
         slots, mask = self.slots, self.mask
         i = (fp // self.stride) & mask
-        while True:
-            v = slots[i]
-            if v == fp:
-                return False
-            if not v:
-                slots[i] = fp
-                self.count += 1
-                if self.count * 8 > mask * 5:
-                    self._grow()
-                return True
+        while slots[i] and slots[i] != fp:
             i = (i + 1) & mask
+        return i
 
     def _grow(self) -> None:
         old = self.slots
