@@ -63,7 +63,8 @@ def _bench(cfg, config_name: str, workers: int, procs: int, rep: Reporter, symme
         return 1
     ratio = (res.distinct / py_s) / (t.distinct / t.seconds)
     print(f"  ratio explorer/TLC: {ratio:.2f}x (target {TARGET_RATIO}x TLC -workers 2 or better: "
-          f"{verdict(ratio >= TARGET_RATIO)}{'' if workers == 2 else f'; this run used -workers {workers}'})")
+          f"{verdict(ratio >= TARGET_RATIO)}{'' if workers == 2 else f'; this run used -workers {workers}'}"
+          f"{'' if depth is None else f'; on the first {depth} levels only, the target is for the whole configuration'})")
     print(f"  peak memory: explorer {res.peak_rss_mib:,.0f} MiB (target under {TARGET_MIB:,} MiB: "
           f"{verdict(res.peak_rss_mib < TARGET_MIB)}), TLC {t.peak_rss_mib:,.0f} MiB")
     return 0

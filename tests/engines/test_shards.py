@@ -147,4 +147,5 @@ def test_the_bench_bounded_by_depth_compares_like_with_like(capsys, tlc_or_skip)
     assert bench.bench_explorer_vs_tlc("rows", depth=6) == 0
     out = capsys.readouterr().out
     assert "the states at most 6 steps from Init" in out and "disagree" not in out
+    assert "on the first 6 levels only" in out
     assert f"{_levels(configs.get('rows'), 6):>10,} distinct (" in out
