@@ -136,16 +136,17 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
     SessionLifecycle, liveness if asked (`only`: just the invariants and properties named; `symmetry`: a
     scope of spec.symmetry, TLC's SYMMETRY, safety only; `depth`: only the states at most that many steps
     from Init, safety only)."""
+    if depth is not None and liveness:
+        raise ValueError("a depth bound is for safety only: it cuts every behaviour short")
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
         work = Path(tmp)
         cfg_text = configs.to_tlc_cfg(cfg, liveness=liveness, only=only, symmetry=symmetry)
-        if depth is None:
-            return run_in(cfg, work, command(work, cfg_text, workers), timeout=timeout, progress=progress)
-        if liveness:
-            raise ValueError("a depth bound is for safety only: it cuts every behaviour short")
-        (work / f"{BOUNDED_MODULE}.tla").write_text(bounded_module(depth))
-        cmd = command(work, cfg_text + "CONSTRAINT WithinDepth\n", workers, spec=f"{BOUNDED_MODULE}.tla")
-        return run_in(cfg, work, cmd, timeout=timeout, progress=progress)
+        spec = MC_SPEC.name
+        if depth is not None:
+            spec = f"{BOUNDED_MODULE}.tla"
+            (work / spec).write_text(bounded_module(depth))
+            cfg_text += "CONSTRAINT WithinDepth\n"
+        return run_in(cfg, work, command(work, cfg_text, workers, spec=spec), timeout=timeout, progress=progress)
 
 
 BOUNDED_MODULE = "MCWithinDepth"
