@@ -306,7 +306,8 @@ def _add_bench(sub) -> None:
                    help="count orbits in both engines: under permutations of Nodes, or of Nodes and Sessions "
                         "(TLC's SYMMETRY; spec/README.md, decision on symmetry)")
     b.add_argument("--depth", type=A.count(1, 10_000), metavar="D",
-                   help="both engines only as far as D steps from Init (default: the whole configuration)")
+                   help="both engines only as far as D steps from Init (default: the whole configuration); exact counts "
+                        "need --workers 1: TLC with more workers is not strictly breadth-first")
     b.set_defaults(func=cmd_bench)
 
 

@@ -138,14 +138,28 @@ def test_both_engines_bounded_by_depth_count_the_first_levels(depth, tlc_or_skip
     cfg = configs.get("rows")
     want = _levels(cfg, depth)
     res = explore_sharded(cfg, workers=2, max_depth=depth)
-    t = tlc.run(cfg, liveness=False, depth=depth)
+    t = tlc.run(cfg, liveness=False, depth=depth, workers=1)  # exact with one worker only: see bounded_module
     assert t.verdict == "ok" and res.violation is None and not res.complete and res.depth == depth
     assert res.distinct == t.distinct == want < explore(cfg, liveness=False, keep_edges=False).distinct
 
 
 def test_the_bench_bounded_by_depth_compares_like_with_like(capsys, tlc_or_skip):
-    assert bench.bench_explorer_vs_tlc("rows", depth=6) == 0
+    assert bench.bench_explorer_vs_tlc("rows", depth=6, workers=1) == 0
     out = capsys.readouterr().out
     assert "the states at most 6 steps from Init" in out and "disagree" not in out
     assert "on the first 6 levels only" in out
     assert f"{_levels(configs.get('rows'), 6):>10,} distinct (" in out
+
+
+@pytest.mark.parametrize("tlc_off_by, code, says", [(-1, 0, "TLC counted 1 state fewer"), (1, 1, "disagree")])
+def test_a_bounded_bench_tells_tlcs_non_strict_breadth_first_from_a_disagreement(monkeypatch, capsys, tlc_off_by,
+                                                                               code, says):
+    """With -workers 2 TLC may cut a state it first reached by a longer path: fewer states is explained,
+    not failed; more states than the explorer's first levels is still a disagreement."""
+    from harness.engines import tlc
+    want = _levels(configs.get("rows"), 4)
+    monkeypatch.setattr(tlc, "run", lambda cfg, **kw: tlc.TlcResult(verdict="ok", distinct=want + tlc_off_by,
+                                                                    generated=1, seconds=1.0,
+                                                                    peak_rss_mib=1.0))
+    assert bench.bench_explorer_vs_tlc("rows", depth=4, workers=2) == code
+    assert says in capsys.readouterr().out
