@@ -28,6 +28,7 @@ from sqlalchemy.pool import StaticPool
 from sqlmodel import SQLModel
 
 from . import schema
+from .prepared import run
 from .results import Abort, Result
 
 DEFAULT_URL = "sqlite:///.claimcheck/claimcheck.db"
@@ -120,7 +121,7 @@ class Database:
         # on a sqlite file each thread keeps its connections between transactions (`_kept_connection`)
         url = self.engine.url
         self._keep = self.is_sqlite and url.database not in (None, "", ":memory:")
-        self._writers = threading.local()
+        self._by_thread = threading.local()
         self._kept: list[Connection] = []
         self._kept_lock = threading.Lock()
         self._pid = os.getpid()
@@ -188,8 +189,8 @@ class Database:
         engine = self._write_engine if write and self.is_sqlite else self.engine
         slot = "writer" if write else "reader"
         if self._pid != os.getpid():  # a forked child never uses its parent's sqlite handles: left unclosed
-            self._writers, self._kept, self._kept_lock, self._pid = threading.local(), [], threading.Lock(), os.getpid()
-        conn = getattr(self._writers, slot, None) if self._keep else None
+            self._by_thread, self._kept, self._kept_lock, self._pid = threading.local(), [], threading.Lock(), os.getpid()
+        conn = getattr(self._by_thread, slot, None) if self._keep else None
         if not self._keep or conn is not None and not conn.closed and conn.in_transaction():
             with engine.connect() as conn:
                 yield conn
@@ -198,7 +199,7 @@ class Database:
             if conn is not None:
                 self._drop(conn)
             conn = engine.connect()
-            setattr(self._writers, slot, conn)
+            setattr(self._by_thread, slot, conn)
             with self._kept_lock:
                 self._kept.append(conn)
         try:
@@ -209,8 +210,8 @@ class Database:
 
     def _drop(self, conn: Connection) -> None:
         for slot in ("writer", "reader"):
-            if getattr(self._writers, slot, None) is conn:
-                setattr(self._writers, slot, None)
+            if getattr(self._by_thread, slot, None) is conn:
+                setattr(self._by_thread, slot, None)
         with self._kept_lock:
             if conn in self._kept:
                 self._kept.remove(conn)
@@ -249,7 +250,7 @@ class Database:
             kept, self._kept = self._kept, []
         for conn in kept:
             conn.close()
-        self._writers = threading.local()
+        self._by_thread = threading.local()
         self.engine.dispose()
 
 
@@ -334,7 +335,6 @@ def next_id(conn: Connection, name: str) -> int:
     dense ids. A table row would be one hot row every Session's writers queue on."""
     if conn.dialect.name == "postgresql":
         return conn.exec_driver_sql(f"SELECT nextval('{pg_sequence(name)}')").scalar_one()
-    from .prepared import run
     if run(conn, _ADVANCE, {"seq": name}).rowcount != 1:
         raise LookupError(f"sequence {name!r} missing: call Database.create_schema()")
     return run(conn, _VALUE, {"seq": name}).scalar_one()

@@ -116,11 +116,8 @@ class Publisher:
             raise Abort(result)
 
     def _append(self, conn: Connection, event: StepEvent) -> int:
-        seq = run(conn, _NEXT_SEQ, {"session": event.session_id}).scalar_one()
-        run(conn, _INSERT_EVENT, dict(session_id=event.session_id, seq=seq, kind=event.durable_kind,
-                                      assistant_id=event.assistant_id, execution_id=event.execution_id,
-                                      writer=event.writer))
-        return seq
+        return append_event(conn, event.session_id, kind=event.durable_kind, assistant_id=event.assistant_id,
+                            execution_id=event.execution_id, writer=event.writer)
 
 
 # built once (a SQLAlchemy expression per call cost more than the statement)
@@ -133,6 +130,14 @@ _INSERT_ASSISTANT = assistant_t.insert()
 _INSERT_EVENT = event_t.insert()
 _KINDS = sa.select(event_t.c.kind).where(event_t.c.assistant_id == sa.bindparam("assistant"))
 _ASSISTANT = sa.select(assistant_t).where(assistant_t.c.assistant_id == sa.bindparam("assistant"))
+
+
+def append_event(conn: Connection, session_id: str, **row) -> int:
+    """Append a durable event to its Session's log, numbered next in that Session (in the caller's
+    transaction, whose per-Session serialization makes the number unique); its sequence number."""
+    seq = run(conn, _NEXT_SEQ, {"session": session_id}).scalar_one()
+    run(conn, _INSERT_EVENT, dict(session_id=session_id, seq=seq, **row))
+    return seq
 
 
 def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, execution_id: int) -> None:

@@ -22,6 +22,7 @@ from . import ids
 from . import registry as R
 from .context import Context
 from .db import next_id
+from .events import append_event
 from .prepared import run
 from .results import Conflict, Lost, Malformed, NotEnabled, Ok, Result
 from .schema import claim_t, event_t, input_t as T, recovery_t as RT
@@ -52,8 +53,6 @@ _SELECTABLE = {defect: sa.select(sa.exists().where(T.c.id == sa.bindparam("id"),
                                                    sa.true() if defect else sa.not_(_owned_by_recovery())))
                for defect in (False, True)}
 _REQUESTED = sa.select(event_t.c.id).where(event_t.c.event_key == sa.bindparam("key"))
-_NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
-    .where(event_t.c.session_id == sa.bindparam("session"))
 _PROMOTE = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == sa.bindparam("frm")) \
     .values(state=sa.bindparam("to"), promoted_seq=sa.bindparam("seq"))
 _ARM = sa.update(T).where(T.c.id == sa.bindparam("input")).values(state="pending", promoted_seq=sa.bindparam("seq"))
@@ -61,7 +60,6 @@ _STEER = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == "pendi
     .values(state="steered", promoted_seq=sa.bindparam("seq"))
 _RECOVERY_ROW = sa.select(RT).where(RT.c.execution_id == sa.bindparam("execution"))
 _INSERT = T.insert()
-_INSERT_EVENT = event_t.insert()
 
 
 def _insert_prompt(conn: Connection, session_id: str, number: int, delivery: str, requested: bool) -> str:
@@ -121,9 +119,8 @@ class InputStore:
                 key = f"{key}-{next_id(conn, 'input')}"
             elif run(conn, _REQUESTED, {"key": key}).first() is not None:
                 return NotEnabled(f"prompt {input_id} has its PromptExecutionRequested already")
-            seq = run(conn, _NEXT_SEQ, {"session": session_id}).scalar_one()
-            run(conn, _INSERT_EVENT, dict(session_id=session_id, seq=seq, kind=R.REQUESTED, assistant_id=None,
-                                          execution_id=0, writer="", input_id=input_id, event_key=key))
+            seq = append_event(conn, session_id, kind=R.REQUESTED, assistant_id=None, execution_id=0, writer="",
+                               input_id=input_id, event_key=key)
             if twice or row.state == "held":  # the projection arms a held prompt (the defect: any prompt)
                 run(conn, _ARM, {"input": input_id, "seq": next_id(conn, "input")})
             return Ok(seq)

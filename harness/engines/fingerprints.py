@@ -57,11 +57,7 @@ class FingerprintSet:
     def _grow(self) -> None:
         old = self.slots
         self.mask = 2 * len(old) - 1
-        self.slots = slots = array("q", bytes(16 * len(old)))
-        mask, stride = self.mask, self.stride
+        self.slots = array("q", bytes(16 * len(old)))
         for fp in old:
             if fp:
-                i = (fp // stride) & mask
-                while slots[i]:
-                    i = (i + 1) & mask
-                slots[i] = fp
+                self.slots[self._find(fp)] = fp
