@@ -45,16 +45,8 @@
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
 (* changes the behaviour is a small named operator, a *hook*, stating what *)
-(* the protocol decides there (section "Hooks" below):                     *)
-(*   SupHolds, FinalizerSupervised, OrdinarySelects, ClaimFree,            *)
-(*   PromotionOwned, RenewAccepts, FailedRenewalPc, PublishOK,             *)
-(*   MemoryAtCommit, SettledAssistant, InterruptOwed, RestartCommits,      *)
-(*   RestartRejected, CancelRequeues, HeartbeatAccepts, RenewedTtl,        *)
-(*   TakeoverMatches, TakeoverQuarantines, TakeoverPhase,                  *)
-(*   ConversionConflict, MayRetry, FinishesCancellation,                   *)
-(*   ConversionSettles, QuarantineMatches, ContinuationGen, FreshSlots,    *)
-(*   RetryAppends, RequestArms, ResumeRequests, SteerSelects,              *)
-(*   SettlementFlagEarly, ConversionReruns, RetriesFailedTool.             *)
+(* the protocol decides there.  The section "Hooks" below defines them,    *)
+(* and is their one list: spec/names.py's HOOKS reads it from there.       *)
 (* These, and only these, are what a model-checking module may override   *)
 (* (MCSessionExecution.tla, `Hook <- MCHook` in the generated MC_*.cfg, as *)
 (* CCF's MCccfraft.cfg overrides ccfraft's operators), so that a defect is *)
@@ -231,9 +223,10 @@ OwnerActive(s) == \/ \E n \in Nodes : ActiveOn(n, claim[s].exec)
                   \/ \E r \in Recoverers : rec[r].exec = claim[s].exec /\ rec[r].pc # "idle"
 
 -----------------------------------------------------------------------------
-(* Hooks: the protocol's decisions where a known defect differs (the header  *)
-(* lists them; MCSessionExecution.tla's MC<Hook> overrides each, the defect   *)
-(* names in its comments).  Each states the correct protocol.                 *)
+(* Hooks: the protocol's decisions where a known defect differs (every         *)
+(* operator defined in this section is a hook, and nothing else is: the        *)
+(* registry, spec/names.py HOOKS, reads the list from here; the MC module's    *)
+(* MC<Hook> overrides each).  Each states the correct protocol.                *)
 
 \* The node's supervision check: the claim its actor works under is still its exact, live claim.
 SupHolds(s, e, o) == Fenced(s, e, o)

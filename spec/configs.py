@@ -147,17 +147,11 @@ SYMMETRY_OPERATORS = {"nodes": "NodeSymmetry", "sessions": "NodeSessionSymmetry"
 SPEC_MODULE = "SessionExecution"  # the protocol module (Apalache's; spec/SessionExecution.tla)
 MC_MODULE = "MCSessionExecution"  # the module the generated .cfg files configure (spec/MCSessionExecution.tla)
 
-# The protocol's hooks (SessionExecution.tla lists them in its header): the operators where a known defect
-# decides differently. Every TLC configuration overrides each with the MC module's MC<Hook> (`Hook <-
-# MCHook`, as CCF's MCccfraft.cfg overrides ccfraft's operators), with or without defects, so that the
-# correct protocol and every defect are checked through the same overrides.
-HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "PromotionOwned", "RenewAccepts",
-         "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
-         "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
-         "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches", "ContinuationGen",
-         "FreshSlots", "RetryAppends", "RequestArms", "ResumeRequests", "SteerSelects", "SettlementFlagEarly",
-         "ConversionReruns", "RetriesFailedTool")
+# The protocol's hooks (the registry reads them from SessionExecution.tla's section Hooks): the operators where
+# a known defect decides differently. Every TLC configuration overrides each with the MC module's MC<Hook>
+# (`Hook <- MCHook`, as CCF's MCccfraft.cfg overrides ccfraft's operators), with or without defects, so that
+# the correct protocol and every defect are checked through the same overrides.
+HOOKS = N.HOOKS
 
 
 class ProtocolOnly(ValueError):

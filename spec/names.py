@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
 
 

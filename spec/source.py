@@ -5,6 +5,7 @@ One place for both, so that the engines (TLC, Apalache) and the reviewer's map r
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,3 +54,26 @@ def tla_parser():
 
 def untyped_variables(path: Path = SPEC) -> list[str]:
     return [v for v, t in declarations(path)["VARIABLES"].items() if not t]
+
+
+HOOKS_SECTION = "(* Hooks:"  # the comment that opens the protocol module's section of hooks
+
+
+def hooks(text: str | None = None) -> tuple[str, ...]:
+    """The protocol's hooks, in order: every operator defined in SessionExecution.tla's section Hooks (from
+    its opening comment to the next `----` line). The section is where the list is stated: spec/names.py's
+    HOOKS is read from it, so a hook defined there reaches the generated `Hook <- MCHook` overrides with no
+    second list to keep."""
+    text = SPEC.read_text(encoding="utf-8") if text is None else text
+    start = text.find(HOOKS_SECTION)
+    if start < 0:
+        raise ValueError(f"{SPEC.name}: no section of hooks (a comment opening {HOOKS_SECTION!r})")
+    end = text.find("\n----", start)
+    section = text[start:end if end >= 0 else len(text)]
+    return tuple(re.findall(r"^(\w+)(?:\(.*?\))? ==", section, re.M))
+
+
+# The protocol's hooks: the operators of SessionExecution.tla where a known defect decides differently, each
+# overridden by the MC module's MC<Hook> in every TLC configuration (spec/configs.py); part of the registry
+# (spec/names.py re-exports them).
+HOOKS = hooks()

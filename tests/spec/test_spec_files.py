@@ -69,18 +69,37 @@ def _header(text):
     return text[opening:text.index("*****)\n", opening)]
 
 
-def test_the_protocol_has_no_defect_switch_and_lists_its_hooks():
+def test_the_protocol_has_no_defect_switch_and_defines_its_hooks_in_one_section():
     """Issue 12, item 7: the defect switches are the MC module's; the protocol states the correct protocol,
-    with a named hook wherever a defect decides differently, and says at its top which operators are hooks."""
+    with a named hook wherever a defect decides differently. Its section Hooks is the one list of them
+    (spec/names.py HOOKS reads it); the header points there and names none."""
     assert "Has(" not in TLA and not re.search(r"\bDefects\b", TLA)
     assert "Defects" not in source.declarations(source.SPEC)["CONSTANTS"]
     assert source.declarations(source.MC_SPEC)["CONSTANTS"] == {"Defects": "Set(Str)"}
-    header = " ".join(line.strip("(*) ") for line in _header(TLA).splitlines())
-    listed = re.search(r"Hooks\..*?below\): (.*?)\. +These", header).group(1)
-    assert [h.strip() for h in listed.split(",")] == list(configs.HOOKS)
+    assert configs.HOOKS == N.HOOKS == source.hooks(TLA) and len(N.HOOKS) == 33
+    header = _header(TLA)
+    assert 'section "Hooks" below' in header and not any(re.search(rf"\b{h}\b", header) for h in N.HOOKS)
     for hook in configs.HOOKS:
         assert _defined(hook), hook
         assert not re.search(r"\w'", re.search(rf"^{hook}(\(.*?\))? ==(.*)$", TLA, re.M).group(2)), hook  # no primes
+
+
+def test_a_hook_defined_in_the_section_is_a_hook_and_nothing_else_is():
+    """Reading the list from the section: a definition added there is a hook (it reaches every `Hook <-
+    MCHook` override), one outside it is not, and a module without the section is refused."""
+    start = TLA.index(source.HOOKS_SECTION)
+    added = TLA[:start] + "Before == TRUE\n" + TLA[start:].replace("\n-----", "\nNewHook(c) == TRUE\n\n-----", 1)
+    assert source.hooks(added) == N.HOOKS + ("NewHook",)
+    import pytest
+    with pytest.raises(ValueError, match="no section of hooks"):
+        source.hooks(TLA.replace(source.HOOKS_SECTION, "(* Decisions:"))
+
+
+def test_spec_readme_documents_every_hook():
+    """spec/README.md's table of hooks (what each decides, which defects override it) names each one."""
+    table = (SPEC / "README.md").read_text().split("| hook | the protocol decides |", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"`(\w+)(?:\(.*?\))?`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])) \
+        == list(N.HOOKS)
 
 
 def test_every_hook_has_its_mc_alternative_and_every_cfg_overrides_every_hook():
