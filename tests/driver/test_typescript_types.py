@@ -4,9 +4,9 @@ with one deliberate mistake of the kind the types exist to catch (a misspelt def
 action the step table forgets, a memory value the twin has no name for, a twin-state field of the wrong
 type). `npm test` runs the check before `node --test`, so a type error fails the example's tests.
 
-The registry's names spelt out in examples/typescript/src/types.ts (Defect, Boundary, ActionParams, the pc
-and kind unions) must be spec/names.py's: a name added to the registry and not to the example's types
-fails here, and so does a misspelling (shown failing on an edited copy of the text).
+The registry's names (Defect, Boundary, ActionParams, the pc and kind unions) are generated from
+spec/names.py into examples/typescript/src/registry.ts (`python -m spec.bindings`; tests/spec/
+test_registry_literals.py checks it is current), and src/types.ts re-exports them and spells none itself.
 
 Nothing is skipped: without node or the example's locked devDependencies (`npm ci --prefix
 examples/typescript`, which .ci/run does) these tests fail and say so.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spec import names as N
+from spec import bindings as B
 from test_typescript import EXAMPLE, _installed
 
 TSC = EXAMPLE / "node_modules" / "typescript" / "bin" / "tsc"
@@ -98,47 +98,38 @@ def test_a_type_error_fails_the_check(tmp_path, mistake):
         done.stdout
 
 
-# ---- the registry's names in types.ts ----
+# ---- the registry's names: generated into registry.ts, re-exported by types.ts ----
 
-def union(text: str, name: str) -> set[str]:
-    """The string literals of `export type NAME = "a" | "b" ...;` in types.ts."""
-    m = re.search(rf"^export type {name} =(.*?);", text, re.MULTILINE | re.DOTALL)
-    assert m, f"types.ts has no type {name}"
-    return set(re.findall(r'"([^"]*)"', m.group(1)))
+REGISTRY = EXAMPLE / "src" / "registry.ts"
+REGISTRY_REL = str(REGISTRY.relative_to(B.ROOT))
 
 
-def action_params(text: str) -> dict[str, set[str]]:
-    """`interface ActionParams`: each action and the names of its parameters."""
-    body = text[text.index("export interface ActionParams {"):]
-    body = body[:body.index("\n}")]
-    return {m.group(1): set(re.findall(r"(\w+):", m.group(2)))
-            for m in re.finditer(r"^  (\w+): (\{.*?\}|Record<string, never>);", body, re.MULTILINE)}
+def exported_types(text: str) -> set[str]:
+    """The names of `export type NAME` and `export interface NAME` declarations."""
+    return set(re.findall(r"^export (?:type|interface) (\w+)\b", text, re.MULTILINE))
 
 
-def registry_mismatches(text: str) -> list[str]:
-    """Where types.ts's spelling of the registry differs from spec/names.py's."""
-    want = {"Defect": N.DEFECTS, "Boundary": N.BOUNDARIES, "Assumption": N.ASSUMPTIONS, "AttemptName": N.ATTEMPTS,
-            "SteppingActor": N.STEPPING_ACTORS, "RunnerPc": N.RUNNER_PCS, "FinalizerPc": N.FINALIZER_PCS,
-            "RecoveryPc": N.RECOVERY_PCS, "Phase": [p for p in N.PHASES if p != "none"], "EventKind": N.LOG_KINDS,
-            "InputKind": N.INPUT_KINDS, "InputState": N.INPUT_STATES, "EffectKind": N.EFFECT_KINDS,
-            "QuarantineReason": N.QUARANTINE_REASONS, "WakeReservation": N.WAKE_RESERVATIONS}
-    out = [f"{name}: types.ts {sorted(union(text, name) ^ set(names))} differ" for name, names in want.items()
-           if union(text, name) != set(names)]
-    params = action_params(text)
-    registry = {a.name: set(a.params) for a in N.ACTIONS.values()}
-    out += [f"ActionParams.{a}: types.ts {params.get(a)}, registry {registry.get(a)}"
-            for a in sorted(set(params) | set(registry)) if params.get(a) != registry.get(a)]
-    return out
+def test_types_ts_re_exports_the_generated_registry_and_spells_none_of_it():
+    generated = exported_types(REGISTRY.read_text())
+    assert REGISTRY_REL in B.GENERATED and REGISTRY.read_text() == B.typescript_registry()
+    assert {"Defect", "Boundary", "ActionParams", "RunnerPc", "QuarantineReason"} <= generated
+    types = TYPES.read_text()
+    assert 'export type * from "./registry.js";' in types
+    assert exported_types(types) & generated == set()
 
 
-def test_types_ts_spells_the_registry_as_spec_names_does():
-    assert registry_mismatches(TYPES.read_text()) == []
+def test_a_union_spelt_in_types_ts_again_is_caught():
+    text = TYPES.read_text() + '\nexport type Defect = "memory-before-publish";\n'
+    assert exported_types(text) & exported_types(REGISTRY.read_text()) == {"Defect"}
 
 
-@pytest.mark.parametrize("edit", [("\"wake-fresh-share-zero\" | ", ""), ("\"tool.ran\"", "\"tool.run\""),
-                                  ("  WakeLost: { w: number };\n", ""), ("Steer: { n: string; i: InputRecord }",
-                                                                          "Steer: { n: string }")])
-def test_the_registry_check_catches_a_name_types_ts_lacks(edit):
-    text = TYPES.read_text()
-    assert edit[0] in text
-    assert registry_mismatches(text.replace(edit[0], edit[1], 1)) != []
+def test_a_type_dropped_from_the_generated_registry_fails_the_check(tmp_path):
+    """The example's code names the generated types: a registry.ts without `Boundary` fails tsc."""
+    copy = copy_of_example(tmp_path)
+    text = (copy / "src" / "registry.ts").read_text()
+    start = text.index("export type Boundary =")
+    (copy / "src" / "registry.ts").write_text(text[:start] + text[text.index(";", start) + 1:])
+    done = tsc(copy)
+    assert done.returncode != 0, "tsc accepted a registry.ts without Boundary"
+    assert re.search(r"^src/failpoints\.js\(\d+,\d+\): error TS\d+: .*has no exported member 'Boundary'", done.stdout,
+                     re.MULTILINE), done.stdout

@@ -1,6 +1,8 @@
 """Registry names are referred to, never spelt: outside `spec/names.py`, an action, invariant,
 assumption, defect or boundary name appears as a string only in its package's binding module
 (`harness/registry.py`, `impl/registry.py`), and there only as the name a `_pick` call checks at import.
+The binding modules (and the TypeScript example's `src/registry.ts`) are generated from the registry by
+`python -m spec.bindings`; the committed files must be what it generates (shown failing on a stale copy).
 
 What counts: every `str` constant of the module's syntax tree whose value is a registry name, including
 the literal pieces of an f-string, dictionary keys and default arguments. What does not: comments (not in
@@ -21,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from spec import bindings as B
 from spec import names as N
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = frozenset(N.ACTIONS) | frozenset(N.INVARIANTS) | frozenset(N.ASSUMPTIONS) | frozenset(N.DEFECTS) \
     | frozenset(N.BOUNDARIES)
-BINDINGS = {ROOT / "harness" / "registry.py", ROOT / "impl" / "registry.py"}
+BINDINGS = {ROOT / rel for rel in B.GENERATED if rel.endswith(".py")}  # harness/registry.py, impl/registry.py
 PICK = "_pick"
 
 
@@ -140,6 +143,75 @@ def test_the_binding_modules_check_at_import():
         assert module._pick(N.ACTIONS, "Acquire") == "Acquire"
         with pytest.raises(KeyError):
             module._pick(N.ACTIONS, "Acquier")
+
+
+def test_a_literal_planted_in_a_real_module_is_found(tmp_path):
+    """A copy of a module that refers to the binding (harness/conformance/actions.py), with one reference
+    replaced by the name it stands for: the scan names that line, and passes the module as committed."""
+    original = ROOT / "harness" / "conformance" / "actions.py"
+    source = original.read_text(encoding="utf-8")
+    assert findings([original]) == [] and source.count("R.WAKE_LOST") >= 1
+    planted = tmp_path / "actions.py"
+    planted.write_text(source.replace("R.WAKE_LOST", '"WakeLost"', 1), encoding="utf-8")
+    line = source[:source.index("R.WAKE_LOST")].count("\n") + 1
+    assert findings([planted]) == [f"{planted}:{line}: 'WakeLost'"]
+
+
+# ---------------------------------------------------------------- the bindings are generated
+
+def test_the_bindings_are_generated_and_current():
+    assert B.stale() == [], f"stale generated files: run `{B.COMMAND}`"
+    for rel in B.GENERATED:
+        first = (ROOT / rel).read_text(encoding="utf-8").splitlines()[0]
+        assert first in (f"# {B.HEADER}", f"// {B.HEADER}"), rel
+
+
+def test_generation_is_deterministic(tmp_path):
+    for rel in B.GENERATED:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    assert B.write(tmp_path) == list(B.GENERATED) and B.write(tmp_path) == [] and B.stale(tmp_path) == []
+    assert all((tmp_path / rel).read_bytes() == (ROOT / rel).read_bytes() for rel in B.GENERATED)
+
+
+def test_the_check_fails_on_a_stale_sample(tmp_path):
+    """An edited, a missing and an outdated generated file are each stale (the last: the registry gained a
+    defect, which impl/registry.py and the TypeScript types bind, and harness/registry.py does not)."""
+    for rel in B.GENERATED:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    B.write(tmp_path)
+    impl = tmp_path / "impl" / "registry.py"
+    impl.write_text(impl.read_text().replace('RENEW = _pick(N.ACTIONS, "Renew")\n', ""))
+    (tmp_path / "examples" / "typescript" / "src" / "registry.ts").unlink()
+    assert B.stale(tmp_path) == ["impl/registry.py", "examples/typescript/src/registry.ts"]
+
+
+def test_a_name_added_to_the_registry_makes_its_bindings_stale(monkeypatch):
+    d = N.Defect("renew-twice", ("FencedMutation",), "none", "a defect the registry does not have")
+    monkeypatch.setattr(N, "DEFECTS", {**N.DEFECTS, d.name: d})
+    assert B.stale() == ["impl/registry.py", "examples/typescript/src/registry.ts"]
+    assert 'RENEW_TWICE = _pick(N.DEFECTS, "renew-twice")' in B.impl_registry()
+    assert '| "renew-twice"' in B.typescript_registry()
+
+
+def test_the_generator_command(monkeypatch, tmp_path, capsys):
+    assert B.main(["--check"]) == 0 and "3 generated files current" in capsys.readouterr().out
+    assert B.main(["--write"]) == 2 and capsys.readouterr().err == f"usage: {B.COMMAND} [--check]\n"
+    monkeypatch.setattr(B, "ROOT", tmp_path)
+    assert B.main([]) == 2 and "is not a claimcheck checkout" in capsys.readouterr().err
+    for rel in B.GENERATED:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    assert B.main(["--check"]) == 1 and capsys.readouterr().out.count("stale: ") == 3
+    assert B.main([]) == 0 and capsys.readouterr().out.count("wrote ") == 3
+    assert B.main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("name, prefix, bound", [("PublishStepStarted", "", "PUBLISH_STEP_STARTED"),
+                                                 ("RecoveryConvertAckLost", "", "RECOVERY_CONVERT_ACK_LOST"),
+                                                 ("step-started-window", "", "STEP_STARTED_WINDOW"),
+                                                 ("tool.publish_failed", "B_", "B_TOOL_PUBLISH_FAILED"),
+                                                 ("Tick", "", "TICK")])
+def test_the_constant_a_name_is_bound_to(name, prefix, bound):
+    assert B.constant(name, prefix) == bound
 
 
 def main(argv: list[str]) -> int:

@@ -4,104 +4,24 @@
  * replies. Types only: nothing here exists at run time, and Node never loads this file (the JavaScript
  * modules name these types in JSDoc, `import('./types.js').ClaimRow`, and `tsc -p .` checks them).
  *
- * The registry's names (Defect, Boundary, Assumption, ActionName) are spec/names.py's, spelled out so a
- * misspelt defect switch or boundary fails the type check; tests/driver/test_typescript_types.py keeps
- * them equal to the registry. The requests' shapes follow docs/driver.schema.json.
+ * The registry's names (Defect, Boundary, Assumption, ActionParams, the pc and kind unions) are spec/names.py's,
+ * generated into src/registry.ts (`python -m spec.bindings`) and re-exported here, so a misspelt defect switch
+ * or boundary fails the type check. The requests' shapes follow docs/driver.schema.json.
  */
 
-// ---- the registry (spec/names.py) ----
+import type {
+  ActionParams, Assumption, Boundary, Defect, EffectKind, EventKind, FinalizerPc, InputKind, InputState, Phase,
+  QuarantineReason, RecoveryPc, RequestKind, RunnerPc, WakeReservation,
+} from "./registry.js";
 
-export type Defect =
-  | "step-started-window" | "step-failed-duplicate-interrupt" | "cross-session-recovery-collision"
-  | "unsupervised-cancel-heartbeat" | "silent-quarantine-noop" | "memory-before-publish"
-  | "acquire-overwrites-expired" | "renew-after-expiry" | "recovery-input-in-ordinary-queue"
-  | "supervise-on-expiry-only" | "unfenced-step-publication" | "takeover-trusts-scan" | "takeover-overwrites-phase"
-  | "conversion-leaves-assistant-open" | "scan-quarantines-cancellation" | "cancellation-quarantine-strands"
-  | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
-  | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
-  | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
-  | "retry-tool-after-failed-publication" | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids"
-  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "exact-retry-appends-twice" | "resume-drains-without-request"
-  | "steer-selects-recovery-input";
+// ---- the registry (spec/names.py, generated into src/registry.ts) ----
 
-export type Boundary =
-  | "acquire.committed" | "renew.committed" | "provider.dispatched" | "step_started.committed" | "tool.started"
-  | "tool.ran" | "tool.publish_failed" | "step_failed.committed" | "step_ended.committed" | "cancel.requested"
-  | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over" | "recovery.convert_failed"
-  | "recovery.converted" | "wake.reserved" | "resume.requested";
-
-export type Assumption = "TimelyDispatch" | "SynchronizedClocks" | "ProcessLocalRouting";
-
-/** Each action's parameters, as a trace step writes them (docs/driver.schema.json, <Action>Params). */
-export interface ActionParams {
-  Acquire: { n: string; i: InputRecord };
-  PromoteContinuation: { n: string; i: InputRecord };
-  Renew: { n: string };
-  Dispatch: { n: string };
-  PublishStepStarted: { n: string };
-  StepStartedReturn: { n: string };
-  ToolStart: { n: string };
-  ToolRun: { n: string };
-  PublishToolSuccess: { n: string };
-  MarkUnknown: { n: string };
-  PublishStepFailed: { n: string };
-  StepFailedReturn: { n: string };
-  PublishStepEnded: { n: string };
-  StepEndedReturn: { n: string };
-  ClearClaim: { n: string };
-  RunnerStop: { n: string };
-  RunnerExit: { n: string };
-  CancelRequest: { n: string; s: string };
-  FinalizerSettle: { n: string };
-  FinalizerClear: { n: string };
-  Heartbeat: { n: string; s: string };
-  Supervise: { n: string };
-  Tick: Record<string, never>;
-  RecoveryScan: { r: string; s: string };
-  RecoveryTakeover: { r: string };
-  RecoveryConvert: { r: string };
-  RecoveryQuarantine: { r: string };
-  RecoveryReconvert: { r: string };
-  Crash: { n: string };
-  ToolSuccessFails: { n: string };
-  CorruptRecoveryRow: { s: string; e: number };
-  RecoveryConvertAckLost: { r: string };
-  WakeArrive: { w: number };
-  WakeScan: Record<string, never>;
-  WakeServe: { w: number };
-  WakeLost: { w: number };
-  Admit: { s: string };
-  ExactRetry: { i: InputRecord };
-  Resume: { n: string; s: string };
-  Steer: { n: string; i: InputRecord };
-}
+export type * from "./registry.js";
 
 export type ActionName = keyof ActionParams;
 /** Any action's parameters, as a request carries them: each name with the type every action that has it
  * gives it (which of them an action needs is ActionParams'). */
 export type Params = Partial<{ n: string; r: string; s: string; e: number; w: number; i: InputRecord }>;
-/** The actions whose parameters the caller chooses (names.ATTEMPTS). */
-export type AttemptName =
-  | "Acquire" | "PromoteContinuation" | "CancelRequest" | "Heartbeat" | "RecoveryScan" | "Admit" | "ExactRetry"
-  | "Resume" | "Steer";
-/** The actor kinds a `move` names (names.STEPPING_ACTORS). */
-export type SteppingActor = "runner" | "finalizer" | "recovery" | "supervisor";
-
-export type Phase = "running" | "recovering" | "cancelling" | "cancelled" | "unknown";
-export type EventKind =
-  | "Started" | "Failed" | "Interrupted" | "Ended" | "ToolStarted" | "ToolSucceeded" | "ToolFailed"
-  | "PromptExecutionRequested";
-export type InputKind = "prompt" | "cont";
-export type InputState = "pending" | "ordinary" | "recovery" | "held" | "steered";
-export type EffectKind = "dispatch" | "tool" | "reconcile";
-export type WakeReservation = "" | "fresh" | "retry";
-export type RunnerPc =
-  | "idle" | "acquired" | "renewed" | "streaming" | "started" | "stepping" | "failed" | "ended" | "done"
-  | "stopped" | "tool_started" | "tooling" | "tool_failed";
-export type FinalizerPc = "idle" | "settle" | "clear";
-export type RecoveryPc = "idle" | "scanned" | "converting" | "quarantining" | "reconverting";
-/** Why a recovery worker quarantines (a quarantined claim's `recovery_error` starts with it). */
-export type QuarantineReason = "malformed" | "exhausted" | "invalid";
 
 // ---- configuration ----
 
@@ -213,13 +133,13 @@ export interface SequenceRow {
 export type NewEvent = AssistantEvent | RequestEvent;
 export interface AssistantEvent {
   session: string;
-  kind: Exclude<EventKind, "PromptExecutionRequested">;
+  kind: Exclude<EventKind, RequestKind>;
   assistant: string;
   writer: string;
 }
 export interface RequestEvent {
   session: string;
-  kind: "PromptExecutionRequested";
+  kind: RequestKind;
   input: string;
   request: string;
   writer: string;
