@@ -1,7 +1,7 @@
 """Shared fixtures. Tests that need Java/TLC (`tlc_or_skip`) skip (never pass) when TLC cannot run here:
 no Java, no jar, or a jar whose sha256 is not the pinned one (tests/tlckit.py). Tests that need
-PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here (tests/pgkit.py). Under CI=true
-both fail instead of skipping. One pytest run shares TLC's state-graph dumps between its tests and its
+PostgreSQL (`pg_server`, `pg_databases`) skip when it cannot start here (tests/pgkit.py). Under CI
+(tests/cikit.py) both fail instead of skipping. One pytest run shares TLC's state-graph dumps between its tests and its
 xdist workers (harness/engines/tlccache.py): a temporary directory per run, removed at its end."""
 
 import os
@@ -30,7 +30,7 @@ def pytest_unconfigure(config):
 
 @pytest.fixture(scope="session")
 def tlc_or_skip():
-    """TLC can run here; else skip with the reason (fail under CI=true)."""
+    """TLC can run here; else skip with the reason (fail under CI: tests/cikit.py)."""
     tlckit.require()
 
 

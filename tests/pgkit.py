@@ -2,22 +2,20 @@
 `pg_server` in tests/conftest.py), and a fresh database with the schema for every `Database` a test
 makes (`PgDatabases.new()`, a file copy of a template: a few milliseconds).
 
-Where PostgreSQL cannot start, its tests skip with the reason; under CI=true they fail instead, so a CI
-run can never pass without having run them.
+Where PostgreSQL cannot start, its tests skip with the reason; under CI they fail instead (tests/cikit.py),
+so a CI run can never pass without having run them.
 """
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Mapping
 
-import pytest
-
 from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
+import cikit
 from harness.conformance import pgserver
 from impl.db import _TABLES, Database
 from impl.schema import SEQUENCES, sequence_t
@@ -25,18 +23,9 @@ from impl.schema import SEQUENCES, sequence_t
 SCHEMA_TEMPLATE = "claimcheck_schema"
 
 
-def required(env: Mapping[str, str] | None = None) -> bool:
-    """CI=true: the PostgreSQL tests must run."""
-    env = os.environ if env is None else env
-    return env.get("CI", "").strip().lower() == "true"
-
-
 def unavailable(reason: str, env: Mapping[str, str] | None = None):
-    """Skip (locally) or fail (CI=true) the test that needed PostgreSQL."""
-    message = f"PostgreSQL unavailable: {reason}"
-    if required(env):
-        pytest.fail(f"{message} (CI=true: the PostgreSQL tests must run, not skip)", pytrace=False)
-    pytest.skip(message)
+    """Skip (locally) or fail (CI) the test that needed PostgreSQL."""
+    cikit.unavailable(f"PostgreSQL unavailable: {reason}", "the PostgreSQL tests", env)
 
 
 def start_server(base_dir: Path | None = None, *, bin_dir: Path | str | None = None,

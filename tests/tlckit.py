@@ -1,14 +1,12 @@
 """TLC for the tests: Java and the pinned tla2tools.jar (harness.engines.tlc). Where either is missing, or
-the jar's sha256 differs from the pin, the tests that need TLC skip with the reason; under CI=true they
-fail instead, so a CI run can never pass without having run them (as PostgreSQL's, tests/pgkit.py)."""
+the jar's sha256 differs from the pin, the tests that need TLC skip with the reason; under CI they fail
+instead (tests/cikit.py), so a CI run can never pass without having run them."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
-import pytest
-
-import pgkit
+import cikit
 
 
 def unavailable_reason() -> str | None:
@@ -23,11 +21,8 @@ def unavailable_reason() -> str | None:
 
 
 def require(env: Mapping[str, str] | None = None) -> None:
-    """Return when TLC can run; else skip (locally) or fail (CI=true) the test that needed it."""
+    """Return when TLC can run; else skip (locally) or fail (CI) the test that needed it."""
     reason = unavailable_reason()
     if reason is None:
         return
-    message = f"TLC unavailable: {reason}"
-    if pgkit.required(env):
-        pytest.fail(f"{message} (CI=true: the TLC tests must run, not skip)", pytrace=False)
-    pytest.skip(message)
+    cikit.unavailable(f"TLC unavailable: {reason}", "the TLC tests", env)

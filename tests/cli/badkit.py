@@ -19,6 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 
+import cikit
 import harness.conformance.lockstep  # noqa: F401 - registers its Hypothesis profiles at import, not inside a test
 from harness.traces import configfile as F
 from harness.traces import itf
@@ -30,7 +31,7 @@ from spec import configs
 from spec import model as M
 from spec import names as N
 
-CI = bool(os.environ.get("CI"))
+CI = cikit.is_ci()
 SCALE = float(os.environ.get("CLAIMCHECK_BAD_INPUT_SCALE", "1"))  # e.g. 20 for a nightly hunt
 
 

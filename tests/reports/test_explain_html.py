@@ -3,10 +3,9 @@ step, the violation and the trace's notes marked; rendered in a real headless br
 `chromium`), its screenshot kept under .claimcheck/artifacts/explain-html/ (gitignored; the path is
 printed, `pytest -rP` shows it, and the JUnit report carries it as the `screenshot` property).
 
-Without chromium these browser tests skip with the reason; under CI=true they fail (.ci/run installs it)."""
+Without chromium these browser tests skip with the reason; under CI they fail (tests/cikit.py; .ci/run installs it)."""
 
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import cikit
 from harness.cli import main
 from harness.conformance import replay as R
 from harness.reports import explain as X
@@ -133,13 +133,11 @@ def test_html_marks_a_lasso_and_a_stuck_step(tmp_path):
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    """Debian's chromium; skip with the reason without it (fail under CI=true, where .ci/run installs it)."""
+    """Debian's chromium; skip with the reason without it (fail under CI, where .ci/run installs it)."""
     exe = shutil.which("chromium")
     if exe is None:
         reason = "chromium is not installed (apt-get install chromium); the HTML report's browser test needs it"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        cikit.unavailable(reason, "the browser tests")
     return exe
 
 
