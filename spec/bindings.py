@@ -4,8 +4,8 @@ take spec/names.py's names (impl/registry.py, harness/registry.py, examples/type
 `python -m spec.bindings` writes them; `python -m spec.bindings --check` names the stale ones and exits 1
 (tests/spec/test_registry_literals.py runs the same check, as the committed JSON Schemas are checked against
 their generators). A binding takes whole tables of the registry, the ones its package uses (every defect,
-action, boundary), so a name added to spec/names.py reaches each binding by regenerating; none is copied
-by hand.
+action, boundary, assumption; no name is picked by hand), so a name added to spec/names.py reaches each
+binding by regenerating.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ def _python(doc: str, sections: list[Section], tail: str) -> str:
     out = [f"# {HEADER}", f'"""{doc}"""', "", "from __future__ import annotations", "",
            "from spec import names as N", "", "",
            "def _pick(table: dict, name: str) -> str:", "    return table[name].name", ""]
+    bound = [constant(n, s.prefix) for s in sections for n in s.names]
+    if len(set(bound)) < len(bound):  # two names bound to one constant: the second would hide the first
+        raise ValueError(f"registry names share a constant: {sorted({c for c in bound if bound.count(c) > 1})}")
     for section in sections:
         out += [""] + section.lines()
     return "\n".join(out) + "\n" + tail

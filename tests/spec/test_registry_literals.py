@@ -214,6 +214,13 @@ def test_the_constant_a_name_is_bound_to(name, prefix, bound):
     assert B.constant(name, prefix) == bound
 
 
+def test_two_names_bound_to_one_constant_are_refused(monkeypatch):
+    d = N.Defect("Renew", ("FencedMutation",), "none", "a defect spelt like an action")
+    monkeypatch.setattr(N, "DEFECTS", {**N.DEFECTS, d.name: d})
+    with pytest.raises(ValueError, match=r"share a constant: \['RENEW'\]"):
+        B.impl_registry()
+
+
 def main(argv: list[str]) -> int:
     files = [f for arg in argv for f in (modules(Path(arg)) if Path(arg).is_dir() else [Path(arg)])]
     bad = findings(files)
