@@ -285,6 +285,10 @@ def _add_gate(sub) -> None:
     g.add_argument("--stage", action="append", type=A.gate_stage, metavar="STAGE",
                    help="run only this stage (repeatable; the others are reported as skipped, not chosen), e.g. "
                         "--stage traces --stage 'kill matrix' for a server's own CI")
+    g.add_argument("--no-reuse", action="store_true",
+                   help="run every TLC check now; by default a passing check whose inputs (the spec's modules, the "
+                        "configuration, TLC's pin, Java, the options) are unchanged is reused from an earlier gate "
+                        "run, kept in $CLAIMCHECK_TLC_CACHE or ~/.cache/claimcheck/tlc, and the report says so")
     _add_sut(g, "the traces, lockstep, conformance and kill matrix stages run")
     g.set_defaults(func=cmd_gate)
 

@@ -36,6 +36,7 @@ class Outcome:
     reason: str = ""
     distributed: bool = False  # TLC's distributed mode (tlc_distributed): safety only
     not_checked: str = ""  # what the mode does not check, said in the report (never as passed)
+    reused: bool = False  # a stored passing outcome of the same inputs (harness/reports/tlcruns.py), not run now
 
 
 def _checked(liveness: bool, engine: str = "python") -> list[str]:
@@ -75,9 +76,10 @@ def steps_from_tlc(cfg: M.Config, tlc_steps) -> list[Step]:
 
 
 def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None, workers: int = 2,
-            progress=None, distributed: bool = False) -> Outcome:
+            progress=None, distributed: bool = False, graph: Path | None = None) -> Outcome:
     """TLC on `cfg`; `distributed`: TLC's own distributed mode (a server and `workers` worker processes on
-    loopback), which checks safety only: liveness is then off and the outcome says it was not checked."""
+    loopback), which checks safety only: liveness is then off and the outcome says it was not checked.
+    `graph`: the same run also writes TLC's state graph there (harness/engines/tlcgraph.py)."""
     from harness.engines import tlc, tlc_distributed
     t0 = time.perf_counter()
     liveness = liveness and not distributed
@@ -86,7 +88,7 @@ def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | 
         if distributed:
             res = tlc_distributed.run(cfg, workers=workers, progress=progress)
         else:
-            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
+            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress, graph=graph)
     except tlc.TlcUnavailable as exc:
         return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness, "tlc"),
                        liveness=liveness, distributed=distributed, not_checked=unchecked)
