@@ -120,6 +120,20 @@ def _write(cfg, config_name, steps, violated, source, loop, out_dir) -> Path | N
     return T.save(tr, T.found_path(out_dir, f"{source}-{_label(cfg, config_name)}"))
 
 
+def profile_runs(profile: str, engine: str) -> list[tuple[str, bool]]:
+    """`claimcheck check --profile`: (configuration, liveness) for each configuration a profile checks.
+    `ci`: the gate's (liveness on its five; TLC checks the feature configurations' safety and refinement,
+    the explorer their liveness too); `deep`: every registered configuration but `deep` itself (the
+    bench's: an hour in TLC), liveness on every one."""
+    from spec import configs
+    if profile == "ci":
+        return [(n, engine == "python" or n in configs.GATE_CONFIGS) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
+    return [(n, True) for n in configs.CONFIGS if n != "deep"]
+
+
+CHECK_PROFILES = ("ci", "deep")
+
+
 @dataclass
 class Witness:
     """One row of the defect table: a defect on (or an assumption off) and what each engine found."""
