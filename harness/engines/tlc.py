@@ -151,7 +151,15 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
             (work / spec).write_text(bounded_module(depth))
             cfg_text += "CONSTRAINT WithinDepth\n"
         cmd = command(work, cfg_text, workers, spec=spec)
-        return run_in(cfg, work, tlcgraph.command(cmd, graph) if graph else cmd, timeout=timeout, progress=progress)
+        return run_in(cfg, work, with_graph(cmd, graph) if graph else cmd, timeout=timeout, progress=progress)
+
+
+def with_graph(cmd: list[str], graph: Path) -> list[str]:
+    """`cmd` writing TLC's state graph to `graph` as it runs (harness/engines/tlcgraph.py)."""
+    try:
+        return tlcgraph.command(cmd, graph)
+    except tlcgraph.NoCompiler as exc:
+        raise TlcUnavailable(str(exc)) from None
 
 
 BOUNDED_MODULE = "MCWithinDepth"
@@ -342,8 +350,14 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
         return lambda timeout=None: tlcgraph.read(cached.path, key)
     tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
     work = Path(tmp.name)
-    cmd = tlcgraph.command(command(work, cfg_text, workers), work / "graph")
-    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        cmd = with_graph(command(work, cfg_text, workers), work / "graph")
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except BaseException:
+        tmp.cleanup()
+        if cached is not None:
+            cached.release()
+        raise
     chunks: list[str] = []
 
     def read_output():

@@ -30,11 +30,14 @@ _compiled: dict[tuple, Path] = {}
 _lock = threading.Lock()
 
 
+class NoCompiler(RuntimeError):
+    """This Java cannot compile the launcher (no jdk.compiler module): TLC cannot write its graph here."""
+
+
 def classes(java: str, jar: Path) -> Path:
     """The compiled launcher, built once per machine and source (a folder keyed by the source, the jar and
     the java), with the compiler module of the java that runs TLC (jdk.compiler: in every JDK and in
     Debian's openjdk-17-jre-headless; no javac needed)."""
-    from harness.engines.tlc import TlcUnavailable
     source = SOURCE.read_bytes()
     digest = hashlib.sha256(source + str(jar).encode() + b"\0" + java.encode()).hexdigest()[:16]
     with _lock:
@@ -46,19 +49,19 @@ def classes(java: str, jar: Path) -> Path:
             with open(f"{out}.lock", "w") as lock:  # another process compiling the same waits, then finds it
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not (out / f"{MAIN}.class").is_file():
-                    _compile(java, jar, out, TlcUnavailable)
+                    _compile(java, jar, out)
         _compiled[(java, digest)] = out
         return out
 
 
-def _compile(java: str, jar: Path, out: Path, unavailable) -> None:
+def _compile(java: str, jar: Path, out: Path) -> None:
     part = Path(tempfile.mkdtemp(prefix=f"{out.name}.part", dir=out.parent))
     done = subprocess.run([java, "-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-cp", str(jar),
                            "-d", str(part), str(SOURCE)], capture_output=True, text=True)
     if done.returncode != 0:
         text = done.stdout + done.stderr
         if "jdk.compiler not found" in text:
-            raise unavailable(f"this Java has no compiler module (jdk.compiler): TLC's graph writer "
+            raise NoCompiler(f"this Java has no compiler module (jdk.compiler): TLC's graph writer "
                               f"({SOURCE.name}) is compiled at first use; install a JDK")
         raise RuntimeError(f"could not compile {SOURCE.name}:\n{text[-2000:]}")
     os.replace(part, out)
@@ -66,11 +69,11 @@ def _compile(java: str, jar: Path, out: Path, unavailable) -> None:
 
 def command(cmd: list[str], graph: Path) -> list[str]:
     """A tlc.command line that also writes TLC's state graph to `graph`: the launcher in tlc2.TLC's place,
-    its classes on the classpath. Everything TLC is told stays as it was."""
-    from harness.engines.tlc import find_jar
+    its classes on the classpath (after the jar, which it is compiled against). Everything TLC is told
+    stays as it was."""
     out = list(cmd)
     cp = out.index("-cp") + 1
-    out[cp] = f"{out[cp]}{os.pathsep}{classes(out[0], find_jar())}"
+    out[cp] = f"{out[cp]}{os.pathsep}{classes(out[0], Path(out[cp]))}"
     main = out.index("tlc2.TLC")
     out[main:main + 1] = [MAIN, str(graph)]
     return out
