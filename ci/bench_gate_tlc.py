@@ -171,12 +171,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--configs", default=",".join(configs.GATE_CONFIGS + configs.FEATURE_CONFIGS),
                    help="the TLC stage's configurations (default: the gate's ten; ci is always the twin = TLC one)")
-    p.add_argument("--twin-config", default="ci", help="the twin = TLC stage's configuration (default ci, the gate's)")
-    p.add_argument("--rounds", type=int, default=1, help="rounds of both layouts, alternating which goes first")
+    p.add_argument("--twin-config", default="ci", choices=sorted(configs.CONFIGS),
+                   help="the twin = TLC stage's configuration (default ci, the gate's)")
+    p.add_argument("--rounds", type=int, default=1, choices=range(1, 11), metavar="1..10",
+                   help="rounds of both layouts, alternating which goes first")
     p.add_argument("--busy", action="store_true", help="a CPU-bound process beside the bench")
     p.add_argument("--reuse", action="store_true", help="also a later gate run that reuses the stored outcomes")
     a = p.parse_args(argv)
     names = a.configs.split(",")
+    unknown = [n for n in names if n not in configs.CONFIGS]
+    if unknown:
+        p.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(configs.CONFIGS)}")
     tlcruns.GRAPH_CONFIGS = (a.twin_config,)
     names = names if a.twin_config in names else [a.twin_config] + names
     saved = (configs.GATE_CONFIGS, configs.FEATURE_CONFIGS)
