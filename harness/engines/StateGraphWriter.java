@@ -1,9 +1,9 @@
 // claimcheck: TLC that writes its state graph while it checks (harness/engines/tlcgraph.py).
 //
 // Why: the twin = TLC comparison needs TLC's reachable states and labelled edges. TLC 2.15 writes them
-// with `-dump dot,actionlabels`, but a dot dump pretty-prints every state (Values.ppr re-parses each
-// value's text) and, when liveness is checked, also writes the liveness graph (tableau node x state,
-// each state printed again: 40 MiB beside the graph's 4.7 MiB on `heartbeat`); so the gate ran TLC twice
+// with `-dump dot,actionlabels`, but a dot dump lays out every state's values (Values.ppr) and, when
+// liveness is checked, also writes the liveness graph (tableau node x state, each state printed again:
+// 40 MiB beside the graph's 4.7 MiB on `heartbeat`); so the gate ran TLC twice
 // on `ci`, once to check and once to dump. This launcher runs TLC exactly as tlc2.TLC's main does, with
 // this writer in place of the dump's: not a dot writer, so TLC gives liveness a no-op writer, and each
 // variable's value is printed once per distinct value (keyed by TLC's own 64-bit value fingerprint).

@@ -1,10 +1,10 @@
 """TLC's state graph, written by TLC while it checks (StateGraphWriter.java), and read back in twin terms.
 
-Why not TLC's `-dump dot,actionlabels`: a dot dump pretty-prints every state (TLC 2.15 re-parses each
-value's text to lay it out), and with liveness on it also writes the liveness graph, every state printed
-again per tableau node (heartbeat: 40 MiB beside the graph's 4.7 MiB, 38 s against 11 s for the check
-alone), so the gate ran TLC twice on `ci`: once to check, once to dump. The launcher runs tlc2.TLC's own
-main with a writer of its own in the dump's place: each distinct value printed once (keyed by TLC's value
+Why not TLC's `-dump dot,actionlabels`: a dot dump lays out every state's values (TLC 2.15's
+Values.ppr), and with liveness on it also writes the liveness graph, every state printed again per
+tableau node (heartbeat: 40 MiB beside the graph's 4.7 MiB, 38 s against 11 s for the check alone), so
+the gate ran TLC twice on `ci`: once to check, once to dump. The launcher runs tlc2.TLC's own main with a
+writer of its own in the dump's place: each distinct value printed once (keyed by TLC's value
 fingerprint), a state as its value ids, an edge as two state fingerprints and the action's name, and
 liveness gets TLC's no-op writer (a dot writer is what switches its dump on). So one run checks every
 invariant, property and the refinement and leaves what the twin = TLC comparison needs

@@ -37,7 +37,7 @@ class StageResult:
     kind: str = ""  # on a failure of the stage as a whole (no failing check says why): JUnit's `type`
     file: str | None = None
     line: int | None = None
-    reused: bool = False  # an earlier gate run's results gave some of the stage (its checks say which; twin = TLC: TLC's side)
+    reused: bool = False  # earlier gate runs' results gave some of it (its checks say which; twin = TLC: TLC's side)
 
 
 def target_line(total: float, target: float = TARGET_SECONDS) -> str:

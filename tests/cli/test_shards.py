@@ -131,3 +131,19 @@ def test_bad_shards_are_refused(text, why):
     with pytest.raises(ValueError, match=why.replace("(", r"\(").replace(")", r"\)")):
         S.parse(text)
     assert S.parse(" 2/3 ") == S.Shard(2, 3) and str(S.Shard(2, 3)) == "2/3"
+
+
+def test_one_merge_takes_the_shards_of_several_runs(tmp_path, monkeypatch, capsys):
+    """As the workflow's merge job does: conform's and check's shard files together, a run each."""
+    monkeypatch.setattr(check, "profile_runs", lambda profile, engine: [("rows", True), ("wakes", True)])
+    files = []
+    for k in (1, 2):
+        files += [str(tmp_path / f"replay-{k}.json"), str(tmp_path / f"check-{k}.json")]
+        assert main(REPLAY + ["--shard", f"{k}/2", "--json", files[-2]]) == 0
+        assert main(CHECK + ["--shard", f"{k}/2", "--json", files[-1]]) == 0
+    capsys.readouterr()
+    assert main(["merge", *files, "--json", str(tmp_path / "m.json")]) == 0
+    runs = json.loads((tmp_path / "m.json").read_text())["runs"]
+    assert [r["run"] for r in runs] == ["replay traces/", "check --engine python --profile ci"]
+    assert all(r["ok"] and r["found"] == [1, 2] for r in runs)
+    assert "merge: check --engine python --profile ci: 2 of 2 configurations (100.0%), 2 of 2 shards" in capsys.readouterr().out
