@@ -26,3 +26,37 @@ def require(env: Mapping[str, str] | None = None) -> None:
     if reason is None:
         return
     cikit.unavailable(f"TLC unavailable: {reason}", "the TLC tests", env)
+
+
+RENEW_GUARD = "RenewAccepts(c, r, n) == c.exec = r.exec /\\ c.owner = n /\\ c.ttl > 0"
+
+
+def altered_modules(folder):
+    """Copies of the spec's modules with one guard weakened on TLC's side only: Renew forgets the lease
+    predicate (`renew_without_lease_check` below, in TLA+), for
+    tlc.MODULES. The twin is untouched, so a comparison must fail."""
+    from spec import source
+    copies = []
+    for module in source.MODULES:
+        text = module.read_text()
+        if module == source.SPEC:
+            assert RENEW_GUARD in text, "the Renew guard this test weakens has moved: update RENEW_GUARD"
+            text = text.replace(RENEW_GUARD, RENEW_GUARD.removesuffix(" /\\ c.ttl > 0"))
+        (folder / module.name).write_text(text)
+        copies.append(folder / module.name)
+    return tuple(copies)
+
+
+def renew_without_lease_check(cfg, st, n):
+    """Mutant twin step: Renew's fence forgets the unexpired-lease predicate (one guard weakened), for
+    spec.model.RUNNER_STEPS."""
+    from spec import model as M
+    r = st.run[n]
+    if not (r.pc == "acquired" and not r.intr):
+        return None
+    s = M.si(cfg, r.sess)
+    c = st.claim[s]
+    if c.exec == r.exec and c.owner == cfg.nodes[n]:
+        return st._replace(claim=M._put(st.claim, s, c._replace(ttl=cfg.lease)),
+                           run=M._put(st.run, n, r._replace(pc="renewed")))
+    return M._stop(st, n)

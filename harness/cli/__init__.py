@@ -21,6 +21,7 @@ from harness.cli import arguments as A
 from harness.cli.arguments import INTERNAL, NOT_DETECTED, OK, USAGE, VIOLATION  # noqa: F401 - the exit codes
 from harness.cli.arguments import UsageError, witness_config
 from harness.cli.drive import cmd_conform, cmd_fuzz, cmd_replay
+from harness.cli.sharded import cmd_merge
 from harness.traces.inputfile import InputError
 
 
@@ -39,6 +40,11 @@ def _describe(cfg) -> str:
 def cmd_check(args) -> int:
     from harness.engines.check import run_python, run_tlc
     from harness.traces.configfile import resolve
+    if args.profile:
+        from harness.cli.sharded import cmd_check_profile
+        return cmd_check_profile(args)
+    if args.shard:
+        raise UsageError("claimcheck check: --shard splits a profile's configurations: give --profile ci or deep")
     if args.engine == "python" and args.workers not in (None, 1):
         raise UsageError("claimcheck check: --workers is for --engine tlc; the explorer runs in one process")
     if args.distributed and args.engine != "tlc":
@@ -186,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_conform(sub)
     _add_stress(sub)
     _add_validate(sub)  # issue 15 item 4: the command's logic is harness/validation/command.py
+    from harness.cli.sharded import add_merge
+    add_merge(sub, cmd_merge)
     return p
 
 
@@ -229,6 +237,12 @@ def _add_check(sub) -> None:
     c.add_argument("--distributed", action="store_true",
                    help="TLC's own distributed mode (--engine tlc): a TLCServer and --workers TLCWorker processes "
                         "over RMI on loopback; safety only (liveness not checked); README: when to use it")
+    from harness.cli.sharded import add_shard
+    from harness.engines.check import CHECK_PROFILES
+    c.add_argument("--profile", choices=CHECK_PROFILES,
+                   help="check every configuration of a profile, one line each (ci: the gate's ten; deep: every "
+                        "registered one but deep, liveness on all); with --json, a shard file for claimcheck merge")
+    add_shard(c, "profile's configurations")
     c.add_argument("--json", type=A.report_file, metavar="PATH", help="also write the verdict as JSON")
     c.add_argument("--out", type=A.out_dir, default="traces/found", help="where counterexample traces are written")
     c.set_defaults(func=cmd_check)
@@ -240,6 +254,10 @@ def _add_replay(sub) -> None:
                    help="trace files, or a folder (its *.json traces); default: the protocol's committed race traces")
     r.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on, overriding the trace's recorded defects (repeatable)")
+    from harness.cli.sharded import add_shard
+    add_shard(r, "traces")
+    r.add_argument("--json", type=A.report_file, metavar="PATH", help="write each trace's result as a shard file "
+                                                                       "(claimcheck merge reads it)")
     _add_sut(r, "replay")
     r.set_defaults(func=cmd_replay)
 
@@ -285,6 +303,10 @@ def _add_gate(sub) -> None:
     g.add_argument("--stage", action="append", type=A.gate_stage, metavar="STAGE",
                    help="run only this stage (repeatable; the others are reported as skipped, not chosen), e.g. "
                         "--stage traces --stage 'kill matrix' for a server's own CI")
+    g.add_argument("--no-reuse", action="store_true",
+                   help="run every TLC check now; by default a passing check whose inputs (the spec's modules, the "
+                        "configuration, TLC's pin, Java, the options) are unchanged is reused from an earlier gate "
+                        "run, kept in $CLAIMCHECK_TLC_CACHE or ~/.cache/claimcheck/tlc, and the report says so")
     _add_sut(g, "the traces, lockstep, conformance and kill matrix stages run")
     g.set_defaults(func=cmd_gate)
 
@@ -351,6 +373,10 @@ def _add_conform(sub) -> None:
     c.add_argument("--kill-matrix", action="store_true",
                    help="each registry defect (or each --mutant) as a code-only mutant on its own configuration: "
                         "the edge that catches it; exit 4 if one survives")
+    from harness.cli.sharded import add_shard
+    add_shard(c, "configurations' walks (each cut into parts of the reachable graph)")
+    c.add_argument("--json", type=A.report_file, metavar="PATH", help="write each configuration's coverage as a shard "
+                                                                       "file (claimcheck merge reads it)")
     _add_sut(c, "walk")
     c.set_defaults(func=cmd_conform)
 

@@ -149,3 +149,12 @@ def witness_config(config: str | None, defects, assumptions_off=()) -> tuple[str
         raise UsageError(f"{', '.join(list(defects or ()) + list(assumptions_off or ()))} shows on configuration {w}, "
                          f"not {config}: drop --config or pass --config {w}")
     return config, None
+
+
+def shard(text: str):
+    """`--shard K/N`: shard K of N (harness/shard.py)."""
+    from harness import shard as S
+    try:
+        return S.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

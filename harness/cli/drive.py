@@ -3,6 +3,7 @@ the server behind a driver (`--sut CMD`, docs/driver.md)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from spec import names as N
@@ -38,10 +39,14 @@ def cmd_replay(args) -> int:
             say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
+    from harness.cli import sharded
+    plan, paths = sharded.replay_plan(args, paths)  # --shard K/N: this shard's traces
+    results = []
     sut = open_sut(args, "replay")  # started before any trace: a command that is no driver fails first
     passed = failed = bad = 0
     try:
         for path in paths:
+            t0 = time.perf_counter()
             try:
                 res = replay_file(path, args.defect, sut.scheduler() if sut else None)
             except DriverStartError as exc:
@@ -49,11 +54,14 @@ def cmd_replay(args) -> int:
             except InputError as exc:
                 say(f"claimcheck replay: {exc}")
                 code, bad = USAGE, bad + 1
+                results.append(sharded.replay_result(path, error=str(exc)))
                 continue
             except DriverError as exc:  # the driver broke outside a step: this trace fails
                 print(f"replay {path}: FAIL: {exc}")
                 failed, code = failed + 1, VIOLATION if code == OK else code
+                results.append(sharded.replay_result(path, error=str(exc), seconds=time.perf_counter() - t0))
                 continue
+            results.append(sharded.replay_result(path, res, time.perf_counter() - t0))
             print(render(res))
             passed, failed = passed + res.ok, failed + (not res.ok)
             if not res.ok and code == OK:
@@ -62,7 +70,9 @@ def cmd_replay(args) -> int:
         if sut:
             sut.close()
     if len(paths) > 1 or not args.traces or any(Path(a).is_dir() for a in args.traces):
-        print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
+        print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else "")
+              + (f" (shard {args.shard}: {len(paths)} of {len(plan.units)} traces)" if args.shard else ""))
+    sharded.write(args, "replay", plan, results)
     return code
 
 
@@ -99,6 +109,8 @@ def cmd_conform(args) -> int:
     if args.kill_matrix and (args.config or args.profile):
         raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
                          "name defects with --mutant, not --config or --profile")
+    from harness.cli import sharded
+    sharded.check_conform(args)
     sut = open_sut(args, "conform")
     try:
         if args.kill_matrix:
@@ -108,10 +120,14 @@ def cmd_conform(args) -> int:
                 table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, sut=sut)
             print(K.render_conform(table))
             return OK if all(r.caught for r in table) else NOT_DETECTED
+        record: dict = {}
         with Reporter() as progress:
-            return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (),
+            code = conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (),
                            db_url=None if sut else args.db, workers=args.workers, out_dir=args.out,
-                           progress_for=progress.factory("conform ", unit="edges", key="edges"), sut=sut)
+                           progress_for=progress.factory("conform ", unit="edges", key="edges"), sut=sut,
+                           shard=args.shard, record=record)
+        sharded.conform_results(args, record)
+        return code
     finally:
         if sut:
             sut.close()

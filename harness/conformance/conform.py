@@ -81,25 +81,25 @@ class _Stop(Exception):
 
 
 def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
-         progress=None, workers: int = 1, sut=None) -> Report:
+         progress=None, workers: int = 1, sut=None, only=None) -> Report:
     """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
     with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
     every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
     spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
     the implementation's failure: the Report carries it. `sut`: walk the server behind this driver
     (harness.driver.client.Sut) instead of the bundled implementation; with several workers, each
-    starts a driver process of its own."""
+    starts a driver process of its own. `only`: a shard's parts (harness.conformance.parts.shard_units)."""
     graph = graph or graph_of(cfg)
     mutant = None if mutant is None else frozenset(mutant)
-    if sut is not None and workers == 1:
+    if sut is not None and workers == 1 and only is None:
         return walk_part(cfg, graph, mutant=mutant, progress=progress, sut=sut)
     if sut is None and workers > 1 and not in_memory(db_url):
         raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
                          f"database, and {db_url or 'a sqlite file'} would be shared")
-    if workers > 1:
+    if workers > 1 or only is not None:
         from harness.conformance.parts import walk_parts
         return walk_parts(cfg, graph, walk_part, new_report(cfg, graph, mutant), db_url=db_url, mutant=mutant,
-                          workers=workers, progress=progress, sut=sut)
+                          workers=workers, progress=progress, sut=sut, only=only)
     return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
 
 

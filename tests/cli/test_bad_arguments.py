@@ -55,6 +55,21 @@ BAD_ARGS = [
     (["fuzz", "--db", "mysql://u@h/d"], "unsupported database 'mysql'"),
     (["fuzz", "--db", ":::"], "not a database URL"),
     (["fuzz", "--out", "README.md"], "exists and is not a folder"),
+    (["conform", "--shard", "0/3"], "K must be from 1 to N (3), got '0/3'"),
+    (["conform", "--shard", "4/3"], "K must be from 1 to N (3), got '4/3'"),
+    (["conform", "--shard", "1/0"], "N must be from 1 to 256, got '1/0'"),
+    (["conform", "--shard", "1/3", "--mutant", "renew-after-expiry"], "--shard splits the walk of the implementation"),
+    (["replay", "--shard", "two"], "expected K/N, shard K of N (e.g. 2/3), got 'two'"),
+    (["replay", "--shard=-1/3"], "expected K/N"),
+    (["replay", "--shard", "1/3", "--json", "/"], "/: is a folder"),
+    (["check", "--shard", "1/2"], "--shard splits a profile's configurations: give --profile ci or deep"),
+    (["check", "--profile", "deep", "--shard", "2/1"], "K must be from 1 to N (1), got '2/1'"),
+    (["check", "--profile", "nightly"], "invalid choice: 'nightly'"),
+    (["check", "--profile", "ci", "--defect", "renew-after-expiry"], "--profile checks the profile's configurations"),
+    (["merge"], "required: SHARD.json"),
+    (["merge", "nope.json"], "nope.json: no such file"),
+    (["merge", "README.md"], "README.md: not JSON"),
+    (["merge", "traces/step-started-window.json"], "not a claimcheck shard file"),
     (["frobnicate"], "invalid choice"),
     (["--no-such-flag"], "required"),
 ]
@@ -69,13 +84,14 @@ def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, monkeypatch):
     assert err.startswith(f"claimcheck {argv[0]}: " if argv and argv[0] in SUBCOMMANDS else "claimcheck: "), err
 
 
-SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress"]
+SUBCOMMANDS = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress", "merge"]
 
 
 VOCAB = ["check", "replay", "explain", "itf", "gate", "invariants", "bench", "fuzz", "conform", "stress", "export", "import",
          "--engine", "--config", "--defect", "--assume-off", "--liveness", "--no-liveness", "--out", "--format",
          "--junit", "--json", "--apalache", "--strict", "--workers", "--profile", "--db", "--nodes", "--seconds",
-         "--sessions", "--lease", "--seed", "--sut", "--sut-timeout", "--executions", "--crash-every", "--keep", "--", "-", "-x",
+         "--sessions", "--lease", "--seed", "--sut", "--sut-timeout", "--executions", "--crash-every", "--keep", "--shard",
+         "--no-reuse", "--", "-", "-x",
          "python", "tlc", "ci", "sessions", "deep", "huge", "spec/config-files/ci.json", "traces/step-started-window.json",
          "/", "/no/such", "0", "-1", "2", "1e3", "nan", "inf", "", " ", "\x00", "\u00e9", "text", "mermaid",
          "markdown", "memory-before-publish", "TimelyDispatch", "TypeOK", "sqlite://", "mysql://x", "::",
@@ -92,6 +108,7 @@ FLAG_VALUES = {  # what each option is likely to meet: valid, near miss, nonsens
     "--json": ["/", "r.json"], "--apalache": ["/no/such", "README.md"], "--nodes": ["0", "2", "x"],
     "--seconds": ["0", "nan", "1"], "--lease": ["0", "inf", "0.5"],
     "--sut": ["", "/no/such", "'x", "python -m impl.driver"], "--sut-timeout": ["0", "nan", "inf", "0.5", "x"],
+    "--shard": ["1/3", "3/3", "0/3", "4/3", "1/0", "x", "", "1/257"],
 }
 
 

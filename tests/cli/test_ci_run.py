@@ -34,7 +34,7 @@ def sandbox(tmp_path):
     # python3 -m venv .venv: a venv whose pip does nothing and whose pytest exits $FAKE_PYTEST_EXIT
     _exe(bin_dir / "python3", 'mkdir -p "$3/bin"\n'
          'printf "#!/bin/sh\\nexit 0\\n" > "$3/bin/pip"\n'
-         'printf "#!/bin/sh\\necho CI=\\$CI > ran-pytest\\nexit $FAKE_PYTEST_EXIT\\n" > "$3/bin/pytest"\n'
+         'printf "#!/bin/sh\\necho CI=\\$CI > ran-pytest\\necho \\"\\$@\\" > pytest-args\\nexit $FAKE_PYTEST_EXIT\\n" > "$3/bin/pytest"\n'
          'chmod +x "$3/bin/pip" "$3/bin/pytest"\n')
     return {"repo": repo, "bin": bin_dir, "pg": pg, "log": tmp_path / "apt.log"}
 
@@ -87,6 +87,13 @@ def test_what_apt_get_installs_is_used_and_the_tests_run_under_ci(sandbox):
     r = _run(sandbox)
     assert r.returncode == 0, r.stderr
     assert (sandbox["repo"] / "ran-pytest").read_text().strip() == "CI=true"
+
+
+def test_the_20_slowest_tests_end_every_log(sandbox):
+    """Issue 34 item 4: pytest's "slowest 20 durations", printed after the results of every run."""
+    _apt_get(sandbox, provides=True)
+    assert _run(sandbox).returncode == 0
+    assert "--durations=20" in (sandbox["repo"] / "pytest-args").read_text().split()
 
 
 @pytest.mark.parametrize("pytest_exit, code", [(0, 0), (1, 1), (5, 1)])

@@ -115,7 +115,7 @@ def test_fuzz_seed_and_max_examples_reach_hypothesis(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("script", ["ci/bench_impl.py", "ci/bench_lockstep.py", "ci/bench_conform.py",
-                                    "ci/bench_tlc_distributed.py"])
+                                    "ci/bench_tlc_distributed.py", "ci/bench_gate_tlc.py"])
 def test_benchmark_scripts_answer_help_and_bad_input_without_a_traceback(script):
     import subprocess
     import sys

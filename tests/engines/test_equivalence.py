@@ -1,9 +1,11 @@
-"""Twin equivalence: TLC's full state graph (-dump dot,actionlabels) equals the twin's, for every gate
-configuration (the correct protocol) and for each defect on its witness configuration; and the comparison fails for a twin
-with one guard weakened."""
+"""Twin equivalence: TLC's full state graph (written by TLC as it runs: harness/engines/tlcgraph.py) equals the
+twin's, for every gate configuration (the correct protocol) and for each defect on its witness configuration;
+and the comparison fails when one guard is weakened on one side only, the twin's or TLC's."""
 
 import pytest
 
+import tlckit
+from harness.engines import tlc
 from harness.engines.equivalence import compare
 from harness.engines.explore import explore
 from spec import configs
@@ -39,25 +41,20 @@ def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     assert c.equal, c
 
 
-def _renew_without_lease_check(cfg, st, n):
-    """Mutant twin: Renew's fence forgets the unexpired-lease predicate (one guard weakened)."""
-    r = st.run[n]
-    if not (r.pc == "acquired" and not r.intr):
-        return None
-    s = M.si(cfg, r.sess)
-    c = st.claim[s]
-    if c.exec == r.exec and c.owner == cfg.nodes[n]:
-        return st._replace(claim=M._put(st.claim, s, c._replace(ttl=cfg.lease)),
-                           run=M._put(st.run, n, r._replace(pc="renewed")))
-    return M._stop(st, n)
-
-
 def test_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
-    steps = tuple((n, _renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    steps = tuple((n, tlckit.renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
     monkeypatch.setattr(M, "RUNNER_STEPS", steps)
     c = compare(configs.get("ci"))
     assert not c.equal and c.twin_states > c.tlc_states
     assert "Renew" in c.only_twin_labels  # the weakened guard's own edges are the first difference
+
+
+def test_comparison_fails_when_tlc_is_altered(tlc_or_skip, monkeypatch, tmp_path):
+    """The other side: TLC's spec with Renew's lease predicate dropped, the twin as it is."""
+    monkeypatch.setattr(tlc, "MODULES", tlckit.altered_modules(tmp_path))
+    c = compare(configs.get("heartbeat"))
+    assert not c.equal and c.tlc_states > c.twin_states and c.only_tlc_states and not c.only_twin_states
+    assert "Renew" in c.only_tlc_labels  # renewals of an expired lease, which the twin refuses
 
 
 @pytest.mark.parametrize("name,scope", [("rows", "sessions"), ("prompts", "nodes")])
@@ -70,7 +67,7 @@ def test_quotient_graphs_are_equal_under_symmetry(name, scope, tlc_or_skip):
 
 
 def test_quotient_comparison_fails_when_the_twin_is_altered(tlc_or_skip, monkeypatch):
-    steps = tuple((n, _renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    steps = tuple((n, tlckit.renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
     monkeypatch.setattr(M, "RUNNER_STEPS", steps)
     c = compare(configs.get("rows"), symmetry="sessions")
     assert not c.equal and "Renew" in c.only_twin_labels

@@ -1,19 +1,19 @@
-"""The run's TLC dump cache (harness/engines/tlccache.py): the same inputs are dumped once, and an edited
+"""TLC's cache by content (harness/engines/tlccache.py): the same inputs' graph is written once, and an edited
 .tla module, another cfg, jar pin or option misses, so a stale graph is never served. TLC is replaced by a
-stand-in that writes the text it read into its "dump" and counts its runs."""
+stand-in that writes the text it read into its "graph" and counts its runs."""
 
 import fcntl
 import sys
 
 import pytest
 
-from harness.engines import tlc, tlccache
+from harness.engines import tlc, tlccache, tlcgraph
 from spec import configs
 
 STANDIN = """import pathlib, sys
 work, count = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 read = [(work / "MC.cfg").read_text()] + [pathlib.Path(m).read_text() for m in sys.argv[3:]]
-(work / "graph.dot").write_text("\\n".join(read))
+(work / "graph").write_text("\\n".join(read))
 with count.open("a") as f:
     f.write("run\\n")
 """
@@ -32,7 +32,8 @@ def standin(tmp_path, monkeypatch):
     count.write_text("")
     monkeypatch.setattr(tlc, "MODULES", modules)
     monkeypatch.setattr(tlc, "find_java", lambda: "java-standin")
-    monkeypatch.setattr(tlc, "_parse_dot", lambda path, key=None: path.read_text())
+    monkeypatch.setattr(tlcgraph, "read", lambda path, key=None: path.read_text())
+    monkeypatch.setattr(tlcgraph, "command", lambda cmd, graph: cmd)
 
     def command(work, cfg_text, workers, extra=()):
         (work / "MC.cfg").write_text(cfg_text)
@@ -89,7 +90,7 @@ def test_a_second_worker_waits_for_the_dump_under_way(tmp_path, monkeypatch):
     with open(tmp_path / "k.lock", "w") as other:  # another worker's attempt, without blocking
         with pytest.raises(BlockingIOError):
             fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        dumped = tmp_path / "graph.dot"
+        dumped = tmp_path / "graph"
         dumped.write_text("graph")
         entry.store(dumped)
         entry.release()

@@ -1,0 +1,118 @@
+"""The gate's TLC runs (harness/reports/tlcruns.py): one TLC run per configuration, whose graph the twin = TLC
+stage compares and whose outcome the TLC stage reports; a comparison that still fails under a change on either
+side; and outcomes reused between gate runs by content, which an edited module misses. On `heartbeat` (2,778
+states) as the only configuration, so each TLC run takes seconds."""
+
+import pytest
+
+import tlckit
+from harness.engines import check, tlc
+from harness.reports import gate, tlcruns
+from spec import configs
+from spec import model as M
+
+
+@pytest.fixture
+def small(monkeypatch):
+    """The gate's TLC stages on `heartbeat` alone; returns the list of configurations TLC actually ran."""
+    monkeypatch.setattr(configs, "GATE_CONFIGS", ("heartbeat",))
+    monkeypatch.setattr(configs, "FEATURE_CONFIGS", ())
+    monkeypatch.setattr(tlcruns, "GRAPH_CONFIGS", ("heartbeat",))
+    ran = []
+    real = check.run_tlc
+
+    def counted(cfg, name, **kw):
+        ran.append((name, kw.get("graph") is not None))
+        return real(cfg, name, **kw)
+    monkeypatch.setattr(check, "run_tlc", counted)
+    return ran
+
+
+def stages(tmp_path, reuse=None):
+    g = gate.Gate(tmp_path / "found", reuse=reuse)
+    return gate.run_gate(g, [s for s in gate.STAGES if s.name in ("twin = TLC", "TLC")])
+
+
+def test_one_tlc_run_per_configuration_serves_both_stages(tlc_or_skip, small, tmp_path):
+    eq, tl = stages(tmp_path)
+    assert eq.status == gate.PASS and "heartbeat: 2,778 states" in eq.detail, eq
+    assert tl.status == gate.PASS and "run by twin = TLC" in tl.detail, tl
+    assert small == [("heartbeat", True)]  # one run, the graph written by the check itself
+    assert not eq.reused and not tl.reused
+
+
+def test_the_gate_comparison_fails_when_the_twin_is_altered(tlc_or_skip, small, tmp_path, monkeypatch):
+    steps = tuple((n, tlckit.renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    monkeypatch.setattr(M, "RUNNER_STEPS", steps)
+    eq, tl = stages(tmp_path)
+    assert eq.status == gate.FAIL and eq.kind == "GraphsDiffer", eq
+    assert tl.status == gate.PASS  # TLC's own check holds: only the twin changed
+
+
+def test_the_gate_comparison_fails_when_tlc_is_altered(tlc_or_skip, small, tmp_path, monkeypatch):
+    """TLC's check meets a renewal the twin has no step for in its counterexample, before the graphs are compared
+    (tests/engines/test_equivalence.py compares the altered graphs themselves)."""
+    monkeypatch.setattr(tlc, "MODULES", tlckit.altered_modules(tmp_path))
+    eq, tl = stages(tmp_path)
+    assert eq.status == tl.status == gate.FAIL and "the spec and the twin disagree" in eq.detail, eq
+    assert small == [("heartbeat", True)]  # the failed run is not run again for the TLC stage
+
+
+def test_a_violation_in_the_shared_run_fails_both_stages(tlc_or_skip, small, tmp_path, monkeypatch):
+    """A graph cut short by a violation is never compared: twin = TLC says why, TLC reports the violation."""
+    real = configs.get
+    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != "heartbeat"
+                        else real(name, defects=["heartbeat-extends-lease"]))
+    eq, tl = stages(tmp_path)
+    assert eq.status == gate.FAIL and eq.kind == "GraphUnavailable" and "VIOLATION" in eq.detail, eq
+    assert tl.status == gate.FAIL and "TypeOK" in tl.detail
+    assert small == [("heartbeat", True)]
+
+
+def test_outcomes_are_reused_by_content_and_an_edited_module_misses(tlc_or_skip, small, tmp_path, monkeypatch, capsys):
+    store = tmp_path / "store"
+    copies = tmp_path / "spec"
+    copies.mkdir()
+    modules = []
+    for m in tlc.MODULES:
+        (copies / m.name).write_text(m.read_text())
+        modules.append(copies / m.name)
+    monkeypatch.setattr(tlc, "MODULES", tuple(modules))
+    first = stages(tmp_path, reuse=store)
+    assert len(small) == 1 and not any(r.reused for r in first)
+    again = stages(tmp_path, reuse=store)
+    assert len(small) == 1, "the second gate run ran TLC again"
+    assert all(r.status == gate.PASS and r.reused for r in again), again
+    assert "TLC's side reused" in again[0].detail and "heartbeat: 2,778 states" in again[0].detail
+    text = gate.summary(again)
+    assert "gate: reused from an earlier gate run" in text and "TLC (reused)" in text and "twin = TLC (TLC's side reused)" in text
+    modules[0].write_text(modules[0].read_text() + "\n\\* edited\n")
+    edited = stages(tmp_path, reuse=store)
+    assert len(small) == 2 and not any(r.reused for r in edited), "an edited module was served a stored outcome"
+    assert stages(tmp_path)[1].status == gate.PASS and len(small) == 3  # no store (--no-reuse): run again
+
+
+def test_a_violation_is_never_stored(tlc_or_skip, small, tmp_path, monkeypatch):
+    real = configs.get
+    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != "heartbeat"
+                        else real(name, defects=["heartbeat-extends-lease"]))
+    stages(tmp_path, reuse=tmp_path / "store")
+    stages(tmp_path, reuse=tmp_path / "store")
+    assert len(small) == 2 and not list((tmp_path / "store").glob("*.json"))
+
+
+def test_no_reuse_reaches_the_gate(monkeypatch, tmp_path):
+    from harness import cli
+    seen = []
+    monkeypatch.setattr(gate, "STAGES", [gate.Stage("x", lambda g: seen.append(g.tlc.store) or gate.StageResult("x", gate.PASS))])
+    monkeypatch.setenv("CLAIMCHECK_TLC_CACHE", str(tmp_path / "kept"))
+    assert cli.main(["gate", "--out", str(tmp_path)]) == 0
+    assert cli.main(["gate", "--out", str(tmp_path), "--no-reuse"]) == 0
+    assert seen == [tmp_path / "kept", None]
+
+
+def test_the_summary_prints_every_stage_time_on_one_line():
+    rs = [gate.StageResult("parse", gate.PASS, seconds=2.25), gate.StageResult("TLC", gate.PASS, seconds=61.0),
+          gate.StageResult("Apalache", gate.SKIP, "not chosen (--stage)", kind="NotChosen")]
+    line = gate.summary(rs).splitlines()[-1]
+    assert line == "gate: stage times: parse 2.2 s, TLC 61.0 s; total 63.2 s"
