@@ -12,6 +12,7 @@ impl/ and checked at import, so a misspelt pc is an import error.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 from spec import names as N
@@ -70,12 +71,14 @@ class Actor:
     last: Result | None = None  # the typed result of the last step
 
     def __init__(self, table: Mapping[str, Sequence[Step]]):
-        self.table = table
-        self.takes: dict[str, Callable[[], Result]] = {}
+        takes: dict[str, Callable[[], Result]] = {}
         for steps in table.values():
             for s in steps:
-                if self.takes.setdefault(s.action, s.take) != s.take:
+                if takes.setdefault(s.action, s.take) != s.take:
                     raise ValueError(f"{type(self).__name__} takes {s.action} by two methods")
+        # fixed at construction, read-only: not the actor's memory (a savepoint copies memory only)
+        self.table = MappingProxyType({pc: tuple(steps) for pc, steps in table.items()})
+        self.takes = MappingProxyType(takes)
 
     @property
     def busy(self) -> bool:
