@@ -17,6 +17,7 @@ Each twin action (spec/model.py) is one atomic unit here: one transaction, or on
     CorruptRecoveryRow(s, e)   faults.corrupt_recovery_row(db, s, e)
 
 Modules: clock, boundaries, schema, db, context, registry (names bound from spec.names), ids, results,
-claims, events, inputs, wakes, provider, runner, cancel, node, recovery, faults, snapshot, history (the
-commit recorder of `claimcheck stress`: off unless installed, then one row per commit in the same transaction).
+claims, events, inputs, wakes, provider, actor (the step machine and pc names), runner, cancel, node, recovery,
+faults, snapshot, history (the commit recorder of `claimcheck stress`: off unless installed, then one row per
+commit in the same transaction).
 """

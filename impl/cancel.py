@@ -10,82 +10,58 @@ Supervision: a finalizer whose claim's lease has expired stops before anyone els
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import ids
 from . import registry as R
-from .claims import Ident
+from .actor import CLEAR, IDLE, SETTLE, Actor, Step
+from .claims import ClaimStore, Ident
+from .context import Context
 from .db import dialect_insert
-from .events import Fence, StepEvent, assistant_row, open_call, reserve_assistant
+from .events import Fence, Publisher, StepEvent, assistant_row, open_call, reserve_assistant
+from .inputs import InputStore
+from .provider import ScriptedProvider
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
-from .runner import record_history
+from .runner import Runner, Settling, record_history
 from .schema import recovery_t
 
-if TYPE_CHECKING:
-    from .node import Node
 
-IDLE, SETTLE, CLEAR = "idle", "settle", "clear"
-
-
-def request(node: "Node", session_id: str, execution_id: int | None = None) -> Result:
-    """CancelRequest: an authenticated interrupt handled on `node` (routing is the caller's job). A caller
-    that names the execution it interrupts (`execution_id`) never cancels a later one of the Session: the
-    check is in the same transaction, so an interrupt routed to the owner of execution e is exact."""
-    fin = node.finalizer
-    if fin.pc != IDLE:
-        return NotEnabled("this node's finalizer is busy")
-    ctx = node.ctx
-    now = ctx.now()
-
-    def body(conn):
-        claim = node.claims.get(conn, session_id)
-        if claim is None:
-            return NotEnabled(f"no claim for {session_id}")
-        if execution_id is not None and claim.execution_id != execution_id:
-            return NotEnabled(f"{session_id} runs execution {claim.execution_id}, not {execution_id}")
-        result = node.claims.advance_phase(conn, claim.ident, now, "running", "cancelling")
-        return Ok(claim.ident) if result else result
-    result = ctx.db.atomic(body, sessions=[session_id])
-    if not result:
-        return result
-    ident: Ident = result.value
-    runner = node.runner
-    if ident.owner_id == node.owner_id and runner.execution_id == ident.execution_id and runner.busy:
-        runner.intr = True
-    fin.start(ident)
-    ctx.boundaries.hit(R.B_CANCEL_REQUESTED, node=node.owner_id, session=session_id,
-                       execution=ident.execution_id)
-    return result
-
-
-def _requeue(node: "Node", conn, ident: Ident) -> None:
+def _requeue(inputs: InputStore, conn, ident: Ident) -> None:
     """The cancel-requeues-continuation defect: recovery's bookkeeping for a cancelled execution, a
     session_recovery row (its conflict ignored) and a continuation."""
     values = dict(execution_id=ident.execution_id, session_id=ident.session_id,
                   continuation_input_id=ids.continuation_id(ident.session_id, ident.execution_id))
     conn.execute(dialect_insert(conn, recovery_t).values(**values).on_conflict_do_nothing())
-    result = node.inputs.create_continuation(conn, ident.session_id, ident.execution_id)
+    result = inputs.create_continuation(conn, ident.session_id, ident.execution_id)
     if not result:
         raise Abort(result)
 
 
-class Finalizer:
-    """The twin's finalizer record: pc, session, execution, owner (the identity it writes under)."""
+class Finalizer(Actor):
+    """The twin's finalizer record: pc, session, execution, owner (the identity it writes under). It
+    receives what it uses, not its node: the node's id (`host_id`), the stores, the provider, the runner it
+    waits for and settles after, and `Settling`, where it tells that runner which execution it holds."""
 
-    def __init__(self, node: "Node"):
-        self.node = node
+    def __init__(self, ctx: Context, host_id: str, *, claims: ClaimStore, publisher: Publisher,
+                 inputs: InputStore, provider: ScriptedProvider, runner: Runner, settling: Settling):
+        self.ctx, self.host_id, self.runner, self.settling = ctx, host_id, runner, settling
+        self.claims, self.publisher, self.inputs, self.provider = claims, publisher, inputs, provider
         self.last: Result | None = None
         self.reset()
+        super().__init__({
+            SETTLE: (Step(R.FINALIZER_SETTLE, self._finalizer_settle, lambda: not runner.runs(self.execution_id)),),
+            CLEAR: (Step(R.FINALIZER_CLEAR, self._finalizer_clear),),
+        })
 
     def reset(self) -> None:
         self.pc = IDLE
         self.session_id: str | None = None
         self.execution_id: int | None = None
         self.owner_id: str | None = None
+        self.settling.execution_id = None
 
     def start(self, ident: Ident) -> None:
         self.pc = SETTLE
         self.session_id, self.execution_id, self.owner_id = ident
+        self.settling.execution_id = ident.execution_id
 
     def record(self) -> tuple:
         return (self.pc, self.session_id, self.execution_id, self.owner_id)
@@ -96,7 +72,36 @@ class Finalizer:
 
     def holds(self, execution_id: int | None) -> bool:
         """The finalizer is working on this execution (its runner must wait for it to exit)."""
-        return self.pc != IDLE and self.execution_id == execution_id
+        return self.settling.holds(execution_id)
+
+    def request(self, session_id: str, execution_id: int | None = None) -> Result:
+        """CancelRequest: an authenticated interrupt handled on this finalizer's node (routing is the
+        caller's job). A caller that names the execution it interrupts (`execution_id`) never cancels a later
+        one of the Session: the check is in the same transaction, so an interrupt routed to the owner of
+        execution e is exact."""
+        if self.pc != IDLE:
+            return NotEnabled("this node's finalizer is busy")
+        ctx = self.ctx
+        now = ctx.now()
+
+        def body(conn):
+            claim = self.claims.get(conn, session_id)
+            if claim is None:
+                return NotEnabled(f"no claim for {session_id}")
+            if execution_id is not None and claim.execution_id != execution_id:
+                return NotEnabled(f"{session_id} runs execution {claim.execution_id}, not {execution_id}")
+            result = self.claims.advance_phase(conn, claim.ident, now, "running", "cancelling")
+            return Ok(claim.ident) if result else result
+        result = ctx.db.atomic(body, sessions=[session_id])
+        if not result:
+            return result
+        ident: Ident = result.value
+        if ident.owner_id == self.host_id and self.runner.runs(ident.execution_id):
+            self.runner.intr = True
+        self.start(ident)
+        ctx.boundaries.hit(R.B_CANCEL_REQUESTED, node=self.host_id, session=session_id,
+                           execution=ident.execution_id)
+        return result
 
     # ------------------------------------------------------------------ supervision
 
@@ -104,67 +109,41 @@ class Finalizer:
         """Stop if this finalizer no longer holds its exact, live claim; True if it stopped. An expired
         lease is the usual reason; a claim that is gone or names another owner means the lease expired
         while this node was stalled (a pause, a long lock wait) and another worker acted on it since: its
-        lease is lost too (claimcheck stress found a finalizer resuming after recovery's takeover)."""
-        if self.pc == IDLE or self.node.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
+        lease is lost too (claimcheck stress found a finalizer resuming after recovery's takeover).
+        Supervision is the node's own step (Node.supervise), as the twin's Supervise is an action of its own."""
+        if self.pc == IDLE or self.ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT):
             return False
-        if not self.node.holds_claim(self.ident):
+        if not self.claims.holds(self.ident):
             self.last = Fenced("lease lost: finalizer stopped by supervision")
             self.reset()
             return True
         return False
 
-    # ------------------------------------------------------------------ the step machine
-
-    def enabled(self) -> str | None:
-        if self.pc == SETTLE:
-            runner = self.node.runner
-            waiting = runner.execution_id == self.execution_id and runner.busy
-            return None if waiting else R.FINALIZER_SETTLE
-        if self.pc == CLEAR:
-            return R.FINALIZER_CLEAR
-        return None
-
-    def step(self) -> str | None:
-        """Run the enabled action; return its name (None: nothing ran). Supervision is the node's own
-        step (Node.supervise), as the twin's Supervise is an action of its own."""
-        action = self.enabled()
-        if action is not None:
-            self.last = getattr(self, f"_{action}")()
-        return action
-
-    def run_to_completion(self, max_steps: int = 100) -> list[str]:
-        ran = []
-        while (action := self.step()) is not None:
-            ran.append(action)
-            if len(ran) >= max_steps:
-                raise RuntimeError("finalizer did not finish")
-        return ran
-
     # ------------------------------------------------------------------ actions
 
-    def _FinalizerSettle(self) -> Result:
-        node, ctx, ident = self.node, self.node.ctx, self.ident
+    def _finalizer_settle(self) -> Result:
+        ctx, ident = self.ctx, self.ident
         now = ctx.now()
-        if not ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT) and not node.holds_claim(ident):
+        if not ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT) and not self.claims.holds(ident):
             self.last = Fenced("claim lost: the finalizer's own check stopped it before any effect")
             self.reset()
             return self.last
         # reconcile the execution's tools: an external effect, before (and whatever) the transaction
-        node.provider.reconcile(ident.session_id, ident.execution_id, ident.owner_id, node.owner_id, now)
-        runner = node.runner
+        self.provider.reconcile(ident.session_id, ident.execution_id, ident.owner_id, self.host_id, now)
+        runner = self.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)
         restarted = []
 
         def body(conn):
-            claim = node.claims.get(conn, ident.session_id)
+            claim = self.claims.get(conn, ident.session_id)
             if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
-                raise Abort(Fenced(node.claims.why(conn, ident, now, ("cancelling",))))
+                raise Abort(Fenced(self.claims.why(conn, ident, now, ("cancelling",))))
             a = claim.assistant_id
             if a is not None and open_call(conn, a):
                 # the durable failure reconciliation of the Step's local tool call (its outcome is
                 # uncertain): recorded as failed, never re-run
-                node.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
+                self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
                                                       ident.owner_id), Fence(ident, "cancelling"))
             restart = ctx.has(R.STEP_STARTED_WINDOW) or ctx.has(R.CANCEL_RESTARTS_ASSISTANT)
             if restart and a is not None and mem is None:
@@ -176,7 +155,7 @@ class Finalizer:
                                   ident.owner_id)
                 phase = "running" if ctx.has(R.STEP_STARTED_WINDOW) else "cancelling"
                 restarted.append(again)
-                node.publisher.commit(conn, again, Fence(ident, phase))
+                self.publisher.commit(conn, again, Fence(ident, phase))
             if mem is not None and ctx.has(R.CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY):
                 # the defect: publisher memory's assistant whenever it names one; inside a later Step's
                 # Step.Started gate that is the earlier Step's, completed, so nothing is interrupted
@@ -197,8 +176,8 @@ class Finalizer:
             event = None
             if interrupt:
                 event = StepEvent(ident.session_id, ident.execution_id, a, R.INTERRUPTED, ident.owner_id)
-                node.publisher.commit(conn, event, Fence(ident, "cancelling"))
-            result = node.claims.advance_phase(conn, ident, now, "cancelling", "cancelled")
+                self.publisher.commit(conn, event, Fence(ident, "cancelling"))
+            result = self.claims.advance_phase(conn, ident, now, "cancelling", "cancelled")
             if not result:
                 raise Abort(result)
             return Ok(event)
@@ -210,26 +189,26 @@ class Finalizer:
             self.reset()
             return result
         if result.value is not None:
-            node.publisher.notify(result.value)
+            self.publisher.notify(result.value)
         self.pc = CLEAR
-        ctx.boundaries.hit(R.B_FINALIZER_SETTLED, node=node.owner_id, session=ident.session_id,
+        ctx.boundaries.hit(R.B_FINALIZER_SETTLED, node=self.host_id, session=ident.session_id,
                            execution=ident.execution_id)
         return result
 
-    def _FinalizerClear(self) -> Result:
-        node, ctx, ident = self.node, self.node.ctx, self.ident
+    def _finalizer_clear(self) -> Result:
+        ctx, ident = self.ctx, self.ident
         now = ctx.now()
 
         def body(conn):
-            result = node.claims.clear(conn, ident, now, "cancelled")
+            result = self.claims.clear(conn, ident, now, "cancelled")
             if not result:
                 raise Abort(result)
             record_history(conn, ident, "cancelled", now)
             if ctx.has(R.CANCEL_REQUEUES_CONTINUATION):
-                _requeue(node, conn, ident)
+                _requeue(self.inputs, conn, ident)
             return result
         result = ctx.db.atomic(body, sessions=[ident.session_id])
         self.reset()
-        if result and node.runner.execution_id == ident.execution_id:
-            node.runner.reset()
+        if result and self.runner.execution_id == ident.execution_id:
+            self.runner.reset()
         return result

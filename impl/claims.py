@@ -3,7 +3,7 @@
 Every mutation is one SQL statement whose WHERE clause is the whole fence (exact Session, execution,
 owner, unexpired lease, and the phase it may move from); its row count decides the typed result. When
 zero rows change, the row is read back only to name the reason. Methods take the caller's connection:
-the caller's transaction is the atomic unit.
+the caller's transaction is the atomic unit (all but `holds`, supervision's check, a read of its own).
 """
 
 from __future__ import annotations
@@ -123,6 +123,16 @@ class ClaimStore:
         if c is None:
             return False
         return not self.ctx.has(R.ACQUIRE_OVERWRITES_EXPIRED) or c.lease_expires_at > now
+
+    def holds(self, ident: Ident) -> bool:
+        """Supervision's check, in a read of its own: the Session's claim is still `ident`'s exact, live
+        claim (the supervise-on-expiry-only defect looks at the lease alone, not the identity)."""
+        now = self.ctx.now()
+        with self.ctx.db.read() as conn:
+            claim = self.get(conn, ident.session_id)
+        if self.ctx.has(R.SUPERVISE_ON_EXPIRY_ONLY):
+            return claim is not None and claim.live(now)
+        return claim is not None and claim.ident == ident and claim.live(now)
 
     def scan(self, conn: Connection, now: int, bound: int, retried: bool | None = None) -> list[ClaimRow]:
         """Recovery's window: the `bound` oldest expired, unquarantined claims (with `retried`, only those

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from . import cancel
 from . import registry as R
+from .actor import IDLE
 from .boundaries import Boundaries
+from .cancel import Finalizer
 from .claims import ClaimStore, Ident
 from .clock import Clock
 from .context import Context
@@ -20,7 +21,7 @@ from .events import Publisher
 from .inputs import InputStore
 from .provider import ScriptedProvider
 from .results import Abort, NotEnabled, Occupied, Ok, Result
-from .runner import Runner
+from .runner import Runner, Settling
 
 
 class Node:
@@ -34,8 +35,11 @@ class Node:
         self.publisher = Publisher(self.ctx, self.claims)
         self.inputs = InputStore(self.ctx)
         self.provider = provider or ScriptedProvider()
-        self.runner = Runner(self)
-        self.finalizer = cancel.Finalizer(self)
+        # each actor receives what it uses, never the node; they share Settling (the finalizer's execution)
+        stores = dict(claims=self.claims, publisher=self.publisher, inputs=self.inputs, provider=self.provider)
+        settling = Settling()
+        self.runner = Runner(self.ctx, owner_id, **stores, settling=settling)
+        self.finalizer = Finalizer(self.ctx, owner_id, **stores, runner=self.runner, settling=settling)
 
     def has(self, defect: str) -> bool:
         return self.ctx.has(defect)
@@ -78,7 +82,7 @@ class Node:
         return self._acquire(input_id, ordinary=False)
 
     def _acquire(self, input_id: str, ordinary: bool, drained: bool = False) -> Result:
-        if self.runner.pc != "idle":
+        if self.runner.pc != IDLE:
             return NotEnabled("this node's runner is busy")
         now = self.ctx.now()
 
@@ -143,13 +147,12 @@ class Node:
     # ------------------------------------------------------------------ cancellation, leases, faults
 
     def cancel(self, session_id: str, execution_id: int | None = None) -> Result:
-        """CancelRequest handled on this node (see cancel.request)."""
-        return cancel.request(self, session_id, execution_id)
+        """CancelRequest handled on this node (see Finalizer.request)."""
+        return self.finalizer.request(session_id, execution_id)
 
     def active_on(self, execution_id: int) -> bool:
         """One of this node's actors works on the execution (so its heartbeat keeps that lease)."""
-        return ((self.runner.execution_id == execution_id and self.runner.busy)
-                or self.finalizer.holds(execution_id))
+        return self.runner.runs(execution_id) or self.finalizer.holds(execution_id)
 
     def heartbeat(self, session_id: str) -> Result:
         """Heartbeat: renew the Session's claim if it is ours, not full, and an actor works on it."""
@@ -168,18 +171,8 @@ class Node:
 
     def heartbeat_all(self) -> dict[str, Result]:
         """The production heartbeat: renew every claim one of this node's actors works on."""
-        sessions = {a.session_id for a in (self.runner, self.finalizer) if a.pc not in ("idle", "stopped")}
+        sessions = {a.session_id for a in (self.runner, self.finalizer) if a.busy}
         return {s: self.heartbeat(s) for s in sorted(sessions)}
-
-    def holds_claim(self, ident) -> bool:
-        """Supervision's check: the Session's claim is still `ident`'s exact, live claim (the
-        supervise-on-expiry-only defect looks at the lease alone, not the identity)."""
-        now = self.ctx.now()
-        with self.ctx.db.read() as conn:
-            claim = self.claims.get(conn, ident.session_id)
-        if self.has(R.SUPERVISE_ON_EXPIRY_ONLY):
-            return claim is not None and claim.live(now)
-        return claim is not None and claim.ident == ident and claim.live(now)
 
     def supervise(self) -> str | None:
         """Supervise (the twin's action of that name): stop the runner and the finalizer whose claim is no

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 
 from . import ids
 from . import registry as R
+from .actor import CONVERTING, IDLE, QUARANTINING, RECONVERTING, SCANNED, Actor, Step
 from .boundaries import Boundaries
 from .claims import ClaimRow, ClaimStore, Ident, known_phase
 from .clock import Clock
@@ -49,9 +50,6 @@ TRANSIENT = (sa.exc.OperationalError, sa.exc.InterfaceError)
 _ROW = sa.select(recovery_t).where(recovery_t.c.execution_id == sa.bindparam("execution"))
 _ROW_OF_SESSION = _ROW.where(recovery_t.c.session_id == sa.bindparam("session"))
 _INSERT = recovery_t.insert()
-
-IDLE, SCANNED, CONVERTING, QUARANTINING = "idle", "scanned", "converting", "quarantining"
-RECONVERTING = "reconverting"  # after a lost commit acknowledgement: the retry is due
 
 
 class AckLost(ConnectionError):
@@ -80,7 +78,7 @@ class Handled:
     reason: str | None = None
 
 
-class RecoveryWorker:
+class RecoveryWorker(Actor):
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
                  boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
                  scan_bound: int = DEFAULT_SCAN_BOUND, max_tries: int = DEFAULT_MAX_TRIES,
@@ -105,6 +103,13 @@ class RecoveryWorker:
         self.lose_ack = False  # the failpoint: the next committed conversion's acknowledgement is lost
         self.provider = None  # the outside world a re-run tool would touch (only the recovery-reruns defect)
         self.reset()
+        super().__init__({
+            IDLE: (Step(R.RECOVERY_SCAN, self.scan, self.window),),  # a scan of a window that holds a row
+            SCANNED: (Step(R.RECOVERY_TAKEOVER, self.take),),  # a lost race is a step too: the worker is idle again
+            CONVERTING: (Step(R.RECOVERY_CONVERT, self.convert),),
+            QUARANTINING: (Step(R.RECOVERY_QUARANTINE, self.quarantine),),
+            RECONVERTING: (Step(R.RECOVERY_RECONVERT, self.reconvert),),
+        })
 
     def reset(self) -> None:
         self.pc = IDLE
@@ -422,32 +427,11 @@ class RecoveryWorker:
             return self.claims.heartbeat(conn, claim, now)
         return self.ctx.db.atomic(body, sessions=[self.session_id])
 
-    def enabled(self) -> str | None:
-        if self.pc == RECONVERTING:
-            return R.RECOVERY_RECONVERT
-        if self.pc == CONVERTING:
-            return R.RECOVERY_CONVERT
-        if self.pc == QUARANTINING:
-            return R.RECOVERY_QUARANTINE
-        if self.pc == SCANNED:
-            return R.RECOVERY_TAKEOVER
-        return R.RECOVERY_SCAN if self.window() else None
-
     def step(self) -> str | None:
-        """Run the enabled action (a takeover picks the oldest row); return its name, or None."""
-        action = self.enabled()
-        if action == R.RECOVERY_SCAN:
-            if not self.scan():
-                return None
-        elif action == R.RECOVERY_TAKEOVER:
-            self.take()  # a lost race is a step too: the worker is idle again
-        elif action == R.RECOVERY_CONVERT:
-            self.convert()
-        elif action == R.RECOVERY_QUARANTINE:
-            self.quarantine()
-        elif action == R.RECOVERY_RECONVERT:
-            self.reconvert()
-        return action
+        """Take the enabled action (a takeover the oldest row); its name, or None. A scan that finds the
+        window empty after all (another worker emptied it since `enabled()` read it) is no step."""
+        action = super().step()
+        return None if action == R.RECOVERY_SCAN and not self.last else action
 
     def run_once(self) -> list[Handled]:
         """One production pass over one scan window: every row is taken, converted or quarantined, or

@@ -3,35 +3,65 @@
 Fields mirror spec.model.Runner: pc, session, execution, mem (publisher memory: the last assistant id
 it published, or None), active (publisher memory: assistant active), intr (an interrupt was delivered),
 ordinal (the current Step: an execution runs the provider's `steps` Steps, one assistant each). `step()`
-runs the one twin action enabled for the runner, one transaction or one in-memory update, then hits
-the boundary that follows it; `run_to_completion()` is the production driver.
+runs the one twin action its table (impl.actor) enables, one transaction or one in-memory update, then
+hits the boundary that follows it; `run_to_completion()` is the production driver.
+
+The runner receives what it uses, not its node: the claim store, the publisher, the input store, the
+provider, and `Settling`, the one fact of its node's finalizer it reads (RunnerExit waits for it).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import ids
 from . import registry as R
-from .claims import Ident
-from .events import Fence, StepEvent
+from .actor import (ACQUIRED, DONE, ENDED, FAILED, IDLE, RENEWED, STARTED, STEPPING, STOPPED, STREAMING, TOOL_FAILED,
+                    TOOL_STARTED, TOOLING, Actor, Step)
+from .claims import ClaimStore, Ident
+from .context import Context
+from .events import Fence, Publisher, StepEvent
+from .inputs import InputStore
 from .prepared import run
+from .provider import ScriptedProvider
 from .results import Abort, Fenced, NotEnabled, Ok, Result
 from .schema import history_t
 
-if TYPE_CHECKING:
-    from .node import Node
 
-IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, FAILED, ENDED, DONE, STOPPED = (
-    "idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done", "stopped")
-TOOL_STARTED, TOOLING, TOOL_FAILED = "tool_started", "tooling", "tool_failed"
+class Settling:
+    """The execution this node's finalizer holds (None: none): the one fact of the finalizer its runner
+    reads, since RunnerExit waits while the finalizer holds the runner's execution. The finalizer writes it
+    and knows its runner; the runner knows only this, so neither actor holds the other both ways."""
+
+    def __init__(self):
+        self.execution_id: int | None = None
+
+    def holds(self, execution_id: int | None) -> bool:
+        return self.execution_id is not None and self.execution_id == execution_id
 
 
-class Runner:
-    def __init__(self, node: "Node"):
-        self.node = node
+class Runner(Actor):
+    def __init__(self, ctx: Context, owner_id: str, *, claims: ClaimStore, publisher: Publisher,
+                 inputs: InputStore, provider: ScriptedProvider, settling: Settling):
+        self.ctx, self.owner_id, self.settling = ctx, owner_id, settling
+        self.claims, self.publisher, self.inputs, self.provider = claims, publisher, inputs, provider
         self.last: Result | None = None  # the typed result of the last step
         self.reset()
+        stop = Step(R.RUNNER_STOP, self._runner_stop, lambda: self.intr)  # an interrupt: at any busy pc
+        super().__init__({
+            ACQUIRED: (stop, Step(R.RENEW, self._renew)),
+            RENEWED: (stop, Step(R.DISPATCH, self._dispatch)),
+            STREAMING: (stop, Step(R.PUBLISH_STEP_STARTED, self._publish_step_started)),
+            STARTED: (stop, Step(R.STEP_STARTED_RETURN, self._step_started_return)),
+            STEPPING: (stop, Step(R.PUBLISH_STEP_FAILED, self._publish_step_failed, self._stream_failed),
+                       Step(R.TOOL_START, self._tool_start, lambda: self.tool < self.provider.tools),
+                       Step(R.PUBLISH_STEP_ENDED, self._publish_step_ended)),
+            TOOL_STARTED: (stop, Step(R.TOOL_RUN, self._tool_run)),
+            TOOLING: (stop, Step(R.PUBLISH_TOOL_SUCCESS, self._publish_tool_success)),
+            TOOL_FAILED: (stop, Step(R.MARK_UNKNOWN, self._mark_unknown)),
+            FAILED: (stop, Step(R.STEP_FAILED_RETURN, self._step_failed_return)),
+            ENDED: (stop, Step(R.STEP_ENDED_RETURN, self._step_ended_return)),
+            DONE: (stop, Step(R.CLEAR_CLAIM, self._clear_claim)),
+            STOPPED: (Step(R.RUNNER_EXIT, self._runner_exit, lambda: not self.settling.holds(self.execution_id)),),
+        })
 
     def reset(self) -> None:
         """RunnerIdle: no execution, publisher memory released."""
@@ -54,64 +84,32 @@ class Runner:
         return (self.pc, self.session_id, self.execution_id, self.mem, self.active, self.intr, self.ordinal,
                 self.tool)
 
-    @property
-    def busy(self) -> bool:
-        return self.pc not in (IDLE, STOPPED)
+    def runs(self, execution_id: int | None) -> bool:
+        """The runner works on this execution (a finalizer of it waits for the runner to stop)."""
+        return self.busy and self.execution_id == execution_id
 
     @property
     def ident(self) -> Ident:
-        return Ident(self.session_id, self.execution_id, self.node.owner_id)
+        return Ident(self.session_id, self.execution_id, self.owner_id)
 
     @property
     def fence(self) -> Fence:
         return Fence(self.ident, "running")
 
-    # ------------------------------------------------------------------ the step machine
-
-    def enabled(self) -> str | None:
-        """The twin action `step()` would run now, or None."""
-        if self.pc == IDLE:
-            return None
-        if self.intr and self.pc != STOPPED:
-            return R.RUNNER_STOP
-        if self.pc == STOPPED:
-            return None if self.node.finalizer.holds(self.execution_id) else R.RUNNER_EXIT
-        if self.pc == STEPPING:
-            if self.node.provider.outcome(self.execution_id) == "fail":
-                return R.PUBLISH_STEP_FAILED
-            return R.TOOL_START if self.tool < self.node.provider.tools else R.PUBLISH_STEP_ENDED
-        return {ACQUIRED: R.RENEW, RENEWED: R.DISPATCH, STREAMING: R.PUBLISH_STEP_STARTED,
-                TOOL_STARTED: R.TOOL_RUN, TOOLING: R.PUBLISH_TOOL_SUCCESS, TOOL_FAILED: R.MARK_UNKNOWN,
-                STARTED: R.STEP_STARTED_RETURN, FAILED: R.STEP_FAILED_RETURN, ENDED: R.STEP_ENDED_RETURN,
-                DONE: R.CLEAR_CLAIM}[self.pc]
+    def _stream_failed(self) -> bool:
+        return self.provider.outcome(self.execution_id) == "fail"
 
     def supervise(self) -> bool:
         """Stop (in memory) if this busy runner no longer holds its exact, live claim; True if it stopped."""
-        if not self.busy or self.node.holds_claim(self.ident):
+        if not self.busy or self.claims.holds(self.ident):
             return False
         self._stop()
         return True
 
-    def step(self) -> str | None:
-        """Run the enabled action; return its name (None: nothing enabled)."""
-        action = self.enabled()
-        if action is not None:
-            self.last = getattr(self, f"_{action}")()
-        return action
-
-    def run_to_completion(self, max_steps: int = 1000) -> list[str]:
-        ran = []
-        while (action := self.step()) is not None:
-            ran.append(action)
-            if len(ran) >= max_steps:
-                raise RuntimeError(f"runner did not finish in {max_steps} steps: {ran[-5:]}")
-        return ran
-
     # ------------------------------------------------------------------ actions
 
     def _hit(self, boundary: str) -> None:
-        self.node.ctx.boundaries.hit(boundary, node=self.node.owner_id, session=self.session_id,
-                                     execution=self.execution_id)
+        self.ctx.boundaries.hit(boundary, node=self.owner_id, session=self.session_id, execution=self.execution_id)
 
     def _stop(self) -> None:
         self.pc = STOPPED
@@ -122,16 +120,16 @@ class Runner:
         excludes recovery-owned inputs as queue selection does (InputStore.steer)."""
         if self.pc != ACQUIRED or self.intr:
             return NotEnabled(f"the runner is not at a Step's start (it is {self.pc})")
-        ctx = self.node.ctx
+        ctx = self.ctx
 
         def body(conn):
-            fenced = self.node.claims.check(conn, self.ident, ctx.now(), "running")
-            return self.node.inputs.steer(conn, self.session_id, input_id) if fenced else fenced
+            fenced = self.claims.check(conn, self.ident, ctx.now(), "running")
+            return self.inputs.steer(conn, self.session_id, input_id) if fenced else fenced
         return ctx.db.atomic(body, sessions=[self.session_id])
 
-    def _Renew(self) -> Result:
-        ctx = self.node.ctx
-        result = ctx.db.atomic(lambda conn: self.node.claims.renew(conn, self.ident, ctx.now()),
+    def _renew(self) -> Result:
+        ctx = self.ctx
+        result = ctx.db.atomic(lambda conn: self.claims.renew(conn, self.ident, ctx.now()),
                                sessions=[self.session_id])
         if not result and not ctx.has(R.DISPATCH_AFTER_FAILED_RENEWAL):  # the defect ignores the row count
             self._stop()
@@ -140,9 +138,8 @@ class Runner:
         self._hit(R.B_RENEW_COMMITTED)
         return result
 
-    def _Dispatch(self) -> Result:
-        self.node.provider.dispatch(self.session_id, self.execution_id, self.node.owner_id, self.node.ctx.now(),
-                                    self.ordinal)
+    def _dispatch(self) -> Result:
+        self.provider.dispatch(self.session_id, self.execution_id, self.owner_id, self.ctx.now(), self.ordinal)
         self.pc = STREAMING
         self._hit(R.B_PROVIDER_DISPATCHED)
         return Ok()
@@ -153,13 +150,13 @@ class Runner:
         return ids.assistant_id(self.execution_id, self.ordinal)
 
     def _event(self, kind: str) -> StepEvent:
-        return StepEvent(self.session_id, self.execution_id, self.assistant, kind, self.node.owner_id)
+        return StepEvent(self.session_id, self.execution_id, self.assistant, kind, self.owner_id)
 
-    def _PublishStepStarted(self) -> Result:
+    def _publish_step_started(self) -> Result:
         event = self._event(R.STARTED)
-        if self.node.ctx.has(R.MEMORY_BEFORE_PUBLISH):
+        if self.ctx.has(R.MEMORY_BEFORE_PUBLISH):
             self.mem, self.active = event.assistant_id, True
-        result = self.node.publisher.publish(event, self.fence, by_runner=True)
+        result = self.publisher.publish(event, self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
@@ -167,14 +164,14 @@ class Runner:
         self._hit(R.B_STEP_STARTED_COMMITTED)
         return result
 
-    def _StepStartedReturn(self) -> Result:
-        self.node.publisher.notify(self._event(R.STARTED))
+    def _step_started_return(self) -> Result:
+        self.publisher.notify(self._event(R.STARTED))
         self.pc, self.mem, self.active = STEPPING, self.assistant, True
         return Ok()
 
-    def _ToolStart(self) -> Result:
+    def _tool_start(self) -> Result:
         """The fenced tool start: one transaction renews the lease and records the call (Tool.Started)."""
-        result = self.node.publisher.publish(self._event(R.TOOL_STARTED), self.fence, by_runner=True)
+        result = self.publisher.publish(self._event(R.TOOL_STARTED), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
@@ -182,10 +179,10 @@ class Runner:
         self._hit(R.B_TOOL_STARTED)
         return result
 
-    def _ToolRun(self) -> Result:
+    def _tool_run(self) -> Result:
         """The physical tool: an external effect (the outside world records it), no transaction."""
-        self.node.provider.run_tool(self.session_id, self.execution_id, self.node.owner_id, self.node.owner_id,
-                                    self.node.ctx.now(), self.ordinal)
+        self.provider.run_tool(self.session_id, self.execution_id, self.owner_id, self.owner_id, self.ctx.now(),
+                               self.ordinal)
         self.pc = TOOLING
         self._hit(R.B_TOOL_RAN)
         return Ok()
@@ -198,9 +195,9 @@ class Runner:
         self.step()
         return R.TOOL_SUCCESS_FAILS
 
-    def _PublishToolSuccess(self) -> Result:
+    def _publish_tool_success(self) -> Result:
         """Tool.Success (fenced); the settlement flag changes only once the publication committed."""
-        early = self.node.ctx.has(R.TOOL_SETTLED_BEFORE_PUBLICATION)
+        early = self.ctx.has(R.TOOL_SETTLED_BEFORE_PUBLICATION)
         if early:
             self.tool += 1  # the defect: the flag is set before the publication
         injected, self.fail_publication = self.fail_publication, False
@@ -209,26 +206,26 @@ class Runner:
             if not early:
                 self._hit(R.B_TOOL_PUBLISH_FAILED)
             return Fenced("the Tool.Success publication failed")
-        result = self.node.publisher.publish(self._event(R.TOOL_SUCCEEDED), self.fence, by_runner=True)
+        result = self.publisher.publish(self._event(R.TOOL_SUCCEEDED), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
         self.pc, self.tool = STEPPING, self.tool if early else self.tool + 1
         return result
 
-    def _MarkUnknown(self) -> Result:
+    def _mark_unknown(self) -> Result:
         """The error path after a failed Tool.Success: running -> unknown (fenced); the runner stops."""
-        ctx = self.node.ctx
+        ctx = self.ctx
         if ctx.has(R.RETRY_TOOL_AFTER_FAILED_PUBLICATION):  # the defect: run the tool again, publish again
             self.pc = TOOL_STARTED
             return Ok()
-        result = ctx.db.atomic(lambda conn: self.node.claims.advance_phase(conn, self.ident, ctx.now(), "running",
-                                                                           "unknown"), sessions=[self.session_id])
+        result = ctx.db.atomic(lambda conn: self.claims.advance_phase(conn, self.ident, ctx.now(), "running",
+                                                                      "unknown"), sessions=[self.session_id])
         self._stop()
         return result
 
-    def _PublishStepFailed(self) -> Result:
-        result = self.node.publisher.publish(self._event(R.FAILED), self.fence, by_runner=True)
+    def _publish_step_failed(self) -> Result:
+        result = self.publisher.publish(self._event(R.FAILED), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
@@ -236,49 +233,49 @@ class Runner:
         self._hit(R.B_STEP_FAILED_COMMITTED)
         return result
 
-    def _StepFailedReturn(self) -> Result:
-        self.node.publisher.notify(self._event(R.FAILED))
+    def _step_failed_return(self) -> Result:
+        self.publisher.notify(self._event(R.FAILED))
         self.pc, self.active = DONE, False
         return Ok()
 
-    def _PublishStepEnded(self) -> Result:
-        result = self.node.publisher.publish(self._event(R.ENDED), self.fence, by_runner=True)
+    def _publish_step_ended(self) -> Result:
+        result = self.publisher.publish(self._event(R.ENDED), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
         # the listener gate: memory still names the assistant, active, until the publish returns
-        self.pc = ENDED if self.ordinal < self.node.provider.steps else DONE
+        self.pc = ENDED if self.ordinal < self.provider.steps else DONE
         self._hit(R.B_STEP_ENDED_COMMITTED)
         return result
 
-    def _StepEndedReturn(self) -> Result:
-        self.node.publisher.notify(self._event(R.ENDED))
+    def _step_ended_return(self) -> Result:
+        self.publisher.notify(self._event(R.ENDED))
         self.pc, self.active, self.ordinal, self.tool = ACQUIRED, False, self.ordinal + 1, 0  # the next Step's renewal
         return Ok()
 
-    def _ClearClaim(self) -> Result:
+    def _clear_claim(self) -> Result:
         if self.active:  # the last Step's Step.Ended returns here (listeners); memory is released, not updated
-            self.node.publisher.notify(self._event(R.ENDED))
-        now = self.node.ctx.now()
+            self.publisher.notify(self._event(R.ENDED))
+        now = self.ctx.now()
 
         def body(conn):
-            result = self.node.claims.clear(conn, self.ident, now, "running")
+            result = self.claims.clear(conn, self.ident, now, "running")
             if not result:
                 raise Abort(result)
             record_history(conn, self.ident, "cleared", now)
             return result
-        result = self.node.ctx.db.atomic(body, sessions=[self.session_id])
+        result = self.ctx.db.atomic(body, sessions=[self.session_id])
         if not result:
             self._stop()
         else:
             self.reset()
         return result
 
-    def _RunnerStop(self) -> Result:
+    def _runner_stop(self) -> Result:
         self._stop()
         return Ok()
 
-    def _RunnerExit(self) -> Result:
+    def _runner_exit(self) -> Result:
         self.reset()
         return Ok()
 

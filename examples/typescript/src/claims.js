@@ -34,6 +34,16 @@ export class Claims {
     return Boolean(c && c.execution_id === execution && c.owner_id === owner && this.ttl(c) > 0);
   }
 
+  /** Supervision's check: the actor's claim is still its exact, live claim (the supervise-on-expiry-only
+   * defect looks at the lease alone). @param {string} session @param {number} execution @param {string} owner */
+  async holds(session, execution, owner) {
+    if (this.cfg.has("supervise-on-expiry-only")) {
+      const c = await this.get(session);
+      return Boolean(c && this.ttl(c) > 0);
+    }
+    return this.fenced(session, execution, owner);
+  }
+
   /** fenced, and still `running` (an ordinary runner update never moves a phase back).
    * @param {string} session @param {number} execution @param {string} owner */
   async runningFenced(session, execution, owner) {

@@ -3,46 +3,56 @@
  * Cancellation: the interrupt (running -> cancelling, fenced) and the finalizer that settles the
  * interrupted execution on its node: it waits for its runner to stop, checks its own supervision,
  * reconciles tools, reads the claimed execution's assistant from the database (never from publisher
- * memory), publishes at most one Step.Interrupted, moves the claim to cancelled and removes it.
+ * memory), publishes at most one Step.Interrupted, moves the claim to cancelled and removes it. It
+ * receives what it uses, never its node: the stores, the runner it waits for and settles after, and
+ * `Settling`, where it tells that runner which execution it holds.
  */
+import { Actor } from "./actor.js";
 import { completed, openToolCall } from "./claims.js";
 import { FenceLost } from "./db.js";
-import { Gated } from "./gate.js";
 import { assistantId } from "./ids.js";
 
-export class Finalizer extends Gated {
+export class Finalizer extends Actor {
   // the memory, idle (release() puts it back)
-  /** @type {import('./types.js').FinalizerPc} */ pc = "idle";
+  /** @override @type {import('./types.js').FinalizerPc} */ pc = "idle";
   session = "";
   execution = 0;
   owner = "";
 
-  /** @param {import('./node.js').Node} node */
-  constructor(node) {
+  /** @param {import('./runner.js').Stores & {inputs: import('./inputs.js').Inputs}} stores
+   *  @param {import('./runner.js').Runner} runner @param {import('./runner.js').Settling} settling */
+  constructor({ id, cfg, db, claims, publisher, provider, failpoints, inputs }, runner, settling) {
     super();
-    this.node = node;
+    this.id = id;
+    this.cfg = cfg;
+    this.db = db;
+    this.claims = claims;
+    this.publisher = publisher;
+    this.provider = provider;
+    this.failpoints = failpoints;
+    this.inputs = inputs;
+    this.runner = runner;
+    this.settling = settling;
     this.reset();
   }
 
-  reset() {
-    this.abandon();
-    this.release();
-  }
-
+  /** @override */
   release() {
     this.pc = "idle";
     this.session = "";
     this.execution = 0;
     this.owner = "";
+    this.settling.execution = 0;
   }
 
-  get cfg() {
-    return this.node.cfg;
+  /** The finalizer works on this execution (its runner waits for it to exit). @param {number} execution */
+  holds(execution) {
+    return this.settling.holds(execution);
   }
 
   /** The authenticated interrupt of Session `session` on this node; false when refused. @param {string} session */
   async cancel(session) {
-    const { claims, db, runner, id } = this.node;
+    const { claims, db, runner, id } = this;
     const c = await claims.get(session);
     if (this.pc !== "idle" || !c || c.phase !== "running" || claims.ttl(c) <= 0) return false;
     if (this.cfg.processLocalRouting && c.owner_id !== id) return false;
@@ -52,26 +62,21 @@ export class Finalizer extends Gated {
       if (err instanceof FenceLost) return false;
       throw err;
     }
-    if (c.owner_id === id && runner.execution === c.execution_id && !["idle", "stopped"].includes(runner.pc)) {
-      runner.intr = true;
-    }
+    if (c.owner_id === id && runner.worksOn(c.execution_id)) runner.intr = true;
     this.pc = "settle";
     this.session = session;
     this.execution = c.execution_id;
     this.owner = c.owner_id;
-    this.node.failpoints.fire("cancel.requested");
+    this.settling.execution = c.execution_id;
+    this.failpoints.fire("cancel.requested");
     this.launch(() => this.finalize());
     return true;
   }
 
   async finalize() {
-    const runner = this.node.runner;
     for (;;) {
       await this.hold();
-      if (runner.execution === this.execution && !["idle", "stopped"].includes(runner.pc)) {
-        this.took = null; // waits for its runner to stop
-        continue;
-      }
+      await this.waitWhile(() => this.runner.worksOn(this.execution)); // waits for its runner to stop
       this.took = "FinalizerSettle";
       const got = await this.settle();
       if (got === "stop") return this.release();
@@ -85,9 +90,9 @@ export class Finalizer extends Gated {
   /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry".
    * @returns {Promise<"settled" | "stop" | "retry">} */
   async settle() {
-    const { claims, db, provider, publisher, runner, id } = this.node;
+    const { claims, db, provider, publisher, runner, id } = this;
     const cfg = this.cfg;
-    if (!cfg.has("unsupervised-cancel-heartbeat") && !(await this.node.supHolds(this.session, this.execution, this.owner))) {
+    if (!cfg.has("unsupervised-cancel-heartbeat") && !(await claims.holds(this.session, this.execution, this.owner))) {
       return "stop";
     }
     provider.reconcile({ session: this.session, execution: this.execution, owner: this.owner, node: id });
@@ -115,13 +120,13 @@ export class Finalizer extends Gated {
       await claims.update(this.session, this.execution, this.owner, { phase: "cancelled" }, { from: "cancelling" });
     });
     this.pc = "clear";
-    this.node.failpoints.fire("finalizer.settled");
+    this.failpoints.fire("finalizer.settled");
     return "settled";
   }
 
   /** FinalizerClear: remove the exact cancelled claim; cancellation leaves no recovery state. */
   async clear() {
-    const { claims, db, runner } = this.node;
+    const { claims, db, runner } = this;
     const c = await claims.get(this.session);
     if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelled") return this.release();
     await db.tx(async () => {
@@ -131,7 +136,7 @@ export class Finalizer extends Gated {
       if (this.cfg.has("cancel-requeues-continuation")) {
         await db.run("INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
           [this.execution, this.session]);
-        await this.node.inputs.insertContinuation(this.session, this.execution, 0);
+        await this.inputs.insertContinuation(this.session, this.execution, 0);
       }
     });
     if (runner.execution === this.execution) runner.reset();

@@ -9,7 +9,7 @@ import { FenceLost } from "./db.js";
 import { Finalizer } from "./finalizer.js";
 import { Inputs } from "./inputs.js";
 import { Publisher } from "./publisher.js";
-import { Runner } from "./runner.js";
+import { Runner, Settling } from "./runner.js";
 
 /** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
  *  @typedef {import('./types.js').ClaimRow} ClaimRow */
@@ -27,8 +27,12 @@ export class Node {
     this.claims = new Claims(this.db, this.clock, this.cfg);
     this.publisher = new Publisher(this.db, this.failpoints);
     this.inputs = new Inputs(this.db, this.cfg, this.publisher);
-    this.runner = new Runner(this);
-    this.finalizer = new Finalizer(this);
+    // each actor receives what it uses, never the node; they share Settling (the finalizer's execution)
+    const stores = { id, cfg: this.cfg, db: this.db, claims: this.claims, publisher: this.publisher,
+      provider: this.provider, failpoints: this.failpoints };
+    const settling = new Settling();
+    this.runner = new Runner(stores, settling);
+    this.finalizer = new Finalizer({ ...stores, inputs: this.inputs }, this.runner, settling);
   }
 
   /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns).
@@ -77,30 +81,18 @@ export class Node {
     return heartbeatClaim(this.claims, c, this.cfg, extends_);
   }
 
-  /** @param {number} execution */
+  /** One of this node's actors works on the execution (so its heartbeat keeps that lease). @param {number} execution */
   worksOn(execution) {
-    const r = this.runner;
-    const f = this.finalizer;
-    return (r.execution === execution && !["idle", "stopped"].includes(r.pc)) || (f.execution === execution && f.pc !== "idle");
-  }
-
-  /** The supervision check: the actor's claim is still its exact, live claim.
-   * @param {string} session @param {number} execution @param {string} owner */
-  async supHolds(session, execution, owner) {
-    if (this.cfg.has("supervise-on-expiry-only")) {
-      const c = await this.claims.get(session);
-      return Boolean(c && this.claims.ttl(c) > 0);
-    }
-    return this.claims.fenced(session, execution, owner);
+    return this.runner.worksOn(execution) || this.finalizer.holds(execution);
   }
 
   /** The supervisor's pass: stop the runner or finalizer whose claim was lost; "Supervise" or null. */
   async supervise() {
     const r = this.runner;
     const f = this.finalizer;
-    const stopRun = !["idle", "stopped"].includes(r.pc) && !(await this.supHolds(r.session, r.execution, this.id));
-    const stopFin = f.pc !== "idle" && !this.cfg.has("unsupervised-cancel-heartbeat")
-      && !(await this.supHolds(f.session, f.execution, f.owner));
+    const stopRun = r.busy && !(await this.claims.holds(r.session, r.execution, this.id));
+    const stopFin = f.busy && !this.cfg.has("unsupervised-cancel-heartbeat")
+      && !(await this.claims.holds(f.session, f.execution, f.owner));
     if (!stopRun && !stopFin) return null;
     if (stopRun) r.pc = "stopped";
     if (stopFin) f.reset();

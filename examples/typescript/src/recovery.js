@@ -5,8 +5,8 @@
  * open assistant, one session_recovery row, the deterministic continuation, the claim cleared), the
  * completion of cancellation-owned work, or a checked quarantine of malformed work.
  */
+import { Actor } from "./actor.js";
 import { Claims } from "./claims.js";
-import { Gated } from "./gate.js";
 import { Inputs } from "./inputs.js";
 import { Publisher } from "./publisher.js";
 import { heartbeatClaim } from "./node.js";
@@ -19,9 +19,9 @@ import { convertInTransaction, reconvertInTransaction, conflicts } from "./conve
  *   why: QuarantineReason | "", took: import('./types.js').ActionName | null}} RecoveryMemory
  */
 
-export class RecoveryWorker extends Gated {
+export class RecoveryWorker extends Actor {
   // the memory, idle (release() puts it back)
-  /** @type {RecoveryMemory["pc"]} */ pc = "idle";
+  /** @override @type {RecoveryMemory["pc"]} */ pc = "idle";
   session = "";
   execution = 0;
   seen = ""; // the owner the scan saw
@@ -43,11 +43,7 @@ export class RecoveryWorker extends Gated {
     this.reset();
   }
 
-  reset() {
-    this.abandon();
-    this.release();
-  }
-
+  /** @override */
   release() {
     this.set({ pc: "idle", session: "", execution: 0, seen: "", why: "" });
   }

@@ -4,12 +4,20 @@
  * the provider stream, publishes Step.Started (publisher memory follows once the publish returned), runs
  * the Step's local tool, and publishes Step.Failed or Step.Ended; after the last Step it clears its claim.
  * Between two atomic units it passes its gate (`Gated.hold`), and inside each publish the listener gate.
+ * It receives what it uses, never its node (`Stores`), and `Settling`, all it reads of its node's finalizer.
  */
-import { Gated } from "./gate.js";
+import { Actor } from "./actor.js";
 import { assistantId } from "./ids.js";
 import { PublicationFailed } from "./publisher.js";
 
 /** @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').RunnerPc} RunnerPc */
+/**
+ * What a node's actors use (never the node): its id, settings, database, claims, publisher, the provider
+ * and the failpoints.
+ * @typedef {{id: string, cfg: import('./config.js').Settings, db: import('./types.js').Database,
+ *   claims: import('./claims.js').Claims, publisher: import('./publisher.js').Publisher,
+ *   provider: import('./provider.js').ScriptedProvider, failpoints: import('./failpoints.js').Failpoints}} Stores
+ */
 /**
  * The runner's memory (the twin's `run[n]`, src/mapping.js), and the unit it just took.
  * @typedef {{pc: RunnerPc, session: string, execution: number, mem: string | null, active: boolean,
@@ -24,9 +32,23 @@ class Stopped {
   }
 }
 
-export class Runner extends Gated {
+/**
+ * The execution this node's finalizer holds (0: none), the one fact of the finalizer its runner reads: a
+ * stopped runner releases its memory only once the finalizer no longer holds its execution. The finalizer
+ * writes it and knows its runner; the runner knows only this, so neither holds the other both ways.
+ */
+export class Settling {
+  execution = 0;
+
+  /** @param {number} execution */
+  holds(execution) {
+    return this.execution !== 0 && this.execution === execution;
+  }
+}
+
+export class Runner extends Actor {
   // the memory, idle (release() puts it back)
-  /** @type {RunnerPc} */ pc = "idle";
+  /** @override @type {RunnerPc} */ pc = "idle";
   session = "";
   execution = 0;
   /** @type {string | null} publisher memory: the last assistant id published */ mem = null;
@@ -35,20 +57,22 @@ export class Runner extends Gated {
   ordinal = 0; // the current Step
   tool = 0; // the Step's tool calls whose Tool.Success was published
 
-  /** @param {import('./node.js').Node} node */
-  constructor(node) {
+  /** @param {Stores} stores @param {Settling} settling */
+  constructor({ id, cfg, db, claims, publisher, provider, failpoints }, settling) {
     super();
-    this.node = node;
+    this.id = id;
+    this.cfg = cfg;
+    this.db = db;
+    this.claims = claims;
+    this.publisher = publisher;
+    this.provider = provider;
+    this.failpoints = failpoints;
+    this.settling = settling;
     this.reset();
   }
 
-  /** A crash, or the finalizer's clear of this execution: the loop is dropped with its memory. */
-  reset() {
-    this.abandon();
-    this.release();
-  }
-
-  /** The runner's memory released (from inside its own loop). */
+  /** The runner's memory released (from inside its own loop; a crash, or the finalizer's clear of this
+   * execution, also drops the loop: reset()). @override */
   release() {
     this.pc = "idle";
     this.session = "";
@@ -73,10 +97,6 @@ export class Runner extends Gated {
     this.launch(() => this.run());
   }
 
-  get cfg() {
-    return this.node.cfg;
-  }
-
   get assistant() {
     return assistantId(this.execution, this.ordinal);
   }
@@ -97,8 +117,13 @@ export class Runner extends Gated {
     return new Stopped(took);
   }
 
+  /** The runner works on this execution (a finalizer of it waits for the runner to stop). @param {number} execution */
+  worksOn(execution) {
+    return this.busy && this.execution === execution;
+  }
+
   async fence() {
-    return this.node.claims.runningFenced(this.session, this.execution, this.node.id);
+    return this.claims.runningFenced(this.session, this.execution, this.id);
   }
 
   async publishOk() {
@@ -122,24 +147,24 @@ export class Runner extends Gated {
 
   /** The renewal before the provider dispatch (fenced, its row count checked). */
   async renew() {
-    const { claims, id } = this.node;
+    const { claims, id } = this;
     const live = !this.cfg.has("renew-after-expiry");
-    const renewed = (await this.node.db.tx(() => claims.renew(this.session, this.execution, id, { live }))) === 1;
+    const renewed = (await this.db.tx(() => claims.renew(this.session, this.execution, id, { live }))) === 1;
     if (!renewed && !this.cfg.has("dispatch-after-failed-renewal")) throw this.stop("Renew");
     this.pc = "renewed";
     this.took = "Renew";
-    if (renewed) this.node.failpoints.fire("renew.committed");
+    if (renewed) this.failpoints.fire("renew.committed");
     await this.gate();
   }
 
   /** The provider call begins: the Step's stream (an external effect, no transaction). */
   async dispatch() {
-    const id = this.node.id;
-    const stream = this.node.provider.dispatch({ session: this.session, execution: this.execution, owner: id,
+    const id = this.id;
+    const stream = this.provider.dispatch({ session: this.session, execution: this.execution, owner: id,
       node: id, step: this.ordinal });
     this.pc = "streaming";
     this.took = "Dispatch";
-    this.node.failpoints.fire("provider.dispatched");
+    this.failpoints.fire("provider.dispatched");
     await this.gate();
     return stream;
   }
@@ -150,11 +175,11 @@ export class Runner extends Gated {
     const early = this.cfg.has("memory-before-publish") ? { mem: a, active: true } : {};
     if (!(await this.publishOk())) throw this.stop("PublishStepStarted", early);
     this.set(early);
-    const { claims } = this.node;
-    await this.node.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.node.id }, {
+    const { claims } = this;
+    await this.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.id }, {
       project: async () => {
-        await claims.checkFence(this.session, this.execution, this.node.id);
-        await this.node.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
+        await claims.checkFence(this.session, this.execution, this.id);
+        await this.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
           [a, this.session, this.execution]);
       },
       boundary: "step_started.committed",
@@ -198,8 +223,8 @@ export class Runner extends Gated {
    *  @param {import('./types.js').Boundary} boundary */
   async publishTerminal(kind, action, pc, boundary) {
     if (!(await this.publishOk())) throw this.stop(action);
-    await this.node.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.node.id }, {
-      project: () => this.node.claims.checkFence(this.session, this.execution, this.node.id),
+    await this.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.id }, {
+      project: () => this.claims.checkFence(this.session, this.execution, this.id),
       boundary,
       committed: () => this.set({ pc, took: action }),
       gate: () => this.gate(),
@@ -208,7 +233,7 @@ export class Runner extends Gated {
 
   /** The Step's local tool: the fenced start (renews, records ToolStarted), the run, Tool.Success. */
   async runTool() {
-    const { db, claims, id, publisher, provider, failpoints } = this.node;
+    const { db, claims, id, publisher, provider, failpoints } = this;
     if (!(await this.publishOk())) throw this.stop("ToolStart");
     await db.tx(async () => {
       if (await this.fence()) await claims.renew(this.session, this.execution, id);
@@ -247,13 +272,13 @@ export class Runner extends Gated {
    * true when it runs the tool again instead (retry-tool-after-failed-publication). */
   async afterFailedPublication() {
     this.set({ pc: "tool_failed", took: "ToolSuccessFails" });
-    this.node.failpoints.fire("tool.publish_failed");
+    this.failpoints.fire("tool.publish_failed");
     await this.gate();
     if (this.cfg.has("retry-tool-after-failed-publication")) {
       this.set({ pc: "tool_started", took: "MarkUnknown" });
       return true;
     }
-    const { db, claims, id } = this.node;
+    const { db, claims, id } = this;
     await db.tx(async () => {
       if (await this.fence()) await claims.update(this.session, this.execution, id, { phase: "unknown" });
     });
@@ -262,7 +287,7 @@ export class Runner extends Gated {
 
   /** Remove the exact, settled claim (fenced); the runner's memory is released. */
   async clearClaim() {
-    const { db, claims, id } = this.node;
+    const { db, claims, id } = this;
     if (!(await this.fence())) throw this.stop("ClearClaim");
     await db.tx(() => claims.remove(this.session, this.execution, id, "running"));
     this.release();
@@ -277,11 +302,7 @@ export class Runner extends Gated {
       this.took = took;
       await this.hold();
     }
-    const fin = this.node.finalizer;
-    while (fin.pc !== "idle" && fin.execution === this.execution) {
-      this.took = null;
-      await this.hold();
-    }
+    await this.waitWhile(() => this.settling.holds(this.execution));
     this.release();
     this.took = "RunnerExit";
   }
