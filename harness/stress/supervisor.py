@@ -121,6 +121,13 @@ class Supervisor:
         with self.recorder.step(ENVIRONMENT, ADMIT, {"s": s}, {}, self.clock.now()):
             self.inputs.admit_next(s)
 
+    def admit_idle(self) -> None:
+        """A prompt for each Session that has no pending input (up to `max_prompts` in all)."""
+        pend = self.pending()
+        for s in self.sessions:
+            if pend.get(s, 0) < 1 and sum(self.prompt_no.values()) < self.o.max_prompts:
+                self.admit(s)
+
     def node_cmd(self, k: int) -> list[str]:
         o = self.o
         n, r = self.node_ids[k], self.worker_ids[k]
@@ -294,10 +301,7 @@ class Supervisor:
             self.start_caller()
         if t >= self._next_admit:
             self._next_admit = t + 0.05
-            pend = self.pending()
-            for s in self.sessions:
-                if pend.get(s, 0) < 1 and sum(self.prompt_no.values()) < o.max_prompts:
-                    self.admit(s)
+            self.admit_idle()
         if t >= self._next_print:
             self._next_print = t + 1.0
             self.poll_counts()
@@ -318,8 +322,9 @@ class Supervisor:
             self.plan.crashed(t, self.res.counts["commits"])
 
     def settle(self, t0: float) -> None:
-        """The tail liveness is measured on (harness/stress/liveness.py): no new faults or crashes; the run
-        goes on until those under way ended and every Session that then had pending input was served
+        """The tail liveness is measured on (harness/stress/liveness.py): no new faults or crashes; once those
+        under way ended each Session is given pending input if it has none, and the run goes on until every
+        Session that then had pending input was served
         (or quarantined), or for the liveness bound and one lease more, whichever is first."""
         self.faults.quiet()
         mark, calm = None, None
@@ -331,6 +336,7 @@ class Supervisor:
                 continue
             if mark is None:
                 calm = t
+                self.admit_idle()  # each Session waits on something after the last fault, whatever the timing
                 with self.db.read() as conn:
                     mark = conn.exec_driver_sql("SELECT value FROM id_sequence WHERE name = 'input'").scalar_one()
             if t - calm > (self.o.liveness_bound + 1) * self.o.lease or not self._waiting(mark):

@@ -272,3 +272,12 @@ def test_type_checking_imports_are_left_out_and_relative_ones_resolved():
     assert imports_of("impl.runner", src, known) == {("impl.registry", 2), ("impl.node", 3),
                                                       ("impl.registry", 7)}
     assert imports_of("impl", "from . import runner\n", known, is_package=True) == {("impl.runner", 1)}
+
+
+def test_no_two_test_modules_share_a_name():
+    """The tests directories have no __init__.py (pytest's rootdir-relative import mode), so two test
+    modules of one basename make the whole run stop with an import-file mismatch at collection."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted((ROOT / "tests").rglob("test_*.py")):
+        seen.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
+    assert not {k: v for k, v in seen.items() if len(v) > 1}

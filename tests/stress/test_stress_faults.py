@@ -178,7 +178,7 @@ def test_recovery_switched_off_strands_a_session_and_names_it(tmp_path, capsys):
     """A stand-in that never recovers: a crash of a claim's owner leaves its Session with pending input
     that nothing serves; after the last fault it waits past the bound and the run fails naming it."""
     for seed in ("1", "2", "3"):
-        code, res, out = _run(tmp_path / seed, capsys, seed=seed, seconds=120, executions=12, min_crashes=1,
+        code, res, out = _run(tmp_path / seed, capsys, seed=seed, seconds=120, executions=12, min_crashes=3,
                               crash_every_commits=30, recovery=False, liveness_bound=2)
         if res.stranded:
             break
