@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import names as N
+from .mc import MC
 from .model import Config
 from .symmetry import perms
 
@@ -151,13 +152,7 @@ MC_MODULE = "MCSessionExecution"  # the module the generated .cfg files configur
 # decides differently. Every TLC configuration overrides each with the MC module's MC<Hook> (`Hook <-
 # MCHook`, as CCF's MCccfraft.cfg overrides ccfraft's operators), with or without defects, so that the
 # correct protocol and every defect are checked through the same overrides.
-HOOKS = ("SupHolds", "FinalizerSupervised", "OrdinarySelects", "ClaimFree", "PromotionOwned", "RenewAccepts",
-         "FailedRenewalPc", "PublishOK", "MemoryAtCommit", "SettledAssistant", "InterruptOwed", "RestartCommits",
-         "RestartRejected", "CancelRequeues", "HeartbeatAccepts", "RenewedTtl", "TakeoverMatches",
-         "TakeoverQuarantines", "TakeoverPhase", "ConversionConflict", "MayRetry", "FinishesCancellation",
-         "ConversionSettles", "QuarantineMatches", "ContinuationGen",
-         "FreshSlots", "RetryAppends", "RequestArms", "ResumeRequests", "SteerSelects", "SettlementFlagEarly",
-         "ConversionReruns", "RetriesFailedTool")
+HOOKS = tuple(MC)  # in the order of spec.mc's table, which is MCSessionExecution.tla's
 
 
 class ProtocolOnly(ValueError):
