@@ -120,3 +120,17 @@ def test_the_mc_table_fails_on_a_hook_or_defect_the_mc_module_lacks(monkeypatch)
     del table["RenewedTtl"]
     with pytest.raises(AssertionError):
         test_the_twins_table_names_the_mc_modules_hooks_and_defects_in_order()
+
+
+def test_a_protocol_hook_reads_the_other_hooks_through_the_table():
+    """SteerSelects(i) == OrdinarySelects(i) and FinalizerSupervised(f) == SupHolds(...): switched inside too,
+    as TLC overrides OrdinarySelects inside Protocol!SteerSelects (tests/engines/test_equivalence.py checks
+    the graphs)."""
+    from spec import model as M
+    owned = M.Input("s1", "cont", 1, "pending")
+    st = M.init(configs.get("steer"))._replace(recovery=frozenset({M.RecRow(1, "s1")}), inputs=frozenset({owned}))
+    for defects, takes in (((), False), (("recovery-input-in-ordinary-queue",), True),
+                           (("steer-selects-recovery-input",), True)):
+        cfg = configs.get("steer", defects=defects)
+        assert cfg.hooks.steer_selects(cfg, st, owned) is takes, defects
+        assert M.selectable(cfg, st, owned) is (defects == ("recovery-input-in-ordinary-queue",)), defects
