@@ -7,8 +7,7 @@ action reads a hook through it, so the twin's protocol modules name no defect. `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, fields
 
 from . import names as N
 from .mc import Hooks, resolve
@@ -42,17 +41,26 @@ class Config:
     wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
     fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
     max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
+    # the protocol's hooks as these defects decide them (spec.mc, as TLC's `Hook <- MCHook`): not a constant,
+    # resolved once in __post_init__, since the explorer calls them on every successor (set there, with the
+    # fields, so the instance keeps its compact attributes: a cached_property writing it later made every
+    # attribute of the configuration several times slower to read)
+    hooks: Hooks = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
         if problem:
             raise ValueError(problem)
+        object.__setattr__(self, "hooks", resolve(frozenset(self.defects)))
 
-    @cached_property
-    def hooks(self) -> Hooks:
-        """The protocol's hooks as these defects decide them (spec.mc, as TLC's `Hook <- MCHook`): resolved
-        once, since the explorer calls them on every successor."""
-        return resolve(frozenset(self.defects))
+    def __getstate__(self) -> dict:
+        """Pickled without its hooks (a defect's alternative is a lambda): they are resolved again."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}  # (never __dict__: see hooks)
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():  # one by one, as __init__ sets them (the compact attributes again)
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     @property
     def eff_grace(self) -> int:

@@ -17,6 +17,7 @@ from typing import Iterator
 
 from . import names as N
 from .config import Config  # noqa: F401 - re-exported: callers use spec.model for the constants too
+from .hooks import heartbeat_accepts as protocol_heartbeat_accepts
 from .state import (  # noqa: F401 - re-exported: callers use spec.model for the state types too
     Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
@@ -341,9 +342,6 @@ def CorruptRecoveryRow(cfg, st, s, e):
 
 # ---------------------------------------------------------------- Next
 
-EXPIRED = NO_CLAIM._replace(phase="running")  # a claim whose lease has run out (ttl 0)
-
-
 def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
     """Yield (action name, parameters, next state) for every enabled action instance that changes state.
 
@@ -374,9 +372,9 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         else:
             emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
         emit("Supervise", (node,), Supervise(cfg, st, n))
-    # a heartbeat needs a lease below Lease: with Lease 1 only an expired one, which HeartbeatAccepts refuses
-    # (its instances are enumerated only where some may be enabled)
-    if cfg.lease > 1 or cfg.hooks.heartbeat_accepts(cfg, st, EXPIRED):
+    # a heartbeat needs a lease below Lease: with Lease 1 an expired one, which the protocol's HeartbeatAccepts
+    # refuses, so its instances are offered only with a longer lease or that hook switched
+    if cfg.lease > 1 or cfg.hooks.heartbeat_accepts is not protocol_heartbeat_accepts:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
             for s in cfg.sessions:
                 emit("Heartbeat", (who, s), Heartbeat(cfg, st, k, s))

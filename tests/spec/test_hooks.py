@@ -93,6 +93,13 @@ def test_a_configuration_resolves_its_hooks_once():
     assert on.sup_holds is hooks.sup_holds
 
 
+def test_a_configuration_with_defects_pickles_and_resolves_its_hooks_again():
+    import pickle
+    cfg = configs.get("ci", defects=["renew-after-expiry"])
+    back = pickle.loads(pickle.dumps(cfg))
+    assert back == cfg and back.hooks is cfg.hooks and "hooks" not in repr(cfg)
+
+
 UNSTARTED, MEMORY = "cancel-interrupts-unstarted", "cancel-trusts-previous-step-memory"
 
 
