@@ -8,8 +8,9 @@ and tests/spec/test_spec_files.py checks that it names the same hooks and defect
 MC<Hook> operators. An alternative takes `otherwise` first, the hook it replaces (the next alternative
 switched on, else the protocol's: MC<Hook>'s ELSE branch), then the hook's own parameters.
 
-`resolve(defects)` chooses once per set of defects (`Config.hooks` caches it), so the explorer's hot path
-calls one function per hook, never asks which defect is on.
+`resolve(defects)` chooses once per set of defects (cached; `Config.hooks` holds the result from the
+configuration's making), so the explorer's hot path calls one function per hook, never asks which defect
+is on.
 """
 
 from __future__ import annotations
