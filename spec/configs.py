@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import names as N
+from .mc import MC
 from .model import Config
 from .symmetry import perms
 

@@ -6,8 +6,9 @@ spec.model re-exports the actions and calls them from `successors`.
 from __future__ import annotations
 
 from . import names as N
-from .state import (NO_CLAIM, REC_IDLE, Config, Effect, Event, Rec, RecRow, State, _put, completed, continuation,
-                    continuation_gen, fenced, has_continuation, has_row, open_call, row_for_exec, si, step_of)
+from .config import Config
+from .state import (NO_CLAIM, REC_IDLE, Effect, Event, Rec, RecRow, State, _put, completed, continuation, fenced,
+                    has_continuation, has_row, open_call, row_for_exec, si, step_of)
 
 
 def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
@@ -20,11 +21,10 @@ def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> Stat
     a = c.asst
     # the Step's tool call has no recorded outcome: reconcile it (ToolFailed), never re-run it
     call = is_fenced and a != 0 and open_call(st, a)
-    rerun = call and cfg.has("recovery-reruns-unknown-tool")
+    rerun = call and cfg.hooks.conversion_reruns(cfg, st)
     log = st.log + ((Event(w.sess, "ToolSucceeded", a, me),) if rerun else
                     (Event(w.sess, "ToolFailed", a, me),) if call else ())
-    interrupt = (is_fenced and a != 0 and not completed(st, a)
-                 and not cfg.has("conversion-leaves-assistant-open"))
+    interrupt = is_fenced and a != 0 and not completed(st, a) and cfg.hooks.conversion_settles(cfg, st)
     log += (Event(w.sess, "Interrupted", a, me),) if interrupt else ()
     effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a))} if rerun else st.effects
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
@@ -45,12 +45,11 @@ def RecoveryConvertAckLost(cfg, st, r):
     c = st.claim[s]
     if not fenced(st, s, w.exec, cfg.recoverers[r]):
         return None
-    if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
+    if cfg.hooks.finishes_cancellation(cfg, st, c):
         return None
-    conflict = has_row(st, w.sess, w.exec) if cfg.has("cross-session-recovery-collision") else row_for_exec(st, w.exec)
-    if c.phase not in ("recovering", "unknown") or conflict:
+    if c.phase not in ("recovering", "unknown") or cfg.hooks.conversion_conflict(cfg, st, w):
         return None
-    nx = _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))
+    nx = _conversion_commit(cfg, st, r, w, cfg.hooks.continuation_gen(cfg, st, 0))
     return nx._replace(rec=_put(st.rec, r, Rec("reconverting", w.sess, w.exec)), faults=st.faults | {N.ACK_LOST})
 
 
@@ -60,7 +59,7 @@ def RecoveryReconvert(cfg, st, r):
     w = st.rec[r]
     if w.pc != "reconverting":
         return None
-    gen = continuation_gen(cfg, 1)
+    gen = cfg.hooks.continuation_gen(cfg, st, 1)
     if not (has_row(st, w.sess, w.exec) and has_continuation(st, continuation(w.sess, w.exec, gen))):
         st = _conversion_commit(cfg, st, r, w, gen)
     return st._replace(rec=_put(st.rec, r, REC_IDLE))

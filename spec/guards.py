@@ -17,7 +17,8 @@ from typing import Callable
 
 from . import model as M
 from . import names as N
-from .state import Config, Input, State
+from .config import Config
+from .state import Input, State
 
 
 def show_input(i: Input) -> str:
@@ -48,7 +49,7 @@ def _no_claim(cfg: Config, st: State, s: str) -> str | None:
 def _selectable(cfg: Config, st: State, i: Input) -> str | None:
     if i.state != "pending":
         return f"input {show_input(i)} is not pending (it is {i.state})"
-    if i.kind == "cont" and not cfg.has("recovery-input-in-ordinary-queue") and M.has_row(st, i.sess, i.src):
+    if not cfg.hooks.ordinary_selects(cfg, st, i):
         return (f"continuation {show_input(i)} is recovery-owned (it has a session_recovery row): ordinary "
                 "selection excludes it")
     return None
@@ -64,7 +65,7 @@ def _acquire_by(cfg: Config, st: State, n: str, i: Input, ordinary: bool) -> str
                 + (f"(it is {queued[0]})" if queued else "(there is no such input)"))
     if st.nextExec > cfg.max_exec:
         return f"no execution id is left (nextExec {st.nextExec} > MaxExec {cfg.max_exec})"
-    if not M.claim_free(cfg, st, M.si(cfg, i.sess), ordinary):
+    if not cfg.hooks.claim_free(cfg, st, M.si(cfg, i.sess), ordinary):
         return f"the claim for {i.sess} is not free ({_claim(st.claim[M.si(cfg, i.sess)])})"
     return None
 
@@ -78,7 +79,9 @@ def PromoteContinuation(cfg, st, n, i):
         return f"input {show_input(i)} is not pending (it is {i.state})"
     if i.kind != "cont":
         return f"input {show_input(i)} is a {i.kind}, not a continuation"
-    if not M.has_row(st, i.sess, i.src):
+    if not cfg.hooks.promotion_owned(cfg, st, i):
+        if M.has_row(st, i.sess, i.src):  # (a promotion that excludes recovery-owned inputs, as the queue does)
+            return f"continuation {show_input(i)} has its session_recovery row, and this promotion excludes it"
         return f"continuation {show_input(i)} has no session_recovery row (execution {i.src}, Session {i.sess})"
     return _acquire_by(cfg, st, n, i, False)
 
@@ -189,7 +192,7 @@ def Heartbeat(cfg, st, k, s):
         return f"the claim for {s} is owned by {c.owner}, not {k}"
     if c.ttl >= cfg.lease:
         return f"the lease of the claim for {s} is fresh (ttl {c.ttl}, Lease {cfg.lease})"
-    if not (c.ttl > 0 or cfg.has("renew-after-expiry")):
+    if not cfg.hooks.heartbeat_accepts(cfg, st, c):
         return f"the lease of the claim for {s} has expired"
     if k in cfg.nodes:
         if not M.active_on(st, M.ni(cfg, k), c.exec):
@@ -355,11 +358,10 @@ def ExactRetry(cfg, st, i):
     if not same:
         return f"prompt {show_input(i)} has not been admitted"
     j = same[0]
-    if cfg.has("exact-retry-appends-twice"):
-        if j.state == "pending":
-            return f"prompt {show_input(i)} is waiting already (pending)"
-    elif M.requests_of(st, j.sess, j.src):
-        return f"prompt {show_input(i)} has its PromptExecutionRequested already (the retry is idempotent)"
+    if not cfg.hooks.retry_appends(cfg, st, j):
+        if M.requests_of(st, j.sess, j.src):
+            return f"prompt {show_input(i)} has its PromptExecutionRequested already (the retry is idempotent)"
+        return f"prompt {show_input(i)} is waiting already (pending)"
     return None
 
 
@@ -369,7 +371,7 @@ def Resume(cfg, st, n, s):
     held = [j for j in M.prompts_of(st, s) if j.state == "held"]
     if not held:
         return f"{s} has no held prompt (none admitted without its execution requested)"
-    if cfg.has("resume-drains-without-request"):
+    if not cfg.hooks.resume_requests(cfg, st):  # the drain, forced with no durable request first
         return _acquire_by(cfg, st, n, sorted(held)[0], True)
     return None
 
@@ -387,7 +389,7 @@ def Steer(cfg, st, n, i):
         return f"input {show_input(i)} is not of runner {n}'s Session {r.sess}"
     if i.state != "pending":
         return f"input {show_input(i)} is not pending (it is {i.state})"
-    if i.kind == "cont" and not cfg.has("steer-selects-recovery-input") and M.has_row(st, i.sess, i.src):
+    if not cfg.hooks.steer_selects(cfg, st, i):
         return (f"continuation {show_input(i)} is recovery-owned (it has a session_recovery row): steer "
                 "selection excludes it")
     if not M.ordinary_ok(st, M.si(cfg, r.sess), r.exec, n):

@@ -6,8 +6,8 @@ them and enumerates them in `successors`; they live here to keep that module sho
 from __future__ import annotations
 
 from . import names as N
-from .state import (Config, Event, Input, State, _acquire, _runner_at, _with_input, has_row, ordinary_ok, prompts_of,
-                    requests_of, si)
+from .config import Config
+from .state import Event, Input, State, _acquire, _runner_at, _with_input, ordinary_ok, prompts_of, si
 
 
 def Admit(cfg, st, s):
@@ -25,12 +25,10 @@ def ExactRetry(cfg, st, i):
     for j in st.inputs:
         if not (j.sess == i.sess and j.kind == "prompt" and j.src == i.src and j.state != "recovery"):
             continue
-        twice = cfg.has("exact-retry-appends-twice")  # reads the projection, and every request arms
-        if not (j.state != "pending" if twice else requests_of(st, j.sess, j.src) == 0):
+        if not cfg.hooks.retry_appends(cfg, st, j):
             return None
-        arms = twice or j.state == "held"
         return st._replace(log=st.log + (Event(j.sess, N.REQUEST_KIND, j.src, ""),),
-                           inputs=_with_input(st, j, "pending") if arms else st.inputs)
+                           inputs=_with_input(st, j, "pending") if cfg.hooks.request_arms(cfg, st, j) else st.inputs)
     return None
 
 
@@ -39,9 +37,9 @@ def Resume(cfg, st, n, s):
     held = sorted(j for j in prompts_of(st, s) if j.state == "held")
     if not (cfg.admission and held):
         return None
-    if cfg.has("resume-drains-without-request"):  # the drain, forced with no durable request: the oldest
-        return _acquire(cfg, st, n, held[0], ordinary=True)
-    return st._replace(inputs=(st.inputs - set(held)) | {j._replace(state="pending") for j in held})
+    if cfg.hooks.resume_requests(cfg, st):
+        return st._replace(inputs=(st.inputs - set(held)) | {j._replace(state="pending") for j in held})
+    return _acquire(cfg, st, n, held[0], ordinary=True)  # the drain, forced with no durable request: the oldest
 
 
 def Steer(cfg, st, n, i):
@@ -50,8 +48,7 @@ def Steer(cfg, st, n, i):
     if not (cfg.steering and _runner_at(st, n, "acquired") and i in st.inputs and i.sess == r.sess
             and i.state == "pending"):
         return None
-    owned = i.kind == "cont" and has_row(st, i.sess, i.src)  # recovery-owned: ordinary selection excludes it
-    if owned and not cfg.has("steer-selects-recovery-input"):
+    if not cfg.hooks.steer_selects(cfg, st, i):
         return None
     if not ordinary_ok(st, si(cfg, r.sess), r.exec, cfg.nodes[n]):
         return None

@@ -1,11 +1,14 @@
-"""The executable twin of SessionExecution.tla: the same variables, actions, guards and switches.
+"""The executable twin of SessionExecution.tla: the same variables, actions, guards and hooks.
 
 A state is an immutable, hashable `State`; each action is a function `(cfg, state, *params) -> State |
 None` (None when its guard is false); `successors` enumerates `Next`. Every action mirrors the TLA+
-operator of the same name line for line, so the explorer's state graph equals TLC's (tests/test_equivalence).
+operator of the same name line for line, the protocol only: where a known defect decides differently the
+action calls the protocol's hook (`cfg.hooks.<hook>`, spec.hooks), and the configuration's defects switch
+it through spec.mc's table, as MCSessionExecution.tla does for TLC. So the explorer's state graph equals
+TLC's, defects included (tests/engines/test_equivalence.py).
 
-The state types, `init` and the helper operators live in `spec.state`; this module re-exports them, so
-`spec.model` stays the one name callers import.
+The state types, `init` and the helper operators live in `spec.state`, `Config` in `spec.config`; this
+module re-exports them, so `spec.model` stays the one name callers import.
 """
 
 from __future__ import annotations
@@ -13,14 +16,16 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import names as N
+from .config import Config  # noqa: F401 - re-exported: callers use spec.model for the constants too
+from .hooks import heartbeat_accepts as protocol_heartbeat_accepts
 from .state import (  # noqa: F401 - re-exported: callers use spec.model for the state types too
-    Config, Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
+    Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
-    active_on, owner_active, selectable, claim_free, eligible, scan_window, sup_holds, run_stale, fin_stale,
+    active_on, owner_active, selectable, eligible, scan_window, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
-    _publish_ok, continuation, has_continuation, continuation_gen,
-    Wake, WAKE_IDLE, fresh_row, retried_row, fresh_slots, rotate, wake_plan,
+    continuation, has_continuation,
+    Wake, WAKE_IDLE, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
@@ -37,10 +42,7 @@ def Acquire(cfg, st, n, i):
 
 
 def PromoteContinuation(cfg, st, n, i):
-    owned = has_row(st, i.sess, i.src)
-    if cfg.has("recovery-input-excluded-everywhere"):
-        owned = not owned  # the promotion reuses ordinary selection's exclusion of recovery-owned inputs
-    if not (i.state == "pending" and i.kind == "cont" and owned):
+    if not (i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
         return None
     return _acquire(cfg, st, n, i, ordinary=False)
 
@@ -51,13 +53,10 @@ def Renew(cfg, st, n):
     r = st.run[n]
     s = si(cfg, r.sess)
     c = st.claim[s]
-    live = c.ttl > 0 or cfg.has("renew-after-expiry")
-    if c.exec == r.exec and c.owner == cfg.nodes[n] and live:
+    if cfg.hooks.renew_accepts(cfg, st, c, r, cfg.nodes[n]):
         return st._replace(claim=_put(st.claim, s, c._replace(ttl=cfg.lease)),
                            run=_put(st.run, n, r._replace(pc="renewed")))
-    if cfg.has("dispatch-after-failed-renewal"):  # the failed renewal's row count is ignored
-        return st._replace(run=_put(st.run, n, r._replace(pc="renewed")))
-    return _stop(st, n)
+    return st._replace(run=_put(st.run, n, r._replace(pc=cfg.hooks.failed_renewal_pc(cfg, st))))
 
 
 def Dispatch(cfg, st, n):
@@ -70,9 +69,9 @@ def PublishStepStarted(cfg, st, n):
     r = st.run[n]
     s = si(cfg, r.sess)
     a = step_asst(cfg, r)  # the current Step's assistant
-    early = cfg.has("memory-before-publish")
+    early = cfg.hooks.memory_at_commit(cfg, st)
     mem = dict(mem=a, active=True) if early else {}
-    if not _publish_ok(cfg, st, n):
+    if not cfg.hooks.publish_ok(cfg, st, n):
         return _stop(st, n, **mem)
     c = st.claim[s]
     claim = st.claim if c.exec != r.exec else _put(st.claim, s, c._replace(asst=a))
@@ -90,7 +89,7 @@ def StepStartedReturn(cfg, st, n):
 def _publish_terminal(cfg, st, n, kind, pc):
     """The commit of a terminal Step event; publisher memory waits for the listeners (the Return step)."""
     r = st.run[n]
-    if not _publish_ok(cfg, st, n):
+    if not cfg.hooks.publish_ok(cfg, st, n):
         return _stop(st, n)
     return st._replace(log=st.log + (Event(r.sess, kind, step_asst(cfg, r), cfg.nodes[n]),),
                        run=_put(st.run, n, r._replace(pc=pc)))
@@ -172,7 +171,7 @@ def FinalizerSettle(cfg, st, n):
     r = st.run[n]
     if f.pc != "settle" or (r.exec == f.exec and r.pc not in ("idle", "stopped")):
         return None  # the finalizer waits for its runner to stop
-    if not (cfg.has("unsupervised-cancel-heartbeat") or sup_holds(cfg, st, f.sess, f.exec, f.owner)):
+    if not cfg.hooks.finalizer_supervised(cfg, st, f):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))  # its own supervision check: stop, no effect
     st = st._replace(effects=st.effects | {Effect(f.sess, f.exec, f.owner, cfg.nodes[n], "reconcile")})
     s = si(cfg, f.sess)
@@ -181,25 +180,15 @@ def FinalizerSettle(cfg, st, n):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     a = c.asst
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
-    if cfg.has("cancel-interrupts-unstarted") and a == 0:
-        settle = asst(cfg, f.exec, 1)  # derived from the execution (its first Step's), not read
-    elif cfg.has("cancel-trusts-previous-step-memory") and mem != 0:
-        settle = mem  # publisher memory's assistant: an earlier Step's, inside a later Step's gate
-    else:
-        settle = a
-    if cfg.has("step-started-window") and a != 0 and mem == 0:
-        # publisher memory has no assistant: it starts one again, which the cancelling phase rejects; the
-        # finalizer retries under its live heartbeat, and the claim stays cancelling
-        return st
-    if cfg.has("step-failed-duplicate-interrupt") and active and mem == a:
-        interrupt = True
-    else:
-        interrupt = settle != 0 and not completed(st, settle)
+    if cfg.hooks.restart_rejected(cfg, st, a, mem):
+        return st  # the restart is rejected; it retries, live
+    settle = cfg.hooks.settled_assistant(cfg, st, f, c, mem)  # the assistant it settles
+    interrupt = cfg.hooks.interrupt_owed(cfg, st, settle, a, mem, active)
     log = st.log
     if a != 0 and open_call(st, a):  # the durable failure reconciliation of the Step's tool call: never re-run
         log += (Event(f.sess, "ToolFailed", a, f.owner),)
-    if cfg.has("cancel-restarts-assistant") and a != 0 and mem == 0:
-        log += (Event(f.sess, "Started", a, f.owner),)  # the start again commits: fenced, but not by phase
+    if cfg.hooks.restart_commits(cfg, st, a, mem):
+        log += (Event(f.sess, "Started", a, f.owner),)
     log += (Event(f.sess, "Interrupted", settle, f.owner),) if interrupt else ()
     return st._replace(claim=_put(st.claim, s, c._replace(phase="cancelled")), log=log,
                        fin=_put(st.fin, n, f._replace(pc="clear")))
@@ -215,9 +204,10 @@ def FinalizerClear(cfg, st, n):
     run = st.run if st.run[n].exec != f.exec else _put(st.run, n, RUNNER_IDLE)
     st = st._replace(claim=_put(st.claim, s, NO_CLAIM), cancelled=st.cancelled | {RecRow(f.exec, f.sess)},
                      fin=_put(st.fin, n, FIN_IDLE), run=run)
-    if cfg.has("cancel-requeues-continuation"):  # recovery's bookkeeping: a row (conflict ignored), a continuation
+    if cfg.hooks.cancel_requeues(cfg, st):
         recovery = st.recovery if row_for_exec(st, f.exec) else st.recovery | {RecRow(f.exec, f.sess)}
-        st = st._replace(recovery=recovery, inputs=st.inputs | {Input(f.sess, "cont", f.exec, "pending")})
+        st = st._replace(recovery=recovery,
+                         inputs=st.inputs | {continuation(f.sess, f.exec, cfg.hooks.continuation_gen(cfg, st, 0))})
     return st
 
 
@@ -226,13 +216,12 @@ def FinalizerClear(cfg, st, n):
 def Heartbeat(cfg, st, n, s):
     si_ = si(cfg, s)
     c = st.claim[si_]
-    live = c.ttl > 0 or cfg.has("renew-after-expiry")
-    if not (c.phase != "none" and c.owner == owner_id(cfg, n) and c.ttl < cfg.lease and live
+    if not (c.phase != "none" and c.owner == owner_id(cfg, n) and c.ttl < cfg.lease
+            and cfg.hooks.heartbeat_accepts(cfg, st, c)
             and (active_on(st, n, c.exec) if n < len(cfg.nodes)
                  else st.rec[n - len(cfg.nodes)] == Rec("converting", s, c.exec))):
         return None
-    ttl = c.ttl + cfg.lease if cfg.has("heartbeat-extends-lease") else cfg.lease  # from the lease's end
-    return st._replace(claim=_put(st.claim, si_, c._replace(ttl=ttl)))
+    return st._replace(claim=_put(st.claim, si_, c._replace(ttl=cfg.hooks.renewed_ttl(cfg, st, c))))
 
 
 def Supervise(cfg, st, n):
@@ -273,19 +262,14 @@ def RecoveryTakeover(cfg, st, r):
         return None
     si_ = si(cfg, w.sess)
     c = st.claim[si_]
-    if cfg.has("takeover-trusts-scan"):
-        same = c.exec == w.exec and not c.quar  # Session and execution only: the scan is trusted
-    else:
-        same = c.exec == w.exec and c.owner == w.seen and c.ttl <= -cfg.eff_grace and not c.quar
-    if not same:
+    if not cfg.hooks.takeover_matches(cfg, st, c, w):
         return st._replace(rec=_put(st.rec, r, REC_IDLE))
-    if cfg.has("scan-quarantines-cancellation") and c.phase in ("cancelling", "cancelled"):
+    if cfg.hooks.takeover_quarantines(cfg, st, c):
         return st._replace(claim=_put(st.claim, si_, c._replace(quar=True, why="invalid")),  # in place: the node owns it
                            rec=_put(st.rec, r, REC_IDLE))
-    phase = "recovering" if c.phase == "running" or cfg.has("takeover-overwrites-phase") else c.phase
     tries = min(c.tries + 1, cfg.max_tries)
-    return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease, phase=phase,
-                                                            tries=tries)),
+    return st._replace(claim=_put(st.claim, si_, c._replace(owner=cfg.recoverers[r], ttl=cfg.lease,
+                                                            phase=cfg.hooks.takeover_phase(cfg, st, c), tries=tries)),
                        rec=_put(st.rec, r, Rec("converting", w.sess, w.exec)))
 
 
@@ -300,25 +284,23 @@ def RecoveryConvert(cfg, st, r):
     me = cfg.recoverers[r]
     if not fenced(st, s, w.exec, me):
         mine = c.exec == w.exec and c.owner == me and not c.quar
-        if mine and (c.tries < cfg.max_tries or cfg.has("recovery-retries-unbounded")):
+        if mine and cfg.hooks.may_retry(cfg, st, c):
             return st._replace(rec=_put(st.rec, r, REC_IDLE))  # released: a later takeover retries
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why="exhausted")))
     a = c.asst
     open_ = a != 0 and not completed(st, a)
     call = a != 0 and open_call(st, a)  # the Step's tool call has no recorded outcome: reconcile, never re-run
     reconciled = st.log + ((Event(w.sess, "ToolFailed", a, me),) if call else ())
-    if c.phase in ("cancelling", "cancelled") and not cfg.has("cancellation-quarantine-strands"):
+    if cfg.hooks.finishes_cancellation(cfg, st, c):
         log = reconciled + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
         return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, cancelled=st.cancelled | {RecRow(w.exec, w.sess)},
                            rec=_put(st.rec, r, REC_IDLE))
-    if cfg.has("cross-session-recovery-collision"):
-        conflict = has_row(st, w.sess, w.exec)
-    else:
-        conflict = row_for_exec(st, w.exec)
+    conflict = cfg.hooks.conversion_conflict(cfg, st, w)
     if c.phase not in ("recovering", "unknown") or conflict:
         why = "malformed" if conflict else "invalid"
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why=why)))
-    return _conversion_commit(cfg, st, r, w, continuation_gen(cfg, 0))._replace(rec=_put(st.rec, r, REC_IDLE))
+    gen = cfg.hooks.continuation_gen(cfg, st, 0)
+    return _conversion_commit(cfg, st, r, w, gen)._replace(rec=_put(st.rec, r, REC_IDLE))
 
 
 def RecoveryQuarantine(cfg, st, r):
@@ -327,9 +309,8 @@ def RecoveryQuarantine(cfg, st, r):
         return None
     s = si(cfg, w.sess)
     c = st.claim[s]
-    lease_ok = c.ttl > 0 or not cfg.has("silent-quarantine-noop")
     claim = st.claim
-    if c.exec == w.exec and c.owner == cfg.recoverers[r] and not c.quar and lease_ok:
+    if cfg.hooks.quarantine_matches(cfg, st, c, w, cfg.recoverers[r]):
         claim = _put(claim, s, c._replace(quar=True, why=w.why))
     return st._replace(claim=claim, rec=_put(st.rec, r, REC_IDLE))
 
@@ -391,7 +372,9 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         else:
             emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
         emit("Supervise", (node,), Supervise(cfg, st, n))
-    if cfg.lease > 1 or cfg.has("renew-after-expiry"):
+    # a heartbeat needs a lease below Lease: with Lease 1 an expired one, which the protocol's HeartbeatAccepts
+    # refuses, so its instances are offered only with a longer lease or that hook switched
+    if cfg.lease > 1 or cfg.hooks.heartbeat_accepts is not protocol_heartbeat_accepts:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
             for s in cfg.sessions:
                 emit("Heartbeat", (who, s), Heartbeat(cfg, st, k, s))

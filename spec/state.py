@@ -1,59 +1,20 @@
-"""The twin's state: the constants (`Config`), the variables' value types, `State`, `init`, and the TLA+
-helper operators the actions share (`fenced`, `scan_window`, ...), each named as in SessionExecution.tla.
+"""The twin's state: the variables' value types, `State`, `init`, and the TLA+ helper operators the actions
+share (`fenced`, `scan_window`, ...), each named as in SessionExecution.tla.
 
-`spec.model` holds the actions and `Next` over these and re-exports every name here, so callers keep
-writing `M.State`, `M.Config`, `M.init`.
+A helper that reads a hook (SessionExecution.tla's "Helpers that read hooks": `selectable`, `scan_window`,
+`run_stale`, ...) reads it through `cfg.hooks` (spec.config, spec.mc), never a defect. `spec.model` holds
+the actions and `Next` over these and re-exports every name here, and `Config` (spec.config), so callers
+keep writing `M.State`, `M.Config`, `M.init`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import names as N
 
-
-@dataclass(frozen=True)
-class Config:
-    """The constants of the specification (MC_*.cfg)."""
-
-    sessions: tuple[str, ...] = ("s1",)
-    nodes: tuple[str, ...] = ("n1", "n2")
-    recoverers: tuple[str, ...] = ("r1",)  # recovery workers: owner ids of their own
-    prompts: int = 1  # prompts admitted per Session at Init
-    max_exec: int = 2  # execution ids are 1..max_exec, globally unique
-    max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
-    tools: int = 0  # Tools: local tool calls per Step (0 or 1; 0: the model without tools)
-    lease: int = 1  # ticks a fresh lease lives
-    scan_bound: int = 1  # rows a recovery scan looks at, oldest first
-    max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
-    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST, N.PUBLICATION}  # these two only when named
-    timely_dispatch: bool = True
-    synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
-    grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
-    supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
-    process_local_routing: bool = True
-    admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
-    steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
-    defects: frozenset[str] = field(default_factory=frozenset)
-    wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled
-    wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
-    fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
-    max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
-
-    def __post_init__(self):
-        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
-        if problem:
-            raise ValueError(problem)
-
-    def has(self, defect: str) -> bool:
-        return defect in self.defects
-
-    @property
-    def eff_grace(self) -> int:
-        """The model's Grace: SynchronizedClocks is `Grace >= SupervisionLag`; switched off, the grace is
-        one tick short of the lag bound."""
-        return self.grace if self.synchronized_clocks else min(self.grace, self.supervision_lag - 1)
+if TYPE_CHECKING:
+    from .config import Config
 
 
 def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: int = 1) -> str | None:
@@ -258,10 +219,6 @@ def has_continuation(st: State, k: Input) -> bool:
     return any(i.kind == "cont" and i.sess == k.sess and i.src == k.src and i.gen == k.gen for i in st.inputs)
 
 
-def continuation_gen(cfg: Config, attempt: int) -> int:
-    """TLA+ ContinuationGen: the id a conversion's attempt derives; from Session and execution alone (0),
-    unless the continuation id is minted per attempt (conversion-retry-mints-new-ids)."""
-    return attempt if cfg.has("conversion-retry-mints-new-ids") else 0
 def requests_of(st: State, s: str, p: int) -> int:
     """TLA+ RequestsOf, counted: the PromptExecutionRequested events of Session s's prompt p."""
     return sum(1 for e in st.log if e.kind == N.REQUEST_KIND and e.sess == s and e.asst == p)
@@ -318,19 +275,8 @@ def owner_active(cfg: Config, st: State, s: int) -> bool:
 
 
 def selectable(cfg: Config, st: State, i: Input) -> bool:
-    """Ordinary steer/queue selection: excludes recovery-owned inputs (those with a recovery row)."""
-    if i.state != "pending":
-        return False
-    if i.kind == "prompt":
-        return True
-    return cfg.has("recovery-input-in-ordinary-queue") or not has_row(st, i.sess, i.src)
-
-
-def claim_free(cfg: Config, st: State, s: int, ordinary: bool) -> bool:
-    c = st.claim[s]
-    if c.phase == "none":
-        return True
-    return ordinary and cfg.has("acquire-overwrites-expired") and c.ttl <= 0
+    """TLA+ Selectable: ordinary steer/queue selection excludes recovery-owned inputs (OrdinarySelects)."""
+    return i.state == "pending" and cfg.hooks.ordinary_selects(cfg, st, i)
 
 
 def eligible(cfg: Config, st: State, s: int) -> bool:
@@ -346,29 +292,20 @@ def scan_window(cfg: Config, st: State) -> set[int]:
         return {s for _, s in rows[:1]}
     fresh = [s for _, s in rows if st.claim[s].tries == 0]
     retried = [s for _, s in rows if st.claim[s].tries > 0]
-    again = retried[:cfg.scan_bound - len(fresh[:fresh_slots(cfg)])]
+    again = retried[:cfg.scan_bound - len(fresh[:cfg.hooks.fresh_slots(cfg, st)])]
     return set(fresh[:cfg.scan_bound - len(again)]) | set(again)
 
 
-# ---------------------------------------------------------------- supervision (TLA+ SupHolds ... Overdue)
-
-def sup_holds(cfg: Config, st: State, s: str, e: int, owner: str) -> bool:
-    """The node's supervision check: its actor's claim is still its exact, live claim."""
-    k = si(cfg, s)
-    if cfg.has("supervise-on-expiry-only"):
-        return st.claim[k].ttl > 0
-    return fenced(st, k, e, owner)
-
+# ---------------------------------------------------------------- supervision (TLA+ RunStale ... Overdue)
 
 def run_stale(cfg: Config, st: State, n: int) -> bool:
     r = st.run[n]
-    return r.pc not in ("idle", "stopped") and not sup_holds(cfg, st, r.sess, r.exec, cfg.nodes[n])
+    return r.pc not in ("idle", "stopped") and not cfg.hooks.sup_holds(cfg, st, r.sess, r.exec, cfg.nodes[n])
 
 
 def fin_stale(cfg: Config, st: State, n: int) -> bool:
     f = st.fin[n]
-    return (f.pc != "idle" and not cfg.has("unsupervised-cancel-heartbeat")
-            and not sup_holds(cfg, st, f.sess, f.exec, f.owner))
+    return f.pc != "idle" and not cfg.hooks.finalizer_supervised(cfg, st, f)
 
 
 def lag_of(cfg: Config, st: State, s: str, e: int, owner: str) -> int:
@@ -412,15 +349,6 @@ def retried_row(st: State, w: int) -> bool:
     return x.work and x.woken == "" and x.tries > 0
 
 
-def fresh_slots(cfg: Config) -> int:
-    """TLA+ FreshSlots: the fresh share (the defects keep none, or the whole batch)."""
-    if cfg.has("wake-fresh-share-zero"):
-        return 0
-    if cfg.has("wake-fresh-share-full"):
-        return cfg.wake_batch
-    return cfg.fresh_share
-
-
 def rotate(cfg: Config, t: int) -> int:
     return 1 if t >= cfg.max_wake_tries else t + 1
 
@@ -430,7 +358,7 @@ def wake_plan(cfg: Config, st: State) -> tuple[list[int], list[int]]:
     rows = range(1, cfg.wake_rows + 1)
     fresh = [w for w in rows if fresh_row(st, w)]
     retried = [w for w in rows if retried_row(st, w)]
-    first = fresh[:fresh_slots(cfg)]
+    first = fresh[:cfg.hooks.fresh_slots(cfg, st)]
     again = retried[:cfg.wake_batch - len(first)]
     return fresh[:cfg.wake_batch - len(again)], again
 # ---------------------------------------------------------------- shared by spec.model and spec.input_actions
@@ -446,7 +374,7 @@ def _runner_free(st: State, n: int) -> bool:
 def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State | None:
     s = si(cfg, i.sess)
     if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
-            and claim_free(cfg, st, s, ordinary)):
+            and cfg.hooks.claim_free(cfg, st, s, ordinary)):
         return None
     e = st.nextExec
     return st._replace(
@@ -455,7 +383,7 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
         inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
         run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
     )
-# ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt, PublishOK)
+# ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt)
 
 def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str) -> State:
     """Runner n begins an external effect of `kind` for its current Step (no transaction) and moves to `pc`:
@@ -473,11 +401,3 @@ def _stop(st: State, n: int, **memory) -> State:
 def _runner_at(st: State, n: int, pc: str) -> bool:
     r = st.run[n]
     return r.pc == pc and not r.intr
-
-
-def _publish_ok(cfg: Config, st: State, n: int) -> bool:
-    r = st.run[n]
-    s = si(cfg, r.sess)
-    if cfg.has("unfenced-step-publication"):
-        return True
-    return ordinary_ok(st, s, r.exec, cfg.nodes[n])

@@ -20,7 +20,8 @@ from __future__ import annotations
 import itertools
 from typing import NamedTuple
 
-from .state import Claim, Config, Effect, Event, Fin, Input, Rec, RecRow, Runner, State
+from .config import Config
+from .state import Claim, Effect, Event, Fin, Input, Rec, RecRow, Runner, State
 
 SCOPES = ("nodes", "sessions")  # what a symmetry may permute: Nodes alone, or Nodes and Sessions
 

@@ -5,7 +5,7 @@ of the same name. `spec.model` re-exports them and lists them in its Next.
 
 from __future__ import annotations
 
-from .state import Event, _begin_effect, _put, _publish_ok, _runner_at, _stop, ordinary_ok, si, step_asst
+from .state import Event, _begin_effect, _put, _runner_at, _stop, ordinary_ok, si, step_asst
 
 
 def ToolStart(cfg, st, n):
@@ -13,7 +13,7 @@ def ToolStart(cfg, st, n):
     if not (_runner_at(st, n, "stepping") and st.run[n].tool < cfg.tools):
         return None
     r = st.run[n]
-    if not _publish_ok(cfg, st, n):
+    if not cfg.hooks.publish_ok(cfg, st, n):
         return _stop(st, n)
     s = si(cfg, r.sess)
     node = cfg.nodes[n]
@@ -33,8 +33,8 @@ def PublishToolSuccess(cfg, st, n):
     if not _runner_at(st, n, "tooling"):
         return None
     r = st.run[n]
-    if not _publish_ok(cfg, st, n):  # (the early flag of tool-settled-before-publication is set all the same)
-        return _stop(st, n, tool=r.tool + 1) if cfg.has("tool-settled-before-publication") else _stop(st, n)
+    if not cfg.hooks.publish_ok(cfg, st, n):
+        return _stop(st, n, tool=r.tool + 1 if cfg.hooks.settlement_flag_early(cfg, st) else r.tool)
     return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
                        run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
 
@@ -45,7 +45,7 @@ def ToolSuccessFails(cfg, st, n):
     if not ("publication" in cfg.faults and n < len(cfg.nodes) and _runner_at(st, n, "tooling")):
         return None
     r = st.run[n]
-    if cfg.has("tool-settled-before-publication"):  # the flag was set before the publication
+    if cfg.hooks.settlement_flag_early(cfg, st):
         r = r._replace(pc="stepping", tool=r.tool + 1)
     else:
         r = r._replace(pc="tool_failed")
@@ -57,7 +57,7 @@ def MarkUnknown(cfg, st, n):
     if not _runner_at(st, n, "tool_failed"):
         return None
     r = st.run[n]
-    if cfg.has("retry-tool-after-failed-publication"):  # runs the tool again, then publishes again
+    if cfg.hooks.retries_failed_tool(cfg, st):  # runs the tool again, then publishes again
         return st._replace(run=_put(st.run, n, r._replace(pc="tool_started")))
     s = si(cfg, r.sess)
     claim = st.claim

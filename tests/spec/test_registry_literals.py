@@ -9,10 +9,14 @@ the literal pieces of an f-string, dictionary keys and default arguments. What d
 the tree) and docstrings (the first statement of a module, class or function), which are prose for a
 reader; a name inside a longer string (an error message) is prose too.
 
+In `spec/` (the twin and its tables, which spell actions and invariants as the TLA+ does) the check is
+for defect names: a defect is written only in `spec/names.py` and as a key of spec.mc's hook table `MC`
+(the twin's MCSessionExecution.tla), so the twin's protocol modules name no defect.
+
 The check runs per folder (one test per package of `harness/`, one for `harness/`'s own modules, one for
-`impl/`), so a folder still being cleaned can be left out by name, e.g.
+`impl/`, one for `spec/`), so a folder still being cleaned can be left out by name, e.g.
 `pytest tests/spec/test_registry_literals.py -k "not stress"`; or run it on folders directly:
-`python tests/spec/test_registry_literals.py harness/traces impl` (prints file:line per finding, exit 1).
+`python tests/spec/test_registry_literals.py harness/traces impl spec` (prints file:line per finding, exit 1).
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ NAMES = frozenset(N.ACTIONS) | frozenset(N.INVARIANTS) | frozenset(N.ASSUMPTIONS
     | frozenset(N.BOUNDARIES)
 BINDINGS = {ROOT / rel for rel in B.GENERATED if rel.endswith(".py")}  # harness/registry.py, impl/registry.py
 PICK = "_pick"
+SPEC = SPEC_DIR = ROOT / "spec"  # SPEC: where the spec/ rule applies (a test points it at a copy)
+REGISTRY = SPEC / "names.py"  # where every name is defined
+DEFECT_NAMES = frozenset(N.DEFECTS)
+MC_TABLE = (SPEC / "mc.py", "MC")  # the module and the name of the twin's hook table: its keys name defects
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -53,11 +61,23 @@ def _picked(tree: ast.AST) -> set[int]:
     return out
 
 
-def literals(source: str, *, binding: bool = False, names=NAMES) -> list[tuple[int, str]]:
+def _table_keys(tree: ast.AST, table: str) -> set[int]:
+    """The keys of every dictionary in the module's `table = {...}` assignment (spec.mc's `MC`: each hook's
+    alternatives keyed by defect name, as MCSessionExecution.tla's `Has("...")`)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == table for t in node.targets):
+            out |= {id(k) for d in ast.walk(node.value) if isinstance(d, ast.Dict)
+                    for k in d.keys if isinstance(k, ast.Constant)}
+    return out
+
+
+def literals(source: str, *, binding: bool = False, names=NAMES, table: str | None = None) -> list[tuple[int, str]]:
     """(line, name) for every str constant of `source` that spells a registry name, docstrings aside;
-    in a binding module (`binding`), the arguments of `_pick` calls aside too."""
+    in a binding module (`binding`), the arguments of `_pick` calls aside too; with `table`, the keys of
+    that table's dictionaries aside too."""
     tree = ast.parse(source)
-    allowed = _docstrings(tree) | (_picked(tree) if binding else set())
+    allowed = _docstrings(tree) | (_picked(tree) if binding else set()) | (_table_keys(tree, table) if table else set())
     found = [(node.lineno, node.value) for node in ast.walk(tree)
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
              and id(node) not in allowed]
@@ -75,7 +95,12 @@ def findings(files) -> list[str]:
     for path in files:
         path = Path(path).resolve()
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-        for line, name in literals(path.read_text(encoding="utf-8"), binding=path in BINDINGS):
+        if path == REGISTRY:
+            continue
+        in_spec = path.is_relative_to(SPEC)
+        table = MC_TABLE[1] if path == MC_TABLE[0] else None
+        for line, name in literals(path.read_text(encoding="utf-8"), binding=path in BINDINGS, table=table,
+                                   names=DEFECT_NAMES if in_spec else NAMES):
             out.append(f"{rel}:{line}: {name!r}")
     return out
 
@@ -86,6 +111,7 @@ def folders() -> dict[str, list[Path]]:
     for sub in sorted(p for p in (ROOT / "harness").iterdir() if (p / "__init__.py").exists()):
         out[f"harness.{sub.name}"] = modules(sub)
     out["impl"] = modules(ROOT / "impl")
+    out["spec"] = [p for p in modules(SPEC) if p != REGISTRY]
     return out
 
 
@@ -97,9 +123,10 @@ def test_no_registry_name_spelt_outside_the_binding_module(folder):
     files = FOLDERS[folder]
     assert files, f"{folder} has no module: the check would pass vacuously"
     bad = findings(files)
-    assert not bad, (f"{len(bad)} registry name(s) spelt as a literal in {folder}; bind them in its "
-                     "registry module (harness/registry.py, impl/registry.py) and refer to the constant:\n"
-                     + "\n".join(bad))
+    where = ("a defect belongs in spec.mc's hook table (a hook the protocol calls, its alternative keyed by "
+             "the defect)" if folder == "spec" else
+             "bind them in its registry module (harness/registry.py, impl/registry.py) and refer to the constant")
+    assert not bad, f"{len(bad)} registry name(s) spelt as a literal in {folder}; {where}:\n" + "\n".join(bad)
 
 
 def test_the_check_sees_what_it_should():
@@ -133,6 +160,26 @@ def test_findings_name_file_and_line(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text('"""doc"""\n\nif action in ("Heartbeat", "Crash"):\n    pass\n', encoding="utf-8")
     assert findings([bad]) == [f"{bad}:3: 'Crash'", f"{bad}:3: 'Heartbeat'"]
+
+
+def test_spec_names_a_defect_only_in_the_registry_and_the_mc_table(tmp_path, monkeypatch):
+    """In spec/ a defect name planted in a protocol module fails, and so does one in spec/mc.py outside its
+    table; the table's keys (every registry defect) and action names (the twin's labels) do not."""
+    mc_path, table = MC_TABLE
+    mc = mc_path.read_text(encoding="utf-8")
+    assert len(literals(mc, names=DEFECT_NAMES)) >= len(N.DEFECTS)  # the table spells each: the exemption counts
+    assert literals(mc, names=DEFECT_NAMES, table=table) == []
+    planted = mc + '\nON = "renew-after-expiry" in frozenset()\n'
+    assert literals(planted, names=DEFECT_NAMES, table=table) == [(planted.count("\n"), "renew-after-expiry")]
+    assert findings([SPEC / "model.py"]) == []
+    monkeypatch.setattr(sys.modules[__name__], "SPEC", tmp_path)  # a copy of spec/model.py, in a spec/ of its own
+    bad = tmp_path / "model.py"
+    bad.write_text((SPEC_DIR / "model.py").read_text(encoding="utf-8").replace(
+        "def Renew(cfg, st, n):\n", 'def Renew(cfg, st, n):\n    live = "renew-after-expiry" in cfg.defects\n'),
+        encoding="utf-8")
+    line = bad.read_text(encoding="utf-8").splitlines().index('    live = "renew-after-expiry" in cfg.defects') + 1
+    assert findings([bad]) == [f"{bad}:{line}: 'renew-after-expiry'"]
+    assert "spec" in FOLDERS and REGISTRY not in FOLDERS["spec"] and mc_path in FOLDERS["spec"]
 
 
 def test_the_binding_modules_check_at_import():

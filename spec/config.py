@@ -1,0 +1,69 @@
+"""The constants of the specification (`Config`, as an MC_*.cfg gives them) and the hooks they resolve.
+
+`Config.hooks` is the protocol's hooks with the configuration's defects switched on (spec.mc): every
+action reads a hook through it, so the twin's protocol modules name no defect. `spec.model` re-exports
+`Config`, so callers keep writing `M.Config`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from . import names as N
+from .mc import Hooks, resolve
+from .state import wake_constants_problem
+
+
+@dataclass(frozen=True)
+class Config:
+    """The constants of the specification (MC_*.cfg)."""
+
+    sessions: tuple[str, ...] = ("s1",)
+    nodes: tuple[str, ...] = ("n1", "n2")
+    recoverers: tuple[str, ...] = ("r1",)  # recovery workers: owner ids of their own
+    prompts: int = 1  # prompts admitted per Session at Init
+    max_exec: int = 2  # execution ids are 1..max_exec, globally unique
+    max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
+    tools: int = 0  # Tools: local tool calls per Step (0 or 1; 0: the model without tools)
+    lease: int = 1  # ticks a fresh lease lives
+    scan_bound: int = 1  # rows a recovery scan looks at, oldest first
+    max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST, N.PUBLICATION}  # these two only when named
+    timely_dispatch: bool = True
+    synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
+    grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it
+    supervision_lag: int = 1  # SupervisionLag: Supervise happens before this many ticks pass
+    process_local_routing: bool = True
+    admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
+    steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
+    defects: frozenset[str] = field(default_factory=frozenset)
+    wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled
+    wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
+    fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
+    max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
+    # the protocol's hooks as these defects decide them (spec.mc, as TLC's `Hook <- MCHook`): not a constant,
+    # resolved once in __post_init__, since the explorer calls them on every successor (set there, with the
+    # fields, so the instance keeps its compact attributes: a cached_property writing it later made every
+    # attribute of the configuration several times slower to read)
+    hooks: Hooks = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
+        if problem:
+            raise ValueError(problem)
+        object.__setattr__(self, "hooks", resolve(frozenset(self.defects)))
+
+    def __getstate__(self) -> dict:
+        """Pickled without its hooks (a defect's alternative is a lambda): they are resolved again."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}  # (never __dict__: see hooks)
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():  # one by one, as __init__ sets them (the compact attributes again)
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    @property
+    def eff_grace(self) -> int:
+        """The model's Grace: SynchronizedClocks is `Grace >= SupervisionLag`; switched off, the grace is
+        one tick short of the lag bound."""
+        return self.grace if self.synchronized_clocks else min(self.grace, self.supervision_lag - 1)

@@ -1,0 +1,188 @@
+"""The protocol's hooks (SessionExecution.tla, section "Hooks"): where a known defect decides differently,
+the protocol's decision is a small named function, and these are the correct protocol's.
+
+Each is the TLA+ operator of the same name (snake case), in the same order, taking the configuration
+and the state, then the operator's parameters. Nothing here names a defect: `spec.mc` holds the
+defective alternatives, as MCSessionExecution.tla does for TLC, and `Config.hooks` is the table one
+configuration resolves to. A hook that reads another hook (FinalizerSupervised reads SupHolds) reads it
+through that table, as TLC overrides it inside Protocol!FinalizerSupervised too.
+"""
+
+from __future__ import annotations
+
+from .state import completed, fenced, has_row, ordinary_ok, requests_of, row_for_exec, si
+
+
+# The node's supervision check: the claim its actor works under is still its exact, live claim.
+def sup_holds(cfg, st, s, e, o):
+    return fenced(st, si(cfg, s), e, o)
+
+
+# The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
+def finalizer_supervised(cfg, st, f):
+    return cfg.hooks.sup_holds(cfg, st, f.sess, f.exec, f.owner)
+
+
+# Ordinary steer/queue selection takes prompts, and continuations only without a recovery row.
+def ordinary_selects(cfg, st, i):
+    return i.kind == "prompt" or not has_row(st, i.sess, i.src)
+
+
+# Acquisition finds the Session free: it has no claim, live or expired (insert-only).
+def claim_free(cfg, st, s, ordinary):
+    return st.claim[s].phase == "none"
+
+
+# Recovery promotes its own continuation: one with its session_recovery row.
+def promotion_owned(cfg, st, i):
+    return has_row(st, i.sess, i.src)
+
+
+# The renewal's fence: exact Session, execution, owner, and an unexpired lease.
+def renew_accepts(cfg, st, c, r, n):
+    return c.exec == r.exec and c.owner == n and c.ttl > 0
+
+
+# After a failed renewal (zero rows) the runner stops before any provider call.
+def failed_renewal_pc(cfg, st):
+    return "stopped"
+
+
+# Step events are published only under the exact, live, running claim.
+def publish_ok(cfg, st, n):
+    r = st.run[n]
+    return ordinary_ok(st, si(cfg, r.sess), r.exec, cfg.nodes[n])
+
+
+# Publisher memory is set when the publish returns (after listeners), not in the commit's step.
+def memory_at_commit(cfg, st):
+    return False
+
+
+# The assistant the finalizer settles: the one attached to the claim, read from the database (publisher
+# memory, `mem`, which may still name an earlier Step's assistant, is not consulted).
+def settled_assistant(cfg, st, f, c, mem):
+    return c.asst
+
+
+# Step.Interrupted is owed to a started assistant with no terminal event (from the log; publisher
+# memory, `mem` and `active` of the assistant `a`, is not consulted).
+def interrupt_owed(cfg, st, settle, a, mem, active):
+    return settle != 0 and not completed(st, settle)
+
+
+# The finalizer starts no assistant again (it reads the durable one), so no restart commits ...
+def restart_commits(cfg, st, a, mem):
+    return False
+
+
+# ... and none is rejected and retried.
+def restart_rejected(cfg, st, a, mem):
+    return False
+
+
+# Cancellation creates no recovery state (no session_recovery row, no continuation).
+def cancel_requeues(cfg, st):
+    return False
+
+
+# A heartbeat renews only a live lease.
+def heartbeat_accepts(cfg, st, c):
+    return c.ttl > 0
+
+
+# A renewed lease lives Lease ticks from now.
+def renewed_ttl(cfg, st, c):
+    return cfg.lease
+
+
+# The takeover's compare-and-swap: what the scan saw (execution, former owner), still expired past the
+# grace, with a null recovery error.
+def takeover_matches(cfg, st, c, w):
+    return c.exec == w.exec and c.owner == w.seen and c.ttl <= -cfg.eff_grace and not c.quar
+
+
+# The takeover quarantines nothing in place (cancellation-owned work is finished by conversion).
+def takeover_quarantines(cfg, st, c):
+    return False
+
+
+# The takeover moves running to recovering and keeps any other phase.
+def takeover_phase(cfg, st, c):
+    return "recovering" if c.phase == "running" else c.phase
+
+
+# Conversion's validation: a session_recovery row already names this execution, in any Session.
+def conversion_conflict(cfg, st, w):
+    return row_for_exec(st, w.exec)
+
+
+# A conversion that lost its lease is released for a retry while attempts remain.
+def may_retry(cfg, st, c):
+    return c.tries < cfg.max_tries
+
+
+# Recovery finishes cancellation-owned work.
+def finishes_cancellation(cfg, st, c):
+    return c.phase in ("cancelling", "cancelled")
+
+
+# Conversion settles an open assistant with Step.Interrupted.
+def conversion_settles(cfg, st):
+    return True
+
+
+# The quarantine matches the exact claim the worker owns, with no lease predicate.
+def quarantine_matches(cfg, st, c, w, r):
+    return c.exec == w.exec and c.owner == r and not c.quar
+
+
+# The continuation id a conversion's attempt (0 the first, 1 its retry) derives: from Session and
+# execution alone, whatever the attempt (recovery-id.ts), so a retry names the continuation it created.
+def continuation_gen(cfg, st, attempt):
+    return 0
+
+
+# The slots of a wake batch that fresh rows take first: the fresh share.
+def fresh_slots(cfg, st):
+    return cfg.fresh_share
+
+
+# An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
+# from the prompt's), so a second retry of a requested prompt appends nothing.
+def retry_appends(cfg, st, j):
+    return requests_of(st, j.sess, j.src) == 0
+
+
+# The request's projection: a held prompt now waits for execution (pending); one already waiting or
+# taken is unchanged (it is never armed again).
+def request_arms(cfg, st, j):
+    return j.state == "held"
+
+
+# An explicit resume durably requests the Session's pending ordinary execution (one transaction) before
+# any drain; the drain is a step of its own (Acquire).
+def resume_requests(cfg, st):
+    return True
+
+
+# Steer selection is ordinary selection: it excludes recovery-owned inputs exactly as the queue does.
+def steer_selects(cfg, st, i):
+    return cfg.hooks.ordinary_selects(cfg, st, i)
+
+
+# The runner's tool-settlement flag changes only after Tool.Success is published, so a failed publication
+# leaves the call unsettled.
+def settlement_flag_early(cfg, st):
+    return False
+
+
+# Conversion never re-runs a tool call whose outcome is uncertain: it records the outcome (ToolFailed).
+def conversion_reruns(cfg, st):
+    return False
+
+
+# After a failed Tool.Success the runner's error path marks the claim unknown; it never runs the tool again.
+def retries_failed_tool(cfg, st):
+    return False
+
