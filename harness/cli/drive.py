@@ -1,5 +1,7 @@
 """The commands that drive an implementation: replay, fuzz and conform, against the bundled implementation or
-the server behind a driver (`--sut CMD`, docs/driver.md)."""
+the server behind a driver (`--sut CMD`, docs/driver.md). Which server a command drives is chosen here,
+the one place besides the pytest plugin that imports `binding` (the bundled server behind the port): every
+harness function below takes the server (harness.port.Server) it is given."""
 
 from __future__ import annotations
 
@@ -9,6 +11,17 @@ from spec import names as N
 
 from harness.cli.arguments import NOT_DETECTED, OK, USAGE, VIOLATION, UsageError, say, witness_config
 from harness.traces.inputfile import InputError
+
+
+def open_server(args, command: str, db_url: str | None = None):
+    """The server a command drives: the one behind `--sut CMD` (open_sut), else the bundled server in
+    this process on `db_url` (binding.server.Bundled: by default a database in memory per world, and a
+    sqlite file per lockstep campaign)."""
+    sut = open_sut(args, command)
+    if sut is not None:
+        return sut
+    from binding.server import Bundled
+    return Bundled(db_url)
 
 
 def open_sut(args, command: str):
@@ -38,12 +51,12 @@ def cmd_replay(args) -> int:
             say(f"claimcheck replay: {arg}: no trace files (*.json) in this folder")
             code = USAGE
         paths += found
-    sut = open_sut(args, "replay")  # started before any trace: a command that is no driver fails first
+    server = open_server(args, "replay")  # started before any trace: a command that is no driver fails first
     passed = failed = bad = 0
     try:
         for path in paths:
             try:
-                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+                res = replay_file(path, args.defect, server=server)
             except DriverStartError as exc:
                 raise UsageError(f"claimcheck replay: --sut: {exc}") from None
             except InputError as exc:
@@ -59,8 +72,7 @@ def cmd_replay(args) -> int:
             if not res.ok and code == OK:
                 code = VIOLATION
     finally:
-        if sut:
-            sut.close()
+        server.close()
     if len(paths) > 1 or not args.traces or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else ""))
     return code
@@ -68,29 +80,28 @@ def cmd_replay(args) -> int:
 
 def cmd_fuzz(args) -> int:
     from harness.conformance.fuzz import fuzz
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     if args.config is not None:  # a registered configuration that cannot show the defect is refused
         for d in (args.defect or []) + (args.mutant or []):
             witness_config(args.config, [d])
     if args.sut is not None and args.db is not None:
         raise UsageError("claimcheck fuzz: give --sut or --db, not both (the driver keeps its own database)")
-    sut = open_sut(args, "fuzz")
+    server = open_server(args, "fuzz", args.db)
     try:
         with Reporter() as progress:
-            return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db,
+            return fuzz(server=server, profile=args.profile, config=args.config, defects=args.defect,
                         out_dir=args.out, mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
-                        progress_for=progress.factory("lockstep ", unit="steps", key="steps"), sut=sut)
+                        progress_for=progress.factory("lockstep ", unit="steps", key="steps"))
     finally:
-        if sut:
-            sut.close()
+        server.close()
 
 
 def cmd_conform(args) -> int:
     from harness.conformance.exhaustive import conform
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     if args.config and args.profile:
         raise UsageError("claimcheck conform: give --config or --profile, not both")
-    from harness.conformance.conform import in_memory
+    from binding.server import in_memory
     if args.sut is not None and args.db != "sqlite://":
         raise UsageError("claimcheck conform: give --sut or --db, not both (the driver keeps its own database)")
     if args.sut is None and args.workers > 1 and not in_memory(args.db):
@@ -99,19 +110,19 @@ def cmd_conform(args) -> int:
     if args.kill_matrix and (args.config or args.profile):
         raise UsageError("claimcheck conform: --kill-matrix walks each defect's own configuration; "
                          "name defects with --mutant, not --config or --profile")
-    sut = open_sut(args, "conform")
+    # the kill matrix walks on sqlite in memory, whatever --db says (as it always has)
+    server = open_server(args, "conform", "sqlite://" if args.kill_matrix else args.db)
     try:
         if args.kill_matrix:
             from harness.conformance import killmatrix as K
             with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
                                                        total=len(args.mutant or N.DEFECTS)) as task:
-                table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, sut=sut)
+                table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, server=server)
             print(K.render_conform(table))
             return OK if all(r.caught for r in table) else NOT_DETECTED
         with Reporter() as progress:
-            return conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (),
-                           db_url=None if sut else args.db, workers=args.workers, out_dir=args.out,
-                           progress_for=progress.factory("conform ", unit="edges", key="edges"), sut=sut)
+            return conform(server=server, config=args.config or (), profile=args.profile, mutant=args.mutant or (),
+                           workers=args.workers, out_dir=args.out,
+                           progress_for=progress.factory("conform ", unit="edges", key="edges"))
     finally:
-        if sut:
-            sut.close()
+        server.close()

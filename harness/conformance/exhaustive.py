@@ -66,32 +66,32 @@ def configs_for(names, profile: str | None) -> list[str]:
     return list(names) if names else list(PROFILES[profile or "ci"])
 
 
-def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
-            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None, sut=None) -> int:
-    """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
-    leaves a trace) or an incomplete walk, 4 when a code-only mutant survived every edge (as `fuzz`). `mutant`: defects switched on in the implementation only.
-    `progress_for(label)` gives the progress callback (and context manager) of one configuration. `sut`: the
-    server behind a driver (harness.driver.client.Sut) instead of the bundled implementation."""
+def conform(*, server, config=(), profile: str | None = None, mutant=(), workers: int = 1,
+            out_dir: str | Path = "traces/found", echo=print, progress_for=None) -> int:
+    """Walk every configuration on `server` (harness.port); 0 when every one is covered whole with no
+    failure, 1 on a failure (each leaves a trace) or an incomplete walk, 4 when a code-only mutant survived
+    every edge (as `fuzz`). `mutant`: defects switched on in the server only. `progress_for(label)` gives
+    the progress callback (and context manager) of one configuration."""
     from contextlib import nullcontext
     mutant = frozenset(N.check_defects(mutant or ())) or None
     failed = undetected = False
     for name in configs_for(config, profile):
         cfg, base = resolve(name)
         echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
-             + (f"sut={sut.command}" if sut else f"db={db_url or 'a sqlite file'} workers={workers}"))
+             + (server.label if server.command else f"{server.label} workers={workers}"))
         t0 = time.perf_counter()
         graph = C.graph_of(cfg)
         echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
              f"({time.perf_counter() - t0:.1f} s)")
         with (progress_for(base) if progress_for else nullcontext()) as progress:
-            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress, sut=sut)
+            rep = C.walk(cfg, server=server, graph=graph, mutant=mutant, workers=workers, progress=progress)
         echo(f"  covered:    {summary(rep)}")
         echo(timing_line(rep))
         if rep.failure is not None:
             failed = True
             f = rep.failure
             path = write_trace(rep, base, out_dir)
-            for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else "", sut=sut):
+            for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else "", server=server):
                 echo(line)
         elif not rep.complete:
             failed = True
