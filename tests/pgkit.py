@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
-from harness.conformance import pgserver
+from binding import pgserver
 from impl.db import _TABLES, Database
 from impl.schema import SEQUENCES, sequence_t
 

@@ -8,7 +8,7 @@ the tree) and docstrings (the first statement of a module, class or function), w
 reader; a name inside a longer string (an error message) is prose too.
 
 The check runs per folder (one test per package of `harness/`, one for `harness/`'s own modules, one for
-`impl/`), so a folder still being cleaned can be left out by name, e.g.
+`impl/`, one for `binding/`), so a folder still being cleaned can be left out by name, e.g.
 `pytest tests/spec/test_registry_literals.py -k "not stress"`; or run it on folders directly:
 `python tests/spec/test_registry_literals.py harness/traces impl` (prints file:line per finding, exit 1).
 """
@@ -78,11 +78,12 @@ def findings(files) -> list[str]:
 
 
 def folders() -> dict[str, list[Path]]:
-    """The units the check runs on: each package of harness/, harness/'s own modules, impl/."""
+    """The units the check runs on: each package of harness/, harness/'s own modules, impl/, binding/."""
     out = {"harness": modules(ROOT / "harness", recursive=False)}
     for sub in sorted(p for p in (ROOT / "harness").iterdir() if (p / "__init__.py").exists()):
         out[f"harness.{sub.name}"] = modules(sub)
     out["impl"] = modules(ROOT / "impl")
+    out["binding"] = modules(ROOT / "binding")
     return out
 
 
