@@ -22,7 +22,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.conformance import pgserver  # noqa: E402
+from binding import pgserver  # noqa: E402
 from binding.stress import BUNDLED  # noqa: E402
 from harness.stress.supervisor import StressOptions, run  # noqa: E402
 
