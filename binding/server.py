@@ -5,7 +5,8 @@ one database restored per run (binding.databases).
 What database a world runs on is this server's business, chosen by `db_url`: by default a new sqlite
 database in memory per world (replay, the exhaustive walk: serialized savepoints, one per forked
 worker), and per lockstep campaign a sqlite file in a temporary folder, its prompts seeded once and
-restored per run (binding.databases says why); a URL puts both on that database, emptied first.
+restored per run (binding.databases says why); a URL puts both on that database, emptied first
+(`sqlite://`: a new one in memory, for each world and each campaign).
 """
 
 from __future__ import annotations
