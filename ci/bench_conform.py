@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from binding.server import Bundled  # noqa: E402
 from harness.conformance import conform as C  # noqa: E402
 from harness.conformance import lockstep as L  # noqa: E402
 from spec import configs  # noqa: E402
@@ -29,7 +30,7 @@ def main(argv=None) -> int:
     p.add_argument("--examples", type=int, default=100, help="lockstep examples (default 100)")
     a = p.parse_args(argv)
     cfg = configs.get(a.config)
-    out = L.run(cfg, settings_=L.settings(L.PROFILES["ci"], max_examples=a.examples), db_url="sqlite://")
+    out = L.run(cfg, server=Bundled("sqlite://"), settings_=L.settings(L.PROFILES["ci"], max_examples=a.examples))
     cov = out.coverage
     print(f"lockstep  {a.config}: {cov.steps:,} steps in {out.seconds:.1f} s = {cov.steps / out.seconds:,.0f} steps/s "
           f"(+{sum(cov.probes.values()):,} probes), {len(cov.edges):,} distinct edges")
@@ -38,7 +39,7 @@ def main(argv=None) -> int:
     print(f"graph     {a.config}: {len(graph.states):,} states, {sum(map(len, graph.succ)):,} edges "
           f"({time.perf_counter() - t0:.2f} s)")
     for workers in sorted({1, a.workers}):
-        rep = C.walk(cfg, graph=graph, workers=workers)
+        rep = C.walk(cfg, server=Bundled(), graph=graph, workers=workers)
         total = sum(rep.timing.values()) or 1.0
         where = "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in rep.timing.most_common())
         per = {k: 1e6 * v / max(rep.edges, 1) for k, v in rep.timing.items()}

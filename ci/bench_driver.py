@@ -1,6 +1,7 @@
 """The driver protocol's cost per replayed step: every committed trace replayed in process (the
-Scheduler), through the protocol in process (impl.driver.Driver without a pipe: JSON and validation
-only), and through `python -m impl.driver` as a subprocess (plus the pipe and the process switch).
+Scheduler, binding.server.Bundled), through the protocol in process (binding.driver.Driver without a pipe:
+JSON and validation only), and through `python -m binding.driver` as a subprocess (plus the pipe and the
+process switch).
 
 Not a test: run `python ci/bench_driver.py [ROUNDS]`. The three take turns, one pass over the traces
 each per round, and each reports its best and median pass (a busy machine slows single passes). Each
@@ -12,7 +13,6 @@ started once and its start-up is left out. Then the exhaustive walk (`conform`, 
 
 from __future__ import annotations
 
-import functools
 import os
 import shlex
 import statistics
@@ -23,15 +23,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from harness.conformance import replay as R  # noqa: E402
-from harness.driver.client import Connection, SutScheduler  # noqa: E402
+from harness.driver.client import Connection, Sut  # noqa: E402
 from harness.driver.transport import InProcess  # noqa: E402
-from impl.driver import Driver  # noqa: E402
+from binding.driver import Driver  # noqa: E402
+from binding.server import Bundled  # noqa: E402
 
 
 def one_pass(sut) -> tuple[float, int]:
     steps, start = 0, time.perf_counter()
     for p in R.committed_traces():
-        res = R.replay_file(p, sut=sut)
+        res = R.replay_file(p, server=sut)
         assert res.ok, res.problems
         steps += res.consumed
     return time.perf_counter() - start, steps
@@ -41,11 +42,12 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
     began = time.perf_counter()
-    process = Connection.spawn(shlex.join([sys.executable, "-m", "impl.driver"]))
+    process = Connection.spawn(shlex.join([sys.executable, "-m", "binding.driver"]))
     print(f"driver start-up (to hello's reply): {(time.perf_counter() - began) * 1e3:,.0f} ms")
-    modes = {"in process (Scheduler)": None,
-             "protocol, in process": functools.partial(SutScheduler, Connection(InProcess(Driver()))),
-             "protocol, subprocess": functools.partial(SutScheduler, process)}
+    in_process = Connection(InProcess(Driver()))
+    modes = {"in process (Scheduler)": Bundled(),
+             "protocol, in process": Sut("in process", opener=lambda: in_process),
+             "protocol, subprocess": Sut("subprocess", opener=lambda: process)}
     for sut in modes.values():  # warm the twin's caches and the driver's imports
         one_pass(sut)
     per = {label: [] for label in modes}
@@ -68,13 +70,13 @@ def walks(rounds: int, label: str = "steer/no-faults") -> None:
     from harness.driver.client import Sut
     cfg, _ = X.resolve(label)
     graph = C.graph_of(cfg)
-    command = shlex.join([sys.executable, "-m", "impl.driver"])
-    suts = {"in process (Scheduler)": None, "subprocess, save": Sut(command),
+    command = shlex.join([sys.executable, "-m", "binding.driver"])
+    suts = {"in process (Scheduler)": Bundled(), "subprocess, save": Sut(command),
             "subprocess, --no-save": Sut(command + " --no-save")}
     best = {k: 0.0 for k in suts}
     for _ in range(rounds):
         for k, sut in suts.items():
-            rep = C.walk(cfg, graph=graph, sut=sut)
+            rep = C.walk(cfg, server=sut, graph=graph)
             assert rep.complete, rep.failure
             best[k] = max(best[k], rep.edges_per_s)
     print(f"conform {label}: {rep.edges:,} edges, {rep.probes:,} probes a walk, best of {rounds}; edges/s:")
@@ -82,8 +84,7 @@ def walks(rounds: int, label: str = "steer/no-faults") -> None:
         ratio = f"  ({best['in process (Scheduler)'] / v:.1f}x slower)" if k != "in process (Scheduler)" else ""
         print(f"  {k:26s} {v:7,.0f}{ratio}")
     for sut in suts.values():
-        if sut:
-            sut.close()
+        sut.close()
 
 
 if __name__ == "__main__":

@@ -35,12 +35,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from hypothesis import settings  # noqa: E402
 
+from binding.server import Bundled  # noqa: E402
+from binding.world import Scheduler  # noqa: E402
 from harness.conformance import lockstep as L  # noqa: E402
-from harness.conformance.scheduler import Scheduler  # noqa: E402
 from spec import configs  # noqa: E402
 from spec import invariants as I  # noqa: E402
 from spec import model as M  # noqa: E402
 from spec import names as N  # noqa: E402
+
+BUNDLED = Bundled()
 
 
 def _timed(owner, attr, bucket, totals):
@@ -67,7 +70,7 @@ def throughput(examples: int, synchronous: str) -> None:
     try:
         s = settings(L.PROFILES["ci"], max_examples=examples)
         cpu0 = time.process_time()
-        out = L.run(configs.get("ci"), settings_=s, synchronous=synchronous)
+        out = L.run(configs.get("ci"), server=Bundled(synchronous=synchronous), settings_=s)
         cpu = time.process_time() - cpu0
     finally:
         for u in undo:
@@ -96,8 +99,13 @@ from hypothesis import settings
 from harness.conformance import lockstep as L
 from spec import configs
 s = settings(L.PROFILES["ci"], max_examples=int(sys.argv[2]))
+try:  # the port (issue 29): the server is given; before it, lockstep made the bundled one itself
+    from binding.server import Bundled
+    run = lambda: L.run(configs.get("ci"), server=Bundled(synchronous=sys.argv[3]), settings_=s)
+except ImportError:
+    run = lambda: L.run(configs.get("ci"), settings_=s, synchronous=sys.argv[3])
 cpu0, t0 = time.process_time(), time.perf_counter()
-out = L.run(configs.get("ci"), settings_=s, synchronous=sys.argv[3])
+out = run()
 cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
 c = out.coverage
 print(json.dumps(dict(steps=c.steps, cpu=cpu, wall=wall, runs=c.runs, states=len(c.states), edges=len(c.edges),
@@ -152,7 +160,7 @@ def detection(seeds: int, budget: int, only=()) -> None:
         for cfg, mutant in ((configs.get(d.config, [defect]), None), (configs.get(d.config), [defect])):
             times, found = [], 0
             for seed in range(seeds):
-                out = L.run(cfg, settings_=s, seed=seed, mutant=mutant)
+                out = L.run(cfg, server=BUNDLED, settings_=s, seed=seed, mutant=mutant)
                 times.append(out.seconds)
                 if mutant is None:
                     found += out.found is not None and bool(set(out.found.invariants) & set(d.violates))

@@ -1,7 +1,7 @@
 """Commits per second of `claimcheck stress` on PostgreSQL: per-Session writers against the global lock.
 
 Not a test: run `python ci/bench_pg_writers.py [--nodes 8] [--seconds 30] [--rounds 1] [--sessions 8]`.
-It starts a throwaway PostgreSQL server (harness/conformance/pgserver.py, Debian's binaries, loopback
+It starts a throwaway PostgreSQL server (binding/pgserver.py, Debian's binaries, loopback
 only), then runs the same stress run (same nodes, Sessions, seed, crash schedule, history recording and
 check) once per mode and round on a fresh database each, alternating the modes so load on the machine
 falls on both: `global` (every write transaction takes one advisory lock first: the former
@@ -22,7 +22,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.conformance import pgserver  # noqa: E402
+from binding import pgserver  # noqa: E402
+from binding.stress import BUNDLED  # noqa: E402
 from harness.stress.supervisor import StressOptions, run  # noqa: E402
 
 MODES = ("global", "session")
@@ -33,7 +34,7 @@ def one(server, mode: str, args, out: str) -> tuple[int, float, int, int, int]:
     url = server.fresh_database(prefix=f"bench_{mode}")
     with contextlib.redirect_stdout(io.StringIO()):  # the run's own report: only its figures are printed here
         _code, res = run(StressOptions(nodes=args.nodes, seconds=args.seconds, sessions=args.sessions, db=url,
-                                       seed=args.seed, out=out, progress=False, pg_lock=mode))
+                                       seed=args.seed, out=out, progress=False, pg_lock=mode), BUNDLED)
     rep = res.checker.report
     return rep.commits, res.elapsed, res.violations, res.lost, res.executions
 

@@ -1,6 +1,7 @@
 """The pytest plugin (entry point `claimcheck` in `pytest11`): `pytest --claimcheck-traces DIR` collects each
 trace file in DIR (its `*.json`, as `claimcheck replay DIR` takes them) as a test item that replays it
-against the implementation (harness.conformance.replay). A trace that replays cleanly passes; one that
+against the bundled implementation (harness.conformance.replay on binding.server.Bundled: with harness.cli,
+the only module of harness/ that chooses a server). A trace that replays cleanly passes; one that
 does not fails with the replay's first divergence as its message (the other problems counted after it),
 never a traceback; a malformed trace fails with the one-line reason the trace loader gives.
 
@@ -71,11 +72,12 @@ class TraceFailed(Exception):
 
 class TraceItem(pytest.Item):
     def runtest(self) -> None:
+        from binding.server import Bundled
         from harness.conformance.replay import replay_file
         from harness.traces.inputfile import InputError
 
         try:
-            res = replay_file(self.path)
+            res = replay_file(self.path, server=Bundled())
         except InputError as exc:  # a malformed trace: bad input, said in one line
             raise TraceFailed(f"not a replayable trace: {exc}") from None
         if res.ok:

@@ -21,7 +21,7 @@ One `commit_history` row per commit:
 - `now`: the clock reading the step used for every lease decision (`wall`: the wall time of the hook).
 - `memory`: the in-memory records of the committing process's actors *before* the step, in the twin's
   vocabulary: `{"run": {node: [pc, sess, exec, mem, active, intr]}, "fin": {node: [pc, sess, exec,
-  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields harness/conformance/mapping.py reads).
+  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields binding/mapping.py reads).
 - the durable state after, as a delta: `claims` (the whole claim table: one row per Session, small),
   `delta` (the rows this commit appended or changed: events, session_recovery rows, inputs admitted or
   promoted, armed or steered, execution_history rows of executions whose claim it removed, and the

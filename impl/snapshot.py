@@ -109,7 +109,7 @@ def read(conn, *, assistants: bool = True) -> Snapshot:
 
 def read_cursor(cur, *, assistants: bool = True) -> Snapshot:
     """`read` on a DBAPI cursor inside a read transaction (the harness's state mapping reads on a
-    connection of its own: harness.conformance.reads)."""
+    connection of its own: binding.reads)."""
     def q(sql):
         cur.execute(sql)
         return cur.fetchall()

@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
 import cikit
-from harness.conformance import pgserver
+from binding import pgserver
 from impl.db import _TABLES, Database
 from impl.schema import SEQUENCES, sequence_t
 

@@ -10,6 +10,7 @@ from spec import names as N
 
 from harness.reports import gate
 from harness.reports.results import FAIL, PASS, SKIP, Check, StageResult
+from serverkit import BUNDLED
 
 TRACES = ["cross-session-recovery-collision.json", "memory-before-publish.json", "silent-quarantine-noop.json",
           "step-failed-duplicate-interrupt.json", "step-started-window.json", "unsupervised-cancel-heartbeat.json"]
@@ -43,4 +44,4 @@ def run_gate(monkeypatch, tmp_path, stage_results, **extra) -> int:
     monkeypatch.setattr(gate, "STAGES", [gate.Stage(r.name, lambda g, r=r: r) for r in stage_results])
     args = Namespace(out=str(tmp_path / "found"), json=str(tmp_path / "g.json"), junit=str(tmp_path / "g.xml"),
                      strict=False, apalache=None, **extra)
-    return gate.main_gate(args)
+    return gate.main_gate(args, BUNDLED)

@@ -68,7 +68,7 @@ def cmd_check(args) -> int:
     print(f"  defects:   {', '.join(sorted(cfg.defects)) or 'none'}")
     extra = {} if args.engine == "python" else {"workers": args.workers or 2, "distributed": args.distributed}
     run = run_python if args.engine == "python" else run_tlc
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     name = "explorer" if args.engine == "python" else "TLC (distributed)" if args.distributed else "TLC"
     with Reporter() as progress, progress.task(f"{name} {chosen.label}") as task:
         o = run(cfg, chosen.label, liveness=liveness, out_dir=out_dir, progress=task, **extra)
@@ -109,8 +109,9 @@ def _write_check_json(o, path: str) -> None:
 
 
 def cmd_explain(args) -> int:
+    from binding.server import Bundled
     from harness.reports.explain import explain_file
-    print(explain_file(args.trace, args.format, args.defect))
+    print(explain_file(args.trace, args.format, args.defect, server=Bundled()))
     return OK
 
 
@@ -133,14 +134,13 @@ def cmd_bench(args) -> int:
 
 
 def cmd_gate(args) -> int:
-    from harness.cli.drive import open_sut
+    from harness.cli.drive import open_server
     from harness.reports.gate import main_gate
-    sut = open_sut(args, "gate")
+    server = open_server(args, "gate")
     try:
-        return main_gate(args, sut)
+        return main_gate(args, server)
     finally:
-        if sut:
-            sut.close()
+        server.close()
 
 
 def cmd_invariants(args) -> int:
@@ -150,6 +150,7 @@ def cmd_invariants(args) -> int:
 
 
 def cmd_stress(args) -> int:
+    from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, StressUsage, run
     try:
         code, _ = run(StressOptions(
@@ -160,7 +161,8 @@ def cmd_stress(args) -> int:
             input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
             pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
-            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound))
+            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
+            BUNDLED)
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
     return code
@@ -197,9 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def cmd_validate(args) -> int:
+    from binding.history import read_database
+    from harness.validation.command import run
+    return run(args, read_database)
+
+
 def _add_validate(sub) -> None:
     from harness.validation import search as S
-    from harness.validation.command import run
     v = sub.add_parser("validate", help="trace validation: is a recorded history (one JSON line per commit) a "
                                         "behaviour of the twin? (docs/history.md)")
     v.add_argument("history", metavar="HISTORY", help="a history file (JSON lines), or a stress run's history "
@@ -213,7 +220,7 @@ def _add_validate(sub) -> None:
                    help=f"states one search between two lines may visit (default {S.Limits.max_states:,})")
     v.add_argument("--write-lines", type=A.out_file, metavar="FILE",
                    help="write the history as history-format lines (a converted database's, with its header)")
-    v.set_defaults(func=run)
+    v.set_defaults(func=cmd_validate)
 
 
 def _add_check(sub) -> None:
@@ -265,7 +272,7 @@ def _add_replay(sub) -> None:
 def _add_sut(p, what: str) -> None:
     p.add_argument("--sut", metavar="CMD",
                    help=f"{what} against the server behind this driver command instead of the bundled implementation "
-                        "(docs/driver.md; e.g. --sut 'python -m impl.driver')")
+                        "(docs/driver.md; e.g. --sut 'python -m binding.driver')")
     p.add_argument("--sut-timeout", type=A.seconds, default=30.0, metavar="SECONDS",
                    help="how long the driver may take to answer one request (default 30)")
 
@@ -342,7 +349,7 @@ def _add_fuzz(sub) -> None:
     f.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
     f.add_argument("--db", type=A.db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
-                   "postgresql+psycopg2:// URL (e.g. from `python -m harness.conformance.pgserver start DIR`) is emptied first")
+                   "postgresql+psycopg2:// URL (e.g. from `python -m binding.pgserver start DIR`) is emptied first")
     f.add_argument("--mutant", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
                         "catch it (mutation testing; repeatable)")

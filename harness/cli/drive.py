@@ -1,5 +1,7 @@
 """The commands that drive an implementation: replay, fuzz and conform, against the bundled implementation or
-the server behind a driver (`--sut CMD`, docs/driver.md)."""
+the server behind a driver (`--sut CMD`, docs/driver.md). Which server a command drives is chosen here,
+the one place besides the pytest plugin that imports `binding` (the bundled server behind the port): every
+harness function below takes the server (harness.port.Server) it is given."""
 
 from __future__ import annotations
 
@@ -10,6 +12,17 @@ from spec import names as N
 
 from harness.cli.arguments import NOT_DETECTED, OK, USAGE, VIOLATION, UsageError, say, witness_config
 from harness.traces.inputfile import InputError
+
+
+def open_server(args, command: str, db_url: str | None = None):
+    """The server a command drives: the one behind `--sut CMD` (open_sut), else the bundled server in
+    this process on `db_url` (binding.server.Bundled: by default a database in memory per world, and a
+    sqlite file per lockstep campaign)."""
+    sut = open_sut(args, command)
+    if sut is not None:
+        return sut
+    from binding.server import Bundled
+    return Bundled(db_url)
 
 
 def open_sut(args, command: str):
@@ -42,13 +55,13 @@ def cmd_replay(args) -> int:
     from harness.cli import sharded
     plan, paths = sharded.replay_plan(args, paths)  # --shard K/N: this shard's traces
     results = []
-    sut = open_sut(args, "replay")  # started before any trace: a command that is no driver fails first
+    server = open_server(args, "replay")  # started before any trace: a command that is no driver fails first
     passed = failed = bad = 0
     try:
         for path in paths:
             t0 = time.perf_counter()
             try:
-                res = replay_file(path, args.defect, sut.scheduler() if sut else None)
+                res = replay_file(path, args.defect, server=server)
             except DriverStartError as exc:
                 raise UsageError(f"claimcheck replay: --sut: {exc}") from None
             except InputError as exc:
@@ -67,8 +80,7 @@ def cmd_replay(args) -> int:
             if not res.ok and code == OK:
                 code = VIOLATION
     finally:
-        if sut:
-            sut.close()
+        server.close()
     if len(paths) > 1 or not args.traces or any(Path(a).is_dir() for a in args.traces):
         print(f"replay: {passed} passed, {failed} failed" + (f", {bad} not readable" if bad else "")
               + (f" (shard {args.shard}: {len(paths)} of {len(plan.units)} traces)" if args.shard else ""))
@@ -78,29 +90,28 @@ def cmd_replay(args) -> int:
 
 def cmd_fuzz(args) -> int:
     from harness.conformance.fuzz import fuzz
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     if args.config is not None:  # a registered configuration that cannot show the defect is refused
         for d in (args.defect or []) + (args.mutant or []):
             witness_config(args.config, [d])
     if args.sut is not None and args.db is not None:
         raise UsageError("claimcheck fuzz: give --sut or --db, not both (the driver keeps its own database)")
-    sut = open_sut(args, "fuzz")
+    server = open_server(args, "fuzz", args.db)
     try:
         with Reporter() as progress:
-            return fuzz(profile=args.profile, config=args.config, defects=args.defect, db_url=args.db,
+            return fuzz(server=server, profile=args.profile, config=args.config, defects=args.defect,
                         out_dir=args.out, mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
-                        progress_for=progress.factory("lockstep ", unit="steps", key="steps"), sut=sut)
+                        progress_for=progress.factory("lockstep ", unit="steps", key="steps"))
     finally:
-        if sut:
-            sut.close()
+        server.close()
 
 
 def cmd_conform(args) -> int:
     from harness.conformance.exhaustive import conform
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     if args.config and args.profile:
         raise UsageError("claimcheck conform: give --config or --profile, not both")
-    from harness.conformance.conform import in_memory
+    from binding.server import in_memory
     if args.sut is not None and args.db != "sqlite://":
         raise UsageError("claimcheck conform: give --sut or --db, not both (the driver keeps its own database)")
     if args.sut is None and args.workers > 1 and not in_memory(args.db):
@@ -111,23 +122,23 @@ def cmd_conform(args) -> int:
                          "name defects with --mutant, not --config or --profile")
     from harness.cli import sharded
     sharded.check_conform(args)
-    sut = open_sut(args, "conform")
+    # the kill matrix walks on sqlite in memory, whatever --db says (as it always has)
+    server = open_server(args, "conform", "sqlite://" if args.kill_matrix else args.db)
     try:
         if args.kill_matrix:
             from harness.conformance import killmatrix as K
             with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",
                                                        total=len(args.mutant or N.DEFECTS)) as task:
-                table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, sut=sut)
+                table = K.conform_rows(args.mutant or None, workers=args.workers, progress=task, server=server)
             print(K.render_conform(table))
             return OK if all(r.caught for r in table) else NOT_DETECTED
         record: dict = {}
         with Reporter() as progress:
-            code = conform(config=args.config or (), profile=args.profile, mutant=args.mutant or (),
-                           db_url=None if sut else args.db, workers=args.workers, out_dir=args.out,
-                           progress_for=progress.factory("conform ", unit="edges", key="edges"), sut=sut,
+            code = conform(server=server, config=args.config or (), profile=args.profile, mutant=args.mutant or (),
+                           workers=args.workers, out_dir=args.out,
+                           progress_for=progress.factory("conform ", unit="edges", key="edges"),
                            shard=args.shard, record=record)
         sharded.conform_results(args, record)
         return code
     finally:
-        if sut:
-            sut.close()
+        server.close()

@@ -94,7 +94,7 @@ def cmd_check_profile(args) -> int:
     """`check --profile P`: every configuration of the profile (or this shard's) on one engine, a line each."""
     from spec import configs
     from harness.engines.check import profile_runs, run_python, run_tlc
-    from harness.reports.progress import Reporter
+    from harness.progress import Reporter
     from harness.reports.results import FAIL, PASS, SKIP
     from harness.reports.shardfile import Result
     if args.config or args.defect or args.assume_off or args.distributed:

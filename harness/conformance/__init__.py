@@ -1,1 +1,2 @@
-"""Driving the implementation from the model: scheduler, mapping, replay, lockstep, kill matrix."""
+"""Driving a system under test from the model, through the port (harness.port): replay, lockstep, the
+exhaustive walk, the kill matrix, and the comparison of states (diff)."""

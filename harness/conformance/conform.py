@@ -1,12 +1,13 @@
-"""Exhaustive conformance: the SQL implementation driven along every edge of the twin's reachable graph.
+"""Exhaustive conformance: a system under test driven along every edge of the twin's reachable graph.
 
 Why: lockstep samples paths and replay follows paths someone wrote; the twin's whole reachable graph is
 known (harness.engines.explore builds it, and it equals TLC's), so on a bounded configuration the
-implementation can be made to take every labelled edge of it and refuse every attempt the twin does not
+server can be made to take every labelled edge of it and refuse every attempt the twin does not
 enable, in every reachable state.
 
-The walk is depth first along the explorer's BFS spanning tree: at each state it saves the
-implementation (harness.conformance.savepoint: the database and every actor's memory), and for each
+The walk is depth first along the explorer's BFS spanning tree: at each state it saves the server's
+world (the port's Savepoints, harness.port: the bundled server's database and every actor's memory,
+binding.savepoints; a driver's save, or its path replayed from Init, harness.driver.points), and for each
 enabled action instance applies it on both sides, compares the mapped state with the twin's
 (mapping.diff), checks every action invariant on the mapped edge, and restores; a tree edge leads on to a
 state not yet visited (so each reachable state is visited once, each labelled edge checked once), where
@@ -25,11 +26,9 @@ from spec import invariants as I
 from spec import model as M
 
 from harness.traces.paths import Graph, Step, path_to, tree_ids
-from harness.conformance.databases import Databases
+from harness.port import DivergenceError, Saves, Savepoints, Server, World
+from harness.conformance.diff import diff, render_diff
 from harness.conformance.lockstep import refusals
-from harness.conformance.mapping import actor_fields, diff, render_diff
-from harness.conformance.savepoint import Savepoints
-from harness.conformance.scheduler import DivergenceError, Scheduler
 
 PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
 
@@ -58,7 +57,7 @@ class Report:
     seconds: float = 0.0
     timing: Counter = field(default_factory=Counter)  # seconds per part: apply, map, check, save, restore, probe
     failure: Failure | None = None
-    savepoint: str = ""  # how the database was saved (savepoint.Savepoints.kind)
+    savepoint: str = ""  # how the world was saved (the port's Savepoints.kind)
     mutant: frozenset | None = None
 
     @property
@@ -80,78 +79,68 @@ class _Stop(Exception):
     """The walk found a failure (Report.failure holds it)."""
 
 
-def walk(cfg: M.Config, *, graph: Graph | None = None, db_url: str | None = "sqlite://", mutant=None,
-         progress=None, workers: int = 1, sut=None, only=None) -> Report:
-    """Walk `cfg`'s reachable graph on the implementation. `mutant`: the defects the implementation runs
-    with when they differ from the twin's (a code-only mutant must be caught). `progress(edges=, states=)`
-    every PROGRESS_EVERY edges (one worker) or after each part (several). `workers` > 1 splits the
-    spanning tree into parts walked by that many processes (harness.conformance.parts). Never raises for
-    the implementation's failure: the Report carries it. `sut`: walk the server behind this driver
-    (harness.driver.client.Sut) instead of the bundled implementation; with several workers, each
-    starts a driver process of its own. `only`: a shard's parts (harness.conformance.parts.shard_units)."""
+def walk(cfg: M.Config, *, server: Server, graph: Graph | None = None, mutant=None, progress=None,
+         workers: int = 1, only=None) -> Report:
+    """Walk `cfg`'s reachable graph on `server` (harness.port; it must offer Saves). `mutant`: the defects
+    the server runs with when they differ from the twin's (a code-only mutant must be caught).
+    `progress(edges=, states=)` every PROGRESS_EVERY edges (one worker) or after each part (several).
+    `workers` > 1 splits the spanning tree into parts walked by that many processes
+    (harness.conformance.parts), each starting its worlds on a server of its own (`server.fresh()`: a
+    database, or a driver process, per worker); ValueError where the server cannot (`check_workers`).
+    `only`: a shard's parts (harness.conformance.parts.shard_units). Never raises for the server's
+    failure: the Report carries it."""
     graph = graph or graph_of(cfg)
     mutant = None if mutant is None else frozenset(mutant)
-    if sut is not None and workers == 1 and only is None:
-        return walk_part(cfg, graph, mutant=mutant, progress=progress, sut=sut)
-    if sut is None and workers > 1 and not in_memory(db_url):
-        raise ValueError(f"--workers {workers} needs sqlite in memory (sqlite://): each worker walks its own "
-                         f"database, and {db_url or 'a sqlite file'} would be shared")
+    server.check_workers(workers)
     if workers > 1 or only is not None:
         from harness.conformance.parts import walk_parts
-        return walk_parts(cfg, graph, walk_part, new_report(cfg, graph, mutant), db_url=db_url, mutant=mutant,
-                          workers=workers, progress=progress, sut=sut, only=only)
-    return walk_part(cfg, graph, db_url=db_url, mutant=mutant, progress=progress)
-
-
-def in_memory(db_url: str | None) -> bool:
-    import sqlalchemy as sa
-    if db_url is None:
-        return False
-    u = sa.engine.make_url(db_url)
-    return u.get_backend_name() == "sqlite" and u.database in (None, "", ":memory:")
+        return walk_parts(cfg, graph, walk_part, new_report(cfg, graph, mutant), mutant=mutant, workers=workers,
+                          progress=progress, server=server, only=only)
+    return walk_part(cfg, graph, server=server, mutant=mutant, progress=progress)
 
 
 def new_report(cfg: M.Config, graph: Graph, mutant) -> Report:
     return Report(cfg, len(graph.states), sum(len(s) for s in graph.succ), mutant=mutant)
 
 
-def walk_part(cfg: M.Config, graph: Graph, *, db_url=None, mutant=None, progress=None, start: int = 0,
-              inside=None, reuse: dict | None = None, sut=None) -> Report:
+def walk_part(cfg: M.Config, graph: Graph, *, server: Server, mutant=None, progress=None, start: int = 0,
+              inside=None, reuse: dict | None = None) -> Report:
     """One part of the walk: from the tree path's end at `start` (Init by default), every state below it
     in the spanning tree for which `inside(j)` holds (all by default), and every edge out of those.
-    `reuse`: a dict kept between parts in one process; its database and actors are restored to Init
-    instead of being set up again (16 ms a part)."""
+    `reuse`: a dict kept between parts in one process; its world is restored to Init instead of being
+    started again (16 ms a part on the bundled server)."""
     rep = new_report(cfg, graph, mutant)
     t0 = time.perf_counter()
-    own = reuse is None
     try:
-        if sut is not None:
-            sched = sut.start(cfg, mutant=mutant)
-            ready = dict(dbs=None, sched=sched, points=sut.points(sched, graph))
-        elif own or "sched" not in reuse:
-            dbs = Databases(db_url)
-            db, _ = dbs.fresh()
-            sched = Scheduler(cfg, db=db, mutant=mutant)
-            points = Savepoints(sched)
-            ready = dict(dbs=dbs, sched=sched, points=points, init=points.save())
-            if not own:
-                reuse.update(ready)
+        if reuse is not None and "world" in reuse:
+            world, points = reuse["world"], reuse["points"]
+            points.restore(reuse["init"])
         else:
-            ready = reuse
-            ready["points"].restore(ready["init"])
-        _Walk(cfg, graph, ready["sched"], rep, progress, ready["points"]).run(start, inside)
+            world = server.start(cfg, mutant=mutant)
+            points = savepoints(server, world, graph)
+            if reuse is not None:
+                reuse.update(world=world, points=points, init=points.save_at(0, INIT_DEPTH))
+        _Walk(cfg, graph, world, rep, progress, points).run(start, inside)
     except _Stop:
         pass
     finally:
-        if own and "ready" in locals() and ready["dbs"] is not None:
-            ready["dbs"].close()
         rep.seconds = time.perf_counter() - t0
     return rep
 
 
+INIT_DEPTH = -1  # the depth Init's point is saved under between parts (the walk's own frames are 0 and up)
+
+
+def savepoints(server: Server, world: World, graph: Graph) -> Savepoints:
+    if not isinstance(server, Saves):
+        raise TypeError(f"the exhaustive walk restores worlds: {server.label} offers no save and restore")
+    return server.points(world, graph)
+
+
 class _Walk:
-    def __init__(self, cfg, graph: Graph, sched: Scheduler, rep: Report, progress, points):
-        """`sched`: a Scheduler or a driver's SutScheduler; `points`: its Savepoints or DriverPoints."""
+    def __init__(self, cfg, graph: Graph, sched: World, rep: Report, progress, points: Savepoints):
+        """`sched`: the port's World (the bundled Scheduler, a driver's SutScheduler); `points`: its
+        Savepoints."""
         self.cfg, self.graph, self.sched, self.rep, self.progress = cfg, graph, sched, rep, progress
         self.points = points
         rep.savepoint = self.points.kind
@@ -254,17 +243,15 @@ class _Walk:
         rep.states += 1
         t = self.clock()
         enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
-        changes = self.points.changes
-        world = self.sched.world if changes else None
+        points = self.points
         for name, params in refusals(cfg, st, enabled):
             try:
-                before, now = (changes(), world.clock.now()) if changes else (None, None)
+                mark = points.mark()
                 answer = self.sched.attempt(name, params)
-                if before is not None and changes() == before and world.clock.now() == now:
-                    # no row written, the clock unmoved: the database still maps to `st` (checked on
-                    # arrival, and after every probe that wrote), so only the actors' memory is read
-                    got = st._replace(faults=self.sched.faults, **actor_fields(cfg, world))
-                else:
+                # nothing written, the clock unmoved: the server's world still maps to `st` but for the
+                # actors' memory (its Savepoints say so, binding.savepoints), else it is read whole
+                got = points.unchanged(mark, st) if mark is not None else None
+                if got is None:
                     got = self.sched.state()
             except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
                 self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",

@@ -82,16 +82,16 @@ def shard_plan(labels, shard, run: str):
     return S.plan(run, "edges", units, shard.n), walks
 
 
-def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | None = "sqlite://",
-            workers: int = 1, out_dir: str | Path = "traces/found", echo=print, progress_for=None, sut=None,
-            shard=None, record: dict | None = None) -> int:
-    """Walk every configuration; 0 when every one is covered whole with no failure, 1 on a failure (each
-    leaves a trace) or an incomplete walk, 4 when a code-only mutant survived every edge (as `fuzz`). `mutant`: defects switched on in the implementation only.
-    `progress_for(label)` gives the progress callback (and context manager) of one configuration. `sut`: the
-    server behind a driver (harness.driver.client.Sut) instead of the bundled implementation. `shard`
-    (harness.shard.Shard): walk only this shard's parts of the configurations, whole only over all shards.
-    `record`: filled with the run's `plan` (None unless sharded) and a `walks` list of (base, Report, trace
-    path or None, units walked, edges expected), for the shard's result file."""
+def conform(*, server, config=(), profile: str | None = None, mutant=(), workers: int = 1,
+            out_dir: str | Path = "traces/found", echo=print, progress_for=None, shard=None,
+            record: dict | None = None) -> int:
+    """Walk every configuration on `server` (harness.port); 0 when every one is covered whole with no
+    failure, 1 on a failure (each leaves a trace) or an incomplete walk, 4 when a code-only mutant survived
+    every edge (as `fuzz`). `mutant`: defects switched on in the server only. `progress_for(label)` gives
+    the progress callback (and context manager) of one configuration. `shard` (harness.shard.Shard): walk
+    only this shard's parts of the configurations, whole only over all shards. `record`: filled with the
+    run's `plan` (None unless sharded) and a `walks` list of (base, Report, trace path or None, units
+    walked, edges expected), for the shard's result file."""
     from contextlib import nullcontext
     mutant = frozenset(N.check_defects(mutant or ())) or None
     failed = undetected = False
@@ -112,7 +112,7 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
         if only == []:
             continue
         echo(f"claimcheck conform: config={base} " + (f"code-only defects={', '.join(sorted(mutant))} " if mutant else "")
-             + (f"sut={sut.command}" if sut else f"db={db_url or 'a sqlite file'} workers={workers}")
+             + (server.label if server.command else f"{server.label} workers={workers}")
              + (f" parts={len(only)} of {len(parts)}" if only else ""))
         t0 = time.perf_counter()
         if graph is None:
@@ -120,7 +120,7 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
             echo(f"  graph:      {len(graph.states):,} states, {sum(len(s) for s in graph.succ):,} edges "
                  f"({time.perf_counter() - t0:.1f} s)")
         with (progress_for(base) if progress_for else nullcontext()) as progress:
-            rep = C.walk(cfg, graph=graph, db_url=db_url, mutant=mutant, workers=workers, progress=progress, sut=sut,
+            rep = C.walk(cfg, server=server, graph=graph, mutant=mutant, workers=workers, progress=progress,
                          only=None if only is None else [part for _u, part, _e in only])
         expected = rep.edges_total if only is None else sum(edges for _u, _p, edges in only)
         echo(f"  covered:    {summary(rep)}" + ("" if only is None else f" (this shard's parts: {expected:,} edges)"))
@@ -130,7 +130,7 @@ def conform(*, config=(), profile: str | None = None, mutant=(), db_url: str | N
             failed = True
             f = rep.failure
             path = write_trace(rep, base, out_dir)
-            for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else "", sut=sut):
+            for line in failure_lines(f, path, cfg, then=", then a refusal probe" if f.probe else "", server=server):
                 echo(line)
         elif not (rep.complete if only is None else rep.edges == expected):
             failed = True

@@ -27,15 +27,17 @@ def save_failure(cfg: M.Config, f, *, run: str, source: str, base: str, out_dir:
     return save(trace, found_path(out_dir, label))
 
 
-def replay_command(path: Path, cfg: M.Config, sut=None) -> str:
-    """The command that replays a saved failure (against the same driver when the run had one)."""
+def replay_command(path: Path, cfg: M.Config, server=None) -> str:
+    """The command that replays a saved failure (against the same driver when the run had one: the
+    server's `command`, harness.port)."""
+    command = getattr(server, "command", None)
     return " ".join(["claimcheck replay", str(path)] + [f"--defect {d}" for d in sorted(cfg.defects)]
-                    + ([f"--sut {shlex.quote(sut.command)}"] if sut else []))
+                    + ([f"--sut {shlex.quote(command)}"] if command else []))
 
 
-def failure_lines(f, path: Path, cfg: M.Config, *, then: str = "", sut=None) -> list[str]:
+def failure_lines(f, path: Path, cfg: M.Config, *, then: str = "", server=None) -> list[str]:
     """The verdict, the failure's own message, the trace and its replay command."""
     lines = [f"  verdict:    FAILED ({f.kind}{': ' + ', '.join(f.invariants) if f.invariants else ''}, "
              f"{len(f.steps) - 1} steps{then})"]
     lines += [f"    {line}" for line in f.message.splitlines()]
-    return lines + [f"  trace:      {path}", f"  replay:     {replay_command(path, cfg, sut)}"]
+    return lines + [f"  trace:      {path}", f"  replay:     {replay_command(path, cfg, server)}"]

@@ -83,14 +83,14 @@ def coverage_lines(outcome: lockstep.Outcome, *, denominator: bool = True) -> li
     return lines
 
 
-def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_dir: str | Path,
+def fuzz(*, server, profile: str, config: str | None, defects, out_dir: str | Path,
          denominator: bool = True, echo=print, mutant=(), seed: int | None = None,
-         max_examples: int | None = None, progress_for=None, sut=None) -> int:
+         max_examples: int | None = None, progress_for=None) -> int:
     """Run every configuration; 0 when all pass, 1 on any failure (each leaves a trace), 4 when a defect
     was switched on and no run detected it. `mutant`: defects switched on in the implementation only (the
     twin keeps `defects`). `seed` replaces the profile's derandomized search by a random one from that seed.
     `progress_for(label)` gives the progress callback (and context manager) of one configuration's campaign.
-    `sut`: the server behind a driver (harness.driver.client.Sut) instead of the bundled implementation."""
+    `server`: the system under test (harness.port)."""
     defects = N.check_defects(defects or ())
     mutant = N.check_defects(mutant or ())
     code = frozenset(defects) | frozenset(mutant) if mutant else None
@@ -104,11 +104,11 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
         cfg, base = chosen.cfg, chosen.label
         echo(f"claimcheck fuzz: profile={profile} config={base} defects={', '.join(defects) or 'none'} "
              + (f"code-only defects={', '.join(mutant)} " if mutant else "")
-             + (f"sut={sut.command} " if sut else f"db={db_url or 'a sqlite file, restored per run'}")
+             + (f"{server.label} " if server.command else server.label)
              + (f" seed={seed}" if seed is not None else "") + f" examples={s.max_examples}")
         with (progress_for(base) if progress_for else nullcontext()) as progress:
-            outcome = lockstep.run(cfg, profile=profile, db_url=db_url, mutant=code, settings_=s, seed=seed,
-                                   progress=progress, sut=sut)
+            outcome = lockstep.run(cfg, server=server, profile=profile, mutant=code, settings_=s, seed=seed,
+                                   progress=progress)
         echo(f"  time:       {outcome.seconds:.1f} s")
         for line in coverage_lines(outcome, denominator=denominator):
             echo(line)
@@ -116,7 +116,7 @@ def fuzz(*, profile: str, config: str | None, defects, db_url: str | None, out_d
             failed = True
             f = outcome.found
             path = write_trace(outcome, base, out_dir)
-            for line in failure_lines(f, path, cfg, sut=sut):
+            for line in failure_lines(f, path, cfg, server=server):
                 echo(line)
         elif outcome.hypothesis_error:
             failed = True

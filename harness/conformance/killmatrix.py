@@ -1,4 +1,4 @@
-"""The kill matrix: every registry defect must be caught by some replay against the implementation.
+"""The kill matrix: every registry defect must be caught by some replay against the system under test.
 
 Each committed trace in traces/ is replayed with each defect switched on; a defect that no committed trace
 catches falls back to the explorer's counterexample for it (replayed with the defect on, as a trace). The
@@ -69,11 +69,11 @@ def counterexamples(defects, workers: int = 2) -> dict[str, T.Trace]:
     return {d: counterexample(d) for d in defects}
 
 
-def rows(root: Path = TRACES, defects=None, progress=None, sut=None) -> list[Row]:
+def rows(root: Path = TRACES, defects=None, progress=None, *, server) -> list[Row]:
     """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
-    counterexample for each defect no committed trace detects. `progress(done=, replays=)` after each
-    defect (`done` of all of them). `sut`: replay against the server behind this driver
-    (harness.driver.client.Sut), each defect switched on in it by `start`."""
+    counterexample for each defect no committed trace detects, replayed against `server` (harness.port),
+    each defect switched on in it by `start`. `progress(done=, replays=)` after each defect (`done` of all
+    of them)."""
     paths = committed_traces(root)
     traces = [(str(p), T.load(p)) for p in paths]
     out = []
@@ -82,10 +82,10 @@ def rows(root: Path = TRACES, defects=None, progress=None, sut=None) -> list[Row
             progress(done=k, replays=len(out))
         mine = []
         for name, tr in traces:
-            res = replay_through(tr, [defect], name, sut)
+            res = replay_through(tr, [defect], name, server)
             mine.append(Row(defect, name, detects(defect, res), res.violated, res.problems))
         if not any(r.detected for r in mine):
-            res = replay_through(counterexample(defect), None, EXPLORER, sut)
+            res = replay_through(counterexample(defect), None, EXPLORER, server)
             mine.append(Row(defect, EXPLORER, detects(defect, res), res.violated, res.problems))
         out += mine
     if progress:
@@ -97,9 +97,9 @@ def undetected(table: list[Row]) -> list[str]:
     return [d for d in dict.fromkeys(r.defect for r in table) if not any(r.detected for r in table if r.defect == d)]
 
 
-def correct_failures(root: Path = TRACES, progress=None, sut=None) -> list[ReplayResult]:
-    """Committed traces that fail on the correct implementation (the gate wants none)."""
-    return [r for r in replay_all(root, progress=progress, sut=sut) if not r.ok]
+def correct_failures(root: Path = TRACES, progress=None, *, server) -> list[ReplayResult]:
+    """Committed traces that fail on the correct server (the gate wants none)."""
+    return [r for r in replay_all(root, progress=progress, server=server) if not r.ok]
 
 
 def render(table: list[Row]) -> str:
@@ -130,7 +130,7 @@ class ConformRow:
     seconds: float = 0.0
 
 
-def conform_rows(defects=None, workers: int = 1, progress=None, sut=None) -> list[ConformRow]:
+def conform_rows(defects=None, workers: int = 1, progress=None, *, server) -> list[ConformRow]:
     """The conform column: each defect switched on in the implementation only, the twin correct, its
     configuration walked until the first failure. `progress(done=)` after each defect."""
     from harness.conformance import conform as C
@@ -142,7 +142,7 @@ def conform_rows(defects=None, workers: int = 1, progress=None, sut=None) -> lis
         cfg = configs.get(name)
         if name not in graphs:
             graphs[name] = C.graph_of(cfg)
-        rep = C.walk(cfg, graph=graphs[name], mutant=[defect], workers=workers, sut=sut)
+        rep = C.walk(cfg, server=server, graph=graphs[name], mutant=[defect], workers=workers)
         f = rep.failure
         row = ConformRow(defect, name, f is not None, edges=rep.edges, seconds=rep.seconds)
         if f is not None:

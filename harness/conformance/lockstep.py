@@ -1,11 +1,12 @@
-"""Hypothesis lockstep conformance: the twin chooses, the SQL implementation follows, step by step.
+"""Hypothesis lockstep conformance: the twin chooses, the system under test follows, step by step.
 
 Why: the explorer proves the twin and replay checks schedules someone wrote down; this checks that the
 code follows the twin on schedules nobody picked. The machine has no action list of its own: its one
 rule draws from `M.successors` (the twin's enabled action instances, every registry action; an action
-by per-example swarm weight, then an instance), applies that instance to the twin and, through the Scheduler, to the implementation, then compares the
-mapped implementation state with the twin's (harness.conformance.mapping.diff) and checks every state invariant on
-the mapped state and every action invariant on the mapped edge.
+by per-example swarm weight, then an instance), applies that instance to the twin and, through the port
+(harness.port: a world the server starts), to the server, then compares the server's mapped state with
+the twin's (harness.conformance.diff) and checks every state invariant on the mapped state and every
+action invariant on the mapped edge.
 
 Liveness is checked on the run's own path (sound under the twin's weak fairness; the fairness condition
 and the path check are harness.engines.liveness's `fair_enabled` and `fair_lasso`):
@@ -42,10 +43,9 @@ from spec import names as N
 from harness import registry as R
 from harness.traces.paths import Step
 from harness.engines.liveness import fair_enabled, fair_lasso
-from harness.conformance.databases import Databases
-from harness.conformance.mapping import diff, render_diff
+from harness.port import Campaigns, DivergenceError, Server
+from harness.conformance.diff import diff, render_diff
 from harness.conformance.memo import Memo
-from harness.conformance.scheduler import DivergenceError, Scheduler
 
 ACTION_NAMES = tuple(N.ACTIONS)
 STEPS_PER_RULE = 4
@@ -105,21 +105,30 @@ class Coverage:
 # ---------------------------------------------------------------- the campaign and its machine
 
 class Campaign:
-    """One configuration's run: its databases, coverage, and the failures Hypothesis reported."""
+    """One configuration's run: its worlds, coverage, and the failures Hypothesis reported."""
 
-    def __init__(self, cfg: M.Config, db_url: str | None = None, synchronous: str | None = "NORMAL",
-                 mutant=None, progress=None, sut=None):
-        """`sut`: a server behind a driver (harness.driver.client.Sut) instead of the bundled implementation."""
+    def __init__(self, cfg: M.Config, server: Server, mutant=None, progress=None):
+        """`server`: the system under test (harness.port); its runs come from one campaign of its own
+        where it offers that (Campaigns: the bundled server's database restored per run), else a world
+        each from `start`."""
         self.cfg = cfg
-        self.sut = sut
+        self.server = server
         self.progress = progress  # progress(steps=, examples=, states=), after every lockstep step
         self.mutant = None if mutant is None else frozenset(mutant)  # implementation-only defects
-        self.dbs = Databases(db_url, synchronous=synchronous)
+        self.runs = server.campaign(cfg, self.mutant) if isinstance(server, Campaigns) else None
         self.coverage = Coverage()
         self.found: list[Found] = []
         self.last: Found | None = None  # the latest failure seen (the only one when shrinking is off)
         self.leads_to = [(name, p, q) for name in N.LIVENESS for _s, p, q in I.leads_to(name, cfg)]
         self.memo = Memo(cfg)  # the twin's answers per state (harness.conformance.memo)
+
+    def start(self):
+        """A fresh world at Init for the next run."""
+        return self.runs.start() if self.runs is not None else self.server.start(self.cfg, mutant=self.mutant)
+
+    def close(self) -> None:
+        if self.runs is not None:
+            self.runs.close()
 
     def record(self, found: Found) -> None:
         self.last = found
@@ -185,17 +194,11 @@ class LockstepMachine(RuleBasedStateMachine):
         self._start()
 
     def _start(self) -> None:
-        """A run from Init on a fresh database. An example holds several runs: when the twin can go
+        """A run from Init on a fresh world. An example holds several runs: when the twin can go
         no further (the bounded model ends), the next run starts at once instead of Hypothesis
         spending the rest of the example's steps on a rule that does nothing."""
         c = self.campaign
-        if c.sut is not None:
-            self.sched = c.sut.start(self.cfg, mutant=c.mutant)
-        else:
-            self.db, seeded = c.dbs.fresh()
-            self.sched = Scheduler(self.cfg, db=self.db, admitted=seeded, mutant=c.mutant, reader=c.dbs.reader)
-            if not seeded:
-                c.dbs.seed()
+        self.sched = c.start()
         self.twin = M.init(self.cfg)
         self.burst = False
         self.path = [Step(None, (), self.twin)]
@@ -455,22 +458,20 @@ class Outcome:
     hypothesis_error: str | None = None  # Hypothesis's own report when it failed for another reason
 
 
-def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settings_: settings | None = None,
-        seed: int | None = None, synchronous: str | None = "NORMAL", mutant=None, progress=None,
-        sut=None) -> Outcome:
-    """Run the lockstep machine on `cfg` under a profile (or explicit settings); never raises for a
-    failure of the implementation: the Outcome carries it. `mutant` runs the implementation with these
-    defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch a defective
-    implementation, by a divergence or a violated invariant). `progress(steps=, examples=, states=)`
-    is called after every lockstep step. `sut`: drive the server behind this driver (harness.driver.client.Sut)
-    instead of the bundled implementation."""
+def run(cfg: M.Config, *, server: Server, profile: str = "ci", settings_: settings | None = None,
+        seed: int | None = None, mutant=None, progress=None) -> Outcome:
+    """Run the lockstep machine on `cfg` against `server` (harness.port) under a profile (or explicit
+    settings); never raises for a failure of the server: the Outcome carries it. `mutant` runs the
+    server with these defects while the twin keeps `cfg`'s (mutation testing: a correct twin must catch
+    a defective implementation, by a divergence or a violated invariant). `progress(steps=, examples=,
+    states=)` is called after every lockstep step."""
     import time
 
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
     s = settings_ or PROFILES[profile]
-    campaign = Campaign(cfg, db_url, synchronous, mutant, progress, sut)
+    campaign = Campaign(cfg, server, mutant, progress)
     cls = machine_class(campaign)
 
     def factory():
@@ -489,7 +490,7 @@ def run(cfg: M.Config, *, profile: str = "ci", db_url: str | None = None, settin
         if campaign.last is None:
             other = f"{type(exc).__name__}: {exc}"
     finally:
-        campaign.dbs.close()
+        campaign.close()
     found = campaign.found[-1] if campaign.found else campaign.last
     return Outcome(cfg, campaign.coverage, found, time.perf_counter() - t0, mutant=campaign.mutant,
                    hypothesis_error=other)

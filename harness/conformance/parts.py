@@ -1,7 +1,7 @@
 """The exhaustive walk split over processes: the spanning tree cut into parts of similar work.
 
-Why: one walk is one Python process on one database; on two cores two walks on two in-memory databases
-take half the time. Each reachable state and edge still belongs to exactly one part: the *top* part
+Why: one walk is one Python process on one world; on two cores two walks on two worlds (two in-memory
+databases of the bundled server, or two driver processes) take half the time. Each reachable state and edge still belongs to exactly one part: the *top* part
 walks the states above the cuts (and checks every edge out of them, the edges into the cut subtrees'
 roots included); each other part is one cut subtree, reached along its tree path from Init (those edges
 are the top part's to check) and walked whole. Parts run on forked processes that inherit the graph.
@@ -68,21 +68,21 @@ def shard_units(graph: Graph) -> list[tuple[int | None, int]]:
     return [(None, sum(len(graph.succ[i]) for i in top))] + [(r, work[r]) for r in roots]
 
 
-_REUSE: dict = {}  # per worker process: its database and actors, restored to Init for each part
+_REUSE: dict = {}  # per worker process: its server and world, restored to Init for each part
 
 
 def _run(part):
     cfg, graph, kw, walk_part = _JOB["cfg"], _JOB["graph"], _JOB["kw"], _JOB["walk_part"]
     top = _JOB["top"]
-    if kw["sut"] is not None:  # a driver process per worker, started by its first part (never the parent's)
-        kw = {**kw, "sut": _REUSE.setdefault("sut", kw["sut"].fresh())}
+    # a server per worker (a database, a driver process), started by its first part (never the parent's)
+    kw = {**kw, "server": _REUSE.setdefault("server", kw["server"].fresh())}
     if part is None:
         return walk_part(cfg, graph, inside=top.__contains__, reuse=_REUSE, **kw)
     return walk_part(cfg, graph, start=part, reuse=_REUSE, **kw)
 
 
-def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, workers: int, progress=None,
-               sut=None, only=None):
+def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, server, mutant, workers: int, progress=None,
+               only=None):
     """The walk over `workers` processes, each part walked by `walk_part` (harness.conformance.conform's,
     handed in so this module needs nothing of the walk's); `rep`, an empty Report, becomes the sum of the
     parts' (the first failure by path length, when several parts fail). `only`: a shard's parts of
@@ -96,7 +96,7 @@ def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, db_url, mutant, w
         top, _roots = shard_cut(graph)
         jobs = list(only)
     _JOB.update(cfg=cfg, graph=graph, walk_part=walk_part, top=top if top else set(range(len(graph.states))),
-                kw=dict(db_url=db_url, mutant=mutant, sut=sut))
+                kw=dict(server=server, mutant=mutant))
     ctx = multiprocessing.get_context("fork")
     try:
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:

@@ -1,7 +1,7 @@
-"""Replay a trace against the SQL implementation, in lockstep with the twin.
+"""Replay a trace against a system under test (a port's Server, harness.port), in lockstep with the twin.
 
-Each step is applied to the twin and, through the deterministic scheduler, to the implementation; after
-every step the implementation's mapped state must equal the twin's, every state and action invariant must
+Each step is applied to the twin and, through the port, to the server's world; after every step the
+world's mapped state must equal the twin's, every state and action invariant must
 hold on it, and the step's named boundary must have fired. A replay is never vacuous: a step that cannot
 be taken, or a boundary that does not fire, fails it. At the end the trace's `expect` block and the goals of
 its liveness properties are checked on the implementation's final state.
@@ -20,8 +20,8 @@ from spec import names as N
 from harness.traces import expect as X
 from harness.traces import trace as T
 from harness.engines.liveness import fair_enabled
-from harness.conformance.mapping import diff
-from harness.conformance.scheduler import DivergenceError, Scheduler
+from harness.port import DivergenceError, Server
+from harness.conformance.diff import diff
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
 
@@ -89,10 +89,10 @@ def check_expect(cfg: M.Config, st: M.State, ex: T.Expect) -> list[str]:
     return X.check(cfg, st, ex)
 
 
-def replay(trace: T.Trace, defects=None, name: str = "trace", sut=None) -> ReplayResult:
-    """Replay `trace` (defects override the recorded switches) against the bundled implementation, or
-    against `sut(cfg, mutant=...)`, a scheduler with Scheduler's interface (harness.driver.client.SutScheduler:
-    a server behind the driver protocol). Raises TraceError when it is malformed,
+def replay(trace: T.Trace, defects=None, name: str = "trace", *, server: Server) -> ReplayResult:
+    """Replay `trace` (defects override the recorded switches) against a world `server` starts (the
+    bundled server, binding.server.Bundled, or one behind a driver, harness.driver.client.Sut; the
+    server's failure to start one propagates). Raises TraceError when it is malformed,
     which includes a step the twin does not enable under the trace's own switches (the message names the
     failing guard conjunct and what is enabled). Under other switches (`defects`) such a step is a finding
     of the replay, not bad input: a defect may change what the twin enables."""
@@ -103,7 +103,7 @@ def replay(trace: T.Trace, defects=None, name: str = "trace", sut=None) -> Repla
         T.check_enabled(trace, cfg, all_params, name)
     res = ReplayResult(name, trace, cfg)
     mutant = (cfg.defects | set(trace.mutant)) if trace.mutant else None  # the code's own defects
-    sched = (sut or Scheduler)(cfg, mutant=mutant)
+    sched = server.start(cfg, mutant=mutant)
     hits = sched.hits
     twin = M.init(cfg)
     impl = sched.state()
@@ -363,8 +363,8 @@ def _judge_liveness(res: ReplayResult, seen: list[M.State]) -> None:
         res.problems.append(f"{prop} violated for {whom}: its premise holds {where}, its goal never")
 
 
-def replay_file(path, defects=None, sut=None) -> ReplayResult:
-    return replay(T.load(path), defects, str(path), sut)
+def replay_file(path, defects=None, *, server: Server) -> ReplayResult:
+    return replay(T.load(path), defects, str(path), server=server)
 
 
 def committed_traces(root: Path = TRACES) -> list[Path]:
@@ -372,28 +372,26 @@ def committed_traces(root: Path = TRACES) -> list[Path]:
     return sorted(Path(root).glob("*.json"))
 
 
-def replay_through(trace: T.Trace, defects, name: str, sut) -> ReplayResult:
-    """`replay` against the server behind `sut` (harness.driver.client.Sut), or the bundled implementation
-    when it is None; a driver that breaks outside a step (at `start`, or observing Init) fails this trace
-    with its message as the problem, and the next replay starts it again."""
-    if sut is None:
-        return replay(trace, defects, name)
+def replay_through(trace: T.Trace, defects, name: str, server: Server) -> ReplayResult:
+    """`replay` against `server`, for a run of many traces: a server that breaks outside a step (a driver
+    at `start`, or observing Init) fails this trace with its message as the problem, and the next replay
+    starts it again."""
     try:
-        return replay(trace, defects, name, sut.scheduler())
+        return replay(trace, defects, name, server=server)
     except T.TraceError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the driver's DriverError (harness.driver is a later layer)
+    except Exception as exc:  # noqa: BLE001 - the server's own failure (a driver's DriverError)
         res = ReplayResult(name, trace, T.config_of(trace, defects, name))
         res.problems.append(str(exc))
         return res
 
 
-def replay_all(root: Path = TRACES, defects=None, progress=None, sut=None) -> list[ReplayResult]:
-    """What the gate runs: every committed trace against the (correct, unless `defects`) implementation, or
-    the server behind `sut`. `progress(done=, steps=)` after each trace."""
+def replay_all(root: Path = TRACES, defects=None, progress=None, *, server: Server) -> list[ReplayResult]:
+    """What the gate runs: every committed trace against the (correct, unless `defects`) server.
+    `progress(done=, steps=)` after each trace."""
     out: list[ReplayResult] = []
     for p in committed_traces(root):
-        out.append(replay_through(T.load(p), defects, str(p), sut))
+        out.append(replay_through(T.load(p), defects, str(p), server))
         if progress:
             progress(done=len(out), steps=sum(r.consumed for r in out))
     return out

@@ -1,7 +1,7 @@
 """claimcheck's side of the driver protocol (docs/driver.md): a `Connection` to a driver (over a
-harness.driver.transport), and
-`SutScheduler`, which has the in-process Scheduler's interface (`apply`, `attempt`, `move`, `state`,
-`hits`) so replay drives a server it did not write exactly as it drives the bundled one.
+harness.driver.transport); `SutScheduler`, the port's World over it (harness.port: `apply`, `attempt`,
+`move`, `state`, `hits`), and `Sut`, the port's Server (`--sut CMD`), so replay, lockstep and the walk
+drive a server behind a driver exactly as they drive the bundled one.
 
 A driver that dies, does not answer within the timeout, answers something that is not the request's
 reply, or answers `ok: false` raises a DriverError whose message names the request: a finding about the
@@ -10,7 +10,6 @@ server (or its driver), never a hang or a traceback.
 
 from __future__ import annotations
 
-import functools
 import json
 import shlex
 
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from spec import model as M
 from spec import names as N
 
-from harness.conformance.scheduler import DivergenceError
+from harness.port import DivergenceError
 from harness.driver import protocol as P
 from harness.driver.transport import Process
 from harness.traces import trace as T
@@ -127,9 +126,9 @@ class Connection:
 
 
 class SutScheduler:
-    """The Scheduler's interface over a driver: one world per instance (`start`), observed after every
-    request so `hits` holds the step's boundaries when replay reads them. `faults` is the environment's
-    history, which only the twin knows (as Scheduler keeps it)."""
+    """The port's World over a driver: one world per instance (`start`), observed after every request so
+    `hits` holds the step's boundaries when replay reads them. `faults` is the environment's history,
+    which only the twin knows (as the bundled server's Scheduler keeps it)."""
 
     def __init__(self, conn: Connection, cfg: M.Config, mutant=None):
         self.conn, self.cfg = conn, cfg
@@ -184,12 +183,13 @@ class SutScheduler:
 
 
 class Sut:
-    """`--sut CMD` for a run of many traces: one driver process, started again for the next world when it
-    broke (a DriverStartError when it cannot be started: the command is wrong)."""
+    """`--sut CMD`, the port's Server: one driver process for a run of many worlds, started again for the
+    next world when it broke (a DriverStartError when it cannot be started: the command is wrong)."""
 
     def __init__(self, command: str, timeout: float = TIMEOUT, opener=None):
         """`opener`: how a connection is made (default: spawn `command`); tests pass an in-process one."""
         self.command, self.timeout = command, timeout
+        self.label = f"sut={command}"
         self.opener = opener or (lambda: Connection.spawn(command, timeout))
         self.conn: Connection | None = None
 
@@ -202,22 +202,22 @@ class Sut:
         return self.conn
 
     def fresh(self) -> "Sut":
-        """The same binding without this one's driver process: what a forked worker starts its own with."""
+        """The same server without this one's driver process: what a forked worker starts its own with."""
         return Sut(self.command, self.timeout, self.opener)
 
-    def scheduler(self):
-        """What replay's `sut` takes: SutScheduler(cfg, mutant=...) on a live connection."""
-        return functools.partial(SutScheduler, self.connect())
-
     def start(self, cfg: M.Config, mutant=None) -> SutScheduler:
-        """A world for `cfg` on a live connection (the driver started again when it broke): what lockstep and
-        conform call for each run from Init."""
+        """A world for `cfg` on a live connection (the driver started again when it broke): what replay,
+        lockstep and conform call for each run from Init."""
         return SutScheduler(self.connect(), cfg, mutant)
 
     def points(self, sched: SutScheduler, graph):
-        """The exhaustive walk's save and restore on this driver (harness.driver.points)."""
+        """The exhaustive walk's save and restore on this driver (harness.driver.points): the driver's own
+        when its hello offers them, else each path replayed from Init."""
         from harness.driver.points import DriverPoints
         return DriverPoints(sched, graph, saves=sched.conn.hello.save)
+
+    def check_workers(self, workers: int) -> None:
+        """Any number: each forked worker starts a driver process of its own (`fresh`)."""
 
     def close(self) -> None:
         if self.conn is not None:

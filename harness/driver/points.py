@@ -13,10 +13,7 @@ from harness.traces.paths import Graph, tree_ids
 
 
 class DriverPoints:
-    """`save_at(state, depth)` and `restore(point)` as harness.conformance.savepoint.Savepoints, over a
-    SutScheduler."""
-
-    changes = None  # which rows a probe wrote is the server's own business: every probe is observed whole
+    """The port's Savepoints (harness.port) over a SutScheduler: `save_at(state, depth)`, `restore(point)`."""
 
     def __init__(self, sched, graph: Graph, saves: bool):
         self.sched, self.graph, self.saves = sched, graph, saves
@@ -42,3 +39,9 @@ class DriverPoints:
             self.sched.apply(name, params, self.graph.states[j])
             self.replayed += 1
 
+    def mark(self) -> None:
+        """None: which rows a probe wrote is the server's own business, so every probe is observed whole."""
+        return None
+
+    def unchanged(self, mark, st):
+        return None

@@ -3,7 +3,7 @@
 claimcheck runs a command the user names (`--sut CMD`) and talks to it in JSON lines on its stdin and
 stdout: one request object per line, one reply object per line, in order. These pydantic models are the
 protocol's single definition: the client validates every reply with them, the bundled driver
-(impl/driver.py) every request, and `docs/driver.schema.json` (`SCHEMA_FILE`) is generated from them so a
+(binding/driver.py) every request, and `docs/driver.schema.json` (`SCHEMA_FILE`) is generated from them so a
 driver in any language can check itself against the same text.
 """
 

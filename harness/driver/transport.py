@@ -72,7 +72,7 @@ class Process:
 
 
 class InProcess:
-    """A driver's request handling without a process (`impl.driver.Driver`: anything with
+    """A driver's request handling without a process (`binding.driver.Driver`: anything with
     `handle_line`): the same lines, no pipe."""
 
     label = "in process"

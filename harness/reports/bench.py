@@ -16,7 +16,7 @@ from spec import configs
 
 from harness.engines import tlc
 from harness.engines.shards import explore_sharded
-from harness.reports.progress import Reporter
+from harness.progress import Reporter
 
 TARGET_RATIO = 1.5
 TARGET_MIB = 2048

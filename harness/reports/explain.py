@@ -168,8 +168,9 @@ def mermaid(s: Story) -> str:
     return "\n".join(out + body)
 
 
-def explain_file(path, fmt: str = "text", defects=None) -> str:
-    s = story(T.load(path), defects, str(path))
+def explain_file(path, fmt: str = "text", defects=None, *, server) -> str:
+    """`server`: what the trace is replayed on for the boundaries its steps pass (harness.reports.story)."""
+    s = story(T.load(path), defects, str(path), server=server)
     if fmt == "html":
         return html(s, str(path))
     return mermaid(s) if fmt == "mermaid" else text(s)

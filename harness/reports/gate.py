@@ -20,7 +20,7 @@ from spec import configs
 from spec import names as N
 
 from harness.reports import locate
-from harness.reports.progress import QUIET, Reporter
+from harness.progress import QUIET, Reporter
 from harness.reports.results import FAIL, PASS, SKIP, TARGET_SECONDS, Check, StageResult, target_line
 
 
@@ -31,16 +31,16 @@ class Stage:
 
 
 class Gate:
-    def __init__(self, out_dir: Path, *, quick: bool = False, apalache: str | None = None,
-                 progress: Reporter | None = None, sut=None, reuse: Path | None = None):
-        """`sut`: the server behind a driver (harness.driver.client.Sut) that the traces, lockstep,
-        conformance and kill matrix stages drive instead of the bundled implementation. `reuse`: the
-        directory of TLC outcomes kept between gate runs (None: every TLC check runs now)."""
+    def __init__(self, out_dir: Path, *, server, quick: bool = False, apalache: str | None = None,
+                 progress: Reporter | None = None, reuse: Path | None = None):
+        """`server`: the system under test (harness.port: the bundled server, or one behind a driver) that
+        the traces, lockstep, conformance and kill matrix stages drive. `reuse`: the directory of TLC
+        outcomes kept between gate runs (None: every TLC check runs now)."""
         from harness.reports.tlcruns import TlcRuns
         self.out_dir = out_dir
         self.tlc = TlcRuns(out_dir, reuse)  # one TLC run per configuration, shared by twin = TLC and TLC
-        self.sut = sut
-        self.progress = progress or QUIET  # live progress of the long stages (harness.reports.progress)
+        self.server = server
+        self.progress = progress or QUIET  # live progress of the long stages (harness.progress)
         self.quick = quick
         self.apalache = apalache
         self.results: list[StageResult] = []
@@ -158,7 +158,7 @@ def stage_traces(g: Gate) -> StageResult:
     with g.progress.task("traces", unit="traces", key="done", total=len(paths)) as task:
         for path in paths:
             t0 = time.perf_counter()
-            r = replay_through(T.load(path), None, str(path), g.sut)
+            r = replay_through(T.load(path), None, str(path), g.server)
             results.append(r)
             checks.append(_replay_check(r, time.perf_counter() - t0))
             task(done=len(results), steps=sum(x.consumed for x in results))
@@ -176,7 +176,7 @@ def stage_traces(g: Gate) -> StageResult:
 
 def _whom(g: Gate) -> str:
     """What the stages drive, for their details: the bundled implementation or the driver's server."""
-    return f"the server behind `{g.sut.command}`" if g.sut else "the implementation"
+    return f"the server behind `{g.server.command}`" if g.server.command else "the implementation"
 
 
 def _replay_check(r, seconds: float) -> Check:
@@ -199,7 +199,7 @@ def stage_lockstep(g: Gate) -> StageResult:
     for name in configs.GATE_CONFIGS:
         cfg = configs.get(name)
         with g.progress.task(f"lockstep {name}", unit="steps", key="steps") as task:
-            o = lockstep.run(cfg, profile="ci", progress=task, sut=g.sut)
+            o = lockstep.run(cfg, server=g.server, profile="ci", progress=task)
         cov = o.coverage
         if o.found is None and o.hypothesis_error is None:
             checks.append(Check(f"lockstep {name}", PASS, "", o.seconds))
@@ -211,7 +211,7 @@ def stage_lockstep(g: Gate) -> StageResult:
         check = Check(f"lockstep {name}", FAIL, "", o.seconds, kind="HypothesisError")
         if o.found is not None:
             path = fuzz.write_trace(o, name, g.out_dir)
-            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg, g.sut)}"
+            why = f"{o.found.kind} {', '.join(o.found.invariants)}: {fuzz.replay_command(path, cfg, g.server)}"
             # the counterexample breaks at its last step
             check.kind, check.file = "InvariantViolation", locate.relpath(path)
             check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
@@ -225,8 +225,9 @@ def stage_lockstep(g: Gate) -> StageResult:
 
 def stage_conformance(g: Gate) -> StageResult:
     """The exhaustive walk (harness.conformance.conform, profile ci: small configurations that together
-    enable every registry action and pass every boundary) on sqlite in memory, two workers: every
-    reachable state, labelled edge and refusal probe, on the implementation; a failure is saved as a trace."""
+    enable every registry action and pass every boundary), two workers on the bundled server (a database
+    in memory each), one on a driver: every reachable state, labelled edge and refusal probe; a failure is
+    saved as a trace."""
     from harness.conformance import conform as C
     from harness.conformance import exhaustive as X
     parts, status, checks = [], PASS, []
@@ -234,7 +235,7 @@ def stage_conformance(g: Gate) -> StageResult:
     for label in X.PROFILES["ci"]:
         cfg, base = X.resolve(label)
         with g.progress.task(f"conform {base}", unit="edges", key="edges") as task:
-            rep = C.walk(cfg, workers=1 if g.sut else 2, progress=task, sut=g.sut)
+            rep = C.walk(cfg, server=g.server, workers=1 if g.server.command else 2, progress=task)
         actions |= set(rep.actions)
         boundaries |= set(rep.boundaries)
         if rep.complete:
@@ -248,7 +249,7 @@ def stage_conformance(g: Gate) -> StageResult:
             f = rep.failure
             check.kind, check.file = "InvariantViolation" if f.invariants else "Divergence", locate.relpath(path)
             check.line = locate.trace_step_line(path, locate.trace_steps(path)) or None
-            check.detail = f"{f.kind} {', '.join(f.invariants)}: {X.replay_command(path, cfg, g.sut)}"
+            check.detail = f"{f.kind} {', '.join(f.invariants)}: {X.replay_command(path, cfg, g.server)}"
         checks.append(check)
         parts.append(f"{base}: {check.detail}")
     missing = [a for a in N.ACTIONS if a not in actions] + [b for b in N.BOUNDARIES if b not in boundaries]
@@ -264,11 +265,11 @@ def stage_kill_matrix(g: Gate) -> StageResult:
     from harness.conformance import killmatrix as K
     from harness.conformance.replay import committed_traces
     with g.progress.task("kill matrix", unit="defects", key="done", total=len(N.DEFECTS)) as task:
-        table = K.rows(progress=task, sut=g.sut)
+        table = K.rows(progress=task, server=g.server)
     missed = K.undetected(table)
     with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
                          total=len(committed_traces())) as task:
-        correct = K.correct_failures(progress=task, sut=g.sut)
+        correct = K.correct_failures(progress=task, server=g.server)
     checks = [_kill_check(d, [r for r in table if r.defect == d]) for d in dict.fromkeys(r.defect for r in table)]
     checks.append(Check("correct implementation: every trace passes", FAIL if correct else PASS,
                         ", ".join(Path(r.name).name for r in correct), kind="ReplayFailure" if correct else ""))
@@ -445,8 +446,9 @@ def chosen_stages(keys) -> tuple[list[Stage], list[str]]:
     return out, left
 
 
-def main_gate(args, sut=None) -> int:
-    """`sut`: the server behind a driver, already greeted (harness.cli.drive.open_sut), that the stages drive."""
+def main_gate(args, server) -> int:
+    """`server`: the system under test the stages drive (harness.port; chosen by harness.cli: the bundled
+    server, or the one behind `--sut`, already greeted)."""
     strict = bool(getattr(args, "strict", False))
     stages, unchosen = chosen_stages(getattr(args, "stage", None))
     allowed = tuple(getattr(args, "allow_skip", None) or ()) + tuple(unchosen)
@@ -455,7 +457,8 @@ def main_gate(args, sut=None) -> int:
     from harness.engines import tlccache
     reuse = None if getattr(args, "no_reuse", False) else tlccache.default_directory()
     with Reporter() as progress:
-        g = Gate(Path(args.out), apalache=getattr(args, "apalache", None), progress=progress, sut=sut, reuse=reuse)
+        g = Gate(Path(args.out), server=server, apalache=getattr(args, "apalache", None), progress=progress,
+                 reuse=reuse)
         results = run_gate(g, stages)
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:

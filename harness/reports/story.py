@@ -133,12 +133,13 @@ def effect_items(cfg: M.Config, st: M.State, nx: M.State) -> list[tuple[str, str
     return out
 
 
-def story(trace: T.Trace, defects=None, name: str = "trace") -> Story:
+def story(trace: T.Trace, defects=None, name: str = "trace", *, server) -> Story:
+    """The trace's story; `server` (harness.port) replays it for the boundaries each step passes."""
     cfg = T.config_of(trace, defects, name)
     bare = trace.model_copy(deep=True)  # the code's own boundary hits, whatever gates the trace names
     for step in bare.steps:
         step.boundary = None
-    fired = {r.index: r.fired for r in replay(bare, defects, name).steps}
+    fired = {r.index: r.fired for r in replay(bare, defects, name, server=server).steps}
     st = init = M.init(cfg)
     lines, stuck = [], None
     for k, (step, params) in enumerate(zip(trace.steps, parse_steps(trace, cfg, name)), start=1):

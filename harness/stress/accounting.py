@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from impl import ids
 from spec import model as M
 
 
@@ -29,7 +28,8 @@ def fold_differences(checker, final) -> list[str]:
         by_s = defaultdict(list)
         src = {i.id: i.src for i in final.snapshot.inputs}  # an input event names its prompt by number
         for e in final.snapshot.events:
-            asst = src.get(e.input, -1) if e.input is not None else ids.numbered(e.assistant, checker.cfg.max_steps)
+            asst = src.get(e.input, -1) if e.input is not None else checker.words.assistant(e.assistant,
+                                                                                            checker.cfg.max_steps)
             by_s[e.session].append(M.Event(e.session, e.kind, asst, e.writer))
         if any(by_s.get(s, []) != v.log for s, v in checker.sessions.items()):
             problems.append("event log")
@@ -77,8 +77,9 @@ class Fates:
 
     MAX_DEPTH = 10_000
 
-    def __init__(self, final, taken_by: dict):
+    def __init__(self, final, taken_by: dict, words):
         snap = final.snapshot
+        self.words = words  # the recording server's Vocabulary (harness.port.history)
         self.snap = snap
         self.taken_by = taken_by  # input id -> the execution that took it
         self.inputs = {i.id: i for i in snap.inputs}
@@ -99,7 +100,7 @@ class Fates:
         if out == "cancelled":
             return "cancelled"
         if out == "recovered":
-            cid = ids.continuation_id(s, e)
+            cid = self.words.continuation_id(s, e)
             c = self.inputs.get(cid)
             if c is None or (e, s) not in self.snap.recovery:
                 return "lost"
@@ -121,10 +122,10 @@ class Fates:
         return "lost" if e is None else self.of_execution(e, i.session)
 
 
-def account_inputs(final, taken_by: dict, max_lost: int = 20) -> tuple[dict, list[str]]:
+def account_inputs(final, taken_by: dict, words, max_lost: int = 20) -> tuple[dict, list[str]]:
     """Every admitted prompt: answered, cancelled, pending or held (recoverable), in flight (recoverable),
     quarantined (held for an operator), or lost. Returns ({"admitted": n, fate: count, ...}, lost lines)."""
-    fates = Fates(final, taken_by)
+    fates = Fates(final, taken_by, words)
     counts = Counter()
     lost = []
     for i in final.snapshot.inputs:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from impl.history import read_rows
 from spec import names as N
 
 from harness import registry as R
@@ -93,9 +92,9 @@ class SkewTakeovers:
         self.claims = claims
 
 
-def check_faults(db, meta: dict, res, opts, skew_ms: dict[str, float], effects) -> FaultCheck:
-    """The accounting above for a finished run (`res`: StressResult with its checker and fault log,
-    `effects`: the EffectReport)."""
+def check_faults(history, meta: dict, res, opts, skew_ms: dict[str, float], effects) -> FaultCheck:
+    """The accounting above for a finished run (`history`: its rows, harness.port.history; `res`:
+    StressResult with its checker and fault log, `effects`: the EffectReport)."""
     fc = FaultCheck()
     faults = res.faults
     fc.faults.update(f.kind for f in faults if f.kind != "skew")
@@ -108,7 +107,7 @@ def check_faults(db, meta: dict, res, opts, skew_ms: dict[str, float], effects) 
     skew = SkewTakeovers(meta, skew_ms)
     after, last = 0, None
     while True:
-        rows = read_rows(db, after, 5000)
+        rows = history.rows(after, 5000)
         if not rows:
             break
         for row in rows:

@@ -1,4 +1,5 @@
-"""Check a recorded commit history (impl/history.py) against the twin.
+"""Check a recorded commit history (the port's recorded side, harness.port.history: the bundled server's
+recorder, impl/history.py) against the twin.
 
 Walking the commits in their global order, each commit must be a twin action that is enabled in the
 abstract state before it and yields the durable state recorded after it:
@@ -33,22 +34,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from impl.history import ENVIRONMENT, PER_SESSION, UNATTRIBUTED, ZERO_MARKS
 from spec import invariants as I
 from spec import model as M
 from spec import names as N
 from spec.actions import apply_direct
 
 from harness import registry as R
-from harness.conformance.mapping import why_of
-from harness.conformance.mapping import diff
+from harness.port.history import History, Vocabulary
+from harness.conformance.diff import diff
 from harness.stress import accounting
 from harness.stress import inputs as INPUTS
 from harness.stress import memory as MEM
 from harness.stress import wakes as WAKES
 from harness.stress.findings import Finding, Report
 from harness.stress.records import ADMIT, Commit, SessionView, asst_of, changed_vars, config_from_meta, fmt, \
-    read_commit, read_final
+    read_commit
 
 _ALWAYS = frozenset(M.State._fields.index(v) for v in ("claim", "run", "fin", "rec"))
 _COMPARED = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
@@ -73,16 +73,18 @@ class Checker:
     rebuilt from (harness/stress/counterexample.py). It does not show the physical properties of effects
     that commit nothing, nor liveness (`findings.UNEVALUATED`)."""
 
-    def __init__(self, meta: dict, *, max_findings: int = 50):
+    def __init__(self, meta: dict, words: Vocabulary, *, max_findings: int = 50):
+        """`words`: how the recording server names what the twin numbers (the History's vocabulary)."""
         self.meta = meta
-        self.cfg = config_from_meta(meta)
+        self.words = words
+        self.cfg = config_from_meta(meta, words)
         self.lease = self.cfg.lease
         self.sessions = {s: SessionView() for s in self.cfg.sessions}
         self.claims: dict[str, list] = {}  # session -> recorded claim row
         self.recovery: set[M.RecRow] = set()
         self.recovery_f: frozenset = frozenset()
         self.exec_mark = 0
-        self.marks = dict(ZERO_MARKS)
+        self.marks = dict(words.zero_marks)
         self.seq = 0
         self.faults: frozenset = frozenset()
         # actor memory as the twin predicts it (None: unknown, e.g. after a failed transition)
@@ -106,7 +108,7 @@ class Checker:
         self.wakes = WAKES.WakeCheck(self)
         # a per-Session history (PostgreSQL's concurrent writers, impl/history_sessions.py): seqs with gaps,
         # each commit's claims only of the Sessions it locked, execution ids unique but not dense
-        self.per_session = meta.get("history") == PER_SESSION
+        self.per_session = meta.get("history") == words.per_session
         self.executions: set[int] = set()  # execution ids begun so far (per-Session histories)
 
     # ------------------------------------------------------------------ findings
@@ -135,7 +137,8 @@ class Checker:
         elif ttl > self.lease and self.max_now is not None and lease_x - self.max_now <= self.lease:
             ttl = self.lease  # set at a later clock reading than this commit's (readings of concurrent steps)
         tries = min(attempts[0] if attempts else 0, self.cfg.max_tries)
-        return M.Claim(e, owner, ttl, phase, asst_of(asst, self.cfg.max_steps), err is not None, tries, why_of(err))
+        return M.Claim(e, owner, ttl, phase, asst_of(asst, self.cfg.max_steps, self.words), err is not None, tries,
+                       self.words.quarantine_reason(err))
 
     def claims_at(self, claims: dict, now: int) -> tuple:
         return tuple(self.claim_at(claims.get(s), now) for s in self.cfg.sessions)
@@ -190,7 +193,7 @@ class Checker:
         self.seq = seq
         if self.max_now is not None and now < self.max_now:
             rep.clock_inversions += 1
-        c, unreadable = read_commit(row, self.exec_mark, self.cfg.max_steps)
+        c, unreadable = read_commit(row, self.exec_mark, self.cfg.max_steps, self.words)
         if unreadable:
             self.find(row, "record", [], None, unreadable)
         if self.per_session:
@@ -214,7 +217,7 @@ class Checker:
         """The check that fits the commit: a record problem, an admission, a crash or a twin action."""
         known = self.cfg.nodes + self.cfg.recoverers
         unknown = [a for t in c.memory.values() for a in t if a not in known]
-        if c.actor == UNATTRIBUTED:
+        if c.actor == self.words.unattributed:
             self.find(c.row, "record", [], c.focus, "a commit with no step attributed (made outside the "
                        "recorder's step context)")
         elif unknown:
@@ -324,7 +327,7 @@ class Checker:
         MEM.continuity(self, c, assts)
         MEM.supervision(self, c)
         # 2. the transition
-        seen = INPUTS.seen_before(self.sessions.get(c.focus) if c.focus else None, c)
+        seen = INPUTS.seen_before(self.sessions.get(c.focus) if c.focus else None, c, self.words)
         pre = self.state(c.focus, self.claims, c.now, assts, c.memory, inputs=frozenset(seen.values()),
                          prompts=INPUTS.prompts_named(c))
         twin_next = apply_direct(self.cfg, pre, c.action, c.params)
@@ -346,11 +349,11 @@ class Checker:
         old = self.claims.get(c.focus)
         if old is not None:
             execs.add(old[1])
-            assts.add(asst_of(old[5], steps))
+            assts.add(asst_of(old[5], steps, self.words))
         newc = c.claims.get(c.focus)
         if newc is not None:
             execs.add(newc[1])
-            assts.add(asst_of(newc[5], steps))
+            assts.add(asst_of(newc[5], steps, self.words))
         for table in c.memory.values():
             for v in table.values():
                 execs.add(v.exec)
@@ -462,22 +465,23 @@ class Checker:
         the execution sequence value and outcomes), and account for every admitted input."""
         problems = accounting.fold_differences(self, final)
         if problems:
-            fake = {"seq": self.seq, "actor": ENVIRONMENT, "action": "end", "process": "-"}
+            fake = {"seq": self.seq, "actor": self.words.environment, "action": "end", "process": "-"}
             self.find(fake, "record", [], None, "the fold of the recorded commits differs from the final database "
                        "in " + ", ".join(problems) + ": a commit without its record, or an edited record")
-        self.report.inputs, lost = accounting.account_inputs(final, self.taken_by)
+        self.report.inputs, lost = accounting.account_inputs(final, self.taken_by, self.words)
         self.report.lost.extend(lost)
 
 
-def check_db(db, meta: dict | None = None, *, chunk: int = 5000, progress=None, keep_rows: bool = True) -> Checker:
-    """Check the whole history of `db`; returns the Checker (its `.report`)."""
-    from impl.history import read_meta, read_rows
-    meta = meta or read_meta(db)
-    checker = Checker(meta)
+def check_db(history: History, meta: dict | None = None, *, chunk: int = 5000, progress=None,
+             keep_rows: bool = True) -> Checker:
+    """Check the whole of a recorded `history` (harness.port.history; the bundled server's:
+    binding.stress.run); returns the Checker (its `.report`)."""
+    meta = meta or history.meta()
+    checker = Checker(meta, history.vocabulary)
     checker.keep_rows = keep_rows
     after = 0
     while True:
-        rows = read_rows(db, after, chunk)
+        rows = history.rows(after, chunk)
         if not rows:
             break
         for row in rows:
@@ -485,6 +489,6 @@ def check_db(db, meta: dict | None = None, *, chunk: int = 5000, progress=None, 
         after = rows[-1]["seq"]
         if progress:
             progress(checker)
-    checker.finish(read_final(db))
+    checker.finish(history.final())
     return checker
 

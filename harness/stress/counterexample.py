@@ -11,7 +11,6 @@ writes the first violating Sessions' traces where `claimcheck replay` can run th
 
 from __future__ import annotations
 
-from impl.recovery import DEFAULT_MAX_TRIES
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from spec import names as N
 from spec.actions import apply_direct
 
 from harness import registry as R
-from harness.conformance.mapping import why_of
 from harness.stress.checker import Checker
 from harness.stress.records import ADMIT, asst_of, durable_eq, event_of, fin_of, rec_of, runner_of, twin_params
 from harness.traces import trace as T
@@ -115,8 +113,9 @@ def _corrupt_rows(checker: Checker, session: str, rows: list[dict], execs: set[i
 class Reducer:
     """Translate recorded values into the reduced configuration (executions renumbered)."""
 
-    def __init__(self, cfg, session, emap):
+    def __init__(self, cfg, session, emap, words):
         self.cfg, self.session, self.emap = cfg, session, emap
+        self.words = words  # the recording server's Vocabulary (harness.port.history)
         self.si = cfg.sessions.index(session)
         self.log: list[M.Event] = []
 
@@ -133,7 +132,7 @@ class Reducer:
     def follow(self, row) -> None:
         for ev in row["delta"].get("events", ()):
             if ev[1] == self.session:
-                e = event_of(ev, self.cfg.max_steps)
+                e = event_of(ev, self.cfg.max_steps, self.words)
                 self.log.append(e if e.kind == N.REQUEST_KIND else e._replace(asst=self.a(e.asst)))  # names a prompt
 
     def params(self, action, p: tuple) -> tuple:
@@ -164,9 +163,9 @@ class Reducer:
         if c is None:
             return M.NO_CLAIM
         tries = min(c[7], self.cfg.max_tries) if len(c) > 7 else 0
-        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4], self.a(asst_of(c[5], self.cfg.max_steps)),
-                       c[6] is not None, tries,
-                       why_of(c[6]))
+        return M.Claim(self.e(c[1]), c[2], 1 if c[3] > now else 0, c[4],
+                       self.a(asst_of(c[5], self.cfg.max_steps, self.words)), c[6] is not None, tries,
+                       self.words.quarantine_reason(c[6]))
 
 
 # ---------------------------------------------------------------- walking the commits
@@ -190,9 +189,10 @@ class SessionWalk:
                             tools=int(meta.get("tools", 0)),
                             lease=1, scan_bound=1,
                             grace=int(meta.get("grace_ticks", 0)),
-                            max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)), faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)),
+                            max_tries=int(meta.get("max_tries", checker.words.max_tries)),
+                            faults=frozenset(N.FAULT_KINDS), defects=frozenset(N.check_defects(defects)),
                             steering=True, admission=_admits(self.rows))
-        self.red = Reducer(self.cfg, session, emap)
+        self.red = Reducer(self.cfg, session, emap, checker.words)
         self.max_depth = max_depth
         self.st = M.init(self.cfg)
         self.steps: list[tuple[str, tuple, M.State, str | None]] = []

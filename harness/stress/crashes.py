@@ -2,17 +2,14 @@
 
 `CrashPlan` decides when (at random moments, mean `crash_every` seconds, or every ~C commits for a
 deterministic count) and whom (usually a node that owns a live claim, so recovery has work), from one
-seeded random stream; `record_crash` writes the twin's Crash of a node and of its recovery worker to the
-commit history (an empty transaction). The SIGKILL and the restart are the supervisor's (process control).
+seeded random stream. The run database records the twin's Crash of a node and of its recovery worker
+(`RunDatabase.record_crash`, harness.port.history); the SIGKILL and the restart are the supervisor's
+(process control).
 """
 
 from __future__ import annotations
 
 import random
-
-from impl.history import ENVIRONMENT
-
-from harness import registry as R
 
 
 class CrashPlan:
@@ -36,13 +33,11 @@ class CrashPlan:
         self.next_seq = self._after_seq(commits)
 
     def victim(self, db, now: int, candidates: dict[str, bool], nodes: list[str]) -> str | None:
-        """A node to kill: usually one that owns a live claim (so its work must be recovered). `candidates`:
-        node -> whether it is up (ready); `nodes`: every node id in order."""
+        """A node to kill: usually one that owns a live claim (so its work must be recovered). `db`: the run
+        database (harness.port.history.RunDatabase); `candidates`: node -> whether it is up (ready);
+        `nodes`: every node id in order."""
         if self.rng.random() < 0.8:
-            with db.read() as conn:
-                owners = [r[0] for r in conn.exec_driver_sql(
-                    f"SELECT owner_id FROM execution_claim WHERE lease_expires_at > {int(now)}")]
-            owners = [x for x in owners if candidates.get(x)]
+            owners = [x for x in db.live_owners(now) if candidates.get(x)]
             if owners:
                 return self.rng.choice(sorted(owners))
         up = [n for n in nodes if candidates.get(n)]
@@ -56,12 +51,3 @@ class CrashPlan:
     def _after_seq(self, seq: int) -> int | float:
         c = self.every_commits
         return float("inf") if c is None else seq + self.rng.randint(max(1, c // 2), max(1, c + c // 2))
-
-
-def record_crash(recorder, db, owners, now: int) -> int:
-    """Record the twin's Crash of each owner id (a node and its worker); returns the last seq recorded."""
-    for who in owners:
-        with recorder.step(ENVIRONMENT, R.CRASH, {"n": who}, {}, now):
-            with db.transaction():
-                pass
-    return recorder.last_seq

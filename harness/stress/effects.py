@@ -1,7 +1,7 @@
 """The physical checks of a stress run, on its node processes' effect logs (`effects-<node>.jsonl`).
 
 What commits nothing is not in the commit history: each provider dispatch and each finalizer step is
-appended by its node (harness/stress/node.py) with its clock readings and wall-clock interval.
+appended by its node (binding/stress/node.py, for the bundled server) with its clock readings and wall-clock interval.
 `check_effects` reads them all after the run:
 
 - NoPhysicalReplay: a dispatch under the live lease its own renewal set (no renewal of its own is a

@@ -170,10 +170,7 @@ class FaultInjector:
         if not up:
             return
         n = self.rng.choice(up)
-        with self.sup.db.engine.connect() as conn:  # autocommit: no write lock, nothing recorded
-            killed = conn.execution_options(isolation_level="AUTOCOMMIT").execute(
-                sa.text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = :a"),
-                {"a": application_name(n)}).scalar_one()
+        killed = self.sup.db.drop_connections(application_name(n))  # no write lock, nothing recorded
         now = time.time()
         self.record(Fault("drop", n, now, now, f"{killed} connections"))
 

@@ -13,20 +13,20 @@ from spec import model as M
 from spec import names as N
 
 from harness import registry as R
-from harness.conformance.actions import input_id
 from harness.stress.records import Commit, SessionView, live
 
 _NAMES_AN_INPUT = (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER, R.EXACT_RETRY)  # the input is the last parameter
 
 
-def seen_before(sv: SessionView | None, c: Commit) -> dict[str, M.Input]:
-    """The focus Session's inputs the commit is checked on, as they were before it."""
+def seen_before(sv: SessionView | None, c: Commit, words) -> dict[str, M.Input]:
+    """The focus Session's inputs the commit is checked on, as they were before it (`words`: the
+    recording server's Vocabulary, which names the input a parameter stands for)."""
     if sv is None:
         return {}
     seen = dict(sv.live_inputs)
     named = [iid for iid, _ in c.inputs]
     if c.params and c.action in _NAMES_AN_INPUT:
-        named.append(input_id(c.params[-1]))
+        named.append(words.input_id(c.params[-1]))
     for iid in named:
         if iid in sv.inputs:
             seen[iid] = sv.inputs[iid]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from impl.wakes import check_share
 from spec import names as N
 
 from harness import registry as R
 
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "")
+STOP_FILE = "stop"  # in the run's folder: every node and the caller stop after their current step
 
 
 class StressUsage(ValueError):
@@ -41,7 +41,7 @@ class StressOptions:
     steps: int = 1  # Steps per execution (the twin's MaxSteps): the provider asks for another until then
     effect_ms: float = 10.0  # the longest simulated provider call (uniform): time for interrupts to land
     max_prompts: int = 1_000_000
-    # the nodes' callers and waker (harness/stress/callers.py): shares of a node's loop turns, and the
+    # the nodes' callers and waker (binding/stress/callers.py): shares of a node's loop turns, and the
     # ordinary wake queue's batch, fresh share and counter bound (impl/wakes.py plan_batch)
     input_rate: float = 0.2  # a caller admits a held prompt, retries one exactly or resumes a Session
     steer_rate: float = 0.5  # an acquisition is followed by a steer of a pending input of its Session
@@ -142,8 +142,9 @@ def check_url(url: str) -> None:
     raise StressUsage(f"--db: {backend} is not supported (sqlite file or PostgreSQL)")
 
 
-def validate(opts: StressOptions) -> None:
-    """Raise StressUsage for options no run can honour (before anything is created)."""
+def validate(opts: StressOptions, server) -> None:
+    """Raise StressUsage for options no run can honour (before anything is created); `server`: the
+    StressServer that would run (harness.port.history), which may refuse a wake batch."""
     for d in opts.defects:
         if d not in N.DEFECTS:
             raise StressUsage(f"unknown defect {d!r}; known: {', '.join(N.DEFECTS)}")
@@ -156,7 +157,7 @@ def validate(opts: StressOptions) -> None:
         if not 0 <= rate <= 1:
             raise StressUsage(f"{name} must be in [0, 1]")
     try:
-        check_share(opts.wake_batch, opts.fresh_share)
+        server.check_wakes(opts.wake_batch, opts.fresh_share)
     except ValueError as exc:
         raise StressUsage(f"--wake-batch/--fresh-share: {exc}") from exc
     if opts.max_wake_tries < 1:

@@ -1,26 +1,26 @@
-"""The commit history's records (impl/history.py) read as twin values.
+"""The commit history's records (the port's recorded side, harness.port.history) read as twin values.
 
-A `commit_history` row names its actor, action and parameters, the committing process's actors' memory
-before the step, the claim table after and the rows the commit appended or changed. `read_commit` turns
-one into a `Commit` (what the history check, harness/stress/checker.py, walks); `SessionView` is one Session's
+A history row names its actor, action and parameters, the committing process's actors' memory before
+the step, the claim table after and the rows the commit appended or changed, in the recording server's
+words: its `Vocabulary` (binding.stress.vocabulary for the bundled server, whose recorder,
+impl/history.py, writes the rows) says what they are in the twin's. `read_commit` turns one into a
+`Commit` (what the history check, harness/stress/checker.py, walks); `SessionView` is one Session's
 durable state as the fold of the commits so far; the other functions read single recorded values (an
-event, an input, an actor's memory), the run's configuration, and the final database the fold of all
-commits must equal.
+event, an input, an actor's memory), the run's configuration, and `Final`, the final database the fold
+of all commits must equal.
 """
 
 from __future__ import annotations
 
-from impl.recovery import DEFAULT_MAX_TRIES
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from impl import ids
-from impl.registry import SHORT_KIND
 from spec import model as M
 from spec import names as N
 
 from harness import registry as R
+from harness.port.history import Vocabulary
 from harness.traces import trace as T
 
 ADMIT = "AdmitRequested"  # the environment's prompt admission, its execution requested: not a twin action
@@ -31,30 +31,30 @@ DURABLE_VARS = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 
 # ---------------------------------------------------------------- single recorded values
 
-def asst_of(aid, steps: int = 1) -> int:
+def asst_of(aid, steps: int, words: Vocabulary) -> int:
     """The twin's assistant of a recorded assistant id, with `steps` Steps per execution (0: none; -1: not
     an assistant id of the implementation)."""
     if aid is None:
         return 0
     try:
-        return ids.numbered(aid, steps)
+        return words.assistant(aid, steps)
     except (ValueError, AttributeError):
         return -1
 
 
-def event_of(row, steps: int = 1) -> M.Event:
+def event_of(row, steps: int, words: Vocabulary) -> M.Event:
     """A recorded event; an input event (PromptExecutionRequested) names its prompt by number, as the twin does."""
     _id, sess, kind, aid, _execution, writer, *prompt = row
-    short = SHORT_KIND.get(kind, kind.split(".", 1)[-1])
+    short = words.event_kind(kind)
     if short == N.REQUEST_KIND:
         return M.Event(sess, short, prompt[0] if prompt and prompt[0] is not None else -1, writer)
-    return M.Event(sess, short, asst_of(aid, steps), writer)
+    return M.Event(sess, short, asst_of(aid, steps, words), writer)
 
 
-def input_of(row) -> tuple[str, M.Input]:
+def input_of(row, words: Vocabulary) -> tuple[str, M.Input]:
     iid, sess, kind, src, state = row[:5]
     cont = kind == "continuation"
-    return iid, M.Input(sess, "cont" if cont else "prompt", src, state, ids.continuation_gen(iid) if cont else 0)
+    return iid, M.Input(sess, "cont" if cont else "prompt", src, state, words.continuation_gen(iid) if cont else 0)
 
 
 def runner_of(v) -> M.Runner:
@@ -77,11 +77,11 @@ def memory_of(mem: dict | None) -> dict:
             "rec": {r: rec_of(v) for r, v in mem.get("rec", {}).items()}}
 
 
-def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
+def config_from_meta(meta: dict, words: Vocabulary, prompts: int = 1) -> M.Config:
     """The twin configuration of a run: its Sessions, nodes, recovery workers, lease (in clock ticks)
     and scan bound, its wake rows and batch; execution ids unbounded; every fault; the input actions
     (Admission, Steering) on, as a caller or a runner may take them at any time; no defect (the protocol
-    as specified)."""
+    as specified). `words`: the recording server's (its MaxTries where the metadata names none)."""
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     admission=True, steering=True, wake_rows=int(meta.get("wake_rows", 0)),
                     wake_batch=int(meta.get("wake_batch", 2)), fresh_share=int(meta.get("fresh_share", 1)),
@@ -89,7 +89,7 @@ def config_from_meta(meta: dict, prompts: int = 1) -> M.Config:
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
                     max_steps=int(meta.get("max_steps", 1)), tools=int(meta.get("tools", 0)),
                     lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
-                    grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", DEFAULT_MAX_TRIES)),
+                    grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", words.max_tries)),
                     faults=frozenset(N.FAULT_KINDS))
 
 
@@ -147,10 +147,10 @@ class Commit:
         return [(kind, name) for kind in ("run", "fin", "rec") for name in self.memory[kind]]
 
 
-def read_commit(row: dict, exec_mark: int, steps: int = 1) -> tuple[Commit, str | None]:
+def read_commit(row: dict, exec_mark: int, steps: int, words: Vocabulary) -> tuple[Commit, str | None]:
     """The commit as twin values, and why its parameters are unreadable (None: they are readable).
     `exec_mark` is the execution sequence before it (a record without the mark leaves it unchanged);
-    `steps`: Steps per execution, for the assistants' numbers."""
+    `steps`: Steps per execution, for the assistants' numbers; `words`: the recording server's."""
     delta = row["delta"]
     action = row["action"]
     why = None
@@ -160,8 +160,8 @@ def read_commit(row: dict, exec_mark: int, steps: int = 1) -> tuple[Commit, str 
         params, why = None, f"unreadable parameters: {exc}"
     commit = Commit(
         row=row, params=params, memory=memory_of(row["memory"]), claims={c[0]: c for c in row["claims"]},
-        events=[event_of(e, steps) for e in delta.get("events", ())],
-        inputs=[input_of(i) for i in delta.get("inputs", ())],
+        events=[event_of(e, steps, words) for e in delta.get("events", ())],
+        inputs=[input_of(i, words) for i in delta.get("inputs", ())],
         recovery={M.RecRow(r[1], r[2]) for r in delta.get("recovery", ())},
         cancelled={M.RecRow(h[0], h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"},
         exec_mark=row["marks"].get("execution", exec_mark), wakes=delta.get("wakes"))
@@ -229,19 +229,7 @@ def short(v, limit: int = 160) -> str:
 
 @dataclass
 class Final:
-    snapshot: object  # impl.snapshot.Snapshot
+    """The database at the end of a run (a History's `final()`)."""
+    snapshot: object  # claims, events, inputs, recovery, cancelled: as impl.snapshot.Snapshot has them
     execution_seq: int
     outcomes: dict  # execution -> cleared | cancelled | recovered
-
-
-def read_final(db) -> Final:
-    import sqlalchemy as sa
-
-    from impl.db import sequence_value
-    from impl.schema import history_t
-    from impl.snapshot import read as read_snapshot
-    with db.read() as conn:
-        snap = read_snapshot(conn, assistants=False)
-        seq = sequence_value(conn, "execution")
-        outcomes = {r[0]: r[1] for r in conn.execute(sa.select(history_t.c.execution_id, history_t.c.outcome))}
-    return Final(snap, seq, outcomes)

@@ -7,14 +7,15 @@
                       [--pause-every S [--pause-for S]] [--pause-before-dispatch P] [--skew MS [--skew-bound MS]]
                       [--drop-connections-every S | --busy-storm] [--liveness-bound K]
 
-The parent (this module: process control) creates the schema and the commit history (impl/history.py) on
-a database that must be a sqlite file (WAL) or a local PostgreSQL server (loopback or a Unix
-socket), admits prompts (an environment step), starts N node processes and one cancel caller
-(`python -m harness.stress.node`, real OS processes), and injects crashes (harness/stress/crashes.py: at
-random moments, or every C commits for a deterministic count, it SIGKILLs a node process, preferring one
-that owns a claim so recovery has work, records the twin's Crash of the node and of its recovery worker,
-and starts a new process with the same owner ids and empty memory: the twin's Crash, the node comes back
-as itself). Leases are short (default 0.3 s, in 10 ms clock ticks) so expiry and recovery are frequent. A
+The parent (this module: process control) has the server create its run database with the commit
+history on (harness.port.history: `StressServer.open`; the bundled server's, binding.stress, on a
+database that must be a sqlite file (WAL) or a local PostgreSQL server, loopback or a Unix socket),
+admits prompts (an environment step), starts N node processes and one cancel caller (the server's node
+entry point, binding/stress/node.py for the bundled server: real OS processes), and injects crashes
+(harness/stress/crashes.py: at random moments, or every C commits for a deterministic count, it SIGKILLs
+a node process, preferring one that owns a claim so recovery has work, records the twin's Crash of the
+node and of its recovery worker, and starts a new process with the same owner ids and empty memory: the
+twin's Crash, the node comes back as itself). Leases are short (default 0.3 s, in 10 ms clock ticks) so expiry and recovery are frequent. A
 progress line on stderr is refreshed about once a second. The run stops by itself: after `--seconds`, or
 once `--executions` executions (and `--min-crashes`/`--min-takeovers`) are reached, whichever is first.
 With `--until-violation` the history is checked while it grows (harness/stress/watch.py) and the run
@@ -34,7 +35,6 @@ last fault (harness/stress/liveness.py): a Session stranded past the bound fails
 
 from __future__ import annotations
 
-from impl.recovery import DEFAULT_MAX_TRIES
 import multiprocessing
 import os
 import signal
@@ -43,24 +43,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from impl.clock import SystemClock
-from impl.context import Context
-from impl.db import Database
-from impl.history import ENVIRONMENT, HistoryRecorder, read_meta
-from impl.history_sessions import settled_seq
-from impl.inputs import InputStore
-
 from harness import registry as R
-from harness.stress import node as stress_node
+from harness.port.history import StressServer
 from harness.stress.breaches import check_faults
 from harness.stress.checker import check_db
 from harness.stress.counterexample import save_traces
-from harness.stress.crashes import CrashPlan, record_crash
+from harness.stress.crashes import CrashPlan
 from harness.stress.effects import check_effects
 from harness.stress.faults import STORM_BUSY_TIMEOUT, FaultInjector, grace_ticks
-from harness.stress.node import STOP_FILE
-from harness.stress.options import StressOptions, StressResult, StressUsage, check_url, validate
-from harness.stress.records import ADMIT
+from harness.stress.options import STOP_FILE, StressOptions, StressResult, StressUsage, check_url, validate
 from harness.stress.render import render_stress
 from harness.stress.watch import Watch
 
@@ -73,8 +64,10 @@ class Supervisor:
     """The parent of a stress run: starts, watches, crashes and restarts the node processes and the cancel
     caller, admits prompts, and after the run has the history and the effect logs checked."""
 
-    def __init__(self, opts: StressOptions):
+    def __init__(self, opts: StressOptions, server: StressServer):
+        """`server`: what runs (harness.port.history; the bundled server's is binding.stress.BUNDLED)."""
         self.o = opts
+        self.server = server
         self.plan = CrashPlan(opts.seed, opts.crash_every, opts.crash_every_commits)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = Path(opts.out)
@@ -96,21 +89,18 @@ class Supervisor:
     # ------------------------------------------------------------------ set-up
 
     def setup(self) -> None:
-        self.db = Database(self.url, busy_timeout_s=30.0, pg_lock=self.o.pg_lock)
-        self.db.create_schema()
         meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
-                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100, "max_tries": DEFAULT_MAX_TRIES,
+                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100,
+                "max_tries": self.server.vocabulary.max_tries,
                 "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
                 "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
                 "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress",
                 "grace_ticks": grace_ticks(self.o.skew_bound_ms, self.o.tick)}
-        self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
+        self.db = self.server.open(self.url, meta, pg_lock=self.o.pg_lock, tick=self.o.tick)
         self.recorder_meta = meta
-        self.clock = SystemClock(self.o.tick)
-        self.inputs = InputStore(Context(self.db, self.clock))
         self.faults = FaultInjector(self)
         if self.o.until_violation:
-            self.watch = Watch(self.db, read_meta(self.db))  # as installed (a per-Session history says so)
+            self.watch = Watch(self.db, self.db.meta())  # as installed (a per-Session history says so)
         for s in self.sessions:
             self.admit(s)
             self.admit(s)
@@ -118,8 +108,7 @@ class Supervisor:
     def admit(self, s: str) -> None:
         """The Session's next prompt, its execution requested (the nodes' callers admit held ones too)."""
         self.prompt_no[s] += 1
-        with self.recorder.step(ENVIRONMENT, ADMIT, {"s": s}, {}, self.clock.now()):
-            self.inputs.admit_next(s)
+        self.db.admit(s)
 
     def admit_idle(self) -> None:
         """A prompt for each Session that has no pending input (up to `max_prompts` in all)."""
@@ -150,7 +139,7 @@ class Supervisor:
         return cmd
 
     def spawn(self, argv: list[str], log: str):
-        proc = self.ctx.Process(target=stress_node.child, args=(argv, str(self.run_dir / log)), daemon=True)
+        proc = self.ctx.Process(target=self.server.node_entry, args=(argv, str(self.run_dir / log)), daemon=True)
         proc.start()
         return proc
 
@@ -176,7 +165,7 @@ class Supervisor:
             os.kill(proc.pid, signal.SIGKILL)
         proc.join()
         k = self.node_ids.index(n)
-        seq = record_crash(self.recorder, self.db, (n, self.worker_ids[k]), self.clock.now())
+        seq = self.db.record_crash((n, self.worker_ids[k]))
         self.faults.crashed(n, time.time())
         if unexpected is None:
             self.res.crashes += 1
@@ -190,37 +179,27 @@ class Supervisor:
     def victim(self) -> str | None:
         """A node to kill: usually one that owns a live claim (so its work must be recovered)."""
         up = {n: self.ready(n) and n not in self.faults.paused for n in self.procs}
-        return self.plan.victim(self.db, self.clock.now(), up, self.node_ids)
+        return self.plan.victim(self.db, self.db.now(), up, self.node_ids)
 
     # ------------------------------------------------------------------ the run
 
     def poll_counts(self) -> None:
         """Count the commits recorded since the last poll (a per-Session history: up to its settled seq, as
         its seqs have gaps and commit out of order)."""
-        upto = f"AND seq <= {settled_seq(self.db)}" if self.db.per_session else ""
-        with self.db.read() as conn:
-            rows = conn.exec_driver_sql(
-                f"SELECT action, sum(CASE WHEN changed THEN 1 ELSE 0 END), count(*), max(seq) FROM commit_history "
-                f"WHERE seq > {self.seen_seq} {upto} GROUP BY action").all()
+        rows = self.db.commit_counts(self.seen_seq, self.db.settled() if self.db.per_session_writers else None)
         for action, n, _, _ in rows:
             self.res.counts[action] += n
         self.res.counts["commits"] += sum(r[2] for r in rows)
         self.seen_seq = max([self.seen_seq] + [r[3] for r in rows])
 
     def pending(self) -> dict[str, int]:
-        with self.db.read() as conn:
-            rows = conn.exec_driver_sql("SELECT session_id, count(*) FROM session_input WHERE state = 'pending' "
-                                        "AND kind = 'prompt' GROUP BY session_id").all()
-        return dict(rows)
+        return self.db.pending_prompts()
 
     def stranded(self) -> bool:
         """Every Session's claim is quarantined: held for an operator, so no execution can begin again (the
         stranding of cancellation-owned work whose lease expired, spec/README.md) and a count cap would
         never be reached."""
-        with self.db.read() as conn:
-            held = conn.exec_driver_sql("SELECT count(*) FROM execution_claim WHERE recovery_error IS NOT NULL"
-                                        ).scalar_one()
-        return held >= len(self.sessions)
+        return self.db.quarantined() >= len(self.sessions)
 
     def progress_line(self, t: float) -> str:
         c = self.res.counts
@@ -254,7 +233,7 @@ class Supervisor:
         o = self.o
         self.setup()
         self.ctx = multiprocessing.get_context("forkserver")
-        self.ctx.set_forkserver_preload(["harness.stress.node"])  # a restart forks a warm interpreter
+        self.ctx.set_forkserver_preload([self.server.node_module])  # a restart forks a warm interpreter
         for k in range(o.nodes):
             self.start(k)
         self.start_caller()
@@ -337,18 +316,13 @@ class Supervisor:
             if mark is None:
                 calm = t
                 self.admit_idle()  # each Session waits on something after the last fault, whatever the timing
-                with self.db.read() as conn:
-                    mark = conn.exec_driver_sql("SELECT value FROM id_sequence WHERE name = 'input'").scalar_one()
+                mark = self.db.input_mark()
             if t - calm > (self.o.liveness_bound + 1) * self.o.lease or not self._waiting(mark):
                 return
 
     def _waiting(self, mark: int) -> int:
         """Pending inputs already waiting at input sequence `mark`, on Sessions not quarantined."""
-        with self.db.read() as conn:
-            return conn.exec_driver_sql(
-                "SELECT count(*) FROM session_input i WHERE i.state = 'pending' AND i.admitted_seq <= "
-                f"{int(mark)} AND coalesce(i.promoted_seq, 0) <= {int(mark)} AND NOT EXISTS (SELECT 1 FROM "
-                "execution_claim c WHERE c.session_id = i.session_id AND c.recovery_error IS NOT NULL)").scalar_one()
+        return self.db.waiting(mark)
 
     def stop(self) -> None:
         (self.run_dir / STOP_FILE).touch()  # first: a node pauses itself only while it is not there
@@ -401,10 +375,11 @@ def _fresh_dir(parent: Path, name: str) -> Path:
     raise FileExistsError(parent / name)
 
 
-def run(opts: StressOptions) -> tuple[int, StressResult | None]:
-    """Run, check, print the summary; returns (exit code, result)."""
-    validate(opts)
-    sup = Supervisor(opts)
+def run(opts: StressOptions, server: StressServer) -> tuple[int, StressResult | None]:
+    """Run `server` (harness.port.history; the bundled server's is binding.stress.BUNDLED), check, print the
+    summary; returns (exit code, result)."""
+    validate(opts, server)
+    sup = Supervisor(opts, server)
     res = sup.run()
     sup.check()
     print(render_stress(res, opts))

@@ -12,13 +12,12 @@ is WakePlanShared on every scan.
 
 from __future__ import annotations
 
-from impl.wakes import ORDINARY
 from spec import invariants as I
 from spec import model as M
 from spec.actions import apply_direct
 
 from harness import registry as R
-from harness.conformance.mapping import diff
+from harness.conformance.diff import diff
 from harness.stress.records import Commit, fmt
 
 ACTIONS = (R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_SERVE, R.WAKE_LOST)
@@ -39,7 +38,7 @@ class WakeCheck:
         finding: the history names a row the twin has no place for)."""
         out = [M.WAKE_IDLE] * self.cfg.wake_rows
         for kind, item, rank, attempts, reserved in rows:
-            if kind != ORDINARY:
+            if kind != self.checker.words.ordinary:
                 continue
             if not 1 <= rank <= self.cfg.wake_rows or out[rank - 1] != M.WAKE_IDLE:
                 self.checker.find(c.row, "record", [], None, f"wake row {item} of rank {rank} has no twin row "

@@ -10,18 +10,17 @@ run (the same checker on the whole history, then the final database and the effe
 
 from __future__ import annotations
 
-from impl.history import read_rows
-from impl.history_sessions import settled_seq
-
 from harness import registry as R
+from harness.port.history import History
 from harness.stress.checker import Checker
 from harness.stress.options import FirstViolation
 
 
 class Watch:
-    def __init__(self, db, meta: dict, *, chunk: int = 2000):
-        self.db = db
-        self.checker = Checker(meta)
+    def __init__(self, history: History, meta: dict, *, chunk: int = 2000):
+        """`history`: the run's, as it grows (harness.port.history); `meta`: its metadata as installed."""
+        self.history = history
+        self.checker = Checker(meta, history.vocabulary)
         self.checker.keep_rows = False
         self.chunk = chunk
         self.executions = 0
@@ -37,9 +36,9 @@ class Watch:
         if self.first is not None:
             return self.first
         ch = self.checker
-        settled = settled_seq(self.db) if ch.per_session else None
+        settled = self.history.settled() if ch.per_session else None
         while True:
-            rows = read_rows(self.db, ch.seq, self.chunk)
+            rows = self.history.rows(ch.seq, self.chunk)
             for row in rows:
                 if row["seq"] != ch.seq + 1 and (settled is None or row["seq"] > settled):
                     return None  # not visible yet: the rest waits for the next poll

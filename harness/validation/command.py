@@ -1,12 +1,13 @@
 """`claimcheck validate HISTORY`: trace validation of a recorded history against the twin.
 
 HISTORY is a history file (JSON lines, docs/history.md) or the bundled implementation's history
-database (a `claimcheck stress --keep` run's `stress.db`, or a database URL), which is converted first
-(harness/validation/convert.py; `--write-lines FILE` keeps the converted lines). The configuration is
+database (a `claimcheck stress --keep` run's `stress.db`, or a database URL), which the server's binding
+converts first (`read_database`, given by harness.cli: binding/history.py; `--write-lines FILE` keeps the
+converted lines). The configuration is
 `--config NAME|FILE`, else the history's header's, else (a database) the run's own. Exit 0: the twin
 explains every line; 1: it does not (the report names the first line it cannot explain and why); 2: bad
 input (one line on stderr naming the file and line; raised as an InputError for harness.cli to report).
-harness/cli declares the arguments (`_add_validate`) and calls `run`.
+harness/cli declares the arguments (`_add_validate`) and calls `run` with the binding's `read_database`.
 """
 
 from __future__ import annotations
@@ -32,25 +33,17 @@ def is_database(text: str) -> bool:
         return False
 
 
-def load(history: str, config: str | None):
-    """(twin configuration, header, numbered commit lines, notes) of HISTORY; InputError on bad input."""
+def load(history: str, config: str | None, read_database=None):
+    """(twin configuration, header, numbered commit lines, notes) of HISTORY; InputError on bad input.
+    `read_database(history, cfg)`: a history database read as lines (binding.history.read_database: its
+    `header`, `commits`, `cfg` and `skipped`), HistoryError when it is none."""
     from harness.traces.configfile import resolve
     chosen = resolve(config).cfg if config is not None else None
     notes = []
     if is_database(history):
-        import sqlalchemy as sa
-
-        from harness.validation.convert import convert_db
-        from impl.db import Database
-        try:
-            db = Database(history if "://" in history else f"sqlite:///{Path(history).absolute()}")
-        except (ValueError, ImportError, sa.exc.ArgumentError) as exc:  # not a database claimcheck can open
-            raise H.HistoryError(f"{history}: {str(exc).splitlines()[0]}") from None
-        try:
-            conv = convert_db(db, chosen)
-        except (sa.exc.SQLAlchemyError, KeyError) as exc:  # no history tables, or no run metadata: bad input
-            raise H.HistoryError(f"{history}: not a history database ({type(exc).__name__}: "
-                                 f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        if read_database is None:
+            raise H.HistoryError(f"{history}: a database, and no server's binding to read it with")
+        conv = read_database(history, chosen)
         notes += [f"left out {n} row(s): {why}" for why, n in conv.skipped.items()]
         header, commits = conv.header, [(k, c) for k, c in enumerate(conv.commits, start=2)]
         cfg = conv.cfg
@@ -65,9 +58,9 @@ def load(history: str, config: str | None):
     return cfg, header, commits, notes
 
 
-def run(args) -> int:
-    from harness.reports.progress import Reporter
-    cfg, header, commits, notes = load(args.history, args.config)
+def run(args, read_database=None) -> int:
+    from harness.progress import Reporter
+    cfg, header, commits, notes = load(args.history, args.config, read_database)
     lines = H.typed(cfg, commits, args.history)
     if args.write_lines:
         out = [H.dumps(header)] if header is not None else []

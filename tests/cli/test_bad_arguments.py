@@ -107,7 +107,7 @@ FLAG_VALUES = {  # what each option is likely to meet: valid, near miss, nonsens
     "--out": ["README.md", "/", "/no/such/x", "traces/found"], "--junit": ["/", "/no/such/x.xml", "r.xml"],
     "--json": ["/", "r.json"], "--apalache": ["/no/such", "README.md"], "--nodes": ["0", "2", "x"],
     "--seconds": ["0", "nan", "1"], "--lease": ["0", "inf", "0.5"],
-    "--sut": ["", "/no/such", "'x", "python -m impl.driver"], "--sut-timeout": ["0", "nan", "inf", "0.5", "x"],
+    "--sut": ["", "/no/such", "'x", "python -m binding.driver"], "--sut-timeout": ["0", "nan", "inf", "0.5", "x"],
     "--shard": ["1/3", "3/3", "0/3", "4/3", "1/0", "x", "", "1/257"],
 }
 

@@ -9,11 +9,13 @@ import pytest
 from spec import configs
 from spec import invariants as I
 
+from binding import savepoints as S
+from binding.server import Bundled
+from serverkit import BUNDLED
 from harness.cli import main
 from harness.conformance import conform as C
 from harness.conformance import exhaustive as X
 from harness.conformance import parts as P
-from harness.conformance import savepoint as S
 from harness.conformance.replay import replay
 from harness.traces import trace as T
 
@@ -24,7 +26,7 @@ def _graph(name):
 
 
 def _walk(name, **kw):
-    return C.walk(configs.get(name), graph=_graph(name), **kw)
+    return C.walk(configs.get(name), server=BUNDLED, graph=_graph(name), **kw)
 
 
 @lru_cache(maxsize=None)
@@ -53,7 +55,9 @@ def test_parts_cover_each_state_and_edge_exactly_once():
 def test_the_rows_savepoint_also_restores_a_sqlite_file(tmp_path):
     from harness.conformance.exhaustive import resolve
     cfg, _ = resolve("tools/max_exec=1")
-    rep = C.walk(cfg, db_url=f"sqlite:///{tmp_path / 'c.db'}")
+    server = Bundled(f"sqlite:///{tmp_path / 'c.db'}")
+    rep = C.walk(cfg, server=server)
+    server.close()
     assert rep.complete and rep.savepoint == "rows" and rep.edges == 531
 
 
@@ -88,10 +92,10 @@ def test_a_mutant_leaves_a_shortest_trace_whose_replay_fails_the_same_way(tmp_pa
     path = X.write_trace(rep, "rows", tmp_path)
     tr = T.load(path)
     assert tr.mutant == [defect] and tr.meta.source == "conform"
-    res = replay(tr)
+    res = replay(tr, server=BUNDLED)
     assert not res.ok and "RecoveryRowsIsolated" in res.violated
     tr.mutant = []  # the same path on the correct implementation passes
-    assert replay(tr).ok
+    assert replay(tr, server=BUNDLED).ok
 
 
 def test_a_probe_failure_ends_the_trace_with_a_refused_step(tmp_path):
@@ -99,7 +103,7 @@ def test_a_probe_failure_ends_the_trace_with_a_refused_step(tmp_path):
     path = X.write_trace(rep, "rows", tmp_path)
     tr = T.load(path)
     assert tr.steps[-1].refused and tr.steps[-1].action == "Heartbeat"
-    res = replay(tr)
+    res = replay(tr, server=BUNDLED)
     assert not res.ok and any("although the twin does not enable it" in p for p in res.problems)
 
 
@@ -153,7 +157,7 @@ def test_the_gate_stage_walks_every_action_and_boundary(tmp_path):
     boundary, on the correct implementation, whole."""
     from harness.reports import gate
     from spec import names as N
-    r = gate.stage_conformance(gate.Gate(tmp_path))
+    r = gate.stage_conformance(gate.Gate(tmp_path, server=BUNDLED))
     assert r.status == gate.PASS, r.detail
     assert f"{len(N.ACTIONS)}/{len(N.ACTIONS)} actions, {len(N.BOUNDARIES)}/{len(N.BOUNDARIES)} boundaries" in r.detail
     assert len(r.checks) == len(X.PROFILES["ci"]) and all("of" in c.detail for c in r.checks)
@@ -161,7 +165,7 @@ def test_the_gate_stage_walks_every_action_and_boundary(tmp_path):
 
 def test_the_kill_matrix_conform_column_names_the_catching_edge():
     from harness.conformance import killmatrix as K
-    table = K.conform_rows(["cross-session-recovery-collision", "heartbeat-extends-lease"])
+    table = K.conform_rows(["cross-session-recovery-collision", "heartbeat-extends-lease"], server=BUNDLED)
     assert [r.caught for r in table] == [True, True]
     assert table[0].edge == "RecoveryConvert(r1)" and table[0].invariants == ["RecoveryRowsIsolated"]
     assert table[1].edge.startswith("Heartbeat(") and table[1].config == "heartbeat"
@@ -176,9 +180,11 @@ def test_the_walk_covers_a_small_configuration_on_postgresql(pg_databases):
     db = pg_databases.new()
     url = db.engine.url.render_as_string(hide_password=False)
     db.dispose()
-    rep = C.walk(cfg, db_url=url)
+    server = Bundled(url)
+    rep = C.walk(cfg, server=server)
     assert rep.complete and rep.savepoint == "rows" and rep.edges == rep.edges_total == 164
-    assert C.walk(cfg, db_url=url, mutant=["resume-drains-without-request"]).failure is not None
+    assert C.walk(cfg, server=server, mutant=["resume-drains-without-request"]).failure is not None
+    server.close()
 
 
 def test_several_workers_need_an_in_memory_database(tmp_path, capsys):

@@ -4,6 +4,7 @@ implementation."""
 
 import pytest
 
+from serverkit import BUNDLED
 from harness.conformance import killmatrix as K
 from harness.conformance import replay as R
 from harness.traces import trace as T
@@ -14,25 +15,25 @@ SAFETY = [d for d, x in N.DEFECTS.items() if all(N.INVARIANTS[v].kind != "livene
 
 
 def test_every_defect_is_killed_and_the_correct_implementation_passes_every_trace():
-    table = K.rows()
+    table = K.rows(server=BUNDLED)
     assert K.undetected(table) == []
     assert {r.defect for r in table} == set(N.DEFECTS)
     for race in ("step-started-window", "step-failed-duplicate-interrupt", "cross-session-recovery-collision",
                  "unsupervised-cancel-heartbeat", "silent-quarantine-noop", "memory-before-publish"):
         row = next(r for r in table if r.defect == race and r.trace.endswith(f"/{race}.json"))
         assert row.detected and N.DEFECTS[race].violates[0] in row.violated
-    assert K.correct_failures() == []
+    assert K.correct_failures(server=BUNDLED) == []
     assert "SURVIVES" not in K.render(table)
 
 
 def test_a_defect_no_trace_catches_is_reported_as_surviving(tmp_path):
     (tmp_path / "memory-before-publish.json").write_text((R.TRACES / "memory-before-publish.json").read_text())
-    table = K.rows(tmp_path, defects=["memory-before-publish", "step-failed-duplicate-interrupt"])
+    table = K.rows(tmp_path, defects=["memory-before-publish", "step-failed-duplicate-interrupt"], server=BUNDLED)
     explorer = [r for r in table if r.trace == K.EXPLORER]
     assert [r.defect for r in explorer] == ["step-failed-duplicate-interrupt"] and explorer[0].detected
     assert K.undetected(table) == []
     # with the fallback unable to help, the matrix must say so
-    assert not K.detects("memory-before-publish", R.replay_file(tmp_path / "memory-before-publish.json"))
+    assert not K.detects("memory-before-publish", R.replay_file(tmp_path / "memory-before-publish.json", server=BUNDLED))
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +59,10 @@ def tlc_counterexamples(tmp_path_factory):
 def test_explorer_counterexample_reproduces_on_the_implementation(explorer_counterexamples, tmp_path, defect):
     path = T.save(explorer_counterexamples[defect], tmp_path / f"{defect}.json")
     tr = T.load(path)
-    res = R.replay(tr, name=str(path))  # recorded defects: the same defect on
+    res = R.replay(tr, name=str(path), server=BUNDLED)  # recorded defects: the same defect on
     assert res.consumed == len(tr.steps)
     assert set(tr.meta.invariants) <= set(res.violated), res.problems
-    off = R.replay(tr, [], name=str(path))  # the correct implementation does not run into the same violation
+    off = R.replay(tr, [], name=str(path), server=BUNDLED)  # the correct implementation does not run into the same violation
     assert not set(tr.meta.invariants) & set(off.violated), off.problems
 
 
@@ -69,6 +70,6 @@ def test_explorer_counterexample_reproduces_on_the_implementation(explorer_count
 def test_tlc_counterexample_reproduces_on_the_implementation(tlc_or_skip, tlc_counterexamples, defect):
     o = tlc_counterexamples[defect]
     assert o.verdict == "violation", o.reason
-    res = R.replay_file(o.trace_path)
+    res = R.replay_file(o.trace_path, server=BUNDLED)
     assert res.consumed == len(res.trace.steps)
     assert set(o.violated) <= set(res.violated), res.problems

@@ -7,11 +7,13 @@ from dataclasses import replace
 import pytest
 from hypothesis import settings
 
+from binding.server import Bundled
+from serverkit import BUNDLED
 from harness.conformance import fuzz as F
 from harness.conformance import lockstep as L
 from harness.traces import trace as T
 from harness.cli import main
-from harness.conformance.scheduler import Scheduler
+from binding.world import Scheduler
 from spec import configs
 from spec import model as M
 from spec import names as N
@@ -23,7 +25,7 @@ SMALL = settings(L.PROFILES["ci"], max_examples=25)
 
 @pytest.mark.parametrize("config", configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
 def test_the_correct_implementation_follows_the_twin(config):
-    out = L.run(configs.get(config), settings_=SMALL)
+    out = L.run(configs.get(config), settings_=SMALL, server=BUNDLED)
     assert out.found is None and out.hypothesis_error is None, out.found and out.found.message
     assert out.coverage.steps > 100 and len(out.coverage.states) > 50
 
@@ -31,7 +33,7 @@ def test_the_correct_implementation_follows_the_twin(config):
 def test_the_correct_implementation_follows_the_twin_with_local_tools():
     """`tools` is not a gate configuration: the tool start, the physical tool, Tool.Success, its failure
     and the unknown phase, lockstep on their own configuration."""
-    out = L.run(configs.get("tools"), settings_=SMALL)
+    out = L.run(configs.get("tools"), settings_=SMALL, server=BUNDLED)
     assert out.found is None and out.hypothesis_error is None, out.found and out.found.message
     assert out.coverage.steps > 100 and len(out.coverage.states) > 50
 
@@ -48,7 +50,7 @@ def test_the_swarm_weighs_only_the_actions_a_configuration_can_take():
 
 
 def test_memory_database_option():
-    out = L.run(configs.get("ci"), settings_=settings(SMALL, max_examples=10), db_url="sqlite://")
+    out = L.run(configs.get("ci"), settings_=settings(SMALL, max_examples=10), server=Bundled("sqlite://"))
     assert out.found is None and out.coverage.steps > 20
 
 
@@ -72,7 +74,7 @@ LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt"
 def test_each_defect_is_detected_on_its_witness_configuration(defect):
     cfg = configs.get(N.DEFECTS[defect].config, [defect])
     s = settings(DETECT, stateful_step_count=LONGER[defect]) if defect in LONGER else DETECT
-    out = L.run(cfg, settings_=s)
+    out = L.run(cfg, settings_=s, server=BUNDLED)
     assert out.found is not None, f"{defect} not detected"
     assert out.found.kind in ("safety", "liveness"), out.found.message
     assert set(out.found.invariants) & set(N.DEFECTS[defect].violates), out.found.message
@@ -82,7 +84,7 @@ def test_each_defect_is_detected_on_its_witness_configuration(defect):
 def test_a_correct_twin_catches_each_defect_in_the_code_alone(defect):
     """Mutation testing of the gate's lockstep stage: the twin has no defect, the implementation has one."""
     s = settings(DETECT, stateful_step_count=LONGER.get(defect, 12))  # a probe needs the state, then the attempt
-    out = L.run(configs.get(N.DEFECTS[defect].config), settings_=s, mutant=[defect])
+    out = L.run(configs.get(N.DEFECTS[defect].config), settings_=s, mutant=[defect], server=BUNDLED)
     assert out.found is not None, f"code-only {defect} not caught"
     assert out.found.kind in ("divergence", "safety", "liveness"), out.found.message
 
@@ -91,7 +93,7 @@ def test_a_guard_the_code_lacks_is_caught_by_a_refusal_probe():
     """The twin never enables Acquire over an expired claim, so only a probe can exercise that guard."""
     # its witness: a second prompt is still pending after the crash (`prompts`)
     out = L.run(configs.get(N.DEFECTS["acquire-overwrites-expired"].config), settings_=DETECT,
-                mutant=["acquire-overwrites-expired"])
+                mutant=["acquire-overwrites-expired"], server=BUNDLED)
     assert out.found is not None and out.found.probe is not None, out.found and out.found.message
     assert out.found.probe[0] == "Acquire" and "does not enable" in out.found.message
     assert out.coverage.probes["Acquire"] > 0
@@ -112,7 +114,7 @@ def test_refusals_leave_out_what_only_the_models_bound_or_routing_forbid():
 
 def test_a_failure_writes_a_trace_the_twin_replays(tmp_path):
     cfg = configs.get("ci", ["step-started-window"])  # a liveness lasso: the trace has a loop
-    out = L.run(cfg, settings_=DETECT)
+    out = L.run(cfg, settings_=DETECT, server=BUNDLED)
     assert out.found is not None and out.found.loop is not None
     path = F.write_trace(out, "ci", tmp_path)
     tr = T.load(path)
@@ -129,7 +131,7 @@ def test_a_divergence_is_reported_with_the_differing_variable(monkeypatch):
         if name != "Renew":
             real(self, name, params, twin_next)
     monkeypatch.setattr(Scheduler, "apply", lazy)
-    out = L.run(configs.get("ci"), settings_=settings(DETECT, max_examples=50))
+    out = L.run(configs.get("ci"), settings_=settings(DETECT, max_examples=50), server=BUNDLED)
     assert out.found is not None and out.found.kind == "divergence"
     assert out.found.steps[-1].action == "Renew"
     assert re.search(r"run\[n\d\]\.pc: model (renewed|stopped), implementation acquired", out.found.message), out.found.message
@@ -150,7 +152,7 @@ def test_cli_fuzz(monkeypatch, tmp_path, capsys):
 
 def _drive(cfg, steps):
     """The lockstep machine without Hypothesis, along named twin steps."""
-    m = L.machine_class(L.Campaign(cfg))()
+    m = L.machine_class(L.Campaign(cfg, BUNDLED))()
     try:
         for action, params in steps:
             params = T.params_from_json(action, params, "test")
@@ -159,7 +161,7 @@ def _drive(cfg, steps):
             m.advance(action, params, nxt)
     finally:
         m.teardown()
-        m.campaign.dbs.close()
+        m.campaign.close()
 
 
 def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
@@ -184,24 +186,24 @@ def test_the_listener_gate_schedule_catches_step_failed_duplicate_interrupt():
 def test_a_refusal_failure_writes_a_trace_that_replays_the_refusal(tmp_path):
     from harness.conformance.replay import render, replay_file
     out = L.run(configs.get("ci"), settings_=settings(DETECT, stateful_step_count=12),
-                mutant=["recovery-input-in-ordinary-queue"])
+                mutant=["recovery-input-in-ordinary-queue"], server=BUNDLED)
     assert out.found is not None and out.found.probe is not None, out.found and out.found.message
     path = F.write_trace(out, "ci", tmp_path)
     tr = T.load(path)
     assert tr.steps[-1].refused and tr.mutant == ["recovery-input-in-ordinary-queue"]
     T.replay_twin(tr)  # the twin agrees the last attempt is not enabled
-    res = replay_file(path)
+    res = replay_file(path, server=BUNDLED)
     assert not res.ok and "although the twin does not enable it" in " ".join(res.problems), render(res)
     tr.mutant = []  # the same schedule against the correct implementation: refused, so it passes
     T.save(tr, tmp_path / "correct.json")
-    assert replay_file(tmp_path / "correct.json").ok
+    assert replay_file(tmp_path / "correct.json", server=BUNDLED).ok
 
 
 def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
     """Edge coverage beside state coverage: each step's (action, params, from, to), of the twin's graph's
     labelled edges (harness.conformance.conform walks them all)."""
     cfg = configs.get("rows")
-    out = L.run(cfg, settings_=SMALL)
+    out = L.run(cfg, settings_=SMALL, server=BUNDLED)
     cov = out.coverage
     assert out.found is None and 0 < len(cov.edges) <= cov.steps
     assert {e[0] for e in cov.edges} == {a for a, n in cov.actions.items() if n}
@@ -212,7 +214,7 @@ def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
 
 
 def _machine(config="ci"):
-    campaign = L.Campaign(configs.get(config))
+    campaign = L.Campaign(configs.get(config), BUNDLED)
     return campaign, L.machine_class(campaign)()
 
 
@@ -229,7 +231,7 @@ def test_a_pausing_tick_is_an_interruption_a_focus_holds_back():
         m.advance(*next(o for o in m.options if o[0] == "PublishStepStarted"))
         assert m.paused[-1] and m._weight("Tick") == 8 * (m.weights[L.PAUSE] or 1)  # at the boundary
     finally:
-        campaign.dbs.close()
+        campaign.close()
 
 
 def test_a_probe_prefers_a_refusal_reason_the_run_has_not_probed():
@@ -245,4 +247,4 @@ def test_a_probe_prefers_a_refusal_reason_the_run_has_not_probed():
         assert m._novel_refusals() is m.refusals  # every reason probed: all of them again
         assert L._reason("runner n1 is not at acquired (it is at idle)") == L._reason("runner n2 is not at acquired (it is at renewed)")
     finally:
-        campaign.dbs.close()
+        campaign.close()

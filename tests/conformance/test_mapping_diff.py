@@ -1,6 +1,6 @@
-"""mapping.diff: one line per differing field, named as the spec names it, never a whole Python repr."""
+"""harness.conformance.diff: one line per differing field, named as the spec names it, never a whole Python repr."""
 
-from harness.conformance.mapping import diff, render_diff
+from harness.conformance.diff import diff, render_diff
 from spec import configs
 from spec import model as M
 

@@ -1,4 +1,4 @@
-"""harness/conformance/pgserver.py and the tests' PostgreSQL fixture: a missing PostgreSQL skips locally and fails
+"""binding/pgserver.py and the tests' PostgreSQL fixture: a missing PostgreSQL skips locally and fails
 under CI=true (checked by pointing the binary lookup at an empty directory); the server listens on
 loopback only; the CLI starts, names and stops a server."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pgkit
-from harness.conformance import pgserver
+from binding import pgserver
 
 
 def test_missing_binaries_are_named_in_one_line(tmp_path):
@@ -78,7 +78,7 @@ def test_the_server_listens_on_loopback_only_and_databases_start_empty(pg_server
 def test_the_cli_starts_names_and_stops_a_server(pg_server):
     """(needs `pg_server` only so that a missing PostgreSQL skips or fails this test like the others)"""
     base = Path(tempfile.mkdtemp(prefix="claimcheck-pgcli-"))  # empty; start hands it to the postgres user
-    cli = [sys.executable, "-m", "harness.conformance.pgserver"]
+    cli = [sys.executable, "-m", "binding.pgserver"]
     try:
         started = subprocess.run([*cli, "start", str(base)], capture_output=True, text=True, timeout=120)
         assert started.returncode == 0, started.stderr

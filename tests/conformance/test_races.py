@@ -7,6 +7,7 @@ import pytest
 
 from harness.conformance import replay as R
 from harness.cli import main
+from serverkit import BUNDLED
 from spec import names as N
 
 RACES = ("step-started-window", "step-failed-duplicate-interrupt", "cross-session-recovery-collision",
@@ -21,7 +22,7 @@ def test_every_race_is_committed_and_named_after_its_defect():
     assert {p.stem for p in R.committed_traces()} >= set(RACES)
     for name in RACES:
         assert name in N.DEFECTS
-        tr = R.replay_file(path(name)).trace
+        tr = R.replay_file(path(name), server=BUNDLED).trace
         assert tr.meta.defect == name
         assert tr.meta.reported and tr.meta.reported.startswith(N.DEFECTS[name].source)  # its finding id
         assert tr.meta.invariants and set(tr.meta.invariants) <= set(N.DEFECTS[name].violates)
@@ -33,7 +34,7 @@ def test_race_holds_on_the_correct_implementation(name, capsys):
     assert main(["replay", str(path(name))]) == 0
     out = capsys.readouterr().out
     assert "verdict: PASS" in out
-    res = R.replay_file(path(name))
+    res = R.replay_file(path(name), server=BUNDLED)
     assert res.consumed == len(res.trace.steps)  # never vacuous
     for rec, step in zip(res.steps, res.trace.steps):
         assert step.boundary is None or step.boundary in rec.fired
@@ -45,11 +46,11 @@ def test_race_fails_with_its_defect_naming_the_invariant(name, capsys):
     out = capsys.readouterr().out
     headline = N.DEFECTS[name].violates[0]
     assert f"verdict: FAIL, violates {headline}" in out or f"violates {headline}," in out
-    assert headline in R.replay_file(path(name), [name]).violated
+    assert headline in R.replay_file(path(name), [name], server=BUNDLED).violated
 
 
 def test_step_started_window_reports_the_stuck_cancellation():
-    res = R.replay_file(path("step-started-window"), ["step-started-window"])
+    res = R.replay_file(path("step-started-window"), ["step-started-window"], server=BUNDLED)
     text = "\n".join(res.problems)
     assert "boundary finalizer.settled did not fire" in text
     assert "expect.claims[0]: claim of s1 absent, found present (cancelling)" in text
@@ -61,13 +62,13 @@ def test_race_files_are_valid_json_with_the_v1_header():
         assert raw["format"] == "claimcheck-trace" and raw["version"] == 1
 
 
-DEFECT_TRACES = [p for p in R.committed_traces() if R.replay_file(p).trace.meta.defect]
+DEFECT_TRACES = [p for p in R.committed_traces() if R.replay_file(p, server=BUNDLED).trace.meta.defect]
 
 
 @pytest.mark.parametrize("trace_path", DEFECT_TRACES, ids=lambda p: p.stem)
 def test_every_trace_fails_under_its_defect_naming_an_invariant_it_lists(trace_path):
-    tr = R.replay_file(trace_path).trace
-    res = R.replay_file(trace_path, [tr.meta.defect])
+    tr = R.replay_file(trace_path, server=BUNDLED).trace
+    res = R.replay_file(trace_path, [tr.meta.defect], server=BUNDLED)
     assert not res.ok and set(tr.meta.invariants) & set(res.violated), (res.violated, res.problems)
 
 
@@ -75,9 +76,9 @@ def test_a_refused_step_the_defect_enables_is_followed_to_the_invariant_it_break
     """tool-settled-before-publication: the Step's end is refused on the reference protocol; under the
     defect it is enabled and breaks nothing itself, and the claim cleared after it leaves the call open."""
     name = "tool-settled-before-publication"
-    res = R.replay_file(path(name), [name])
+    res = R.replay_file(path(name), [name], server=BUNDLED)
     assert [r.action for r in res.followed] == ["PublishStepEnded", "ClearClaim"]
     assert res.followed[-1].violated == ["UnknownNeverReexecuted"] and res.violated == ["UnknownNeverReexecuted"]
     assert "the twin's shortest way on to a violation" in R.render(res)
     monkeypatch.setattr(R, "_shortest_violation", lambda cfg, st: None)  # without the follow: no name
-    assert R.replay_file(path(name), [name]).violated == []
+    assert R.replay_file(path(name), [name], server=BUNDLED).violated == []

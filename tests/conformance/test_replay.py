@@ -7,7 +7,8 @@ import pytest
 from harness.conformance import replay as R
 from harness.traces import trace as T
 from harness.cli import main
-from harness.conformance.scheduler import Scheduler
+from binding.world import Scheduler
+from serverkit import BUNDLED, StandIn
 
 RACE = R.TRACES / "step-failed-duplicate-interrupt.json"
 
@@ -32,7 +33,7 @@ def test_schema_lists_boundaries_and_the_expect_block():
 
 
 def test_replay_all_passes_on_the_correct_implementation():
-    results = R.replay_all()
+    results = R.replay_all(server=BUNDLED)
     assert len(results) >= 6 and all(r.ok for r in results), [r.problems for r in results if not r.ok]
 
 
@@ -65,7 +66,7 @@ def test_under_other_switches_a_step_the_twin_cannot_take_is_a_finding(tmp_path,
     """`--defect` changes what the twin may enable: a step it cannot take then fails the replay (exit 1, as
     the kill matrix counts it), still naming the guard and what is enabled."""
     p = _edit(tmp_path, lambda raw: raw["steps"].insert(2, {"action": "ClearClaim", "params": {"n": "n1"}}))
-    res = R.replay_file(p, ["renew-after-expiry"])
+    res = R.replay_file(p, ["renew-after-expiry"], server=BUNDLED)
     assert not res.ok and res.consumed == 2
     assert res.problems[0].startswith("step 3 ClearClaim(n1) is not enabled in the twin: runner n1 is not at done "
                                       "(it is at renewed); enabled here: ")
@@ -76,7 +77,7 @@ def test_under_other_switches_a_step_the_twin_cannot_take_is_a_finding(tmp_path,
 
 def test_a_failed_expectation_names_its_field(tmp_path):
     p = _edit(tmp_path, lambda raw: raw["expect"]["events"][0].update(count=2))
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert not res.ok and res.problems == ["expect.events[0]: 2 Step.Failed for assistant 1, found 1"]
 
 
@@ -86,8 +87,7 @@ def test_divergence_names_variable_model_and_implementation_values(monkeypatch):
             st = super().state()
             return st._replace(nextExec=st.nextExec + 7) if st.log else st
 
-    monkeypatch.setattr(R, "Scheduler", Lying)
-    res = R.replay_file(RACE)
+    res = R.replay_file(RACE, server=StandIn(Lying))
     assert not res.ok
     assert "step 4 PublishStepStarted(n1): divergence: nextExec: model 2, implementation 9" in res.problems
     assert res.consumed == 4
@@ -100,8 +100,7 @@ def test_a_divergence_is_one_line_per_field_never_a_whole_record(monkeypatch, ca
             r = st.run[0]
             return st._replace(run=(r._replace(mem=0, active=False),) + st.run[1:]) if r.mem else st
 
-    monkeypatch.setattr(R, "Scheduler", Forgetful)
-    res = R.replay_file(RACE)
+    res = R.replay_file(RACE, server=StandIn(Forgetful))
     lines = [p for p in res.problems if "divergence" in p]
     assert lines == ["step 5 StepStartedReturn(n1): divergence: run[n1].mem: model 1, implementation 0",
                      "step 5 StepStartedReturn(n1): divergence: run[n1].active: model TRUE, implementation FALSE"]
@@ -110,16 +109,16 @@ def test_a_divergence_is_one_line_per_field_never_a_whole_record(monkeypatch, ca
 
 
 def test_the_implementation_refusing_a_step_is_a_divergence(monkeypatch):
-    from harness.conformance import scheduler
+    from harness.port import DivergenceError
     original = Scheduler.apply
 
     def refuse(self, name, params, nxt):
         if name == "CancelRequest":
-            raise scheduler.DivergenceError("refused")
+            raise DivergenceError("refused")
         return original(self, name, params, nxt)
 
-    monkeypatch.setattr(R.Scheduler, "apply", refuse)
-    res = R.replay_file(RACE)
+    monkeypatch.setattr(Scheduler, "apply", refuse)
+    res = R.replay_file(RACE, server=BUNDLED)
     assert any("step 7 CancelRequest(n1, s1): divergence: refused" in p for p in res.problems)
 
 
@@ -127,7 +126,7 @@ def test_recorded_state_must_match_the_twin(tmp_path):
     tr = T.load(RACE)
     cfg, states = T.replay_twin(tr)
     tr.steps[0].state = T.state_to_json(cfg, states[2])  # step 2's state recorded after step 1
-    res = R.replay(tr, name="x")
+    res = R.replay(tr, name="x", server=BUNDLED)
     assert res.consumed == 0 and res.problems[0] == ("step 1 Acquire(n1, s1/prompt#1): "
                             "the twin's state differs from the state recorded in the trace")
 
@@ -166,8 +165,8 @@ def test_not_json_and_missing_file_exit_2(tmp_path, capsys):
 
 def test_defect_override_replaces_the_recorded_switches(tmp_path):
     p = _edit(tmp_path, lambda raw: raw["config"].update(defects=["step-failed-duplicate-interrupt"]))
-    assert not R.replay_file(p).ok
-    assert R.replay_file(p, []).ok
+    assert not R.replay_file(p, server=BUNDLED).ok
+    assert R.replay_file(p, [], server=BUNDLED).ok
 
 
 def test_replay_of_the_traces_glob_exits_0_on_a_clean_checkout():

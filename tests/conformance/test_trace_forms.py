@@ -9,8 +9,9 @@ import pytest
 
 from harness.cli import main
 from harness.conformance import replay as R
-from harness.conformance.scheduler import Scheduler
+from binding.world import Scheduler
 from harness.traces import trace as T
+from serverkit import BUNDLED, StandIn
 from impl.cancel import Finalizer
 from impl.recovery import RecoveryWorker
 from spec import invariants as I
@@ -42,7 +43,7 @@ def _convert_asked_before_takeover(raw, instead=True):
 # ---------------------------------------------------------------- refused on an actor's own step
 
 def test_an_actor_asked_to_move_that_takes_no_step_passes_and_the_reply_says_so(capsys):
-    res = R.replay_file(FAILED)
+    res = R.replay_file(FAILED, server=BUNDLED)
     assert res.ok, res.problems
     rec = res.steps[7]
     assert (rec.action, rec.refused, rec.took) == (SETTLE, True, "none")
@@ -52,7 +53,7 @@ def test_an_actor_asked_to_move_that_takes_no_step_passes_and_the_reply_says_so(
 
 def test_an_actor_that_takes_the_action_the_twin_enables_instead_passes_and_the_trace_goes_on(tmp_path, capsys):
     p = _edit(tmp_path, _convert_asked_before_takeover, WORKERS)
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert res.ok and res.completed, res.problems
     assert res.steps[6].took == "RecoveryTakeover(r1)"
     assert main(["replay", str(p)]) == 0
@@ -63,7 +64,7 @@ def test_an_actor_that_takes_the_action_the_twin_enables_instead_passes_and_the_
 
 def test_without_instead_the_replay_goes_on_from_what_the_actor_took(tmp_path, capsys):
     p = _edit(tmp_path, lambda raw: _convert_asked_before_takeover(raw, instead=False), WORKERS)
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert res.ok and res.completed, res.problems
     assert res.steps[6].took == "RecoveryTakeover(r1)" and res.final.claim[0].phase == "none"
     assert main(["replay", str(p)]) == 0
@@ -86,7 +87,7 @@ def test_without_instead_a_later_step_that_needs_the_move_is_bad_input_with_a_hi
 def test_a_stand_in_actor_that_takes_the_refused_action_fails(monkeypatch, capsys):
     """A finalizer that does not wait for its busy runner settles inside Step.Failed's listener gate."""
     monkeypatch.setattr(Finalizer, "enabled", lambda self: SETTLE if self.pc == "settle" else None)
-    res = R.replay_file(FAILED)
+    res = R.replay_file(FAILED, server=BUNDLED)
     assert not res.ok and res.consumed == 8
     assert res.problems[0] == ("step 8 FinalizerSettle(n1): n1 took FinalizerSettle, the refused action, although "
                                "the twin does not enable it")
@@ -98,14 +99,14 @@ def test_a_stand_in_actor_that_takes_the_refused_action_fails(monkeypatch, capsy
 
 def test_an_actor_that_takes_no_step_where_the_trace_names_one_instead_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(RecoveryWorker, "step", lambda self: None)
-    res = R.replay_file(_edit(tmp_path, _convert_asked_before_takeover, WORKERS))
+    res = R.replay_file(_edit(tmp_path, _convert_asked_before_takeover, WORKERS), server=BUNDLED)
     assert res.problems[0] == ("step 7 RecoveryConvert(r1): r1 took no step; the trace expects it to take "
                                "RecoveryTakeover instead")
 
 
 def test_an_actor_that_takes_an_action_the_twin_does_not_enable_for_it_fails(monkeypatch):
     monkeypatch.setattr(Finalizer, "step", lambda self: N.ACTIONS["FinalizerClear"].name)
-    res = R.replay_file(FAILED)
+    res = R.replay_file(FAILED, server=BUNDLED)
     assert res.problems[0] == ("step 8 FinalizerSettle(n1): n1 took FinalizerClear, which the twin does not "
                                "enable for it here (it enables: nothing)")
 
@@ -113,14 +114,14 @@ def test_an_actor_that_takes_an_action_the_twin_does_not_enable_for_it_fails(mon
 def test_a_refused_environment_action_checks_the_twin_alone(tmp_path, capsys):
     crash = {"action": N.ACTIONS["Crash"].name, "params": {"n": "n2"}, "refused": True}  # n2 holds nothing
     p = _edit(tmp_path, lambda raw: raw["steps"].insert(2, crash), FAILED)
-    assert R.replay_file(p).ok
+    assert R.replay_file(p, server=BUNDLED).ok
     assert main(["replay", str(p)]) == 0
     assert "Crash(n2)  [not enabled in the twin]" in capsys.readouterr().out
 
 
 def test_attempts_must_still_be_refused_with_nothing_changed(monkeypatch):
     monkeypatch.setattr(Scheduler, "attempt", lambda self, name, params: self.world.tick() or "taken")
-    res = R.replay_file(WORKERS)
+    res = R.replay_file(WORKERS, server=BUNDLED)
     assert any("RecoveryScan(r2, s1): the implementation took it (taken)" in p for p in res.problems)
 
 
@@ -134,7 +135,7 @@ def _vacuous(raw, ask=False):
 
 def test_a_liveness_expectation_whose_premise_never_holds_is_a_warning(tmp_path, capsys):
     p = _edit(tmp_path, _vacuous, FAILED)
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert res.ok and res.warnings == ["ExpiredClaimsEventuallyHandled holds only vacuously: its premise is false "
                                        "on every state of the replay (expect.non_vacuous would make this fail)"]
     assert main(["replay", str(p)]) == 0
@@ -144,7 +145,7 @@ def test_a_liveness_expectation_whose_premise_never_holds_is_a_warning(tmp_path,
 
 def test_non_vacuous_fails_when_the_premise_never_held(tmp_path, capsys):
     p = _edit(tmp_path, lambda raw: _vacuous(raw, ask=True), FAILED)
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert not res.ok and not res.warnings
     assert res.problems == ["expect.non_vacuous: ExpiredClaimsEventuallyHandled holds only vacuously: its premise "
                             "is false on every state of the replay (12 states)"]
@@ -152,7 +153,7 @@ def test_non_vacuous_fails_when_the_premise_never_held(tmp_path, capsys):
 
 
 def test_non_vacuous_passes_where_the_premise_held():
-    res = R.replay_file(WINDOW)
+    res = R.replay_file(WINDOW, server=BUNDLED)
     assert res.trace.expect.non_vacuous == ["SessionsEventuallyAvailable"] and res.ok and not res.warnings
 
 
@@ -160,7 +161,7 @@ def test_vacuity_reads_only_the_premises_of_leads_to(monkeypatch):
     """Written against leads_to's (label, p, q) triples only: a premise that never holds is all it takes."""
     real = I.leads_to
     monkeypatch.setattr(I, "leads_to", lambda name, cfg: [(lbl, lambda st: False, q) for lbl, _, q in real(name, cfg)])
-    res = R.replay_file(WINDOW)
+    res = R.replay_file(WINDOW, server=BUNDLED)
     assert res.problems == ["expect.non_vacuous: SessionsEventuallyAvailable holds only vacuously: its premise is "
                             "false on every state of the replay (9 states)"]
 
@@ -193,7 +194,7 @@ def test_a_failed_expectation_is_one_line_naming_its_field(tmp_path, capsys, src
             if i.get("state") is None:
                 i.pop("state", None)
     p = _edit(tmp_path, edit, src)
-    res = R.replay_file(p)
+    res = R.replay_file(p, server=BUNDLED)
     assert res.problems == [line]  # the twin agrees: one line, not two
     assert main(["replay", str(p)]) == 1
     assert f"    - {line}" in capsys.readouterr().out
@@ -208,12 +209,12 @@ class _WrongWriter(Scheduler):
 
 
 def test_expectations_are_checked_on_the_implementation_and_on_the_twin(tmp_path, monkeypatch):
-    monkeypatch.setattr(R, "Scheduler", _WrongWriter)
-    res = R.replay_file(WINDOW)  # diverges at the settle; the expectations see both final states
+    res = R.replay_file(WINDOW, server=StandIn(_WrongWriter))  # diverges at the settle; the expectations see both final states
     assert "step 7 FinalizerSettle(n1): divergence: log[2].node: model n1, implementation n2" in res.problems
     assert "expect.events[1].writer: Step.Interrupted of assistant 1 written by n1, found n2" in res.problems
     assert not any(p.startswith("the twin: expect.events") for p in res.problems)
-    res = R.replay_file(_edit(tmp_path, lambda raw: raw["expect"]["events"][1].update(writer="n2"), WINDOW))
+    res = R.replay_file(_edit(tmp_path, lambda raw: raw["expect"]["events"][1].update(writer="n2"), WINDOW),
+                        server=StandIn(_WrongWriter))
     assert "the twin: expect.events[1].writer: Step.Interrupted of assistant 1 written by n2, found n1" in res.problems
     assert not any(p.startswith("expect.events") for p in res.problems)
 
@@ -241,4 +242,4 @@ def test_a_refused_step_with_instead_round_trips_through_itf_and_explains(tmp_pa
     doc["#meta"]["claimcheck"]["steps"][6].pop("instead")  # the states say r1 moved; the step no longer does
     with pytest.raises(T.TraceError, match=r"steps\[6\]: a refused step, but states\[7\] is not states\[6\]"):
         itf.from_itf(doc)
-    assert "the actor takes RecoveryTakeover instead" in X.explain_file(p)
+    assert "the actor takes RecoveryTakeover instead" in X.explain_file(p, server=BUNDLED)

@@ -2,16 +2,15 @@
 the committed file is the generated one, a valid 2020-12 schema, and every line the bundled driver and
 the client exchange over a whole replay validates against it."""
 
-import functools
 import json
 
 import jsonschema
 
 from harness.conformance import replay as R
 from harness.driver import protocol as P
-from harness.driver.client import Connection, SutScheduler
+from harness.driver.client import Connection, Sut
 from harness.driver.transport import InProcess
-from impl.driver import Driver
+from binding.driver import Driver
 from spec import names as N
 
 SCHEMA = json.loads(P.SCHEMA_FILE.read_text())
@@ -54,9 +53,9 @@ class Recording(InProcess):
 def test_every_line_of_a_replay_validates_and_only_requests_and_replies_do():
     transport = Recording()
     conn = Connection(transport)
-    sut = functools.partial(SutScheduler, conn)
+    sut = Sut("in process", opener=lambda: conn)
     for path in R.committed_traces():
-        assert R.replay_file(path, sut=sut).ok
+        assert R.replay_file(path, server=sut).ok
     conn.request("save", point="p")
     conn.request("restore", point="p")
     conn.close()

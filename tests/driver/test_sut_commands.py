@@ -1,5 +1,5 @@
 """`--sut CMD` on fuzz, conform, the kill matrix and the gate: the bundled implementation behind its driver
-(in process, and as `python -m impl.driver`) passes what it passes in process, is caught with a defect
+(in process, and as `python -m binding.driver`) passes what it passes in process, is caught with a defect
 switched on, and the walk restores a driver without save by replaying each path from Init."""
 
 import shlex
@@ -14,7 +14,8 @@ from harness.conformance import killmatrix as K
 from harness.driver.client import Connection, Sut
 from harness.driver.transport import InProcess
 from harness.reports import gate
-from impl.driver import Driver
+from binding.driver import Driver
+from serverkit import BUNDLED
 
 from test_sut_replay import DRIVER, importable  # noqa: F401 - the fixture puts the clone on the path
 
@@ -40,10 +41,10 @@ def test_the_walk_through_the_driver_covers_what_it_covers_in_process(small, how
     cfg, graph = small
     sut = Sut(DRIVER) if how == "subprocess" else in_process(save=how == "save")
     try:
-        rep = C.walk(cfg, graph=graph, sut=sut)
+        rep = C.walk(cfg, graph=graph, server=sut)
     finally:
         sut.close()
-    assert rep.failure is None and covered(rep) == covered(C.walk(cfg, graph=graph))
+    assert rep.failure is None and covered(rep) == covered(C.walk(cfg, graph=graph, server=BUNDLED))
     assert rep.savepoint == ("replayed from Init (the driver does not save)" if how == "no save"
                              else "driver save/restore")
 
@@ -51,10 +52,10 @@ def test_the_walk_through_the_driver_covers_what_it_covers_in_process(small, how
 def test_the_walk_on_two_workers_starts_a_driver_process_each_and_covers_the_same(small):
     cfg, graph = small
     sut = Sut(DRIVER)
-    rep = C.walk(cfg, graph=graph, sut=sut, workers=2)
+    rep = C.walk(cfg, graph=graph, server=sut, workers=2)
     assert sut.conn is None  # the parent never started one: each worker did
-    assert rep.failure is None and covered(rep) == covered(C.walk(cfg, graph=graph))
-    bad = C.walk(cfg, graph=graph, sut=Sut(DRIVER), workers=2, mutant=["memory-before-publish"])
+    assert rep.failure is None and covered(rep) == covered(C.walk(cfg, graph=graph, server=BUNDLED))
+    bad = C.walk(cfg, graph=graph, server=Sut(DRIVER), workers=2, mutant=["memory-before-publish"])
     assert bad.failure is not None and bad.failure.kind == "divergence"
 
 
@@ -63,15 +64,15 @@ def test_a_driver_whose_restore_does_nothing_fails_the_walk(small, monkeypatch):
     starts where the first one left the server."""
     monkeypatch.setattr(Driver, "_restore", lambda self, req: {})
     cfg, graph = small
-    rep = C.walk(cfg, graph=graph, sut=in_process())
+    rep = C.walk(cfg, graph=graph, server=in_process())
     assert rep.failure is not None and rep.failure.kind == "divergence"
 
 
 @pytest.mark.parametrize("save", [True, False])
 def test_a_code_only_mutant_is_caught_through_the_driver(small, save):
     cfg, graph = small
-    rep = C.walk(cfg, graph=graph, sut=in_process(save=save), mutant=["memory-before-publish"])
-    direct = C.walk(cfg, graph=graph, mutant=["memory-before-publish"])
+    rep = C.walk(cfg, graph=graph, server=in_process(save=save), mutant=["memory-before-publish"])
+    direct = C.walk(cfg, graph=graph, mutant=["memory-before-publish"], server=BUNDLED)
     assert rep.failure is not None and rep.failure.probe == direct.failure.probe
     assert [s.action for s in rep.failure.steps] == [s.action for s in direct.failure.steps]
 
@@ -112,9 +113,9 @@ def test_fuzz_through_the_subprocess_driver_passes_and_catches_a_mutant(capsys, 
 def test_the_kill_matrix_through_the_driver_kills_each_defect_it_kills_in_process():
     defects = ["step-failed-duplicate-interrupt", "cancel-trusts-previous-step-memory", "exact-retry-appends-twice"]
     sut = in_process()
-    theirs = K.rows(defects=defects, sut=sut)
-    assert not K.undetected(theirs) and not K.correct_failures(sut=sut)
-    mine = K.rows(defects=defects)
+    theirs = K.rows(defects=defects, server=sut)
+    assert not K.undetected(theirs) and not K.correct_failures(server=sut)
+    mine = K.rows(defects=defects, server=BUNDLED)
     assert [(r.defect, r.trace, r.detected) for r in theirs] == [(r.defect, r.trace, r.detected) for r in mine]
 
 
@@ -122,7 +123,7 @@ def test_the_gate_drives_the_server_behind_sut(monkeypatch, tmp_path, capsys):
     seen = []
 
     def traces(g):
-        seen.append(g.sut.command)
+        seen.append(g.server.command)
         return gate.stage_traces(g)
     monkeypatch.setattr(gate, "STAGES", [gate.Stage("traces", traces)])
     assert main(["gate", "--sut", DRIVER, "--out", str(tmp_path), "--json", str(tmp_path / "g.json")]) == 0

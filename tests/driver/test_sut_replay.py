@@ -1,8 +1,7 @@
-"""`claimcheck replay --sut CMD`: the bundled implementation behind its driver (impl/driver.py), in process
-and as a subprocess (`python -m impl.driver`), passes every committed trace and fails every defect trace
+"""`claimcheck replay --sut CMD`: the bundled implementation behind its driver (binding/driver.py), in process
+and as a subprocess (`python -m binding.driver`), passes every committed trace and fails every defect trace
 under its defect exactly as the in-process replay does (the same invariants, the same problems)."""
 
-import functools
 import os
 import shlex
 import sys
@@ -11,20 +10,21 @@ import pytest
 
 from harness.cli import main
 from harness.conformance import replay as R
-from harness.driver.client import Connection, SutScheduler
+from harness.driver.client import Connection, Sut
 from harness.driver.transport import InProcess
 from harness.traces import trace as T
-from impl.driver import Driver
+from binding.driver import Driver
+from serverkit import BUNDLED
 
 ROOT = R.TRACES.parent
-DRIVER = shlex.join([sys.executable, "-m", "impl.driver"])
+DRIVER = shlex.join([sys.executable, "-m", "binding.driver"])
 TRACES = R.committed_traces()
 DEFECT_TRACES = [p for p in TRACES if T.load(p).meta.defect]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def importable():
-    """`python -m impl.driver` from a fresh clone: the repository on the driver's import path."""
+    """`python -m binding.driver` from a fresh clone: the repository on the driver's import path."""
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
     yield
@@ -37,12 +37,12 @@ def importable():
 @pytest.fixture(scope="module", params=["subprocess", "in-process"])
 def sut(request):
     conn = Connection.spawn(DRIVER) if request.param == "subprocess" else Connection(InProcess(Driver()))
-    yield functools.partial(SutScheduler, conn)
+    yield Sut("in process", opener=lambda: conn)
     conn.close()
 
 
 def test_every_committed_trace_passes_through_the_driver(sut):
-    results = [R.replay_file(p, sut=sut) for p in TRACES]
+    results = [R.replay_file(p, server=sut) for p in TRACES]
     assert len(results) >= 19 and all(r.ok for r in results), [r.problems for r in results if not r.ok]
     assert [r.consumed for r in results] == [len(T.load(p).steps) for p in TRACES]
 
@@ -50,7 +50,7 @@ def test_every_committed_trace_passes_through_the_driver(sut):
 @pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
 def test_a_defect_trace_fails_under_its_defect_as_in_process(sut, path):
     defect = [T.load(path).meta.defect]
-    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=sut)
+    mine, theirs = R.replay_file(path, defect, server=BUNDLED), R.replay_file(path, defect, server=sut)
     assert not theirs.ok and theirs.violated == mine.violated and theirs.problems == mine.problems
 
 
@@ -111,7 +111,7 @@ def test_a_failure_inside_the_server_fails_the_step_naming_the_request():
             return super()._step(req)
 
     conn = Connection(InProcess(Breaking()))
-    res = R.replay_file(R.TRACES / "step-started-window.json", sut=functools.partial(SutScheduler, conn))
+    res = R.replay_file(R.TRACES / "step-started-window.json", server=Sut("in process", opener=lambda: conn))
     assert not res.ok and res.consumed == 3
     assert res.problems[0].startswith("step 3 Dispatch(n1): the implementation raised DriverFailed: driver `in process`: "
                                       "request ")
@@ -126,7 +126,7 @@ def test_a_server_that_takes_another_action_diverges():
             return {"took": None, "detail": "no runner there"} if req.action == "Renew" else reply
 
     conn = Connection(InProcess(Elsewhere()))
-    res = R.replay_file(R.TRACES / "step-started-window.json", sut=functools.partial(SutScheduler, conn))
+    res = R.replay_file(R.TRACES / "step-started-window.json", server=Sut("in process", opener=lambda: conn))
     assert res.problems[0] == "step 2 Renew(n1): divergence: the implementation did not take Renew('n1',): no runner there"
 
 
@@ -137,5 +137,5 @@ def test_a_trace_with_a_mutant_switches_it_on_in_the_server_only(sut, tmp_path):
     raw["mutant"] = ["step-failed-duplicate-interrupt"]
     path = tmp_path / "mutant.json"
     path.write_text(json.dumps(raw))
-    mine, theirs = R.replay_file(path), R.replay_file(path, sut=sut)
+    mine, theirs = R.replay_file(path, server=BUNDLED), R.replay_file(path, server=sut)
     assert not mine.ok and theirs.problems == mine.problems

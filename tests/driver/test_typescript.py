@@ -11,7 +11,6 @@ the repository's rule for PostgreSQL (tests/pgkit.py): they skip where it cannot
 Traces that do not pass yet through the TypeScript driver: none (NOT_YET is empty).
 """
 
-import functools
 import shutil
 import subprocess
 
@@ -19,8 +18,9 @@ import pytest
 
 from harness.cli import main
 from harness.conformance import replay as R
-from harness.driver.client import Connection, SutScheduler
+from harness.driver.client import Connection, Sut
 from harness.traces import trace as T
+from serverkit import BUNDLED
 from test_sut_replay import observe_and_restore
 
 ROOT = R.TRACES.parent
@@ -50,7 +50,7 @@ def conn():
 
 @pytest.fixture(scope="module")
 def sut(conn):
-    return functools.partial(SutScheduler, conn)
+    return Sut("in process", opener=lambda: conn)
 
 
 def test_node_and_the_locked_dependencies_are_installed():
@@ -74,7 +74,7 @@ def pg_conn(pg_server):
 
 @pytest.fixture(scope="module")
 def pg_sut(pg_conn):
-    return functools.partial(SutScheduler, pg_conn)
+    return Sut("in process", opener=lambda: pg_conn)
 
 
 def test_on_postgresql_hello_says_so(pg_conn):
@@ -83,20 +83,20 @@ def test_on_postgresql_hello_says_so(pg_conn):
 
 @pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
 def test_a_committed_trace_passes_on_postgresql(pg_sut, path):
-    res = R.replay_file(path, sut=pg_sut)
+    res = R.replay_file(path, server=pg_sut)
     assert res.ok and res.consumed == len(T.load(path).steps), res.problems
 
 
 @pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
 def test_a_defect_trace_fails_under_its_defect_on_postgresql(pg_sut, path):
     defect = [T.load(path).meta.defect]
-    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=pg_sut)
+    mine, theirs = R.replay_file(path, defect, server=BUNDLED), R.replay_file(path, defect, server=pg_sut)
     assert not theirs.ok and theirs.violated == mine.violated and theirs.problems == mine.problems
 
 
 @pytest.mark.parametrize("path", [p for p in TRACES if p.stem not in NOT_YET], ids=lambda p: p.stem)
 def test_a_committed_trace_passes_through_the_typescript_driver(sut, path):
-    res = R.replay_file(path, sut=sut)
+    res = R.replay_file(path, server=sut)
     assert res.ok, res.problems
     assert res.consumed == len(T.load(path).steps)
 
@@ -104,7 +104,7 @@ def test_a_committed_trace_passes_through_the_typescript_driver(sut, path):
 @pytest.mark.parametrize("path", DEFECT_TRACES, ids=lambda p: p.stem)
 def test_a_defect_trace_fails_under_its_defect_as_in_process(sut, path):
     defect = [T.load(path).meta.defect]
-    mine, theirs = R.replay_file(path, defect), R.replay_file(path, defect, sut=sut)
+    mine, theirs = R.replay_file(path, defect, server=BUNDLED), R.replay_file(path, defect, server=sut)
     assert not theirs.ok
     assert theirs.violated == mine.violated and theirs.problems == mine.problems
 

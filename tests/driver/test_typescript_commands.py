@@ -9,6 +9,7 @@ from harness.cli import main
 from harness.conformance import conform as C
 from harness.conformance import exhaustive as X
 from harness.driver.client import Sut
+from serverkit import BUNDLED
 
 from test_typescript import DRIVER, NAME, _installed
 
@@ -25,9 +26,9 @@ def sut():
 def test_the_walk_covers_a_small_configuration_whole(sut, label):
     cfg, _ = X.resolve(label)
     graph = C.graph_of(cfg)
-    rep = C.walk(cfg, graph=graph, sut=sut)
+    rep = C.walk(cfg, graph=graph, server=sut)
     assert rep.failure is None and rep.complete, rep.failure and rep.failure.message
-    assert rep.probes == C.walk(cfg, graph=graph).probes
+    assert rep.probes == C.walk(cfg, graph=graph, server=BUNDLED).probes
 
 
 @pytest.mark.parametrize("defect", ["memory-before-publish", "exact-retry-appends-twice",

@@ -19,7 +19,7 @@ import random
 import pytest
 
 from harness.conformance.lockstep import refusals
-from harness.conformance.mapping import diff
+from harness.conformance.diff import diff
 from harness.driver.client import Connection, SutScheduler
 from spec import configs
 from spec import model as M

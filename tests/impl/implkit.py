@@ -1,16 +1,29 @@
-"""Shared helpers of the impl tests. The world and the twin driver live in harness.conformance.scheduler (the
-deterministic scheduler); these re-exports keep the tests short."""
+"""Shared helpers of the impl tests. The world and the twin driver live in binding.world (the bundled
+server's world and its deterministic scheduler); `World` here builds one from the few constants a test
+names, the rest the bundled world's defaults."""
 
 from __future__ import annotations
 
 import random
 
-from harness.conformance.scheduler import Scheduler as TwinDriver  # noqa: F401
-from harness.conformance.scheduler import World, input_id  # noqa: F401
+from binding.world import Scheduler as TwinDriver  # noqa: F401
+from binding.world import World as BindingWorld
+from binding.world import input_id  # noqa: F401
 from impl.boundaries import Boundaries
 from impl.clock import ManualClock
 from impl.db import Database
 from spec import model as M
+
+
+def World(nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1, sessions=("s1",), prompts=1,
+          db=None, grace=0, max_tries=2, max_steps=1, wake_batch=2, fresh_share=1, max_wake_tries=2,
+          admission=False, tools=0) -> BindingWorld:
+    """binding.world.World of a configuration with these constants (Grace 0, not the spec's default 1)."""
+    cfg = M.Config(sessions=tuple(sessions), nodes=tuple(nodes), recoverers=tuple(workers), prompts=prompts,
+                   lease=lease, scan_bound=scan_bound, grace=grace, max_tries=max_tries, max_steps=max_steps,
+                   wake_batch=wake_batch, fresh_share=fresh_share, max_wake_tries=max_wake_tries,
+                   admission=admission, tools=tools, defects=frozenset(defects))
+    return BindingWorld(cfg, db=db)
 
 
 def random_walk(cfg: M.Config, seed: int, steps: int) -> list[tuple[str, tuple]]:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from harness.conformance import replay as R
+from serverkit import BUNDLED
 
 pytest_plugins = ["pytester"]
 
@@ -33,7 +34,7 @@ def test_each_trace_is_an_item_and_a_failure_is_the_first_divergence(pytester, t
     res = pytester.runpytest("--claimcheck-traces", str(traces), "-p", "no:cacheprovider", "-rf")
     res.assert_outcomes(passed=1, failed=1)
     out = res.stdout.str()
-    first = R.replay_file(traces / "mutant.json").problems[0]
+    first = R.replay_file(traces / "mutant.json", server=BUNDLED).problems[0]
     assert first.startswith("step 5 PublishStepStarted(n1)")
     res.stdout.fnmatch_lines(["*_ replay mutant.json _*", f"mutant.json: {first}",
                               "  step 5 PublishStepStarted(n1): divergence: run[[]n1].mem: model 0, implementation 1"])

@@ -8,13 +8,14 @@ import pytest
 from harness.reports import explain as X
 from harness.conformance import replay as R
 from harness.cli import main
+from serverkit import BUNDLED
 
 HEARTBEAT = R.TRACES / "unsupervised-cancel-heartbeat.json"
 FAILED = R.TRACES / "step-failed-duplicate-interrupt.json"
 
 
 def test_text_timeline_names_actors_commits_gates_and_the_violation():
-    out = X.explain_file(FAILED, "text", ["step-failed-duplicate-interrupt"])
+    out = X.explain_file(FAILED, "text", ["step-failed-duplicate-interrupt"], server=BUNDLED)
     assert "actors:  runner@n1, finalizer@n1" in out
     assert "commit Step.Failed a1 (s1, by n1)" in out
     assert "|| boundary step_failed.committed (held here by the trace)" in out
@@ -24,7 +25,7 @@ def test_text_timeline_names_actors_commits_gates_and_the_violation():
 
 
 def test_correct_run_has_no_violation_and_shows_the_clock_and_recovery():
-    out = X.explain_file(HEARTBEAT)
+    out = X.explain_file(HEARTBEAT, server=BUNDLED)
     assert "VIOLATES" not in out
     assert "clock: 5 Tick" in out and "recovery@r1: 6 RecoveryScan, 7 RecoveryTakeover" in out
     assert "finalizer@n1 settle -> idle" in out  # the supervised finalizer stops when the lease expires
@@ -38,13 +39,13 @@ def test_boundaries_come_from_the_implementation_not_only_the_trace(tmp_path):
     raw["steps"][1]["boundary"] = "provider.dispatched"  # a gate the code does not hit at Renew
     p = tmp_path / "t.json"
     p.write_text(json.dumps(raw))
-    out = X.explain_file(p)
+    out = X.explain_file(p, server=BUNDLED)
     assert "|| boundary step_failed.committed (passed)" in out
     assert "|| boundary provider.dispatched (held here by the trace, NOT hit by the implementation)" in out
 
 
 def test_liveness_violation_and_stuck_step_are_shown():
-    out = X.explain_file(R.TRACES / "step-started-window.json", "text", ["step-started-window"])
+    out = X.explain_file(R.TRACES / "step-started-window.json", "text", ["step-started-window"], server=BUNDLED)
     assert "stuck: step 8 FinalizerClear(n1) is not enabled in the twin: " in out and "enabled here: " in out
     assert "!! VIOLATES SessionsEventuallyAvailable at the end" in out
 
@@ -85,7 +86,7 @@ def _mermaid(path, defects=None, loop=None, tmp_path=None) -> list[str]:
         raw["loop"] = loop
         path = tmp_path / "lasso.json"
         path.write_text(json.dumps(raw))
-    return X.mermaid(X.story(X.T.load(path), defects, str(path))).splitlines()
+    return X.mermaid(X.story(X.T.load(path), defects, str(path), server=BUNDLED)).splitlines()
 
 
 def test_mermaid_provider_and_publisher_memory_are_participants():

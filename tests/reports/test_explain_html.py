@@ -19,6 +19,7 @@ import cikit
 from harness.cli import main
 from harness.conformance import replay as R
 from harness.reports import explain as X
+from serverkit import BUNDLED
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / ".claimcheck" / "artifacts" / "explain-html"
@@ -63,12 +64,12 @@ def _html(path, defects=None, tmp_path=None, loop=None) -> str:
         raw["loop"] = loop
         path = tmp_path / "lasso.json"
         path.write_text(json.dumps(raw))
-    return X.explain_file(path, "html", defects)
+    return X.explain_file(path, "html", defects, server=BUNDLED)
 
 
 def _check_page(page: Page, path: Path, defects) -> None:
     """Lanes, steps, state panels, notes and the violation, as the trace has them."""
-    s = X.story(X.T.load(path), defects, str(path))
+    s = X.story(X.T.load(path), defects, str(path), server=BUNDLED)
     actors = list(dict.fromkeys(ln.actor for ln in s.lines))
     lanes = [e["text"].strip() for e in page.by_class("lane")]
     assert lanes[:len(actors)] == actors and lanes[-1] == "database"

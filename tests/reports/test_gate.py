@@ -8,6 +8,7 @@ from argparse import Namespace
 import pytest
 
 from harness.reports import gate
+from serverkit import BUNDLED
 
 
 def _stages(*results):
@@ -18,7 +19,7 @@ def run(monkeypatch, tmp_path, results, strict=False):
     monkeypatch.setattr(gate, "STAGES", _stages(*results))
     args = Namespace(out=str(tmp_path / "found"), json=str(tmp_path / "g.json"), junit=str(tmp_path / "g.xml"),
                      strict=strict, apalache=None)
-    return gate.main_gate(args)
+    return gate.main_gate(args, BUNDLED)
 
 
 def test_all_pass_exits_0_and_reports(monkeypatch, tmp_path, capsys):
@@ -42,7 +43,7 @@ def test_a_crashing_stage_is_a_failure_not_a_traceback(monkeypatch, tmp_path, ca
         raise RuntimeError("disk on fire")
     monkeypatch.setattr(gate, "STAGES", [gate.Stage("x", crash)])
     args = Namespace(out=str(tmp_path), json=None, junit=None, strict=False, apalache=None)
-    assert gate.main_gate(args) == 1
+    assert gate.main_gate(args, BUNDLED) == 1
     assert "RuntimeError: disk on fire" in capsys.readouterr().out
 
 
@@ -64,7 +65,7 @@ def run_allowing(monkeypatch, tmp_path, results, allow):
     monkeypatch.setattr(gate, "STAGES", _stages(*results))
     args = Namespace(out=str(tmp_path / "found"), json=str(tmp_path / "g.json"), junit=str(tmp_path / "g.xml"),
                      strict=True, apalache=None, allow_skip=allow)
-    return gate.main_gate(args)
+    return gate.main_gate(args, BUNDLED)
 
 
 def test_strict_with_an_allowed_skip_passes_and_names_it(monkeypatch, tmp_path, capsys):
@@ -133,7 +134,7 @@ def test_stage_runs_only_the_chosen_stages_and_reports_the_others_as_skipped(mon
                                          for n in ("traces", "TLC", "kill matrix")])
     args = Namespace(out=str(tmp_path), json=str(tmp_path / "g.json"), junit=None, strict=True, apalache=None,
                      stage=["traces", "kill matrix"])
-    assert gate.main_gate(args) == 0  # --strict: a stage the user did not choose is a skip they asked for
+    assert gate.main_gate(args, BUNDLED) == 0  # --strict: a stage the user did not choose is a skip they asked for
     out = capsys.readouterr().out
     assert ran == ["traces", "kill matrix"] and "gate: 2 passed, 0 failed, 1 skipped" in out
     assert "gate: skipped TLC: not chosen (--stage)" in out and "(only traces, kill matrix: --stage)" in out

@@ -13,6 +13,7 @@ from spec.source import SPEC
 from harness.reports import gate, github, locate
 from harness.reports.results import FAIL, Check, StageResult
 from spec import configs
+from serverkit import BUNDLED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,8 +109,8 @@ def test_a_failing_trace_replay_points_at_its_failing_step(monkeypatch, tmp_path
     shutil.copy(src, path)
     defect = json.loads(src.read_text())["meta"]["defect"]
     monkeypatch.setattr(R, "committed_traces", lambda root=None: [path])
-    monkeypatch.setattr(R, "replay_through", lambda tr, defects, name, sut: R.replay(tr, [defect], name))
-    r = gate.stage_traces(gate.Gate(tmp_path))
+    monkeypatch.setattr(R, "replay_through", lambda tr, defects, name, server: R.replay(tr, [defect], name, server=server))
+    r = gate.stage_traces(gate.Gate(tmp_path, server=BUNDLED))
     (c,) = r.checks
     k = int(locate.STEP.match(c.detail).group(1))
     assert r.status == FAIL and c.status == FAIL and c.kind == "InvariantViolation"
@@ -125,7 +126,7 @@ def test_a_model_check_violation_points_at_the_invariant(monkeypatch, tmp_path):
     def fake(cfg, name, **kw):
         return check.Outcome("tlc", name, cfg, "violation", violated=[inv], trace_path=tmp_path / "t.json", seconds=2.0)
     monkeypatch.setattr(check, "run_tlc", fake)
-    r = gate.stage_tlc(gate.Gate(tmp_path))
+    r = gate.stage_tlc(gate.Gate(tmp_path, server=BUNDLED))
     assert r.status == FAIL and [c.name for c in r.checks] == [f"TLC {n}" for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
     c = r.checks[0]
     assert c.kind == "InvariantViolation" and c.line == locate.tla_definition_line(inv)
@@ -139,7 +140,7 @@ def test_a_skipped_engine_marks_every_configuration_skipped(monkeypatch, tmp_pat
     def fake(cfg, name, **kw):
         return check.Outcome("tlc", name, cfg, "skipped", reason="java not found")
     monkeypatch.setattr(check, "run_tlc", fake)
-    r = gate.stage_tlc(gate.Gate(tmp_path))
+    r = gate.stage_tlc(gate.Gate(tmp_path, server=BUNDLED))
     assert r.status == "skip" and [c.status for c in r.checks] == ["skip"] * len(configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
 
 

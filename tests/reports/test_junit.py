@@ -11,6 +11,7 @@ from harness.reports import gate, junit
 from harness.reports.results import FAIL, PASS, SKIP, Check, StageResult
 from spec import configs
 from spec import names as N
+from serverkit import BUNDLED
 
 
 def report(monkeypatch, tmp_path, results):
@@ -86,7 +87,8 @@ def test_a_crashed_stage_is_a_failure_typed_by_its_exception(monkeypatch, tmp_pa
         raise RuntimeError("disk on fire")
     monkeypatch.setattr(gate, "STAGES", [gate.Stage("x", crash)])
     from argparse import Namespace
-    gate.main_gate(Namespace(out=str(tmp_path), json=None, junit=str(tmp_path / "g.xml"), strict=False, apalache=None))
+    gate.main_gate(Namespace(out=str(tmp_path), json=None, junit=str(tmp_path / "g.xml"), strict=False, apalache=None),
+                   BUNDLED)
     root = ET.parse(tmp_path / "g.xml").getroot()
     f = root.find(".//testcase[@name='x']/failure")
     assert f.get("type") == "RuntimeError" and f.get("message") == "RuntimeError: disk on fire"

@@ -1,4 +1,4 @@
-"""Live progress (harness.reports.progress): plain lines in a log, rich on a terminal, TLC's own progress
+"""Live progress (harness.progress): plain lines in a log, rich on a terminal, TLC's own progress
 lines read as they come. Every clock here is a fake one: nothing depends on how fast the machine is."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from rich.console import Console
 
 from harness.engines import explore as E
 from harness.engines import tlc
-from harness.reports.progress import Reporter, Throttle
+from harness.progress import Reporter, Throttle
 from spec import configs
+from serverkit import BUNDLED
 
 # Lines of a real `claimcheck check --engine tlc --config ci` run (TLC 2.15, -tool), as TLC printed them
 TLC_OUTPUT = """\
@@ -196,7 +197,7 @@ def test_tty_mode_renders_through_rich():
 
 
 def test_quiet_reporter_tasks_do_nothing():
-    from harness.reports.progress import QUIET
+    from harness.progress import QUIET
     task = QUIET.task("x")
     task(distinct=1)
     task.close()
@@ -206,7 +207,7 @@ def test_quiet_reporter_tasks_do_nothing():
 def test_replay_all_reports_each_trace():
     from harness.conformance.replay import committed_traces, replay_all
     seen = []
-    results = replay_all(progress=lambda **c: seen.append(c))
+    results = replay_all(progress=lambda **c: seen.append(c), server=BUNDLED)
     assert [c["done"] for c in seen] == list(range(1, len(committed_traces()) + 1))
     assert seen[-1]["steps"] == sum(r.consumed for r in results)
 
@@ -216,7 +217,7 @@ def test_lockstep_reports_steps():
     from harness.conformance import lockstep
     seen = []
     s = settings(lockstep.PROFILES["ci"], max_examples=2, stateful_step_count=3)
-    lockstep.run(configs.get("ci"), settings_=s, progress=lambda **c: seen.append(c))
+    lockstep.run(configs.get("ci"), settings_=s, progress=lambda **c: seen.append(c), server=BUNDLED)
     assert seen and [c["steps"] for c in seen] == list(range(1, len(seen) + 1))
     assert {"examples", "states"} <= set(seen[-1])
 
@@ -232,7 +233,7 @@ def test_fuzz_gives_each_configuration_its_own_task(monkeypatch, tmp_path):
     monkeypatch.setattr(lockstep, "run", fake_run)
     out = io.StringIO()
     rep = Reporter(stream=out, clock=FakeClock(1.0), every=5.0, tick=None)
-    code = fuzz.fuzz(profile="ci", config=None, defects=(), db_url=None, out_dir=tmp_path, denominator=False,
+    code = fuzz.fuzz(server=BUNDLED, profile="ci", config=None, defects=(), out_dir=tmp_path, denominator=False,
                      echo=lambda line: None, progress_for=rep.factory("lockstep ", unit="steps", key="steps"))
     assert code == 0 and rep.running == []
     names = {line.split(":")[0].strip() for line in out.getvalue().splitlines()}

@@ -12,6 +12,7 @@ from harness.reports import gate, report
 from spec import configs
 from harness.reports.results import PASS, SKIP, StageResult
 from spec import configs
+from serverkit import BUNDLED
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "report.schema.json"
@@ -79,7 +80,7 @@ def test_real_gate_output_meets_the_schema(monkeypatch, tmp_path):
     monkeypatch.setattr(gate, "STAGES", [gate.Stage("traces", gate.stage_traces), gate.Stage("x", crash)])
     from argparse import Namespace
     gate.main_gate(Namespace(out=str(tmp_path), json=str(tmp_path / "g.json"), junit=None, strict=True, apalache=None,
-                             allow_skip=["apalache"]))
+                             allow_skip=["apalache"]), BUNDLED)
     text = (tmp_path / "g.json").read_text()
     data = json.loads(text)
     assert schema_problems(data, json.loads(SCHEMA.read_text())) == []

@@ -1,4 +1,4 @@
-"""The house rules of spec/, impl/ and harness/, each a check that is shown to fail on a sample:
+"""The house rules of spec/, impl/, harness/ and binding/, each a check that is shown to fail on a sample:
 
 - no module over 500 lines;
 - a function over 80 lines says why in its docstring (a docstring with "why" or "because" in it);
@@ -25,13 +25,17 @@ MAX_FUNCTION_LINES = 80
 REASON = re.compile(r"\b(why|because)\b", re.IGNORECASE)
 
 # The packages in the data flow's order: a module may import only its own package or one before it.
-# `harness` is harness/'s own modules (harness/__init__.py and registry.py, which binds the registry
-# names for every package of harness/ and imports only spec). `impl.driver`, the bundled implementation's
-# driver, serves the driver protocol (`harness.driver`) on the harness's scheduler and state mapping, which
-# is where the implementation's actors are moved and read back: it comes after both.
-LAYERS = ("spec", "impl", "harness", "harness.traces", "harness.engines", "harness.conformance",
-          "harness.driver", "impl.driver",
-          "harness.stress", "harness.reports", "harness.validation", "harness.cli", "harness.pytest_plugin")
+# `harness` is harness/'s own modules (harness/__init__.py; registry.py, which binds the registry names for
+# every package of harness/ and imports only spec; progress.py, the long runs' progress). `harness.port` is
+# a system under test as the checks drive it; the driver client (`harness.driver`) is one server behind
+# it, and the bundled server (`impl`) is the other, behind its binding (`binding`): both come after every
+# check, so that a check importing the server is an import against the flow, and only the command line
+# (harness.cli, the pytest plugin) imports `binding`, to choose the default server. No exception layer.
+LAYERS = ("spec", "harness", "harness.traces", "harness.engines", "harness.port", "harness.driver",
+          "harness.conformance", "harness.stress", "harness.validation", "harness.reports", "impl", "binding",
+          "harness.cli", "harness.pytest_plugin")
+# a server knows the protocol (the spec's registry) and nothing of the checks that drive it
+SERVER_IMPORTS = {"impl": ("spec", "impl")}
 
 
 # ---------------------------------------------------------------- modules and packages
@@ -53,9 +57,9 @@ def package_of(module: str, layers=LAYERS) -> str | None:
 
 
 def sources(root: Path = ROOT) -> dict[str, Path]:
-    """Every module of spec/, impl/ and harness/, by dotted name."""
+    """Every module of spec/, impl/, harness/ and binding/, by dotted name."""
     out = {}
-    for top in ("spec", "impl", "harness"):
+    for top in ("spec", "impl", "harness", "binding"):
         for path in sorted((root / top).rglob("*.py")):
             if "__pycache__" not in path.parts:
                 out[module_name(path, root)] = path
@@ -222,6 +226,36 @@ def test_no_import_cycle_inside_a_package(package):
     assert not found, f"import cycles inside {package}: {found}"
 
 
+def server_violations(graph, allowed=SERVER_IMPORTS, layers=LAYERS) -> list[str]:
+    """`a:line imports b` for every import of a server's module of a package outside its allowed ones."""
+    out = []
+    for a, edges in sorted(graph.items()):
+        pa = package_of(a, layers)
+        if pa not in allowed:
+            continue
+        for b, line in sorted(edges):
+            pb = package_of(b, layers)
+            if pb is not None and pb.split(".")[0] not in allowed[pa]:
+                out.append(f"{a}:{line} imports {b} (the server {pa} imports only {', '.join(allowed[pa])})")
+    return out
+
+
+def test_the_server_imports_only_the_spec():
+    bad = server_violations(GRAPH)
+    assert not bad, "\n".join(bad)
+
+
+def test_harness_imports_nothing_of_the_bundled_server():
+    """The scan of "Done when" (issue 29): no module of harness/, function-level imports included, imports
+    impl/; binding/ only the command line does."""
+    impl = [f"{a}:{line} imports {b}" for a, edges in sorted(GRAPH.items()) if a.split(".")[0] == "harness"
+            for b, line in sorted(edges) if b.split(".")[0] == "impl"]
+    assert not impl, "\n".join(impl)
+    binding = {a for a, edges in GRAPH.items() if a.split(".")[0] == "harness"
+               for b, _ in edges if b.split(".")[0] == "binding"}
+    assert binding and binding <= {"harness.cli", "harness.cli.drive", "harness.pytest_plugin"}, binding
+
+
 def test_no_import_cycle_in_the_whole_house():
     """Follows from the two above (a cycle across packages needs a backward import); checked directly
     so that a layer table that lets one through is caught too."""
@@ -263,6 +297,28 @@ def test_the_layer_check_sees_a_backward_import(tmp_path):
     assert cycles(graph) == [["harness.engines.explore", "harness.engines.liveness", "spec.model"]]
     assert cycles(graph, ["harness.engines.explore", "harness.engines.liveness"]) == [
         ["harness.engines.explore", "harness.engines.liveness"]]
+
+
+def test_the_layer_check_sees_a_check_importing_the_server(tmp_path):
+    """A planted back-import: a check (harness.conformance) that imports the bundled server (impl), a
+    function-level import, and one that imports its binding, are both against the flow; the command line
+    importing the binding is not; a server importing a check breaks the server rule."""
+    files = {"spec/__init__.py": "", "impl/__init__.py": "", "impl/db.py": "",
+             "impl/node.py": "from harness.conformance import replay\n",
+             "harness/__init__.py": "", "harness/conformance/__init__.py": "",
+             "harness/conformance/replay.py": "def f():\n    from impl.db import Database\n",
+             "harness/conformance/lockstep.py": "import binding.world\n",
+             "binding/__init__.py": "", "binding/world.py": "from impl import db\n",
+             "harness/cli/__init__.py": "from binding import world\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    graph = import_graph(sources(tmp_path))
+    assert layer_violations(graph) == [
+        "harness.conformance.lockstep:1 imports binding.world (binding comes after harness.conformance)",
+        "harness.conformance.replay:2 imports impl.db (impl comes after harness.conformance)"]
+    assert server_violations(graph) == [
+        "impl.node:1 imports harness.conformance.replay (the server impl imports only spec, impl)"]
 
 
 def test_type_checking_imports_are_left_out_and_relative_ones_resolved():

@@ -14,7 +14,7 @@ for defect names: a defect is written only in `spec/names.py` and as a key of sp
 (the twin's MCSessionExecution.tla), so the twin's protocol modules name no defect.
 
 The check runs per folder (one test per package of `harness/`, one for `harness/`'s own modules, one for
-`impl/`, one for `spec/`), so a folder still being cleaned can be left out by name, e.g.
+`impl/`, one for `binding/`, one for `spec/`), so a folder still being cleaned can be left out by name, e.g.
 `pytest tests/spec/test_registry_literals.py -k "not stress"`; or run it on folders directly:
 `python tests/spec/test_registry_literals.py harness/traces impl spec` (prints file:line per finding, exit 1).
 """
@@ -106,11 +106,12 @@ def findings(files) -> list[str]:
 
 
 def folders() -> dict[str, list[Path]]:
-    """The units the check runs on: each package of harness/, harness/'s own modules, impl/."""
+    """The units the check runs on: each package of harness/, harness/'s own modules, impl/, binding/."""
     out = {"harness": modules(ROOT / "harness", recursive=False)}
     for sub in sorted(p for p in (ROOT / "harness").iterdir() if (p / "__init__.py").exists()):
         out[f"harness.{sub.name}"] = modules(sub)
     out["impl"] = modules(ROOT / "impl")
+    out["binding"] = modules(ROOT / "binding")
     out["spec"] = [p for p in modules(SPEC) if p != REGISTRY]
     return out
 
@@ -193,9 +194,9 @@ def test_the_binding_modules_check_at_import():
 
 
 def test_a_literal_planted_in_a_real_module_is_found(tmp_path):
-    """A copy of a module that refers to the binding (harness/conformance/actions.py), with one reference
+    """A copy of a module that refers to the binding (binding/actions.py), with one reference
     replaced by the name it stands for: the scan names that line, and passes the module as committed."""
-    original = ROOT / "harness" / "conformance" / "actions.py"
+    original = ROOT / "binding" / "actions.py"
     source = original.read_text(encoding="utf-8")
     assert findings([original]) == [] and source.count("R.WAKE_LOST") >= 1
     planted = tmp_path / "actions.py"

@@ -9,6 +9,7 @@ from harness.engines.explore import explore
 from spec import configs
 from spec import model as M
 from spec import names as N
+from serverkit import BUNDLED
 
 TOOL_DEFECTS = ("recovery-reruns-unknown-tool", "tool-settled-before-publication", "retry-tool-after-failed-publication")
 
@@ -48,6 +49,6 @@ def test_tools_zero_leaves_the_runner_without_tool_steps():
 @pytest.mark.parametrize("defect", TOOL_DEFECTS)
 def test_tool_traces_pass_on_the_reference_and_fail_under_their_defect(defect):
     path = R.TRACES / f"{defect}.json"
-    ok = R.replay_file(path)
+    ok = R.replay_file(path, server=BUNDLED)
     assert not ok.problems and ok.consumed == len(ok.trace.steps)
-    assert R.replay_file(path, [defect]).problems
+    assert R.replay_file(path, [defect], server=BUNDLED).problems

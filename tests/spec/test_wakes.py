@@ -17,6 +17,7 @@ from impl.wakes import plan_batch
 from spec import configs
 from spec import model as M
 from spec import names as N
+from serverkit import BUNDLED
 
 WAKES = configs.get("wakes")
 
@@ -91,8 +92,8 @@ def test_bad_wake_constants_are_refused(field, value, tmp_path, capsys):
 def test_each_defects_trace_passes_on_the_reference_and_fails_under_it(defect, capsys):
     path = RP.TRACES / f"{defect}.json"
     assert main(["replay", str(path)]) == 0
-    res = RP.replay_file(path)
+    res = RP.replay_file(path, server=BUNDLED)
     assert res.consumed == len(res.trace.steps) and res.trace.meta.defect == defect
     assert res.trace.meta.reported.startswith(N.DEFECTS[defect].source)
     assert main(["replay", str(path), "--defect", defect]) == 1
-    assert set(N.DEFECTS[defect].violates) <= set(RP.replay_file(path, [defect]).violated)
+    assert set(N.DEFECTS[defect].violates) <= set(RP.replay_file(path, [defect], server=BUNDLED).violated)

@@ -1,7 +1,7 @@
 """Deterministic commit histories for the history check's tests (harness/stress/checker.py).
 
-`RecordingScheduler` drives the implementation through the deterministic scheduler with the commit
-recorder on (impl/history.py); `record_trace` records a trace file's schedule, `record_walk` a seeded
+`RecordingScheduler` drives the implementation through the deterministic scheduler (binding.world) with
+the commit recorder on (impl/history.py); `record_trace` records a trace file's schedule, `record_walk` a seeded
 random walk of the twin. Each gives a database whose history `checker.check_db` checks.
 """
 
@@ -14,14 +14,14 @@ from impl.history import ENVIRONMENT, HistoryRecorder, Step, memory_of
 from spec import model as M
 from spec import names as N
 
+from binding.world import Scheduler
 from harness import registry as R
-from harness.conformance.scheduler import Scheduler
 from harness.stress.records import ADMIT, meta_for
 from harness.traces import trace as T
 
 
 class RecordingScheduler:
-    """harness.conformance.scheduler.Scheduler with the recorder on: the twin (with the configuration's defects)
+    """binding.world.Scheduler with the recorder on: the twin (with the configuration's defects)
     chooses, the implementation follows one atomic unit at a time, every commit is recorded with its
     actor, action, clock reading and the actor's memory before the step. Each node and each recovery
     worker is a process of its own here (a Crash(k) resets exactly what the twin's Crash(k) resets).

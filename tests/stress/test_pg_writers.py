@@ -19,6 +19,7 @@ from dataclasses import replace
 import pytest
 import sqlalchemy as sa
 
+from binding.stress import history
 from harness.stress.checker import check_db
 from harness.stress.records import ADMIT, meta_for
 import impl.db
@@ -43,7 +44,7 @@ def test_a_recorded_walk_on_postgresql_checks_clean(pg_databases):
             return rng.choices(options, weights)[0]
         rs = record_walk(cfg, seed, 60, db=pg_databases.new(), choose=choose)
         assert read_meta(rs.db)["history"] == PER_SESSION
-        ch = check_db(rs.db)
+        ch = check_db(history(rs.db))
         assert ch.report.violations == [], [f.line() for f in ch.report.violations]
         assert ch.report.inputs.get("lost", 0) == 0
         commits += ch.report.commits
@@ -84,7 +85,7 @@ def test_without_the_session_lock_two_writers_record_a_history_the_checker_rejec
         next(first)  # prompt 1 commits; its record misses its own prompt
         with a.read() as conn:
             assert conn.execute(sa.select(sa.func.count()).select_from(input_t)).scalar_one() == 2
-        ch = check_db(a)
+        ch = check_db(history(a))
         messages = [f.message for f in ch.report.violations]
         assert any("an admission must add exactly" in m for m in messages), messages
         assert any("differs from the final database" in m for m in messages), messages
@@ -104,7 +105,7 @@ def test_with_the_session_lock_the_second_writer_waits_and_the_history_checks_cl
         second = _admit(b, rec_b, 2, sessions=["s1"])
         next(second)
         next(second)
-        ch = check_db(a)
+        ch = check_db(history(a))
         assert ch.report.violations == [], [f.line() for f in ch.report.violations]
         assert ch.report.commits == 2
     finally:
@@ -149,7 +150,7 @@ def test_other_database_errors_are_not_retried(pg_databases):
 def test_a_reused_execution_id_in_a_per_session_history_is_caught(pg_databases):
     """The check that stands in for nextExec's density on PostgreSQL: every execution begun is fresh."""
     rs = record_walk(configs.CONFIGS["sessions"], 1, 80, db=pg_databases.new())
-    assert check_db(rs.db).report.violations == []
+    assert check_db(history(rs.db)).report.violations == []
     with rs.db.read() as conn:
         rows = conn.exec_driver_sql("SELECT seq, claims FROM commit_history WHERE action = 'Acquire' AND changed "
                                     "ORDER BY seq").all()
@@ -159,5 +160,5 @@ def test_a_reused_execution_id_in_a_per_session_history_is_caught(pg_databases):
     claims[0][1] = first  # the second Acquire's record names the first execution again
     with rs.db.transaction() as conn:
         conn.exec_driver_sql("UPDATE commit_history SET claims = %s WHERE seq = %s", (json.dumps(claims), rows[1][0]))
-    messages = [f.message for f in check_db(rs.db).report.violations]
+    messages = [f.message for f in check_db(history(rs.db)).report.violations]
     assert any(f"execution id {first} is not fresh" in m for m in messages), messages

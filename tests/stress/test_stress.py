@@ -21,6 +21,8 @@ from harness.conformance import replay as R
 from harness.stress.checker import Checker, check_db
 from harness.stress.counterexample import session_trace
 from harness.stress.render import render_history
+from binding.stress import BUNDLED as STRESS, history
+from serverkit import BUNDLED
 from stresskit import RecordingScheduler, record_trace, record_walk
 from impl.history import HistoryRecorder
 from spec import configs
@@ -38,7 +40,7 @@ def record(cfg: M.Config, steps, defects=()) -> RecordingScheduler:
 
 
 def check(rs: RecordingScheduler) -> Checker:
-    return check_db(rs.db)
+    return check_db(history(rs.db))
 
 
 def kinds_and_names(ch: Checker):
@@ -136,7 +138,7 @@ def test_step_failed_duplicate_interrupt_is_caught_and_its_trace_replays():
     assert t[0].action == "FinalizerSettle" and "Interrupted" in t[0].message
     trace, why = session_trace(ch, "s1", ["step-failed-duplicate-interrupt"])
     assert why is None
-    res = R.replay(trace, None, "built")
+    res = R.replay(trace, None, "built", server=BUNDLED)
     assert res.completed and res.violated == ["AtMostOneTerminal"], R.render(res)
 
 
@@ -148,7 +150,7 @@ def test_cancel_trusting_a_previous_steps_memory_is_caught_and_its_trace_replays
     assert ("invariant", "ClearOnlySettled") in kinds_and_names(ch), render_history(ch)
     trace, why = session_trace(ch, "s1", [defect])
     assert why is None
-    res = R.replay(trace, None, "built")
+    res = R.replay(trace, None, "built", server=BUNDLED)
     assert res.completed and res.violated == ["ClearOnlySettled"], R.render(res)
 
 
@@ -159,7 +161,7 @@ def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
     assert ch.report.inputs.get("lost") == 1 and not ch.report.ok  # the claim was cleared without its row
     trace, why = session_trace(ch, "s1", ["cross-session-recovery-collision"])
     assert trace.config.sessions == ["s1", "s2"]  # the adversary's Session comes along
-    res = R.replay(trace, None, "built")
+    res = R.replay(trace, None, "built", server=BUNDLED)
     assert "RecoveryRowsIsolated" in res.violated, R.render(res)
 
 
@@ -192,7 +194,7 @@ def test_an_input_defects_history_rebuilds_as_a_trace_that_replays(defect, invar
     ch = check(record_trace(R.TRACES / f"{defect}.json", defects=[defect]))
     trace, why = session_trace(ch, "s1", [defect])
     assert why is None
-    res = R.replay(trace, None, "built")
+    res = R.replay(trace, None, "built", server=BUNDLED)
     assert res.completed and res.violated[:1] == [invariant], R.render(res)
 
 
@@ -243,8 +245,8 @@ def test_supervision_stops_a_finalizer_whose_claim_was_taken_over():
     """What the stress run found: a node stalls past its lease while its finalizer waits; recovery takes the
     claim over (live again, under the worker's owner id). Supervision must stop the finalizer when the node
     resumes; it used to check only for an expired claim of its execution and let it run on."""
-    from harness.conformance.scheduler import World
-    w = World(nodes=("n1",), workers=("r1",), lease=1)
+    from binding.world import World
+    w = World(M.Config(nodes=("n1",), recoverers=("r1",), lease=1, grace=0))
     n1 = w.node("n1")
     assert n1.acquire_next("s1") and n1.cancel("s1")
     w.clock.advance(1)  # n1 stalls: nothing supervises it at the expiry
@@ -346,7 +348,7 @@ def _seeded_runs(stress_db, tmp_path, capsys, request, **options):
     for seed in ("7", "8", "9"):
         db = stress_db if seed == "7" or stress_db is None else request.getfixturevalue("pg_databases").url()
         code, res = run(StressOptions(nodes=2, sessions=4, db=db, out=str(tmp_path / seed), seed=seed, progress=False,
-                                      **options))
+                                      **options), STRESS)
         yield code, res, capsys.readouterr().out
 
 
@@ -369,7 +371,7 @@ INPUT_AND_WAKE_ACTIONS = ("Admit", "ExactRetry", "Resume", "Steer", "WakeArrive"
 
 
 def test_a_real_process_run_takes_the_input_actions_and_wake_scans(stress_db, tmp_path, capsys, request):
-    """The nodes' callers, steering and waker (harness/stress/callers.py) at higher rates than the defaults:
+    """The nodes' callers, steering and waker (binding/stress/callers.py) at higher rates than the defaults:
     every input action and wake action commits in a short run bounded by executions, the history checks
     clean, and the summary counts them. Every run must hold; each action must commit in one of at most
     three seeds (a Steer needs a pending input at a Step's start, a WakeLost a redrive that took nothing)."""
@@ -413,7 +415,7 @@ def test_a_real_process_run_with_a_defect_on_is_caught(stress_db, tmp_path, caps
     opts = StressOptions(nodes=2, sessions=16, seconds=900, db=stress_db, out=str(tmp_path), seed="7",
                          defects=(CAUGHT,), crash_every_commits=300, progress=False,
                          until_violation=True, max_executions=1500, max_crashes=200)
-    code, res = run(opts)
+    code, res = run(opts, STRESS)
     out = capsys.readouterr().out
     hit = res.first_violation
     assert res.stopped_by == "violation" and hit is not None, out

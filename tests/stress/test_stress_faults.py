@@ -119,12 +119,12 @@ def test_a_conversion_the_database_refuses_is_retried_not_quarantined(tmp_path):
     """SQLITE_BUSY during RecoveryConvert: the unit rolled back whole, nothing is wrong with the row. The
     worker stays converting and converts on its next try; it used to quarantine the claim as malformed
     (a BUSY storm's run broke QuarantineOnlyMalformed)."""
-    from harness.conformance.scheduler import World
+    from binding.world import World
     from impl.db import Database
     path = tmp_path / "busy.db"
     db = Database(f"sqlite:///{path}", busy_timeout_s=0.05)
     db.create_schema()
-    w = World(db=db, lease=1)
+    w = World(M.Config(lease=1, grace=0), db=db)
     assert w.node("n1").acquire(w.prompt["s1", 1])
     w.node("n1").crash()
     w.tick()
@@ -152,8 +152,9 @@ def stress_db(request):
 
 
 def _run(tmp_path, capsys, **options):
+    from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, run
-    code, res = run(StressOptions(nodes=3, sessions=4, out=str(tmp_path), progress=False, **options))
+    code, res = run(StressOptions(nodes=3, sessions=4, out=str(tmp_path), progress=False, **options), BUNDLED)
     return code, res, capsys.readouterr().out
 
 

@@ -10,6 +10,7 @@ from harness.traces import itf
 from harness.conformance import replay as R
 from harness.traces import trace as T
 from harness.cli import main
+from serverkit import BUNDLED
 
 RACES = [p for p in R.committed_traces()]
 
@@ -60,7 +61,7 @@ def test_hand_written_apalache_file_imports_and_replays():
     assert [s.action for s in tr.steps] == ["Acquire"]
     assert tr.steps[0].params == {"n": "n1", "i": {"sess": "s1", "kind": "prompt", "src": 1, "state": "pending"}}
     assert tr.meta.source == "apalache" and tr.config.base == "ci"
-    assert R.replay(tr, name="itf").ok
+    assert R.replay(tr, name="itf", server=BUNDLED).ok
 
 
 def test_import_without_configuration_is_refused():
@@ -106,7 +107,7 @@ def test_round_trip_keeps_every_step_and_still_replays(tmp_path, path):
     orig = T.load(path)
     assert [(s.action, s.params) for s in back.steps] == [(s.action, s.params) for s in orig.steps]
     assert back.meta.defect == orig.meta.defect and back.config == orig.config
-    assert R.replay(back, name="back").ok
+    assert R.replay(back, name="back", server=BUNDLED).ok
 
 
 @pytest.mark.parametrize("path", RACES, ids=lambda p: p.stem)
@@ -125,7 +126,7 @@ def test_a_round_tripped_race_still_shows_its_violation(tmp_path):
     own = doc["#meta"]["claimcheck"]
     assert own["expect"] and any("boundary" in s for s in own["steps"]) and any("note" in s for s in own["steps"])
     back = T.save(itf.from_itf(json.loads(json.dumps(doc))), tmp_path / "back.json")
-    before, after = R.replay_file(src, [name]), R.replay_file(back, [name])
+    before, after = R.replay_file(src, [name], server=BUNDLED), R.replay_file(back, [name], server=BUNDLED)
     assert "AtMostOneTerminal" in after.violated and after.violated == before.violated
     assert after.problems == before.problems and any(p.startswith("expect.") for p in after.problems)
     assert main(["replay", str(back), "--defect", name]) == 1

@@ -23,7 +23,7 @@ import pytest
 
 from harness.cli import main
 from harness.traces import trace as T
-from harness.validation import convert as C
+from binding import history as C
 from harness.validation import history as H
 from harness.validation import search as S
 from impl.history import read_meta, read_rows
@@ -137,7 +137,7 @@ def test_the_fixture_validates_from_the_command_line():
 def test_a_stress_database_validates_converted(tmp_path):
     """`validate` reads the implementation's history database itself (a stress run's stress.db): converted
     on the fly, and --write-lines keeps the converted lines, which validate the same."""
-    from harness.validation.convert import convert_db  # noqa: F401 - the path the command takes
+    from binding.history import convert_db  # noqa: F401 - the path the command takes
     from impl.db import Database
     db_path = tmp_path / "stress.db"
     db = Database(f"sqlite:///{db_path}")
@@ -310,9 +310,10 @@ def test_a_live_short_stress_run_validates(tmp_path, capsys):
     """One node process (its runner, finalizer and recovery worker), SIGKILLs, no callers: its history
     validates. (With two node processes, or the callers' held prompts, it does not yet: docs/history.md,
     "What validation cannot see".)"""
+    from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, run
     code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, crash_every_commits=25, input_rate=0.0,
-                                  executions=6, seed="1", keep=True, progress=False, out=str(tmp_path)))
+                                  executions=6, seed="1", keep=True, progress=False, out=str(tmp_path)), BUNDLED)
     capsys.readouterr()
     assert code == 0
     db = res.run_dir / "stress.db"

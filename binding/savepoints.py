@@ -1,4 +1,5 @@
-"""Save and restore the whole implementation: its database and every actor's memory.
+"""Save and restore the whole bundled server: its database and every actor's memory (the port's
+Savepoints, harness.port).
 
 Why: the exhaustive walk (harness.conformance.conform) checks every edge out of a state, so after each
 edge it must put the implementation back where it was. The implementation commits its own transactions
@@ -7,7 +8,7 @@ database is saved:
 
 - sqlite in memory: `sqlite3.Connection.serialize()` / `deserialize()` (one copy of the pages);
 - any other database (a sqlite file, PostgreSQL): every table's rows, put back by one transaction that
-  empties every table and inserts them again (as harness.conformance.databases restores its seed).
+  empties every table and inserts them again (as binding.databases restores its seed).
 
 The actors' memory (runners, finalizers, recovery workers, the clock, the provider's record, the wake
 queue, the boundary recorder) is everything the scheduler's World reaches but its database: `Memory`
@@ -21,8 +22,10 @@ from __future__ import annotations
 import types
 
 from impl.db import restore_sequences, sequence_values
+from spec import model as M
 
-from harness.conformance.scheduler import Scheduler
+from binding.mapping import actor_fields
+from binding.world import Scheduler
 
 _ATOMS = frozenset({int, str, bool, float, type(None), bytes, types.FunctionType, types.BuiltinFunctionType,
                     types.MethodType, type})
@@ -124,7 +127,7 @@ def memory_sqlite(db) -> bool:
 
 
 class Savepoints:
-    """`save()` the scheduler's implementation, `restore(point)` it (as often as wanted)."""
+    """`save()` the scheduler's server, `restore(point)` it (as often as wanted): the port's Savepoints."""
 
     def __init__(self, sched: Scheduler):
         self.sched = sched
@@ -146,3 +149,17 @@ class Savepoints:
         self.store.restore(data)
         Memory.restore(memory)
         self.sched.faults = faults
+
+    def mark(self):
+        """Before a refusal probe: the rows written so far and the clock (None where rows are not counted)."""
+        if self.changes is None:
+            return None
+        return self.changes(), self.sched.world.clock.now()
+
+    def unchanged(self, mark, st: M.State) -> M.State | None:
+        """After a probe that wrote no row and left the clock where it was: the database still maps to `st`
+        (checked on arrival, and after every probe that wrote), so only the actors' memory is read."""
+        s = self.sched
+        if mark is None or self.changes() != mark[0] or s.world.clock.now() != mark[1]:
+            return None
+        return st._replace(faults=s.faults, **actor_fields(s.cfg, s.world))

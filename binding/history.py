@@ -1,12 +1,14 @@
-"""The bundled implementation's commit history (impl/history.py: the `commit_history` table that
-`claimcheck stress` and tests/stress/stresskit.py's RecordingScheduler record) as history-format lines
-(harness/validation/history.py), so `claimcheck validate` reads it like any other implementation's log.
+"""The history converter: the bundled implementation's commit history (impl/history.py: the
+`commit_history` table that `claimcheck stress` and tests/stress/stresskit.py's RecordingScheduler record)
+as history-format lines (harness/validation/history.py), so `claimcheck validate` reads it like any other
+implementation's log (`read_database`, which harness.cli hands the validate command).
 
 Each `commit_history` row becomes one line: its actor, action and parameters as recorded; `now` (none
 for a step that reads no lease, `CLOCK_FREE`: its process's clock is not the nodes'; a reading that goes
 back raised to the latest so far, the twin having one clock); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
 `ttl = lease_expires_at - now`); the delta's events, session_recovery rows, inputs and cancelled
-executions in the twin's vocabulary (harness/stress/records.py reads them); the wake-row table when it
+executions in the twin's vocabulary (harness/stress/records.py reads them, with binding.stress.vocabulary);
+the wake-row table when it
 changed (the ordinary queue's row of rank w is the twin's row w); the execution sequence as `nextExec`;
 the recorded memory as named fields. Rows the twin has no action for are left out and counted:
 
@@ -22,14 +24,23 @@ the recorded memory as named fields. Rows the twin has no action for are left ou
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from impl.db import Database
+from impl.history import read_meta, read_rows
+from impl.wakes import ORDINARY
 from spec import model as M
 from spec import names as N
 
 from harness import registry as R
-from harness.conformance.mapping import why_of
 from harness.stress.records import ADMIT, asst_of, config_from_meta, event_of, input_of
 from harness.traces import trace as T
 from harness.validation import history as H
+
+from binding.mapping import why_of
+from binding.stress.vocabulary import VOCABULARY
 
 # the steps whose twin action reads no lease: their lines carry no clock reading (a caller's or the
 # supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
@@ -44,7 +55,7 @@ def claim_row(cfg: M.Config, row, now: int) -> H.ClaimRow | None:
         return None
     _s, e, owner, lease_x, phase, asst, err, *attempts = row
     return H.ClaimRow(exec=e, owner=owner, ttl=max(lease_x - now, -cfg.eff_grace), phase=phase,
-                      asst=max(asst_of(asst, cfg.max_steps), 0), quar=err is not None,
+                      asst=max(asst_of(asst, cfg.max_steps, VOCABULARY), 0), quar=err is not None,
                       tries=min(attempts[0] if attempts else 0, cfg.max_tries), why=why_of(err))
 
 
@@ -58,7 +69,6 @@ def memory(recorded: dict) -> H.Memory | None:
 
 
 def wakes(cfg: M.Config, rows: list) -> list[H.WakeRow]:
-    from impl.wakes import ORDINARY
     out = [H.WakeRow(work=False, tries=0, woken="") for _ in range(cfg.wake_rows)]
     for kind, _item, rank, attempts, reserved in rows:
         if kind == ORDINARY and 1 <= rank <= cfg.wake_rows:
@@ -73,8 +83,8 @@ def commit_of(cfg: M.Config, row: dict, prev_claims: dict, prev_exec: int = 0) -
                if claims.get(s) != prev_claims.get(s)}
     delta = row["delta"]
     steps = cfg.max_steps
-    log = [H.EventRow(**event_of(e, steps)._asdict()) for e in delta.get("events", ())]
-    inputs = [H.InputRow(**input_of(i)[1]._asdict()) for i in delta.get("inputs", ())]
+    log = [H.EventRow(**event_of(e, steps, VOCABULARY)._asdict()) for e in delta.get("events", ())]
+    inputs = [H.InputRow(**input_of(i, VOCABULARY)[1]._asdict()) for i in delta.get("inputs", ())]
     writes = H.Writes(
         claim=written, log=log, inputs=inputs,
         recovery=[H.RecoveryRow(exec=r[1], sess=r[2]) for r in delta.get("recovery", ())],
@@ -101,7 +111,7 @@ def twin_config(meta: dict, rows: list[dict]) -> M.Config:
     """The run's twin configuration (harness/stress/records.py), with the execution bound the run needs
     (the recorder's is unbounded; the twin enumerates execution ids) and the prompts admitted at start."""
     from dataclasses import replace
-    cfg = config_from_meta(meta)
+    cfg = config_from_meta(meta, VOCABULARY)
     prompts = {}
     for r in rows:
         for i in r["delta"].get("inputs", ()):
@@ -133,7 +143,7 @@ def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> li
     inputs = delta.get("inputs", ())
     if len(inputs) != 1 or delta.get("events"):
         return None
-    _iid, i = input_of(inputs[0])
+    _iid, i = input_of(inputs[0], VOCABULARY)
     if i.kind != "prompt" or i.state != "pending" or held.get(i.sess):
         return None
     pending = H.InputRow(sess=i.sess, kind="prompt", src=i.src, state="pending")
@@ -189,5 +199,18 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
 
 
 def convert_db(db, cfg: M.Config | None = None) -> Converted:
-    from impl.history import read_meta, read_rows
     return convert_rows(read_meta(db), read_rows(db), cfg)
+
+
+def read_database(history: str, cfg: M.Config | None = None) -> Converted:
+    """A history database (a sqlite file, or a database URL) as lines; HistoryError (bad input, exit 2)
+    when it is no database claimcheck can open or holds no commit history."""
+    try:
+        db = Database(history if "://" in history else f"sqlite:///{Path(history).absolute()}")
+    except (ValueError, ImportError, sa.exc.ArgumentError) as exc:  # not a database claimcheck can open
+        raise H.HistoryError(f"{history}: {str(exc).splitlines()[0]}") from None
+    try:
+        return convert_db(db, cfg)
+    except (sa.exc.SQLAlchemyError, KeyError) as exc:  # no history tables, or no run metadata: bad input
+        raise H.HistoryError(f"{history}: not a history database ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else ''})") from None

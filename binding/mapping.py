@@ -1,8 +1,7 @@
-"""The state mapping: the database (plus each actor's memory) read back as a twin State.
+"""The bundled server's state mapping: its database (plus each actor's memory) read back as a twin State.
 
-Replay, lockstep and the stress history check all compare implementation and model through this one
-function; `diff` names each field that differs (`run[n1].mem: model 0, implementation 1`), model value
-beside implementation value, never whole records.
+Replay, lockstep and the exhaustive walk compare the bundled server with the model through this one
+function (binding.world.Scheduler.state); harness.conformance.diff names each field that differs.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from impl.db import pg_sequence
 from impl.schema import wake_row_t
 from impl.snapshot import read_cursor as read_snapshot
 from spec import model as M
+
+from binding.actions import wake_item
 
 
 # the last execution id issued: a row of id_sequence on sqlite, a sequence on PostgreSQL (impl/db.py next_id)
@@ -34,8 +35,8 @@ def twin_assistant(cfg: M.Config, aid: str | None) -> int:
 
 
 def twin_state(cfg: M.Config, w, faults: frozenset = frozenset(), reader=None) -> M.State:
-    """`w` is a harness.conformance.scheduler.World; `faults` is the environment's history (not stored by
-    the code); `reader` (harness.conformance.reads.Reader) reads the database, else `w.db.read()`."""
+    """`w` is a binding.world.World; `faults` is the environment's history (not stored by the code);
+    `reader` (binding.reads.Reader) reads the database, else `w.db.read()`."""
     if reader is not None:
         d = reader.read(cfg, lambda cur: durable(cfg, w, cur))
     else:
@@ -91,7 +92,7 @@ def durable(cfg: M.Config, w, cur) -> Durable:
 
 def actor_fields(cfg: M.Config, w) -> dict:
     """The variables read from the actors' memory and the provider's record, not the database: run, fin,
-    rec, effects (harness.conformance.conform maps only these after a probe that wrote no row)."""
+    rec, effects (the exhaustive walk maps only these after a probe that wrote no row: binding.savepoints)."""
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
@@ -107,7 +108,6 @@ def actor_fields(cfg: M.Config, w) -> dict:
 def wakes(cfg: M.Config, rows: dict) -> tuple:
     """The twin's wake rows from the implementation's (item wake_item(w): attempts, reserved slot); a row
     that is absent has no pending work."""
-    from harness.conformance.actions import wake_item
     out = []
     for w in range(1, cfg.wake_rows + 1):
         got = rows.get(wake_item(w))
@@ -123,102 +123,3 @@ def effects(w) -> frozenset:
             for x in w.provider.reconciliations}
     tools = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "tool", x.step) for x in w.provider.tool_runs}
     return frozenset(calls | done | tools)
-
-
-class Difference(NamedTuple):
-    """One field where the model and the implementation disagree: `path` names it as the spec does
-    (`run[n1].mem`, `claim[s1].ttl`, `log[2].kind`, `recovery[exec=1, sess=s1]`), the values are the
-    field's own (never a whole record); an element of a set or sequence only one side has is `absent`."""
-
-    path: str
-    model: object
-    impl: object
-
-    def __str__(self) -> str:
-        return f"{self.path}: model {show(self.model)}, implementation {show(self.impl)}"
-
-
-ABSENT = type("Absent", (), {"__repr__": lambda self: "absent"})()
-
-
-def show(v) -> str:
-    """A field value as the spec writes it: TRUE/FALSE, "" for the empty name, records as field=value."""
-    if v is ABSENT:
-        return "absent"
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if v == "":
-        return '""'
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return "(" + ", ".join(f"{k}={show(x)}" for k, x in zip(v._fields, v)) + ")"
-    return str(v)
-
-
-def _record(path: str, m, i) -> list[Difference]:
-    if hasattr(m, "_fields") and type(m) is type(i):
-        return [Difference(f"{path}.{k}", a, b) for k, a, b in zip(m._fields, m, i) if a != b]
-    return [Difference(path, m, i)]
-
-
-def _keys(cfg: M.Config | None, var: str, n: int) -> list[str]:
-    if var == "wakes":  # wake rows are numbered from 1, as in the spec
-        return [str(k + 1) for k in range(n)]
-    names = {"claim": "sessions", "run": "nodes", "fin": "nodes", "rec": "recoverers"}.get(var)
-    got = tuple(getattr(cfg, names)) if cfg is not None and names else ()
-    return list(got) if len(got) == n else [str(k) for k in range(n)]
-
-
-def _key(x) -> str:
-    if isinstance(x, M.Input):
-        return f"{x.sess}/{x.kind}#{x.src}" + (f"/gen{x.gen}" if x.gen else "")
-    if hasattr(x, "_fields"):
-        return ", ".join(f"{k}={show(v)}" for k, v in zip(x._fields, x))
-    return str(x)
-
-
-def _set(var: str, m: frozenset, i: frozenset) -> list[Difference]:
-    """Elements only one side has; inputs are matched by identity (Session, kind, source, gen), so an
-    input whose state differs is one line naming its state."""
-    if var == "inputs":
-        ident = lambda x: (x.sess, x.kind, x.src, x.gen)
-        mi, ii = {ident(x): x for x in m}, {ident(x): x for x in i}
-        out = []
-        for k in sorted(set(mi) | set(ii)):
-            a, b = mi.get(k, ABSENT), ii.get(k, ABSENT)
-            if a != b:
-                where = f"inputs[{k[0]}/{k[1]}#{k[2]}" + (f"/gen{k[3]}" if k[3] else "") + "]"
-                out += [Difference(f"{where}.state", a.state, b.state)] if ABSENT not in (a, b) else \
-                    [Difference(where, "present" if a is not ABSENT else ABSENT, "present" if b is not ABSENT else ABSENT)]
-        return out
-    return [Difference(f"{var}[{_key(x)}]", "present" if x in m else ABSENT, "present" if x in i else ABSENT)
-            for x in sorted(m ^ i, key=repr)]
-
-
-def diff(model: M.State, impl: M.State, cfg: M.Config | None = None) -> list[Difference]:
-    """One Difference per field that differs (unpacks as (path, model value, implementation value));
-    `cfg` names the entries of per-Session, per-node and per-worker variables (else their index)."""
-    out: list[Difference] = []
-    for var in M.VARIABLES:
-        m, i = getattr(model, var), getattr(impl, var)
-        if m == i:
-            continue
-        if isinstance(m, frozenset) and isinstance(i, frozenset):
-            out += _set(var, m, i)
-        elif var == "log" and isinstance(m, tuple) and isinstance(i, tuple):
-            for k in range(max(len(m), len(i))):
-                a = m[k] if k < len(m) else ABSENT
-                b = i[k] if k < len(i) else ABSENT
-                if a != b:
-                    out += _record(f"log[{k + 1}]", a, b)
-        elif isinstance(m, tuple) and isinstance(i, tuple) and len(m) == len(i):
-            for key, a, b in zip(_keys(cfg, var, len(m)), m, i):
-                if a != b:
-                    out += _record(f"{var}[{key}]", a, b)
-        else:
-            out.append(Difference(var, m, i))
-    return out
-
-
-def render_diff(delta: list[Difference], indent: str = "") -> list[str]:
-    """The lines of a divergence: `run[n1].mem: model 0, implementation 1`, one per differing field."""
-    return [f"{indent}{d}" for d in delta]

@@ -1,9 +1,9 @@
-"""The bundled implementation's driver: the driver protocol (docs/driver.md) served on stdin/stdout.
+"""The bundled server's driver: the driver protocol (docs/driver.md) served on stdin/stdout.
 
-`python -m impl.driver` is what `claimcheck replay --sut "python -m impl.driver"` runs: the same World and
-Scheduler the in-process harness drives (harness.conformance.scheduler), reached only through protocol
-requests, so the protocol is exercised by a server that passes everything. `Driver.handle_line` is the
-whole request handling; the client's in-process transport calls it without a process.
+`python -m binding.driver` is what `claimcheck replay --sut "python -m binding.driver"` runs: the same
+World and Scheduler the in-process port drives (binding.world, binding.server), reached only through
+protocol requests, so the protocol is exercised by a server that passes everything. `Driver.handle_line`
+is the whole request handling; the client's in-process transport calls it without a process.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import sys
 
 from pydantic import TypeAdapter, ValidationError
 
-from harness.conformance.actions import MOVE
-from harness.conformance.savepoint import Savepoints
-from harness.conformance.scheduler import Scheduler
 from harness.driver import protocol as P
 from harness.traces import trace as T
 from harness.traces.inputfile import one_line, validation_error
+
+from binding.actions import MOVE
+from binding.savepoints import Savepoints
+from binding.world import Scheduler
 
 NAME = "claimcheck bundled implementation (impl/, sqlite in memory)"
 _REQUEST = TypeAdapter(P.Request)
@@ -143,7 +144,7 @@ def serve(stdin, stdout, save: bool = True) -> None:
 
 def main() -> None:
     import argparse
-    ap = argparse.ArgumentParser(prog="python -m impl.driver", description="the bundled implementation's driver "
+    ap = argparse.ArgumentParser(prog="python -m binding.driver", description="the bundled server's driver "
                                  "(docs/driver.md): requests on stdin, replies on stdout")
     ap.add_argument("--no-save", action="store_true", help="offer no save and restore (hello's save: false)")
     args = ap.parse_args()

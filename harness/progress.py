@@ -1,7 +1,7 @@
 """Live progress for the long stages (TLC, the explorer, twin = TLC, lockstep, traces, the kill matrix).
 
-Why a module of its own: the engines and drivers below `harness.reports` must not import rich, nor
-this module (the layering of README "The house"). They take a plain callable, `progress(**counts)`,
+Why a module of its own, among harness/'s own modules: the engines and drivers must not import rich,
+nor this module (the layering of README "The house"). They take a plain callable, `progress(**counts)`,
 and call it as they go with what they know: integers (`distinct=`, `generated=`, `depth=`, `steps=`,
 `done=`) or a short string (`phase=`). A command makes one `Reporter`, asks it for a `Task` per stage
 and passes that task down as the callable; this module alone decides how it looks:

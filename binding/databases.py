@@ -1,7 +1,6 @@
-"""The lockstep campaign's databases: one fresh database per Hypothesis example, cheaply.
-
-Moved out of harness.conformance.lockstep, which drives the machine; this is only the database lifecycle
-(open, seed, restore, close).
+"""The lockstep campaign's databases: one fresh database per run from Init, cheaply (binding.server's
+campaigns: harness.conformance.lockstep drives the machine; this is only the database lifecycle: open,
+seed, restore, close).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import tempfile
 from impl.db import Database, restore_sequences, sequence_values
 from impl.schema import SEQUENCES
 
-from harness.conformance.reads import Reader
+from binding.reads import Reader
 
 
 class Databases:
@@ -36,7 +35,7 @@ class Databases:
         self._root: str | None = None
         self._db: Database | None = None
         self._seed: dict | None = None  # table -> rows, taken after the first example's set-up
-        self.reader: Reader | None = None  # the state mapping's reads (harness.conformance.reads)
+        self.reader: Reader | None = None  # the state mapping's reads (binding.reads)
 
     def fresh(self) -> tuple[Database, bool]:
         """The database for the next example, and whether it already holds the seeded rows."""

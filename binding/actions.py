@@ -1,7 +1,7 @@
-"""The implementation's action table: each registry action and the call that makes the implementation
-take it, on a `scheduler.World`. Replay, lockstep, the kill matrix and the stress history check all go
-through `Scheduler`, which goes through this table, so adding an action is one entry here and one in
-`spec/actions.py` (the twin's table).
+"""The bundled server's action table: each registry action and the call that makes the bundled server
+take it, on a `binding.world.World`. Replay, lockstep, the exhaustive walk and the kill matrix reach it
+through `binding.world.Scheduler` (the port's World), and the driver (binding/driver.py) through the
+same, so adding an action is one entry here and one in `spec/actions.py` (the twin's table).
 
 Two kinds of entry: an ATTEMPT (names.ATTEMPTS: the caller chooses the parameters; the call returns the
 implementation's answer, truthy when taken) and a STEP (an actor moves one atomic unit; the call returns

@@ -1,7 +1,8 @@
-"""One process of a stress run (`claimcheck stress`, harness/stress/supervisor.py): a node or the cancel caller.
+"""One process of a stress run of the bundled server (`claimcheck stress`, harness/stress/supervisor.py,
+which starts it through binding.stress's node entry point): a node or the cancel caller.
 
-    python -m harness.stress.node node   --db URL --run-dir DIR --owner n1 --worker r1 [--incarnation K] ...
-    python -m harness.stress.node caller --db URL --run-dir DIR ...
+    python -m binding.stress.node node   --db URL --run-dir DIR --owner n1 --worker r1 [--incarnation K] ...
+    python -m binding.stress.node caller --db URL --run-dir DIR ...
 
 A **node** is one server process over the shared database: its Node (runner and finalizer, owner id
 `--owner`) and a recovery worker (owner id `--worker`: recovery workers have owner ids of their own,
@@ -12,7 +13,7 @@ expired stops: the twin's Tick), records the process's memory, and runs the step
 and recovery's continuations of unclaimed Sessions; Step.Failed or Step.Ended chosen by a seeded
 scripted provider; heartbeats every third of a lease for the claims its actors work on; recovery scans
 of expired claims; interrupts delivered to its inbox by the caller; and the input actions and wake scans
-of its own callers and waker (harness/stress/callers.py).
+of its own callers and waker (binding/stress/callers.py).
 
 The **caller** is an authenticated client: every so often it picks a running execution from the claims
 and routes an interrupt naming that execution to its owning node's inbox (`ProcessLocalRouting`).
@@ -45,10 +46,11 @@ from impl.recovery import RecoveryWorker
 from impl.schema import claim_t, input_t, recovery_t
 
 from harness import registry as R
-from harness.stress.callers import Callers, Waker, twin_input
 from harness.stress.faults import application_name
+from harness.stress.options import STOP_FILE
 
-STOP_FILE = "stop"
+from binding.stress.callers import Callers, Waker, twin_input
+
 # what a fault makes a unit fail with (harness/stress/faults.py): the unit rolled back whole
 DB_FAULTS = (sa.exc.OperationalError, sa.exc.InterfaceError)
 
@@ -390,7 +392,7 @@ class Caller:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.stress.node")
+    p = argparse.ArgumentParser(prog="python -m binding.stress.node")
     p.add_argument("role", choices=["node", "caller"])
     p.add_argument("--db", required=True)
     p.add_argument("--run-dir", required=True)

@@ -9,9 +9,9 @@ PostgreSQL refuses to run as root: when we are root, its binaries run as the OS 
 `runuser`) and `base_dir` is handed to that user. Nothing is downloaded: the binaries come from the
 `postgresql` package (`.ci/run` installs it); when they are missing, `PgUnavailable` says so in one line.
 
-    python -m harness.conformance.pgserver start DIR [--durable]    # prints the URL; the server keeps running
-    python -m harness.conformance.pgserver url DIR                  # the URL of a running server
-    python -m harness.conformance.pgserver stop DIR                 # stops it and removes DIR
+    python -m binding.pgserver start DIR [--durable]    # prints the URL; the server keeps running
+    python -m binding.pgserver url DIR                  # the URL of a running server
+    python -m binding.pgserver stop DIR                 # stops it and removes DIR
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def _log_tail(server: PgServer) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.conformance.pgserver", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m binding.pgserver", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("start", help="initdb and start a server in DIR (must be empty or missing)")
     s.add_argument("dir")

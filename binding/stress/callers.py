@@ -1,4 +1,4 @@
-"""The input actions and wake scans a stress node takes (harness/stress/node.py), each commit recorded.
+"""The input actions and wake scans a stress node takes (binding/stress/node.py), each commit recorded.
 
 A node process hosts, besides its runner, finalizer and recovery worker, callers and a waker of its own:
 

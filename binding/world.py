@@ -1,6 +1,8 @@
-"""The deterministic scheduler: the implementation's actors (runners, finalizers, recovery workers, the
-clock) on one shared database, moved one at a time, each exactly one atomic unit (one twin action) up to
-its next named boundary, in the order a trace, the explorer or Hypothesis chooses.
+"""The bundled server's world and its deterministic scheduler: the server's actors (runners, finalizers,
+recovery workers, the clock) on one shared database, moved one at a time, each exactly one atomic unit
+(one twin action) up to its next named boundary, in the order a trace, the explorer or Hypothesis
+chooses. `Scheduler` is the port's World (harness.port): what replay, lockstep and the exhaustive walk
+drive, in this process (binding.server) or behind the driver protocol (binding.driver).
 
 The actors' `step()` methods are the production code paths (a production loop calls them back to back,
 with boundaries as no-ops); the scheduler only chooses who moves next.
@@ -22,42 +24,43 @@ from spec import model as M
 from spec import names as N
 
 from harness import registry as R
-from harness.conformance.actions import ATTEMPT, IMPL, MOVE, STEP, input_id  # noqa: F401  (input_id: for callers)
+from harness.port import DivergenceError
+
+from binding.actions import ATTEMPT, IMPL, MOVE, STEP, input_id  # noqa: F401  (input_id: for callers)
+from binding.mapping import twin_state
 
 STEPPED_BY_FINALIZER = tuple(a for a in R.FINALIZER_ACTIONS if a not in N.ATTEMPTS)
 
 
-class DivergenceError(AssertionError):
-    """The implementation refused or ran a different step than the twin's action."""
-
-
 class World:
-    """Nodes and recovery workers sharing one in-memory database, one clock, one provider."""
+    """The configuration's nodes and recovery workers sharing one database, one clock, one provider."""
 
-    def __init__(self, nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1,
-                 sessions=("s1",), prompts=1, db=None, admitted=False, grace=0, max_tries=2, max_steps=1,
-                 wake_batch=2, fresh_share=1, max_wake_tries=2, admission=False, tools=0):
-        """`admitted`: the database already holds the prompts (a restored seed), so none is admitted;
-        `admission`: prompts are admitted by `admit` (the twin's Admit), held, not at the start."""
+    def __init__(self, cfg: M.Config, *, defects=None, db=None, admitted: bool = False):
+        """`defects`: the ones the server runs with (default `cfg.defects`); `db`: the database (default a
+        new one in memory); `admitted`: it already holds the prompts (a restored seed), so none is
+        admitted. With `cfg.admission` prompts are admitted by `admit` (the twin's Admit), held, not at
+        the start."""
+        defects = cfg.defects if defects is None else defects
         self.db = db or Database.memory()
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider(steps=max_steps, tools=tools)
-        common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=lease, grace_ticks=grace)
-        self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in nodes}
-        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=scan_bound, max_tries=max_tries,
-                                          fresh_share=fresh_share, **common)
-                        for r in workers}
+        self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools)
+        common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=cfg.lease, grace_ticks=cfg.eff_grace)
+        self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in cfg.nodes}
+        self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=cfg.scan_bound, max_tries=cfg.max_tries,
+                                          fresh_share=cfg.fresh_share, **common)
+                        for r in cfg.recoverers}
         for worker in self.workers.values():
             worker.provider = self.provider
-        # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (harness.conformance.actions.wake_item)
+        # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (binding.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
-                               bound=wake_batch, fresh_share=fresh_share, max_tries=max_wake_tries)
+                               bound=cfg.wake_batch, fresh_share=cfg.fresh_share, max_tries=cfg.max_wake_tries)
         self.any_node = any_node = next(iter(self.nodes.values()))
-        self.prompts = prompts
+        self.prompts = cfg.prompts
         admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
-        self.prompt = {} if admission else {(s, k): admit(s, k) for s in sessions for k in range(1, prompts + 1)}
+        self.prompt = {} if cfg.admission else {(s, k): admit(s, k) for s in cfg.sessions
+                                                for k in range(1, cfg.prompts + 1)}
 
     def admit(self, session: str):
         """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested
@@ -90,20 +93,16 @@ class World:
 
 
 class Scheduler:
-    """Apply twin action instances to a World (one actor, one atomic unit each); `state()` maps it back."""
+    """The port's World for the bundled server: twin action instances applied to a `World` (one actor,
+    one atomic unit each); `state()` maps it back (binding.mapping)."""
 
     def __init__(self, cfg: M.Config, db: Database | None = None, admitted: bool = False, mutant=None,
                  reader=None):
-        """`mutant`: the defects the implementation runs with, when they differ from the twin's;
-        `reader`: how `state()` reads `db` (harness.conformance.reads.Reader), else one read transaction."""
+        """`mutant`: the defects the server runs with, when they differ from the twin's;
+        `reader`: how `state()` reads `db` (binding.reads.Reader), else one read transaction."""
         self.cfg = cfg
         self.reader = reader
-        defects = cfg.defects if mutant is None else mutant
-        self.world = World(cfg.nodes, cfg.recoverers, defects=defects, lease=cfg.lease,
-                           scan_bound=cfg.scan_bound, sessions=cfg.sessions, prompts=cfg.prompts, db=db,
-                           admitted=admitted, grace=cfg.eff_grace, max_tries=cfg.max_tries, max_steps=cfg.max_steps,
-                           wake_batch=cfg.wake_batch, fresh_share=cfg.fresh_share, max_wake_tries=cfg.max_wake_tries,
-                           admission=cfg.admission, tools=cfg.tools)
+        self.world = World(cfg, defects=mutant, db=db, admitted=admitted)
         self.faults = frozenset()
 
     def take(self, name: str, params: tuple) -> tuple[str | None, object]:
@@ -147,7 +146,6 @@ class Scheduler:
         return MOVE[N.ACTIONS[action].actor](self.world, who)
 
     def state(self) -> M.State:
-        from harness.conformance.mapping import twin_state
         return twin_state(self.cfg, self.world, self.faults, self.reader)
 
     def enabled_actors_agree(self, st: M.State) -> None:

@@ -1,0 +1,33 @@
+"""The bundled server as `claimcheck stress` runs it (the port's StressServer, harness.port.history): real
+node processes (node.py, callers.py: `python -m binding.stress.node`), the run's database with the
+commit history on (run.py), and how that history names what the twin numbers (vocabulary.py)."""
+
+from __future__ import annotations
+
+from impl.wakes import check_share
+
+from binding.stress.node import child
+from binding.stress.run import RecordedHistory, RunDatabase
+from binding.stress.vocabulary import VOCABULARY
+
+__all__ = ["BUNDLED", "BundledStress", "RecordedHistory", "RunDatabase", "history"]
+
+
+class BundledStress:
+    vocabulary = VOCABULARY
+    node_module = "binding.stress.node"
+    node_entry = staticmethod(child)
+
+    def check_wakes(self, batch: int, share: int) -> None:
+        check_share(batch, share)
+
+    def open(self, url: str, meta: dict, *, pg_lock: str, tick: float) -> RunDatabase:
+        return RunDatabase(url, meta, pg_lock=pg_lock, tick=tick)
+
+
+BUNDLED = BundledStress()
+
+
+def history(db) -> RecordedHistory:
+    """The commit history recorded in `db` (an impl.db.Database), as the history check reads it."""
+    return RecordedHistory(db)
