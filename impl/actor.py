@@ -43,17 +43,19 @@ DONE = _pc("done", N.RUNNER_PCS)
 STOPPED = _pc("stopped", N.RUNNER_PCS)
 # the finalizer's (FINALIZER_PCS)
 SETTLE = _pc("settle", N.FINALIZER_PCS)
+RECONCILING = _pc("reconciling", N.FINALIZER_PCS)  # its reconciliation began; the settlement is due
 CLEAR = _pc("clear", N.FINALIZER_PCS)
 # the recovery worker's (RECOVERY_PCS)
 SCANNED = _pc("scanned", N.RECOVERY_PCS)
 CONVERTING = _pc("converting", N.RECOVERY_PCS)
+RECONCILED = _pc("reconciled", N.RECOVERY_PCS)  # its reconciliation began; the conversion is due
 QUARANTINING = _pc("quarantining", N.RECOVERY_PCS)
 RECONVERTING = _pc("reconverting", N.RECOVERY_PCS)  # after a lost commit acknowledgement: the retry is due
 
 RUNNER_PCS = (IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, TOOL_STARTED, TOOLING, TOOL_FAILED, FAILED,
               ENDED, DONE, STOPPED)
-FINALIZER_PCS = (IDLE, SETTLE, CLEAR)
-RECOVERY_PCS = (IDLE, SCANNED, CONVERTING, QUARANTINING, RECONVERTING)
+FINALIZER_PCS = (IDLE, SETTLE, RECONCILING, CLEAR)
+RECOVERY_PCS = (IDLE, SCANNED, CONVERTING, RECONCILED, QUARANTINING, RECONVERTING)
 
 
 class Step(NamedTuple):

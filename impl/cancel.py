@@ -2,17 +2,19 @@
 
 The interrupt moves the claim running -> cancelling under the claim's own identity, interrupts this
 node's runner if it runs that execution, and starts the finalizer. The finalizer waits for its runner
-to stop, then in one fenced transaction reads the assistant attached to the claimed execution *from
-the database* (publisher memory can lag the commit), publishes at most one Step.Interrupted for an
-open assistant, and moves cancelling -> cancelled; then it removes the exact cancelled claim.
-Supervision: a finalizer whose claim's lease has expired stops before anyone else can act on it.
+to stop, checks that it still holds its exact, live claim and reconciles the execution's tools (an
+external effect: a span that can stall), then in one fenced transaction reads the assistant attached to
+the claimed execution *from the database* (publisher memory can lag the commit), publishes at most one
+Step.Interrupted for an open assistant, and moves cancelling -> cancelled; then it removes the exact
+cancelled claim. Supervision: a finalizer whose claim's lease has expired stops, whatever step it is at,
+before anyone else can act on it (R003-MUST-FIX-2).
 """
 
 from __future__ import annotations
 
 from . import ids
 from . import registry as R
-from .actor import CLEAR, IDLE, SETTLE, Actor, Step
+from .actor import CLEAR, IDLE, RECONCILING, SETTLE, Actor, Step
 from .claims import ClaimStore, Ident
 from .context import Context
 from .db import dialect_insert
@@ -47,7 +49,8 @@ class Finalizer(Actor):
         self.last: Result | None = None
         self.reset()
         super().__init__({
-            SETTLE: (Step(R.FINALIZER_SETTLE, self._finalizer_settle, lambda: not runner.runs(self.execution_id)),),
+            SETTLE: (Step(R.FINALIZER_RECONCILE, self._finalizer_reconcile, lambda: not runner.runs(self.execution_id)),),
+            RECONCILING: (Step(R.FINALIZER_SETTLE, self._finalizer_settle),),
             CLEAR: (Step(R.FINALIZER_CLEAR, self._finalizer_clear),),
         })
 
@@ -121,15 +124,25 @@ class Finalizer(Actor):
 
     # ------------------------------------------------------------------ actions
 
-    def _finalizer_settle(self) -> Result:
+    def _finalizer_reconcile(self) -> Result:
+        """FinalizerReconcile: the span begins with the finalizer's own check, then the tools'
+        reconciliation, an external effect before any transaction; the settlement is the next step."""
         ctx, ident = self.ctx, self.ident
         now = ctx.now()
         if not ctx.has(R.UNSUPERVISED_CANCEL_HEARTBEAT) and not self.claims.holds(ident):
             self.last = Fenced("claim lost: the finalizer's own check stopped it before any effect")
             self.reset()
             return self.last
-        # reconcile the execution's tools: an external effect, before (and whatever) the transaction
         self.provider.reconcile(ident.session_id, ident.execution_id, ident.owner_id, self.host_id, now)
+        self.pc = RECONCILING
+        ctx.boundaries.hit(R.B_FINALIZER_RECONCILING, node=self.host_id, session=ident.session_id,
+                           execution=ident.execution_id)
+        return Ok(None)
+
+    def _finalizer_settle(self) -> Result:
+        """FinalizerSettle: one fenced transaction; a failed fence stops the finalizer, nothing written."""
+        ctx, ident = self.ctx, self.ident
+        now = ctx.now()
         runner = self.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)

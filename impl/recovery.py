@@ -29,7 +29,7 @@ import sqlalchemy as sa
 
 from . import ids
 from . import registry as R
-from .actor import CONVERTING, IDLE, QUARANTINING, RECONVERTING, SCANNED, Actor, Step
+from .actor import CONVERTING, IDLE, QUARANTINING, RECONCILED, RECONVERTING, SCANNED, Actor, Step
 from .boundaries import Boundaries
 from .claims import ClaimRow, ClaimStore, Ident, known_phase
 from .clock import Clock
@@ -106,7 +106,8 @@ class RecoveryWorker(Actor):
         super().__init__({
             IDLE: (Step(R.RECOVERY_SCAN, self.scan, self.window),),  # a scan of a window that holds a row
             SCANNED: (Step(R.RECOVERY_TAKEOVER, self.take),),  # a lost race is a step too: the worker is idle again
-            CONVERTING: (Step(R.RECOVERY_CONVERT, self.convert),),
+            CONVERTING: (Step(R.RECOVERY_RECONCILE, self.reconcile),),
+            RECONCILED: (Step(R.RECOVERY_CONVERT, self.convert),),
             QUARANTINING: (Step(R.RECOVERY_QUARANTINE, self.quarantine),),
             RECONVERTING: (Step(R.RECOVERY_RECONVERT, self.reconvert),),
         })
@@ -218,12 +219,28 @@ class RecoveryWorker(Actor):
 
     # ------------------------------------------------------------------ conversion
 
+    def reconcile(self) -> Result:
+        """RecoveryReconcile: between takeover and conversion, under this worker's own exact, live claim
+        (the check, a read), the execution's hosted tools are reconciled: an external effect before any
+        transaction (this implementation has no hosted tools: the step is the check and the span it opens).
+        A worker whose lease is gone begins nothing and leaves the lost lease to its conversion."""
+        if self.pc != CONVERTING:
+            return NotEnabled("worker has not taken a claim over")
+        now = self.ctx.now()
+        with self.ctx.db.read() as conn:
+            claim = self.claims.get(conn, self.session_id)
+        held = claim is not None and claim.ident == self.ident and claim.live(now)
+        self.pc = RECONCILED
+        self.last = Ok(held)
+        self._hit(R.B_RECOVERY_RECONCILING)
+        return self.last
+
     def convert(self, lose_ack: bool = False) -> Result | str:
         """RecoveryConvert: convert in one transaction, or move to quarantining with a reason. With
         `lose_ack` (the harness's failpoint) a committed conversion of recovering work loses its
         acknowledgement: RecoveryConvertAckLost, and the worker is left reconverting."""
-        if self.pc != CONVERTING:
-            return NotEnabled("worker is not converting")
+        if self.pc != RECONCILED:
+            return NotEnabled("worker has not reconciled")
         self.lose_ack = lose_ack
         try:
             result = self.ctx.db.atomic(self._convert, sessions=[self.session_id])
@@ -414,7 +431,7 @@ class RecoveryWorker(Actor):
 
     def heartbeat(self) -> Result:
         """Heartbeat while converting: renew the claim this worker took over."""
-        if self.pc != CONVERTING:
+        if self.pc not in (CONVERTING, RECONCILED):
             return NotEnabled("worker is not converting")
         now = self.ctx.now()
 
@@ -444,6 +461,7 @@ class RecoveryWorker(Actor):
             if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
                 handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
+            self.reconcile()
             if self.convert():
                 handled.append(Handled(seen.session_id, seen.execution_id, self.finished))
                 continue

@@ -149,7 +149,8 @@ VARIABLES
     \* history: which faults have happened (the liveness premises)
     \* @type: Set(Str);
     faults,
-    \* history: every external effect begun (provider dispatch, local tool, finalizer reconciliation),
+    \* history: every external effect a node begins (provider dispatch, local tool, finalizer
+    \* reconciliation; recovery's are read from its workers' moves: RecoveryEffectsBegun),
     \* with the claim identity (execution, owner) its actor works under, the node (or worker) it runs on
     \* and the Step of a dispatch or tool (0 for a reconciliation)
     \* @type: Set($effect);
@@ -612,12 +613,28 @@ CancelRequest(n, s) ==
                  THEN [run EXCEPT ![n].intr = TRUE] ELSE run
        /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes>>
 
-\* After the runner stopped, the finalizer's step begins with its own supervision check (a stale
-\* finalizer stops, with no effect); then it reconciles tools (an external effect, before any
-\* transaction), reads the assistant attached to the claimed execution from the database (never from
-\* publisher memory), records the failure of its Step's tool call if that has no outcome (the durable
-\* failure reconciliation: the call is never re-run), publishes at most one Step.Interrupted, and moves
-\* cancelling -> cancelled, in one fenced transaction.
+\* After the runner stopped, the finalizer's span begins with its own supervision check (a stale
+\* finalizer stops, with no effect); then it reconciles tools: an external effect, before any
+\* transaction, and a span of its own that can stall (the finalizer is in flight until it settles, is
+\* stopped by its supervisor, or its node dies).
+FinalizerReconcile(n) ==
+    LET f == fin[n]
+        r == run[n]
+    IN /\ f.pc = "settle"
+       /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
+       /\ IF ~FinalizerSupervised(f)
+          THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
+               /\ UNCHANGED effects
+          ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
+                                             kind |-> "reconcile", step |-> 0]}
+               /\ fin' = [fin EXCEPT ![n].pc = "reconciling"]
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, rec, cancelled, faults, wakes>>
+
+\* The finalizer's settlement, one fenced transaction after its reconciliation: it reads the assistant
+\* attached to the claimed execution from the database (never from publisher memory), records the failure
+\* of its Step's tool call if that has no outcome (the durable failure reconciliation: the call is never
+\* re-run), publishes at most one Step.Interrupted, and moves cancelling -> cancelled.  A fence that fails
+\* (the claim expired, was taken over or is gone) stops the finalizer with nothing written.
 FinalizerSettle(n) ==
     LET f == fin[n]
         r == run[n]
@@ -633,26 +650,19 @@ FinalizerSettle(n) ==
         restarted == IF RestartCommits(a, mem)
                      THEN Append(reconciled, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
                      ELSE reconciled
-        checked == FinalizerSupervised(f)
-    IN /\ f.pc = "settle"
-       /\ ~(r.exec = f.exec /\ r.pc \notin {"idle", "stopped"})
-       /\ IF ~checked
+    IN /\ f.pc = "reconciling"
+       /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
-               /\ UNCHANGED <<claim, log, effects>>
-          ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
-                                             kind |-> "reconcile", step |-> 0]}
-               /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
-                  THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
-                       /\ UNCHANGED <<claim, log>>
-                  ELSE IF RestartRejected(a, mem)
-                  THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
-                  ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
-                       /\ log' = IF interrupt
-                                 THEN Append(restarted, [sess |-> f.sess, kind |-> "Interrupted", asst |-> settle,
-                                                         node |-> f.owner])
-                                 ELSE restarted
-                       /\ fin' = [fin EXCEPT ![n].pc = "clear"]
-       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, wakes>>
+               /\ UNCHANGED <<claim, log>>
+          ELSE IF RestartRejected(a, mem)
+          THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
+          ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
+               /\ log' = IF interrupt
+                         THEN Append(restarted, [sess |-> f.sess, kind |-> "Interrupted", asst |-> settle,
+                                                 node |-> f.owner])
+                         ELSE restarted
+               /\ fin' = [fin EXCEPT ![n].pc = "clear"]
+       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, effects, wakes>>
 
 \* Remove the exact cancelled claim.  Cancellation creates no recovery state (CancelRequeues: were it to,
 \* it would insert a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
@@ -683,7 +693,8 @@ Heartbeat(k, s) ==
     IN /\ c.phase # "none" /\ c.owner = k /\ c.ttl < Lease
        /\ HeartbeatAccepts(c)
        /\ IF k \in Nodes THEN ActiveOn(k, c.exec)
-                         ELSE rec[k] = [pc |-> "converting", sess |-> s, exec |-> c.exec, seen |-> "", why |-> ""]
+                         ELSE /\ rec[k].pc \in {"converting", "reconciled"} /\ rec[k].sess = s
+                              /\ rec[k].exec = c.exec /\ rec[k].seen = "" /\ rec[k].why = ""
        /\ claim' = [claim EXCEPT ![s].ttl = RenewedTtl(c)]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
 
@@ -763,6 +774,17 @@ RecoveryTakeover(r) ==
                                              why |-> ""]]
        /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
 
+\* Recovery's reconciliation, between its takeover and its conversion: under its own exact, live claim
+\* (the check) the worker reconciles the execution's hosted tools, an external effect, before any
+\* transaction; a span that can stall.  A worker whose lease is gone begins no effect and leaves the lost
+\* lease to its conversion (released for a retry, or quarantined).  Recovery's effects (this one and the
+\* takeover) are not kept in the `effects` history, which would only multiply the states: the step
+\* property reads them from the worker's move (RecoveryEffectsBegun).
+RecoveryReconcile(r) ==
+    /\ rec[r].pc = "converting"
+    /\ rec' = [rec EXCEPT ![r].pc = "reconciled"]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+
 \* The durable writes of one conversion of w's (Session, execution) with continuation gen g, each keyed or
 \* fenced: an open tool call of the claim's Step reconciled (ToolFailed, never re-run), Step.Interrupted for
 \* the claim's open assistant and the claim's removal under the fence (exact Session, execution, worker,
@@ -814,7 +836,7 @@ RecoveryConvert(r) ==
         mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
         retry == MayRetry(c)
         finishCancel == FinishesCancellation(c)
-    IN /\ w.pc = "converting"
+    IN /\ w.pc = "reconciled"
        /\ IF ~Fenced(w.sess, w.exec, r)
           THEN /\ rec' = IF mine /\ retry THEN [rec EXCEPT ![r] = RecIdle]   \* released: retried later
                          ELSE [rec EXCEPT ![r].pc = "quarantining", ![r].why = "exhausted"]
@@ -842,7 +864,7 @@ RecoveryConvertAckLost(r) ==
     LET w == rec[r]
         c == claim[w.sess]
     IN /\ "ack" \in Faults
-       /\ w.pc = "converting"
+       /\ w.pc = "reconciled"
        /\ Fenced(w.sess, w.exec, r)
        /\ ~FinishesCancellation(c) /\ c.phase \in {"recovering", "unknown"} /\ ~ConversionConflict(w)
        /\ ConversionCommit(r, w, ContinuationGen(0))
@@ -971,6 +993,7 @@ Next ==
     \/ \E n \in Nodes : RunnerStop(n)
     \/ \E n \in Nodes : RunnerExit(n)
     \/ \E n \in Nodes, s \in Sessions : CancelRequest(n, s)
+    \/ \E n \in Nodes : FinalizerReconcile(n)
     \/ \E n \in Nodes : FinalizerSettle(n)
     \/ \E n \in Nodes : FinalizerClear(n)
     \/ \E k \in Nodes \cup Recoverers, s \in Sessions : Heartbeat(k, s)
@@ -978,6 +1001,7 @@ Next ==
     \/ Tick
     \/ \E r \in Recoverers, s \in Sessions : RecoveryScan(r, s)
     \/ \E r \in Recoverers : RecoveryTakeover(r)
+    \/ \E r \in Recoverers : RecoveryReconcile(r)
     \/ \E r \in Recoverers : RecoveryConvert(r)
     \/ \E r \in Recoverers : RecoveryQuarantine(r)
     \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
@@ -1004,14 +1028,16 @@ Fairness ==
         /\ WF_vars(StepStartedReturn(n)) /\ WF_vars(PublishStepFailed(n)) /\ WF_vars(StepFailedReturn(n))
         /\ WF_vars(PublishStepEnded(n)) /\ WF_vars(StepEndedReturn(n)) /\ WF_vars(ClearClaim(n))
         /\ WF_vars(RunnerStop(n))
-        /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerSettle(n)) /\ WF_vars(FinalizerClear(n))
+        /\ WF_vars(RunnerExit(n)) /\ WF_vars(FinalizerReconcile(n)) /\ WF_vars(FinalizerSettle(n))
+        /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
         /\ WF_vars(ToolStart(n)) /\ WF_vars(ToolRun(n)) /\ WF_vars(PublishToolSuccess(n)) /\ WF_vars(MarkUnknown(n))
     /\ WF_vars(CalmTick)
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
         /\ \A s \in Sessions : WF_vars(RecoveryScan(r, s))
-        /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryConvert(r)) /\ WF_vars(RecoveryQuarantine(r))
+        /\ WF_vars(RecoveryTakeover(r)) /\ WF_vars(RecoveryReconcile(r)) /\ WF_vars(RecoveryConvert(r))
+        /\ WF_vars(RecoveryQuarantine(r))
         /\ WF_vars(RecoveryReconvert(r))
     \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
     /\ \A waker \in IF WakeRows > 0 THEN {"waker"} ELSE {} : WF_vars(WakeScan)
@@ -1032,8 +1058,9 @@ TypeOK ==
            /\ claim[s].why \in {"", "malformed", "exhausted", "invalid"} /\ (claim[s].why = "") = ~claim[s].quar
     /\ \A n \in Nodes : run[n].pc \in RunnerPcs /\ run[n].sess \in Sessions \cup {""} /\ run[n].ordinal \in 0..MaxSteps
                         /\ run[n].tool \in 0..Tools
-    /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "clear"}
-    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "quarantining", "reconverting"}
+    /\ \A n \in Nodes : fin[n].pc \in {"idle", "settle", "reconciling", "clear"}
+    /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "reconciled", "quarantining",
+                                            "reconverting"}
     /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
@@ -1118,12 +1145,29 @@ CallInFlight(m, s) == /\ run[m].sess = s
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal] \in effects
 
-\* Every effect that begins (a new element of the history) is caused under the claim identity the Session
-\* still carries (no successor has taken it), and while no other node's provider call on it is in flight.
+\* node m's finalizer on Session s works under a claim identity other than (e, o) and is in flight: from
+\* the interrupt until it has settled and cleared, been stopped by its supervisor, or died with its node
+OlderFinalizer(m, s, e, o) == fin[m].pc # "idle" /\ fin[m].sess = s /\ ~(fin[m].exec = e /\ fin[m].owner = o)
+
+\* Every effect that begins (a new element of the history: a provider dispatch, a tool start, a
+\* reconciliation, a recovery takeover) is caused under the claim identity the Session still carries (no
+\* successor has taken it; a takeover is the successor's taking), while no other node's provider call on
+\* it is in flight and no older owner's finalizer on it is (R003-MUST-FIX-2).
+\* the effects recovery workers begin in this step: a takeover (scanned -> converting) and a
+\* reconciliation (converting -> reconciled under the worker's own exact, live claim)
+RecoveryEffectsBegun ==
+    {[sess |-> rec[r].sess, exec |-> rec[r].exec, owner |-> r, by |-> r, step |-> 0,
+      kind |-> IF rec[r].pc = "scanned" THEN "takeover" ELSE "reconcile"] :
+        r \in {q \in Recoverers : \/ rec[q].pc = "scanned" /\ rec'[q].pc = "converting"
+                                  \/ rec[q].pc = "converting" /\ rec'[q].pc = "reconciled"
+                                     /\ Fenced(rec[q].sess, rec[q].exec, q)}}
+
 NoOverlappingEffectsStep ==
-    \A x \in effects' \ effects :
-        /\ claim[x.sess].exec = x.exec /\ claim[x.sess].owner = x.owner
+    \A x \in (effects' \ effects) \cup RecoveryEffectsBegun :
+        /\ \/ x.kind = "takeover"
+           \/ claim[x.sess].exec = x.exec /\ claim[x.sess].owner = x.owner
         /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
+        /\ ~\E m \in Nodes : OlderFinalizer(m, x.sess, x.exec, x.owner)
 
 \* A worker leaving its retry (the retry itself, or a crash) changes no durable variable: after a lost
 \* acknowledgement its conversion is committed, and the retry finds it.

@@ -28,26 +28,29 @@ CONFIGS: dict[str, Config] = {
                       lease=1, scan_bound=1, max_tries=1, faults=frozenset({"crash"})),
     # the scan window: two Sessions, one node, pauses: a claim that recovery keeps failing to settle
     # starves the claims behind it (`silent-quarantine-noop`, `recovery-retries-unbounded`)
-    # (one node: no second provider call can overlap, so the takeover needs no grace: Grace 0 keeps the
-    # state space small; the finalizer's own check before its step covers the lag, as on `lag`)
+    # (Grace 1 = SupervisionLag 1: the clock assumption holds. With Grace 0 the takeover, an effect of the
+    # successor, may begin while the paused node's call or finalizer is in flight: R003-MUST-FIX-2)
     # (MaxTries 1: a conversion that lost its lease is quarantined at once, exhausted; `ci` retries)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                       lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause"})),
+                       lease=1, scan_bound=1, grace=1, max_tries=1, faults=frozenset({"pause"})),
     # recovery rows of two Sessions: one execution, a forged row under the other Session's name
     # (CorruptRecoveryRow needs a second Session): the cross-Session recovery collision
+    # (Grace 1: the clock assumption holds with pauses, as on `sessions`)
     "rows": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1,
-                   lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause", "corrupt"})),
+                   lease=1, scan_bound=1, grace=1, max_tries=1, faults=frozenset({"pause", "corrupt"})),
     # a two-tick lease, so heartbeats renew a live lease: a heartbeat must not extend it past Lease
     "heartbeat": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
-                        lease=2, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"pause"})),
+                        lease=2, scan_bound=1, grace=1, max_tries=1, faults=frozenset({"pause"})),
     # two recovery workers on one Session: two scans of one row, then their compare-and-swaps race
     # (Grace 1 = SupervisionLag 1: the assumption holds, as on `ci`)
     "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,
                       lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"crash"})),
-    # supervision that lags past the takeover's grace (Grace 0 < SupervisionLag 1) on one node: the
-    # finalizer's own check before its step is what keeps a taken-over finalizer harmless
+    # supervision that lags a tick past the expiry (SupervisionLag 2) on one node, covered by the takeover's
+    # grace (Grace 2: the clock assumption holds). Before issue 30 this was Grace 0 < SupervisionLag 1, where
+    # the finalizer's own check was taken as its guard; with the finalizer's reconciliation a span, and the
+    # takeover an effect of the successor, that is the overlap R003-MUST-FIX-2 names (spec/README.md)
     "lag": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
-                  scan_bound=1, grace=0, supervision_lag=1, faults=frozenset({"pause"})),
+                  scan_bound=1, grace=2, supervision_lag=2, faults=frozenset({"pause"})),
     # two Steps per execution (MaxSteps 2) on one node: a later Step's window, where publisher memory
     # still names the earlier Step's completed assistant (`cancel-trusts-previous-step-memory`), and the
     # Step.Ended listener gate between two Steps (Grace 1 = SupervisionLag 1, as on `ci`; pauses only: a
@@ -73,11 +76,11 @@ CONFIGS: dict[str, Config] = {
                      scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset(),
                      admission=True),
     # steer selection (Steering): two prompts at Init, one node; a pause makes recovery's continuation,
-    # which a running execution's steer must leave to recovery (Grace 0 on one node, as on `lag`; with
+    # which a running execution's steer must leave to recovery (Grace 1 with pauses, as on `sessions`; with
     # crashes instead, 6,858 states, but lockstep reaches the continuation beside a running execution
     # less often: a crash is an interruption it holds back, a pausing tick is not)
     "steer": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
-                    scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"pause"}),
+                    scan_bound=1, grace=1, supervision_lag=1, max_tries=1, faults=frozenset({"pause"}),
                     steering=True),
     # local tools (Tools 1) on one node: the fenced tool start, the physical tool, Tool.Success; a failed
     # publication leaves the claim unknown, a crash leaves a started call unsettled under a running claim,

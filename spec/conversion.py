@@ -39,7 +39,7 @@ def RecoveryConvertAckLost(cfg, st, r):
     if N.ACK_LOST not in cfg.faults:
         return None
     w = st.rec[r]
-    if w.pc != "converting":
+    if w.pc != "reconciled":
         return None
     s = si(cfg, w.sess)
     c = st.claim[s]

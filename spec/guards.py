@@ -167,7 +167,7 @@ def CancelRequest(cfg, st, n, s):
     return None
 
 
-def FinalizerSettle(cfg, st, n):
+def FinalizerReconcile(cfg, st, n):
     k = M.ni(cfg, n)
     f, r = st.fin[k], st.run[k]
     if f.pc != "settle":
@@ -175,6 +175,11 @@ def FinalizerSettle(cfg, st, n):
     if r.exec == f.exec and r.pc not in ("idle", "stopped"):
         return f"runner {n} still works on execution {f.exec} (at {r.pc}): the finalizer waits for it to stop"
     return None
+
+
+def FinalizerSettle(cfg, st, n):
+    f = st.fin[M.ni(cfg, n)]
+    return f"finalizer {n} has not reconciled (it is {f.pc})" if f.pc != "reconciling" else None
 
 
 def FinalizerClear(cfg, st, n):
@@ -197,7 +202,7 @@ def Heartbeat(cfg, st, k, s):
     if k in cfg.nodes:
         if not M.active_on(st, M.ni(cfg, k), c.exec):
             return f"no actor of node {k} works on execution {c.exec}"
-    elif st.rec[cfg.recoverers.index(k)] != M.Rec("converting", s, c.exec):
+    elif st.rec[cfg.recoverers.index(k)] not in (M.Rec("converting", s, c.exec), M.Rec("reconciled", s, c.exec)):
         return f"recovery worker {k} is not converting execution {c.exec} of {s}"
     return None
 
@@ -257,9 +262,14 @@ def RecoveryTakeover(cfg, st, r):
     return f"recovery worker {r} has not scanned (it is {w.pc})" if w.pc != "scanned" else None
 
 
+def RecoveryReconcile(cfg, st, r):
+    w = st.rec[cfg.recoverers.index(r)]
+    return f"recovery worker {r} has not taken a claim over (it is {w.pc})" if w.pc != "converting" else None
+
+
 def RecoveryConvert(cfg, st, r):
     w = st.rec[cfg.recoverers.index(r)]
-    return f"recovery worker {r} is not converting (it is {w.pc})" if w.pc != "converting" else None
+    return f"recovery worker {r} has not reconciled (it is {w.pc})" if w.pc != "reconciled" else None
 
 
 def RecoveryQuarantine(cfg, st, r):
@@ -305,8 +315,8 @@ def RecoveryConvertAckLost(cfg, st, r):
         return "ack (a lost commit acknowledgement) is not among the faults of this configuration"
     k = cfg.recoverers.index(r)
     w = st.rec[k]
-    if w.pc != "converting":
-        return f"recovery worker {r} is not converting (it is {w.pc})"
+    if w.pc != "reconciled":
+        return f"recovery worker {r} has not reconciled (it is {w.pc})"
     c = st.claim[M.si(cfg, w.sess)]
     if not M.fenced(st, M.si(cfg, w.sess), w.exec, r):
         return f"recovery worker {r} no longer holds the exact, live claim for {w.sess} ({_claim(c)})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fresh_row, justified, open_call,
+from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fenced, fresh_row, justified, open_call,
                     retried_row, si)
 
 
@@ -183,13 +183,28 @@ def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
     return r.sess == s and r.pc in IN_FLIGHT and Effect(s, r.exec, node, node, "dispatch", r.ordinal) in st.effects
 
 
+def recovery_effects_begun(cfg: Config, st: State, nx: State) -> list[Effect]:
+    """TLA+ RecoveryEffectsBegun: a worker's takeover (scanned -> converting) and its reconciliation
+    (converting -> reconciled under its own exact, live claim), read from its move."""
+    out = []
+    for r, (w, w2) in enumerate(zip(st.rec, nx.rec)):
+        me = cfg.recoverers[r]
+        if w.pc == "scanned" and w2.pc == "converting":
+            out.append(Effect(w.sess, w.exec, me, me, "takeover"))
+        elif w.pc == "converting" and w2.pc == "reconciled" and fenced(st, si(cfg, w.sess), w.exec, me):
+            out.append(Effect(w.sess, w.exec, me, me, "reconcile"))
+    return out
+
+
 def NoOverlappingEffects(cfg: Config, st: State, nx: State) -> bool:
-    for x in nx.effects - st.effects:
+    for x in list(nx.effects - st.effects) + recovery_effects_begun(cfg, st, nx):
         c = st.claim[si(cfg, x.sess)]
-        if not (c.exec == x.exec and c.owner == x.owner):
+        if x.kind != "takeover" and not (c.exec == x.exec and c.owner == x.owner):
             return False  # a successor holds the Session's claim
         if any(call_in_flight(cfg, st, m, x.sess) for m, node in enumerate(cfg.nodes) if node != x.by):
             return False  # another node's provider call on the Session is still in flight
+        if any(f.pc != "idle" and f.sess == x.sess and (f.exec, f.owner) != (x.exec, x.owner) for f in st.fin):
+            return False  # an older owner's finalizer on the Session is still in flight (R003-MUST-FIX-2)
     return True
 
 
@@ -365,7 +380,7 @@ READS = {
     "ResumeRequestedBeforeDrain": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
-    "NoOverlappingEffects": ("effects",), "NoPhysicalReplay": ("run",),
+    "NoOverlappingEffects": ("effects", "rec"), "NoPhysicalReplay": ("run",),
     "ConversionRetryChangesNothing": ("rec",), "WakePlanShared": ("wakes",),
     "ToolStartsOnce": ("effects", "run"), "UnknownNeverReexecuted": ("effects", "claim"),
 }

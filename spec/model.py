@@ -166,14 +166,24 @@ def CancelRequest(cfg, st, n, s):
                        fin=_put(st.fin, n, Fin("settle", s, c.exec, c.owner)), run=run)
 
 
-def FinalizerSettle(cfg, st, n):
+def FinalizerReconcile(cfg, st, n):
+    """The finalizer's span begins: its own supervision check, then the tools' reconciliation (an effect)."""
     f = st.fin[n]
     r = st.run[n]
     if f.pc != "settle" or (r.exec == f.exec and r.pc not in ("idle", "stopped")):
         return None  # the finalizer waits for its runner to stop
     if not cfg.hooks.finalizer_supervised(cfg, st, f):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))  # its own supervision check: stop, no effect
-    st = st._replace(effects=st.effects | {Effect(f.sess, f.exec, f.owner, cfg.nodes[n], "reconcile")})
+    return st._replace(effects=st.effects | {Effect(f.sess, f.exec, f.owner, cfg.nodes[n], "reconcile")},
+                       fin=_put(st.fin, n, f._replace(pc="reconciling")))
+
+
+def FinalizerSettle(cfg, st, n):
+    """The fenced settlement after the reconciliation; a failed fence stops the finalizer, nothing written."""
+    f = st.fin[n]
+    r = st.run[n]
+    if f.pc != "reconciling":
+        return None
     s = si(cfg, f.sess)
     c = st.claim[s]
     if not (fenced(st, s, f.exec, f.owner) and c.phase == "cancelling"):
@@ -219,7 +229,7 @@ def Heartbeat(cfg, st, n, s):
     if not (c.phase != "none" and c.owner == owner_id(cfg, n) and c.ttl < cfg.lease
             and cfg.hooks.heartbeat_accepts(cfg, st, c)
             and (active_on(st, n, c.exec) if n < len(cfg.nodes)
-                 else st.rec[n - len(cfg.nodes)] == Rec("converting", s, c.exec))):
+                 else st.rec[n - len(cfg.nodes)] in (Rec("converting", s, c.exec), Rec("reconciled", s, c.exec)))):
         return None
     return st._replace(claim=_put(st.claim, si_, c._replace(ttl=cfg.hooks.renewed_ttl(cfg, st, c))))
 
@@ -273,11 +283,21 @@ def RecoveryTakeover(cfg, st, r):
                        rec=_put(st.rec, r, Rec("converting", w.sess, w.exec)))
 
 
+def RecoveryReconcile(cfg, st, r):
+    """Under its own exact, live claim the worker reconciles the execution's hosted tools (an effect, read
+    from this move by NoOverlappingEffects: spec.invariants.recovery_effects_begun); a worker whose lease is
+    gone begins none and leaves the lost lease to its conversion."""
+    w = st.rec[r]
+    if w.pc != "converting":
+        return None
+    return st._replace(rec=_put(st.rec, r, w._replace(pc="reconciled")))
+
+
 def RecoveryConvert(cfg, st, r):
     """Finish cancellation-owned work, convert recovering work, quarantine malformed work; a conversion
     that lost its lease is released for a later takeover until the claim's attempts are used up."""
     w = st.rec[r]
-    if w.pc != "converting":
+    if w.pc != "reconciled":
         return None
     s = si(cfg, w.sess)
     c = st.claim[s]
@@ -368,6 +388,8 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
             for s in cfg.sessions:
                 emit("CancelRequest", (node, s), CancelRequest(cfg, st, n, s))
         elif st.fin[n].pc == "settle":
+            emit("FinalizerReconcile", (node,), FinalizerReconcile(cfg, st, n))
+        elif st.fin[n].pc == "reconciling":
             emit("FinalizerSettle", (node,), FinalizerSettle(cfg, st, n))
         else:
             emit("FinalizerClear", (node,), FinalizerClear(cfg, st, n))
@@ -387,6 +409,8 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         elif pc == "scanned":
             emit("RecoveryTakeover", (who,), RecoveryTakeover(cfg, st, r))
         elif pc == "converting":
+            emit("RecoveryReconcile", (who,), RecoveryReconcile(cfg, st, r))
+        elif pc == "reconciled":
             emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
             if N.ACK_LOST in cfg.faults:
                 emit("RecoveryConvertAckLost", (who,), RecoveryConvertAckLost(cfg, st, r))
@@ -434,8 +458,8 @@ _RUNNER_BY_PC = {
 
 
 assert {name for name, _ in RUNNER_STEPS} | {
-    "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerSettle", "FinalizerClear", "Heartbeat",
-    "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "Crash",
+    "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
+    "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
     "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert", "WakeArrive",
     "WakeScan", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"

@@ -6,55 +6,9 @@ literal of its own; it refers to this module, so a rename is one edit and a typo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .records import Action, Assumption, Boundary, Defect, Invariant, _index  # noqa: F401 - the entries' shapes
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
-
-
-@dataclass(frozen=True)
-class Action:
-    name: str
-    params: tuple[str, ...]
-    actor: str  # runner | finalizer | recovery | node | supervisor | waker | environment | fault | caller
-    fair: bool  # weakly fair in the liveness specification
-    doc: str
-
-
-@dataclass(frozen=True)
-class Invariant:
-    name: str
-    kind: str  # state | action | liveness | refinement
-    doc: str
-
-
-@dataclass(frozen=True)
-class Assumption:
-    name: str
-    protects: tuple[str, ...]  # invariants whose counterexample appears when the assumption is off
-    doc: str
-    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
-
-
-@dataclass(frozen=True)
-class Defect:
-    name: str
-    violates: tuple[str, ...]  # invariants its counterexample breaks (the first is the headline)
-    source: str  # the findings it stands for: ids of docs/protocol.md, section 7 ("R003-MUST-FIX-1")
-    doc: str
-    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
-
-
-@dataclass(frozen=True)
-class Boundary:
-    name: str
-    after: str  # the action whose commit (or in-memory step) the boundary follows
-    before: str  # the action that the code runs next in the same actor
-    doc: str
-
-
-def _index(items):
-    return {item.name: item for item in items}
 
 
 ACTIONS = _index([
@@ -101,9 +55,14 @@ ACTIONS = _index([
     # cancellation
     Action("CancelRequest", ("n", "s"), "finalizer", False,
            "an authenticated interrupt: phase running -> cancelling (fenced); finalizer and heartbeat start"),
+    Action("FinalizerReconcile", ("n",), "finalizer", True,
+           "after the runner stopped, the finalizer's span begins: its own supervision check (a stale "
+           "finalizer stops, no effect), then it reconciles tools, an external effect before any "
+           "transaction; the finalizer is in flight until it settles, is stopped or dies"),
     Action("FinalizerSettle", ("n",), "finalizer", True,
-           "reconcile tools, read the claimed execution's assistant from the database, publish at most "
-           "one Step.Interrupted, phase cancelling -> cancelled (fenced)"),
+           "one fenced transaction after the reconciliation: read the claimed execution's assistant from the "
+           "database, publish at most one Step.Interrupted, phase cancelling -> cancelled; a failed fence "
+           "stops the finalizer with nothing written"),
     Action("FinalizerClear", ("n",), "finalizer", True,
            "remove the exact cancelled claim (fenced)"),
     # lease keeping and time
@@ -123,6 +82,10 @@ ACTIONS = _index([
     Action("RecoveryTakeover", ("r",), "recovery", True,
            "compare-and-swap on what the scan saw (exact Session, execution, former owner, expired lease, "
            "null recovery error) to this worker; a lost race changes nothing durable"),
+    Action("RecoveryReconcile", ("r",), "recovery", True,
+           "between takeover and conversion: under its own exact, live claim the worker reconciles the "
+           "execution's hosted tools, an external effect before any transaction (a worker whose lease is "
+           "gone begins none and leaves the lost lease to its conversion)"),
     Action("RecoveryConvert", ("r",), "recovery", True,
            "one fenced transaction: finish cancellation-owned work (Step.Interrupted once for an open "
            "assistant, cancelled, claim cleared, no recovery row); or validate recovering work, settle an "
@@ -245,9 +208,10 @@ INVARIANTS = _index([
     Invariant("CancelLeavesNoRecovery", "state",
               "a cancelled execution has no session_recovery row and no continuation"),
     Invariant("NoOverlappingEffects", "action",
-              "every effect (provider dispatch, finalizer reconciliation, recorded in the effects history) "
-              "begins under the claim identity its Session still carries, and while no other node's "
-              "provider call on that Session is in flight"),
+              "every effect (provider dispatch, tool start, a finalizer's or recovery's reconciliation, "
+              "recovery's takeover: the effects history) begins under the claim identity its Session still "
+              "carries (a takeover is the successor's taking), while no other node's provider call on that "
+              "Session is in flight and no older owner's finalizer on it is (R003-MUST-FIX-2)"),
     Invariant("RecoveryRowsIsolated", "state",
               "every continuation has a session_recovery row of the same Session and execution"),
     Invariant("ContinuationsRecoveryOwned", "state", "ordinary selection never promotes a continuation"),
@@ -470,11 +434,15 @@ BOUNDARIES = _index([
     Boundary("step_ended.committed", "PublishStepEnded", "StepEndedReturn",
              "Step.Ended committed; listeners have not returned (the listener gate); after the last Step the "
              "runner's return is its release, ClearClaim"),
-    Boundary("cancel.requested", "CancelRequest", "FinalizerSettle", "phase is cancelling; finalizer waits"),
+    Boundary("cancel.requested", "CancelRequest", "FinalizerReconcile", "phase is cancelling; finalizer waits"),
+    Boundary("finalizer.reconciling", "FinalizerReconcile", "FinalizerSettle",
+             "the finalizer's reconciliation began (an effect); its fenced settlement has not run"),
     Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
     Boundary("recovery.scanned", "RecoveryScan", "RecoveryTakeover",
              "the scan window was read; the compare-and-swap on the row it saw has not run"),
-    Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryConvert", "the CAS committed"),
+    Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryReconcile", "the CAS committed"),
+    Boundary("recovery.reconciling", "RecoveryReconcile", "RecoveryConvert",
+             "recovery's reconciliation began (an effect); its fenced conversion has not run"),
     Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
              "conversion refused or lost its lease"),
     Boundary("recovery.converted", "RecoveryConvertAckLost", "RecoveryReconvert",

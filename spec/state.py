@@ -97,12 +97,12 @@ class Rec(NamedTuple):
 
 class Effect(NamedTuple):
     """An external effect begun: provider dispatch, local tool or finalizer reconciliation (the history
-    `effects`)."""
+    `effects`); recovery's takeover and reconciliation are read from its workers' moves instead."""
     sess: str
     exec: int
     owner: str  # the claim identity's owner the actor works under
     by: str  # the node (or recovery worker) it runs on
-    kind: str  # dispatch | tool | reconcile
+    kind: str  # dispatch | tool | reconcile (and takeover, recovery's: never in the history)
     step: int = 0  # the Step a dispatch or tool belongs to (0: a reconciliation)
 
 

@@ -96,8 +96,9 @@ def test_cancellation_family():
         "the claim for s1 is owned by n1, not n2 (ProcessLocalRouting: an interrupt reaches its owner)")
     assert G.why_not(CI, M.init(CI), "CancelRequest", ("n1", "s1")) == "there is no claim for s1"
     st = _after(CI, "Acquire(n1, s1/prompt#1)", "CancelRequest(n1, s1)")
-    assert G.why_not(CI, st, "FinalizerSettle", ("n1",)) == (
+    assert G.why_not(CI, st, "FinalizerReconcile", ("n1",)) == (
         "runner n1 still works on execution 1 (at acquired): the finalizer waits for it to stop")
+    assert G.why_not(CI, st, "FinalizerSettle", ("n1",)) == "finalizer n1 has not reconciled (it is settle)"
     assert G.why_not(CI, st, "FinalizerClear", ("n1",)) == "finalizer n1 is not at clear (it is settle)"
     assert G.why_not(CI, st, "Renew", ("n1",)) == "runner n1 has been interrupted (it can only stop)"
 
@@ -107,7 +108,7 @@ def test_lease_and_time_family():
     st = _after(cfg, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(cfg, st, "Heartbeat", ("n1", "s1")) == "the lease of the claim for s1 is fresh (ttl 2, Lease 2)"
     assert G.why_not(cfg, st, "Heartbeat", ("r1", "s1")) == "the claim for s1 is owned by n1, not r1"
-    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease or a grace tick left (Grace 0)"
+    assert G.why_not(cfg, M.init(cfg), "Tick", ()) == "no claim has a live lease or a grace tick left (Grace 1)"
     st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)")
     assert G.why_not(CI, st, "Tick", ()) == ("runner n1 is between its renewal and the provider dispatch, and the "
                                              "lease of s1 would expire (TimelyDispatch)")
@@ -117,7 +118,8 @@ def test_recovery_family():
     st = _after(CI, "Acquire(n1, s1/prompt#1)")
     assert G.why_not(CI, st, "RecoveryScan", ("r1", "s1")) == "the lease of the claim for s1 has not expired (ttl 1)"
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) == "recovery worker r1 has not scanned (it is idle)"
-    assert G.why_not(CI, st, "RecoveryConvert", ("r1",)) == "recovery worker r1 is not converting (it is idle)"
+    assert G.why_not(CI, st, "RecoveryConvert", ("r1",)) == "recovery worker r1 has not reconciled (it is idle)"
+    assert G.why_not(CI, st, "RecoveryReconcile", ("r1",)) == "recovery worker r1 has not taken a claim over (it is idle)"
     st = _after(CI, "Acquire(n1, s1/prompt#1)", "Renew(n1)", "Dispatch(n1)", "Tick()", "Supervise(n1)", "Tick()",
                 "RecoveryScan(r1, s1)")
     assert G.why_not(CI, st, "RecoveryTakeover", ("r1",)) is None

@@ -19,7 +19,7 @@ CFG = configs.get("ci")
 def _restart_assistant(cfg, st, n):
     """Mutant: the finalizer's second Step.Started is accepted instead of rejected."""
     f, r = st.fin[n], st.run[n]
-    if f.pc == "settle" and r.pc == "stopped" and r.exec == f.exec and st.claim[0].asst and r.mem == 0:
+    if f.pc == "reconciling" and r.pc == "stopped" and r.exec == f.exec and st.claim[0].asst and r.mem == 0:
         ev = M.Event(f.sess, "Started", f.exec, f.owner)
         return st._replace(log=st.log + (ev,), fin=M._put(st.fin, n, M.FIN_IDLE))
     return ORIG["FinalizerSettle"](cfg, st, n)
@@ -29,7 +29,7 @@ def _interrupt_unstarted(cfg, st, r):
     """Mutant: recovery settles an execution that never started with Step.Interrupted."""
     nxt = ORIG["RecoveryConvert"](cfg, st, r)
     w = st.rec[r]
-    if nxt is not None and w.pc == "converting" and nxt.rec[r] == M.REC_IDLE and st.claim[0].asst == 0:
+    if nxt is not None and w.pc == "reconciled" and nxt.rec[r] == M.REC_IDLE and st.claim[0].asst == 0:
         return nxt._replace(log=nxt.log + (M.Event(w.sess, "Interrupted", w.exec, cfg.recoverers[r]),))
     return nxt
 
@@ -38,7 +38,7 @@ def _convert_cancellations(cfg, st, r):
     """Mutant: recovery converts cancellation-owned work instead of quarantining it."""
     w = st.rec[r]
     c = st.claim[0]
-    if w.pc == "converting" and c.phase in ("cancelling", "cancelled"):
+    if w.pc == "reconciled" and c.phase in ("cancelling", "cancelled"):
         st = st._replace(claim=M._put(st.claim, 0, c._replace(phase="recovering")))
         nxt = ORIG["RecoveryConvert"](cfg, st, r)
         return nxt._replace(cancelled=nxt.cancelled | {M.RecRow(w.exec, w.sess)})

@@ -36,11 +36,11 @@ def runner(names, n="n1"):
 ACQUIRE = [("Acquire", ("n1", PROMPT))]
 # Step 1 to its end and its return, then Step 2 up to its Step.Started commit (the later Step's window)
 TO_STEP_2_WINDOW = ACQUIRE + runner(STEP + ["StepEndedReturn"] + STEP[:3])
-CANCEL = [("CancelRequest", ("n1", "s1"))] + runner(["RunnerStop", "FinalizerSettle", "FinalizerClear"])
+CANCEL = [("CancelRequest", ("n1", "s1"))] + runner(["RunnerStop", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear"])
 
 
 def test_one_step_configurations_keep_their_graph():
-    assert explore(configs.get("ci"), liveness=False).distinct == 57_201
+    assert explore(configs.get("ci"), liveness=False).distinct == 95_651
     assert M.asst(configs.get("ci"), 2, 1) == 2  # with one Step the assistant id is the execution id
 
 
@@ -84,7 +84,7 @@ def test_a_duplicate_terminal_after_step_ended_is_at_most_one_terminal(base):
     """step-failed-duplicate-interrupt trusts memory's active flag: inside Step.Ended's gate it publishes
     Step.Interrupted after Step.Ended, and AtMostOneTerminal reports it."""
     cfg = configs.get(base, defects=["step-failed-duplicate-interrupt"])
-    states, broken = walk(cfg, ACQUIRE + runner(STEP) + CANCEL[:3])
+    states, broken = walk(cfg, ACQUIRE + runner(STEP) + CANCEL[:4])
     assert "AtMostOneTerminal" in broken and [e.kind for e in states[-1].log] == ["Started", "Ended", "Interrupted"]
 
 
@@ -96,7 +96,7 @@ def test_cancel_in_a_later_steps_window_interrupts_that_steps_assistant():
 
 def test_cancel_trusting_memory_leaves_the_later_steps_assistant_open():
     cfg = configs.get("steps", defects=["cancel-trusts-previous-step-memory"])
-    states, broken = walk(cfg, TO_STEP_2_WINDOW + CANCEL[:3])
+    states, broken = walk(cfg, TO_STEP_2_WINDOW + CANCEL[:4])
     assert broken == ["ClearOnlySettled"]
     assert states[-1].claim[0].phase == "cancelled" and I.assistant_outcome(states[-1], 2) == "open"
     # outside the window (memory and the claim name the same assistant) it decides as the protocol does

@@ -63,7 +63,7 @@ def test_memory_is_set_only_when_step_started_returns():
 def test_cancel_in_the_step_started_window_interrupts_the_durable_assistant():
     st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
              ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("RunnerStop", ("n1",)),
-             ("FinalizerSettle", ("n1",)), ("FinalizerClear", ("n1",)))
+             ("FinalizerReconcile", ("n1",)), ("FinalizerSettle", ("n1",)), ("FinalizerClear", ("n1",)))
     assert [(e.kind, e.asst) for e in st.log] == [("Started", 1), ("Interrupted", 1)]
     assert st.claim[0] == M.NO_CLAIM and not st.recovery
     assert M.RecRow(1, "s1") in st.cancelled
@@ -73,10 +73,11 @@ def test_step_started_window_defect_strands_the_claim_cancelling():
     cfg = configs.get("ci", defects=["step-started-window"])
     st = run(cfg, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
              ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("RunnerStop", ("n1",)),
-             ("FinalizerSettle", ("n1",)))
-    # the rejected restart: the finalizer retries under its live heartbeat, the claim stays cancelling
-    assert st.fin[0].pc == "settle" and st.claim[0].phase == "cancelling"
-    assert M.apply(cfg, st, "FinalizerSettle", ("n1",)) is None  # a retry changes nothing
+             ("FinalizerReconcile", ("n1",)))
+    # the rejected restart: the settlement rolls back whole and the finalizer retries under its live
+    # heartbeat, in its reconciliation span, the claim cancelling: each attempt changes nothing
+    assert st.fin[0].pc == "reconciling" and st.claim[0].phase == "cancelling"
+    assert M.apply(cfg, st, "FinalizerSettle", ("n1",)) is None
     assert M.apply(cfg, st, "Tick", ()).faults == {"pause"}  # only a pause lets the lease run out
 
 
@@ -90,7 +91,7 @@ def test_recovery_finishes_an_expired_cancellation():
     st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)),
              ("PublishStepStarted", ("n1",)), ("CancelRequest", ("n1", "s1")), ("Crash", ("n1",)),
              ("Tick", ()), ("Tick", ()), ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)),
-             ("RecoveryConvert", ("r1",)))
+             ("RecoveryReconcile", ("r1",)), ("RecoveryConvert", ("r1",)))
     assert [(e.kind, e.asst, e.node) for e in st.log] == [("Started", 1, "n1"), ("Interrupted", 1, "r1")]
     assert st.claim[0] == M.NO_CLAIM and not st.recovery and M.RecRow(1, "s1") in st.cancelled
     assert not any(i.kind == "cont" for i in st.inputs)
@@ -103,7 +104,7 @@ def test_a_conversion_that_lost_its_lease_is_retried_then_quarantined():
     steps = [("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()), ("Tick", ())]
     for attempt in range(1, cfg.max_tries + 1):
         steps += [("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("Tick", ()),
-                  ("RecoveryConvert", ("r1",))]
+                  ("RecoveryReconcile", ("r1",)), ("RecoveryConvert", ("r1",))]
         st = run(cfg, *steps)
         assert st.claim[0].tries == attempt and "pause" in st.faults
         if attempt < cfg.max_tries:
@@ -120,7 +121,7 @@ def test_recovery_takes_only_expired_claims_and_converts_with_one_row():
     assert M.apply(CFG, st, "RecoveryScan", ("r1", "s1")) is None  # live
     st = run_from(st, ("Crash", ("n1",)), ("Tick", ()), ("Tick", ()), ("RecoveryScan", ("r1", "s1")),
                   ("RecoveryTakeover", ("r1",)),
-                  ("RecoveryConvert", ("r1",)))
+                  ("RecoveryReconcile", ("r1",)), ("RecoveryConvert", ("r1",)))
     assert st.recovery == {M.RecRow(1, "s1")}
     assert M.Input("s1", "cont", 1, "pending") in st.inputs
     assert [e.kind for e in st.log] == ["Started", "Interrupted"]
@@ -136,7 +137,7 @@ def run_from(st, *steps, cfg=CFG):
 
 def test_continuation_is_not_ordinarily_selectable():
     st = run(CFG, ("Acquire", ("n1", PROMPT1)), ("Crash", ("n1",)), ("Tick", ()), ("Tick", ()),
-             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)))
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryReconcile", ("r1",)), ("RecoveryConvert", ("r1",)))
     cont = M.Input("s1", "cont", 1, "pending")
     assert M.apply(CFG, st, "Acquire", ("n1", cont)) is None
     assert M.apply(CFG, st, "PromoteContinuation", ("n1", cont)) is not None

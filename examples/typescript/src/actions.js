@@ -71,9 +71,11 @@ const STEP = {
       node.publisher.failNext = false;
     }
   },
+  FinalizerReconcile: finalizer,
   FinalizerSettle: finalizer,
   FinalizerClear: finalizer,
   RecoveryTakeover: recovery,
+  RecoveryReconcile: recovery,
   RecoveryConvert: recovery,
   RecoveryQuarantine: recovery,
   RecoveryReconvert: recovery,

@@ -1,8 +1,9 @@
 // @ts-check
 /**
  * Cancellation: the interrupt (running -> cancelling, fenced) and the finalizer that settles the
- * interrupted execution on its node: it waits for its runner to stop, checks its own supervision,
- * reconciles tools, reads the claimed execution's assistant from the database (never from publisher
+ * interrupted execution on its node: it waits for its runner to stop, checks its own supervision and
+ * reconciles tools (a span of its own, that can stall: FinalizerReconcile), then in one fenced
+ * transaction (FinalizerSettle) reads the claimed execution's assistant from the database (never from publisher
  * memory), publishes at most one Step.Interrupted, moves the claim to cancelled and removes it. It
  * receives what it uses, never its node: the stores, the runner it waits for and settles after, and
  * `Settling`, where it tells that runner which execution it holds.
@@ -77,6 +78,12 @@ export class Finalizer extends Actor {
     for (;;) {
       await this.hold();
       await this.waitWhile(() => this.runner.worksOn(this.execution)); // waits for its runner to stop
+      this.took = "FinalizerReconcile";
+      if (!(await this.reconcile())) return this.release();
+      break;
+    }
+    for (;;) {
+      await this.hold();
       this.took = "FinalizerSettle";
       const got = await this.settle();
       if (got === "stop") return this.release();
@@ -87,15 +94,24 @@ export class Finalizer extends Actor {
     await this.clear();
   }
 
-  /** FinalizerSettle: "settled", "stop" (supervision, or the claim is not its own) or "retry".
-   * @returns {Promise<"settled" | "stop" | "retry">} */
-  async settle() {
-    const { claims, db, provider, publisher, runner, id } = this;
-    const cfg = this.cfg;
-    if (!cfg.has("unsupervised-cancel-heartbeat") && !(await claims.holds(this.session, this.execution, this.owner))) {
-      return "stop";
+  /** FinalizerReconcile: its own supervision check, then the tools' reconciliation (an external effect,
+   * before any transaction); false when the check stopped it. @returns {Promise<boolean>} */
+  async reconcile() {
+    const { claims, provider, id } = this;
+    if (!this.cfg.has("unsupervised-cancel-heartbeat") && !(await claims.holds(this.session, this.execution, this.owner))) {
+      return false;
     }
     provider.reconcile({ session: this.session, execution: this.execution, owner: this.owner, node: id });
+    this.pc = "reconciling";
+    this.failpoints.fire("finalizer.reconciling");
+    return true;
+  }
+
+  /** FinalizerSettle: "settled", "stop" (the fence failed: the claim is not its own, live and cancelling)
+   * or "retry". @returns {Promise<"settled" | "stop" | "retry">} */
+  async settle() {
+    const { claims, db, publisher, runner } = this;
+    const cfg = this.cfg;
     const c = await claims.get(this.session);
     if (!(await claims.fenced(this.session, this.execution, this.owner)) || c?.phase !== "cancelling") return "stop";
     const a = c.assistant_id;

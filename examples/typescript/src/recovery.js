@@ -82,6 +82,9 @@ export class RecoveryWorker extends Actor {
     if (!(await this.takeover())) return this.release();
     this.failpoints.fire("recovery.taken_over");
     await this.hold();
+    this.took = "RecoveryReconcile";
+    await this.reconcile();
+    await this.hold();
     const loseAck = this.loseAck;
     this.loseAck = false;
     const got = await this.convert(loseAck);
@@ -117,6 +120,17 @@ export class RecoveryWorker extends Actor {
     if (changed !== 1) return false;
     this.set({ pc: "converting", seen: "" });
     return true;
+  }
+
+  /** RecoveryReconcile: under its own exact, live claim (the check, a read) the execution's hosted tools
+   * are reconciled, an external effect before any transaction (this example has no hosted tools: the step
+   * is the check and the span it opens); a worker whose lease is gone begins nothing and leaves the lost
+   * lease to its conversion. @returns {Promise<boolean>} */
+  async reconcile() {
+    const held = await this.claims.fenced(this.session, this.execution, this.id);
+    this.set({ pc: "reconciled" });
+    this.failpoints.fire("recovery.reconciling");
+    return held;
   }
 
   /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost): "done", "quarantine" or "reconvert".
@@ -162,7 +176,7 @@ export class RecoveryWorker extends Actor {
   /** @param {string} session */
   async heartbeat(session) {
     const c = await this.claims.get(session);
-    if (!c || c.owner_id !== this.id || this.pc !== "converting" || this.session !== session || this.execution !== c.execution_id) {
+    if (!c || c.owner_id !== this.id || !["converting", "reconciled"].includes(this.pc) || this.session !== session || this.execution !== c.execution_id) {
       return false;
     }
     return heartbeatClaim(this.claims, c, this.cfg, this.cfg.has("heartbeat-extends-lease"));

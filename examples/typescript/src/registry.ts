@@ -25,8 +25,8 @@ export type Defect =
 export type Boundary =
   | "acquire.committed" | "renew.committed" | "provider.dispatched" | "step_started.committed" | "tool.started"
   | "tool.ran" | "tool.publish_failed" | "step_failed.committed" | "step_ended.committed" | "cancel.requested"
-  | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over" | "recovery.convert_failed"
-  | "recovery.converted" | "wake.reserved" | "resume.requested";
+  | "finalizer.reconciling" | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over"
+  | "recovery.reconciling" | "recovery.convert_failed" | "recovery.converted" | "wake.reserved" | "resume.requested";
 
 /** spec/names.py ASSUMPTIONS */
 export type Assumption = "TimelyDispatch" | "SynchronizedClocks" | "ProcessLocalRouting";
@@ -52,6 +52,7 @@ export interface ActionParams {
   RunnerStop: { n: string };
   RunnerExit: { n: string };
   CancelRequest: { n: string; s: string };
+  FinalizerReconcile: { n: string };
   FinalizerSettle: { n: string };
   FinalizerClear: { n: string };
   Heartbeat: { n: string; s: string };
@@ -59,6 +60,7 @@ export interface ActionParams {
   Tick: Record<string, never>;
   RecoveryScan: { r: string; s: string };
   RecoveryTakeover: { r: string };
+  RecoveryReconcile: { r: string };
   RecoveryConvert: { r: string };
   RecoveryQuarantine: { r: string };
   RecoveryReconvert: { r: string };
@@ -113,10 +115,10 @@ export type RunnerPc =
   | "tool_started" | "tooling" | "tool_failed";
 
 /** spec/names.py FINALIZER_PCS */
-export type FinalizerPc = "idle" | "settle" | "clear";
+export type FinalizerPc = "idle" | "settle" | "reconciling" | "clear";
 
 /** spec/names.py RECOVERY_PCS */
-export type RecoveryPc = "idle" | "scanned" | "converting" | "quarantining" | "reconverting";
+export type RecoveryPc = "idle" | "scanned" | "converting" | "reconciled" | "quarantining" | "reconverting";
 
 /** Why a recovery worker quarantines: a quarantined claim's `recovery_error` starts with it (QUARANTINE_REASONS). */
 export type QuarantineReason = "malformed" | "exhausted" | "invalid";

@@ -1,0 +1,51 @@
+"""The shapes of the registry's entries (spec.names holds the entries): actions, invariants, assumptions,
+defects and boundaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    params: tuple[str, ...]
+    actor: str  # runner | finalizer | recovery | node | supervisor | waker | environment | fault | caller
+    fair: bool  # weakly fair in the liveness specification
+    doc: str
+
+
+@dataclass(frozen=True)
+class Invariant:
+    name: str
+    kind: str  # state | action | liveness | refinement
+    doc: str
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    protects: tuple[str, ...]  # invariants whose counterexample appears when the assumption is off
+    doc: str
+    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
+
+
+@dataclass(frozen=True)
+class Defect:
+    name: str
+    violates: tuple[str, ...]  # invariants its counterexample breaks (the first is the headline)
+    source: str  # the findings it stands for: ids of docs/protocol.md, section 7 ("R003-MUST-FIX-1")
+    doc: str
+    config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    name: str
+    after: str  # the action whose commit (or in-memory step) the boundary follows
+    before: str  # the action that the code runs next in the same actor
+    doc: str
+
+
+def _index(items):
+    return {item.name: item for item in items}
