@@ -75,6 +75,7 @@ def test_finalizer_refuses_a_claim_naming_a_missing_assistant():
     faults.force_claim(w.db, "s1", assistant_id="asst-99-1")
     node.cancel("s1")
     node.runner.step()
+    assert node.finalizer.step() == "FinalizerReconcile"
     assert node.finalizer.step() == "FinalizerSettle"
     assert isinstance(node.finalizer.last, Malformed) and node.finalizer.pc == "idle"
     snap = w.snap()

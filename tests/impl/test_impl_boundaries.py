@@ -32,6 +32,7 @@ def _every_path(w: World) -> None:
     n1.crash()
     w.tick()
     w.worker().takeover()
+    w.worker().reconcile()
     w.worker().convert(lose_ack=True)
     w.worker().step()
     # an explicit resume of a held prompt: the durable request, then the drain it forces (execution 4)
@@ -67,7 +68,8 @@ def test_every_boundary_fires_in_protocol_order():
     assert set(names) == set(N.BOUNDARIES)
     assert names[:5] == ["acquire.committed", "renew.committed", "provider.dispatched", "step_started.committed",
                          "step_ended.committed"]
-    assert names[-4:] == ["acquire.committed", "recovery.scanned", "recovery.taken_over", "recovery.convert_failed"]
+    assert names[-5:] == ["acquire.committed", "recovery.scanned", "recovery.taken_over", "recovery.reconciling",
+                          "recovery.convert_failed"]
     for name, ctx in w.recorder.hits:
         if name == R.B_WAKE_RESERVED:  # a batch of wake rows, not one claim
             assert ctx["items"] == ["w1"], ctx
@@ -77,9 +79,9 @@ def test_every_boundary_fires_in_protocol_order():
 
 def _next_actions(w: World) -> set[str]:
     """What the actors will run next: each one's enabled action; a finalizer set to settle but waiting
-    for its runner to stop (cancel.requested: "finalizer waits") will run FinalizerSettle."""
+    for its runner to stop (cancel.requested: "finalizer waits") will run FinalizerReconcile."""
     n1 = w.node("n1")
-    fin = n1.finalizer.enabled() or (R.FINALIZER_SETTLE if n1.finalizer.pc == SETTLE else None)
+    fin = n1.finalizer.enabled() or (R.FINALIZER_RECONCILE if n1.finalizer.pc == SETTLE else None)
     with w.db.read() as conn:
         woken = any(slot for _n, slot in w.wakes.rows(conn).values())
     return {a for a in (n1.runner.enabled(), fin, w.worker().enabled(), R.WAKE_SERVE if woken else None)

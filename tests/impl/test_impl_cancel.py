@@ -34,7 +34,7 @@ def test_cancel_in_every_window_settles_from_the_database(label, steps, outcome,
     node = at(w, steps, outcome)
     assert node.cancel("s1")
     assert w.snap().claims["s1"].phase == "cancelling"
-    assert node.run_to_completion() == ["RunnerStop", "FinalizerSettle", "FinalizerClear"]
+    assert node.run_to_completion() == ["RunnerStop", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear"]
     snap = w.snap()
     assert snap.kinds() == kinds
     assert snap.claims == {} and snap.recovery == frozenset() and snap.cancelled == {(1, "s1")}
@@ -48,7 +48,7 @@ def test_the_finalizer_waits_for_its_runner():
     node.cancel("s1")
     assert node.finalizer.enabled() is None and node.finalizer.step() is None
     assert node.runner.step() == "RunnerStop"
-    assert node.finalizer.enabled() == "FinalizerSettle"
+    assert node.finalizer.enabled() == "FinalizerReconcile"
     assert node.runner.enabled() is None  # a stopped runner waits for its finalizer
 
 
@@ -97,7 +97,7 @@ def test_heartbeat_keeps_the_cancellation_lease_while_the_finalizer_works():
     assert isinstance(node.heartbeat("s1"), NotEnabled)  # full lease
     w.tick()
     assert node.finalizer.pc == "settle"
-    assert node.run_to_completion() == ["RunnerStop", "FinalizerSettle", "FinalizerClear"]
+    assert node.run_to_completion() == ["RunnerStop", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear"]
 
 
 def test_heartbeat_requires_an_actor_on_the_execution():

@@ -351,6 +351,7 @@ def conversion_retry_mints_new_ids(defects):
     w.tick()
     worker = w.worker()
     worker.takeover()
+    worker.reconcile()
     assert worker.convert(lose_ack=True) == R.RECOVERY_CONVERT_ACK_LOST and worker.pc == "reconverting"
     w.node("n2").promote(ids.continuation_id("s1", 1))
     assert worker.step() == R.RECOVERY_RECONVERT
@@ -493,7 +494,7 @@ CASES = {
     "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, "idle"),
-                            (["Started"], 1, "cancelling", "settle")),
+                            (["Started"], 1, "cancelling", "reconciling")),
     "step-failed-duplicate-interrupt": (step_failed_duplicate_interrupt,
                                         (["Started", "Failed"], [], []),
                                         (["Started", "Failed", "Interrupted"], [], [])),

@@ -31,7 +31,7 @@ def test_conversion_settles_records_continues_and_clears(steps, kinds):
     assert w.snap().claims["s1"].owner == "n1"
     assert r.step() == "RecoveryTakeover" and r.record() == ("converting", "s1", e, "", "")
     assert w.snap().claims["s1"].phase == "recovering"
-    assert r.step() == "RecoveryConvert" and r.pc == "idle"
+    assert r.step() == "RecoveryReconcile" and r.step() == "RecoveryConvert" and r.pc == "idle"
     snap = w.snap()
     assert snap.kinds() == kinds
     assert [x.writer for x in snap.events if x.kind == "Interrupted"] == (["r1"] if "Interrupted" in kinds else [])
@@ -118,12 +118,12 @@ def test_a_conversion_that_outlasts_its_lease_is_retried_then_quarantined():
     r = w.worker()
     r.takeover("s1")
     w.tick()  # the worker paused: its lease is gone, conversion is fenced
-    assert r.step() == "RecoveryConvert" and r.pc == "idle" and type(r.last).__name__ == "Released"
+    assert r.step() == "RecoveryReconcile" and r.step() == "RecoveryConvert" and r.pc == "idle" and type(r.last).__name__ == "Released"
     assert w.snap().claims["s1"].recovery_error is None and w.snap().claims["s1"].recovery_attempts == 1
     w.tick()
     r.takeover("s1")
     w.tick()
-    assert r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "exhausted: lease expired"
+    assert r.step() == "RecoveryReconcile" and r.step() == "RecoveryConvert" and r.pc == "quarantining" and r.reason == "exhausted: lease expired"
     assert r.step() == "RecoveryQuarantine"
     c = w.snap().claims["s1"]
     assert c.recovery_error == "exhausted: lease expired" and c.recovery_attempts == 2
@@ -137,7 +137,7 @@ def test_unbounded_retries_never_quarantine():
         w.tick()
         r.takeover("s1")
         w.tick()
-        assert r.step() == "RecoveryConvert" and r.pc == "idle"
+        assert r.step() == "RecoveryReconcile" and r.step() == "RecoveryConvert" and r.pc == "idle"
     assert w.snap().claims["s1"].recovery_error is None and w.snap().claims["s1"].recovery_attempts == 3
 
 
@@ -148,6 +148,7 @@ def test_a_successor_worker_owns_it_then_quarantine_changes_nothing_and_says_so(
     r1, r2 = w.worker("r1"), w.worker("r2")
     r1.takeover("s1")
     w.tick()
+    r1.reconcile()
     r1.convert()
     assert r2.takeover("s1")  # r1's lease expired: r2 took the claim over
     result = r1.quarantine()
