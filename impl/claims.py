@@ -126,12 +126,10 @@ class ClaimStore:
 
     def holds(self, ident: Ident) -> bool:
         """Supervision's check, in a read of its own: the Session's claim is still `ident`'s exact, live
-        claim (the supervise-on-expiry-only defect looks at the lease alone, not the identity)."""
+        claim."""
         now = self.ctx.now()
         with self.ctx.db.read() as conn:
             claim = self.get(conn, ident.session_id)
-        if self.ctx.has(R.SUPERVISE_ON_EXPIRY_ONLY):
-            return claim is not None and claim.live(now)
         return claim is not None and claim.ident == ident and claim.live(now)
 
     def scan(self, conn: Connection, now: int, bound: int, retried: bool | None = None) -> list[ClaimRow]:

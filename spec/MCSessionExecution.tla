@@ -35,10 +35,6 @@ Has(d) == d \in Defects
 
 Protocol == INSTANCE SessionExecution
 
-\* supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity
-MCSupHolds(s, e, o) ==
-    IF Has("supervise-on-expiry-only") THEN claim[s].ttl > 0 ELSE Protocol!SupHolds(s, e, o)
-
 \* unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
 MCFinalizerSupervised(f) ==
     IF Has("unsupervised-cancel-heartbeat") THEN TRUE ELSE Protocol!FinalizerSupervised(f)

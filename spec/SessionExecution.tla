@@ -218,6 +218,11 @@ Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
 \* an ordinary (runner) update: fenced, and phases never move backwards from running
 OrdinaryOK(s, e, o) == Fenced(s, e, o) /\ claim[s].phase = "running"
 
+\* The node's supervision check: the claim its actor works under is still its exact, live claim.  (A
+\* hook until issue 30: its defect, supervise-on-expiry-only, the lease's expiry alone, is equivalent to
+\* it under Grace >= SupervisionLag, since a claim changes identity only by a takeover, after the grace.)
+SupHolds(s, e, o) == Fenced(s, e, o)
+
 ActiveOn(n, e) == \/ run[n].exec = e /\ run[n].pc \notin {"idle", "stopped"}
                   \/ fin[n].exec = e /\ fin[n].pc # "idle"
 OwnerActive(s) == \/ \E n \in Nodes : ActiveOn(n, claim[s].exec)
@@ -229,8 +234,6 @@ OwnerActive(s) == \/ \E n \in Nodes : ActiveOn(n, claim[s].exec)
 (* registry, spec/names.py HOOKS, reads the list from here; the MC module's    *)
 (* MC<Hook> overrides each).  Each states the correct protocol.                *)
 
-\* The node's supervision check: the claim its actor works under is still its exact, live claim.
-SupHolds(s, e, o) == Fenced(s, e, o)
 \* The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
 FinalizerSupervised(f) == SupHolds(f.sess, f.exec, f.owner)
 \* Ordinary steer/queue selection takes prompts, and continuations only without a recovery row.

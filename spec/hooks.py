@@ -4,23 +4,18 @@ the protocol's decision is a small named function, and these are the correct pro
 Each is the TLA+ operator of the same name (snake case), in the same order, taking the configuration
 and the state, then the operator's parameters. Nothing here names a defect: `spec.mc` holds the
 defective alternatives, as MCSessionExecution.tla does for TLC, and `Config.hooks` is the table one
-configuration resolves to. A hook that reads another hook (FinalizerSupervised reads SupHolds) reads it
-through that table, as TLC overrides it inside Protocol!FinalizerSupervised too.
+configuration resolves to. A hook that reads another hook (SteerSelects reads OrdinarySelects) reads it
+through that table, as TLC overrides it inside Protocol!SteerSelects too.
 """
 
 from __future__ import annotations
 
-from .state import completed, fenced, has_row, ordinary_ok, requests_of, row_for_exec, si
-
-
-# The node's supervision check: the claim its actor works under is still its exact, live claim.
-def sup_holds(cfg, st, s, e, o):
-    return fenced(st, si(cfg, s), e, o)
+from .state import completed, fenced, has_row, ordinary_ok, requests_of, row_for_exec, si, sup_holds
 
 
 # The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
 def finalizer_supervised(cfg, st, f):
-    return cfg.hooks.sup_holds(cfg, st, f.sess, f.exec, f.owner)
+    return sup_holds(cfg, st, f.sess, f.exec, f.owner)
 
 
 # Ordinary steer/queue selection takes prompts, and continuations only without a recovery row.

@@ -22,9 +22,6 @@ from . import hooks as P
 from .state import asst, has_row, si
 
 MC = {
-    # supervise-on-expiry-only: only the Session's claim's lease is looked at, not its identity
-    "SupHolds": (P.sup_holds, {
-        "supervise-on-expiry-only": lambda otherwise, cfg, st, s, e, o: st.claim[si(cfg, s)].ttl > 0}),
     # unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
     "FinalizerSupervised": (P.finalizer_supervised, {
         "unsupervised-cancel-heartbeat": lambda otherwise, cfg, st, f: True}),

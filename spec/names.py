@@ -313,10 +313,6 @@ DEFECTS = _index([
     Defect("recovery-input-in-ordinary-queue", ("ContinuationsRecoveryOwned",),
            "R000-PASS-recovery-identity (regression guard)",
            "ordinary selection includes recovery-owned continuations"),
-    Defect("supervise-on-expiry-only", ("NoOverlappingEffects",),
-           "R003-MUST-FIX-2 (the variant claimcheck stress found: identity, not only expiry)",
-           "supervision checks the lease's expiry but not the claim's exact identity: a finalizer whose "
-           "claim was taken over by a live new owner keeps stepping", "lag"),
     Defect("unfenced-step-publication", ("FencedMutation",), "R000-PASS-fencing (regression guard)",
            "Step events are published without the claim fence, so a stale owner keeps appending"),
     Defect("takeover-trusts-scan", ("FencedMutation",), "R003-PASS-recovery-acquisition (regression guard)",

@@ -243,6 +243,12 @@ def fenced(st: State, s: int, e: int, owner: str) -> bool:
     return c.exec == e and c.owner == owner and c.ttl > 0
 
 
+def sup_holds(cfg: Config, st: State, s: str, e: int, o: str) -> bool:
+    """TLA+ SupHolds, the node's supervision check: the claim its actor works under is still its exact,
+    live claim (a hook until issue 30; its one defect is equivalent to it under the clock assumption)."""
+    return fenced(st, si(cfg, s), e, o)
+
+
 def ordinary_ok(st: State, s: int, e: int, owner: str) -> bool:
     """An ordinary (runner) claim update: fenced, and phases never move backwards from running."""
     return fenced(st, s, e, owner) and st.claim[s].phase == "running"
@@ -300,7 +306,7 @@ def scan_window(cfg: Config, st: State) -> set[int]:
 
 def run_stale(cfg: Config, st: State, n: int) -> bool:
     r = st.run[n]
-    return r.pc not in ("idle", "stopped") and not cfg.hooks.sup_holds(cfg, st, r.sess, r.exec, cfg.nodes[n])
+    return r.pc not in ("idle", "stopped") and not sup_holds(cfg, st, r.sess, r.exec, cfg.nodes[n])
 
 
 def fin_stale(cfg: Config, st: State, n: int) -> bool:

@@ -33,7 +33,7 @@ WALKS, DEPTH, PROBE = 10, 30, 0.25
 MUTANT_WALKS = 60
 CAUGHT_BY_WALKS = ("cross-session-recovery-collision", "unsupervised-cancel-heartbeat", "silent-quarantine-noop",
                    "memory-before-publish", "acquire-overwrites-expired", "renew-after-expiry",
-                   "supervise-on-expiry-only", "unfenced-step-publication", "takeover-trusts-scan",
+                   "unfenced-step-publication", "takeover-trusts-scan",
                    "takeover-overwrites-phase", "conversion-leaves-assistant-open", "scan-quarantines-cancellation",
                    "cancellation-quarantine-strands", "recovery-retries-unbounded",
                    "recovery-input-excluded-everywhere", "heartbeat-extends-lease", "cancel-interrupts-unstarted",

@@ -249,20 +249,6 @@ def takeover_trusts_scan(defects):
     return (won, lost, w.snap().claims["s1"].owner, r2.pc)
 
 
-def supervise_on_expiry_only(defects):
-    """Cancel (the runner stops); the lease expires before the node supervises; recovery takes the claim
-    over (a live lease of a new owner); then the node's supervisor runs."""
-    w = World(defects=defects)
-    node = w.node()
-    node.acquire(w.prompt["s1", 1])
-    node.cancel("s1")
-    node.runner.step()  # RunnerStop: the interrupt
-    w.tick()
-    assert w.worker().takeover("s1")
-    stopped = node.supervise()
-    return (stopped, node.finalizer.pc)
-
-
 def heartbeat_extends_lease(defects):
     """A two-tick lease, one tick gone, then the node's heartbeat: the lease is Lease ticks from now."""
     w = World(defects=defects, lease=2)
@@ -491,7 +477,6 @@ CASES = {
                                   (["Started", "Started", "Interrupted"], 2, [])),
     "cancel-interrupts-unstarted": (cancel_interrupts_unstarted, ([], []), (["Interrupted"], [])),
     "dispatch-after-failed-renewal": (dispatch_after_failed_renewal, (True, "idle", 0), (True, "streaming", 1)),
-    "supervise-on-expiry-only": (supervise_on_expiry_only, (R.SUPERVISE, "idle"), (None, "settle")),
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, "idle"),
                             (["Started"], 1, "cancelling", "reconciling")),

@@ -90,7 +90,7 @@ def test_a_configuration_resolves_its_hooks_once():
     on = configs.get("ci", defects=["renew-after-expiry"]).hooks
     assert on.renew_accepts.func is mc.MC["RenewAccepts"][1]["renew-after-expiry"]
     assert on.heartbeat_accepts.func is mc.MC["HeartbeatAccepts"][1]["renew-after-expiry"]
-    assert on.sup_holds is hooks.sup_holds
+    assert on.ordinary_selects is hooks.ordinary_selects
 
 
 def test_a_configuration_with_defects_pickles_and_resolves_its_hooks_again():

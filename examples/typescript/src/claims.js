@@ -34,13 +34,9 @@ export class Claims {
     return Boolean(c && c.execution_id === execution && c.owner_id === owner && this.ttl(c) > 0);
   }
 
-  /** Supervision's check: the actor's claim is still its exact, live claim (the supervise-on-expiry-only
-   * defect looks at the lease alone). @param {string} session @param {number} execution @param {string} owner */
+  /** Supervision's check: the actor's claim is still its exact, live claim.
+   * @param {string} session @param {number} execution @param {string} owner */
   async holds(session, execution, owner) {
-    if (this.cfg.has("supervise-on-expiry-only")) {
-      const c = await this.get(session);
-      return Boolean(c && this.ttl(c) > 0);
-    }
     return this.fenced(session, execution, owner);
   }
 

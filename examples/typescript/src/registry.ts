@@ -12,7 +12,7 @@ export type Defect =
   | "step-started-window" | "step-failed-duplicate-interrupt" | "cross-session-recovery-collision"
   | "unsupervised-cancel-heartbeat" | "silent-quarantine-noop" | "memory-before-publish"
   | "acquire-overwrites-expired" | "renew-after-expiry" | "recovery-input-in-ordinary-queue"
-  | "supervise-on-expiry-only" | "unfenced-step-publication" | "takeover-trusts-scan" | "takeover-overwrites-phase"
+  | "unfenced-step-publication" | "takeover-trusts-scan" | "takeover-overwrites-phase"
   | "conversion-leaves-assistant-open" | "scan-quarantines-cancellation" | "cancellation-quarantine-strands"
   | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
