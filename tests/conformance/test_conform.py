@@ -37,7 +37,7 @@ def _correct(name):
 def test_the_walk_covers_every_state_edge_and_probe_of_rows():
     rep = _correct("rows")
     assert rep.failure is None and rep.complete
-    assert (rep.states, rep.edges) == (rep.states_total, rep.edges_total) == (1691, 3812)
+    assert (rep.states, rep.edges) == (rep.states_total, rep.edges_total) == (3089, 7052)
     assert rep.probes > rep.states  # refusals at every state, not only some
     assert sum(rep.actions.values()) == rep.edges and rep.savepoint == "serialize"
 

@@ -208,7 +208,7 @@ def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
     assert out.found is None and 0 < len(cov.edges) <= cov.steps
     assert {e[0] for e in cov.edges} == {a for a, n in cov.actions.items() if n}
     states, edges, complete = F.reachable_graph(cfg)
-    assert complete and len(cov.edges) < edges == 3812
+    assert complete and len(cov.edges) < edges == 7052
     line = next(x for x in F.coverage_lines(out) if x.strip().startswith("edges:"))
     assert f"{len(cov.edges):,} of 3,812 labelled edges" in line
 

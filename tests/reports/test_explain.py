@@ -21,13 +21,13 @@ def test_text_timeline_names_actors_commits_gates_and_the_violation():
     assert "|| boundary step_failed.committed (held here by the trace)" in out
     assert "|| boundary cancel.requested (held here by the trace)" in out
     assert "!! VIOLATES AtMostOneTerminal" in out
-    assert "finalizer@n1: 7 CancelRequest, 8 FinalizerSettle, 10 FinalizerSettle, 11 FinalizerClear" in out
+    assert "finalizer@n1: 7 CancelRequest, 8 FinalizerSettle, 10 FinalizerReconcile, 11 FinalizerSettle, 12 FinalizerClear" in out
 
 
 def test_correct_run_has_no_violation_and_shows_the_clock_and_recovery():
     out = X.explain_file(HEARTBEAT, server=BUNDLED)
     assert "VIOLATES" not in out
-    assert "clock: 5 Tick" in out and "recovery@r1: 6 RecoveryScan, 7 RecoveryTakeover" in out
+    assert "clock: 6 Tick, 8 Tick" in out and "recovery@r1: 9 RecoveryScan, 10 RecoveryTakeover, 11 RecoveryReconcile" in out
     assert "finalizer@n1 settle -> idle" in out  # the supervised finalizer stops when the lease expires
 
 
@@ -46,7 +46,7 @@ def test_boundaries_come_from_the_implementation_not_only_the_trace(tmp_path):
 
 def test_liveness_violation_and_stuck_step_are_shown():
     out = X.explain_file(R.TRACES / "step-started-window.json", "text", ["step-started-window"], server=BUNDLED)
-    assert "stuck: step 8 FinalizerClear(n1) is not enabled in the twin: " in out and "enabled here: " in out
+    assert "stuck: step 8 FinalizerSettle(n1) is not enabled in the twin: " in out and "enabled here: " in out
     assert "!! VIOLATES SessionsEventuallyAvailable at the end" in out
 
 
@@ -56,8 +56,8 @@ def test_mermaid_sequence_diagram(capsys):
     lines = out.splitlines()
     assert lines[0] == "sequenceDiagram"
     assert "  participant recovery_r1 as recovery@r1" in lines
-    assert "  recovery_r1->>DB: 7. RecoveryTakeover(r1)" in lines
-    assert "  Note over finalizer_n1,DB: VIOLATES NoOverlappingEffects" in lines
+    assert "  recovery_r1->>DB: 10. RecoveryTakeover(r1)" in lines
+    assert "  Note over recovery_r1,DB: VIOLATES NoOverlappingEffects" in lines  # the successor's first effect
     assert "  Note over recovery_r1: recovery@r1 scanned -> converting<br/>held at recovery.taken_over" in lines
     assert not any(";" in ln or "#" in ln for ln in lines)
 
@@ -116,10 +116,10 @@ def test_mermaid_shows_every_note_of_the_trace(path):
 
 
 def test_mermaid_draws_a_lasso_as_a_loop_block(tmp_path):
-    lines = _mermaid(HEARTBEAT, loop=5, tmp_path=tmp_path)
-    start = lines.index("  loop forever, back to the state after step 5")
-    assert lines[start + 1] == "    recovery_r1->>DB: 6. RecoveryScan(r1, s1)"
-    assert lines[-1] == "  end" and "  clock->>DB: 5. Tick()" not in lines
+    lines = _mermaid(HEARTBEAT, loop=10, tmp_path=tmp_path)
+    start = lines.index("  loop forever, back to the state after step 10")
+    assert lines[start + 1] == "    recovery_r1->>DB: 11. RecoveryReconcile(r1)"
+    assert lines[-1] == "  end" and "  recovery_r1->>DB: 10. RecoveryTakeover(r1)" in lines[:start]
     assert all(ln.startswith("    ") for ln in lines[start + 1:-1])
     assert any("loop: the steps inside repeat forever" in ln for ln in lines)
     lines = _mermaid(HEARTBEAT, loop=0, tmp_path=tmp_path)

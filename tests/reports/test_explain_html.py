@@ -121,12 +121,12 @@ def test_html_for_every_committed_trace(path):
 
 
 def test_html_marks_a_lasso_and_a_stuck_step(tmp_path):
-    page = Page(_html(R.TRACES / "unsupervised-cancel-heartbeat.json", tmp_path=tmp_path, loop=5))
+    page = Page(_html(R.TRACES / "unsupervised-cancel-heartbeat.json", tmp_path=tmp_path, loop=11))
     (head,) = page.by_class("loop-head")
-    assert head["text"] == "loop forever, back to the state after step 5"
-    assert [e["attrs"]["id"] for e in page.by_class("in-loop")] == ["step-6", "step-7", "step-8", "step-9", "step-10"]
+    assert head["text"] == "loop forever, back to the state after step 11"
+    assert [e["attrs"]["id"] for e in page.by_class("in-loop")] == ["step-12", "step-13", "step-14", "step-15", "step-16"]
     text = _html(R.TRACES / "step-started-window.json", ["step-started-window"])
-    assert "stuck: step 8 FinalizerClear(n1) is not enabled" in text
+    assert "stuck: step 8 FinalizerSettle(n1) is not enabled" in text
     assert "VIOLATES SessionsEventuallyAvailable at the end" in text
 
 
