@@ -110,5 +110,5 @@ def test_a_step_the_twin_cannot_take_is_bad_input_not_a_crash(tmp_path, capsys):
     assert main(["replay", str(p)]) == 2
     err = capsys.readouterr().err
     assert_one_line(err, "replay", p)
-    assert ("steps[1]: RecoveryConvert(r1) is not enabled in the twin: recovery worker r1 is not converting "
+    assert ("steps[1]: RecoveryConvert(r1) is not enabled in the twin: recovery worker r1 has not reconciled "
             "(it is idle); enabled here: ") in err

@@ -70,9 +70,9 @@ def test_under_other_switches_a_step_the_twin_cannot_take_is_a_finding(tmp_path,
     assert not res.ok and res.consumed == 2
     assert res.problems[0].startswith("step 3 ClearClaim(n1) is not enabled in the twin: runner n1 is not at done "
                                       "(it is at renewed); enabled here: ")
-    assert res.problems[0].endswith("; 10 step(s) not consumed")
+    assert res.problems[0].endswith("; 11 step(s) not consumed")
     assert main(["replay", str(p), "--defect", "renew-after-expiry"]) == 1
-    assert "steps:   2/12 consumed" in capsys.readouterr().out
+    assert "steps:   2/13 consumed" in capsys.readouterr().out
 
 
 def test_a_failed_expectation_names_its_field(tmp_path):
@@ -139,7 +139,7 @@ def test_recorded_state_must_match_the_twin(tmp_path):
     (lambda raw: raw["steps"][1].update(params={}), "steps[1].params: Renew takes ['n']"),
     (lambda raw: raw["expect"]["events"][0].update(kind="Paused"), "expect.events[0].kind"),
     (lambda raw: raw["expect"].update(invariants=["NoSuchThing"]), "expect.invariants[0]"),
-    (lambda raw: raw.update(loop=99), "loop: 99 is outside 0..11"),
+    (lambda raw: raw.update(loop=99), "loop: 99 is outside 0..12"),
     (lambda raw: raw["config"].update(defects=["nope"]), "config.defects[0]: unknown defect 'nope'"),
     (lambda raw: raw["expect"]["claims"][0].update(session="s7"), "expect.claims[0].session: 's7'"),
 ])

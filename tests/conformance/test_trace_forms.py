@@ -148,7 +148,7 @@ def test_non_vacuous_fails_when_the_premise_never_held(tmp_path, capsys):
     res = R.replay_file(p, server=BUNDLED)
     assert not res.ok and not res.warnings
     assert res.problems == ["expect.non_vacuous: ExpiredClaimsEventuallyHandled holds only vacuously: its premise "
-                            "is false on every state of the replay (12 states)"]
+                            "is false on every state of the replay (13 states)"]
     assert main(["replay", str(p)]) == 1
 
 
@@ -163,7 +163,7 @@ def test_vacuity_reads_only_the_premises_of_leads_to(monkeypatch):
     monkeypatch.setattr(I, "leads_to", lambda name, cfg: [(lbl, lambda st: False, q) for lbl, _, q in real(name, cfg)])
     res = R.replay_file(WINDOW, server=BUNDLED)
     assert res.problems == ["expect.non_vacuous: SessionsEventuallyAvailable holds only vacuously: its premise is "
-                            "false on every state of the replay (9 states)"]
+                            "false on every state of the replay (10 states)"]
 
 
 # ---------------------------------------------------------------- the expect forms
@@ -210,7 +210,7 @@ class _WrongWriter(Scheduler):
 
 def test_expectations_are_checked_on_the_implementation_and_on_the_twin(tmp_path, monkeypatch):
     res = R.replay_file(WINDOW, server=StandIn(_WrongWriter))  # diverges at the settle; the expectations see both final states
-    assert "step 7 FinalizerSettle(n1): divergence: log[2].node: model n1, implementation n2" in res.problems
+    assert "step 8 FinalizerSettle(n1): divergence: log[2].node: model n1, implementation n2" in res.problems
     assert "expect.events[1].writer: Step.Interrupted of assistant 1 written by n1, found n2" in res.problems
     assert not any(p.startswith("the twin: expect.events") for p in res.problems)
     res = R.replay_file(_edit(tmp_path, lambda raw: raw["expect"]["events"][1].update(writer="n2"), WINDOW),

@@ -15,7 +15,7 @@ def test_explorer_counterexample_round_trips_and_replays(out_dir):
     tr = T.load(o.trace_path)
     assert tr.meta.invariants == ["AtMostOneTerminal"] and tr.config.defects == ["step-failed-duplicate-interrupt"]
     _cfg, states = T.replay_twin(tr)
-    assert len(states) == len(tr.steps) + 1 == 10
+    assert len(states) == len(tr.steps) + 1 == 11
 
 
 def test_tlc_counterexample_is_written_in_the_same_format(out_dir, tlc_or_skip):
