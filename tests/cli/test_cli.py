@@ -12,7 +12,7 @@ from harness.cli import main
 def test_check_python_passes(capsys):
     assert main(["check", "--engine", "python", "--config", "ci", "--out", "unused"]) == 0
     out = capsys.readouterr().out
-    assert "verdict:   OK" in out and "57,201 distinct" in out and "SessionsEventuallyAvailable" in out
+    assert "verdict:   OK" in out and "95,651 distinct" in out and "SessionsEventuallyAvailable" in out
 
 
 def test_check_violation_writes_a_trace(capsys, tmp_path):
@@ -46,4 +46,4 @@ def test_console_script_runs_without_traceback():
 def test_check_tlc_passes(capsys, tlc_or_skip):
     """The command's pass on a small configuration (TLC on `ci` itself is test_defect_table's, with its count)."""
     assert main(["check", "--engine", "tlc", "--config", "rows", "--out", "unused"]) == 0
-    assert "1,691 distinct" in capsys.readouterr().out
+    assert "3,089 distinct" in capsys.readouterr().out
