@@ -348,7 +348,7 @@ def _add_fuzz(sub) -> None:
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
     f.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
-    f.add_argument("--db", type=A.db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
+    f.add_argument("--db", type=A.db_url, metavar="URL", help="default: one sqlite file per campaign (WAL), restored between runs; sqlite:// for memory; a "
                    "postgresql+psycopg2:// URL (e.g. from `python -m binding.pgserver start DIR`) is emptied first")
     f.add_argument("--mutant", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
