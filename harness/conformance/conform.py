@@ -29,6 +29,7 @@ from harness.traces.paths import Graph, Step, path_to, tree_ids
 from harness.port import DivergenceError, Saves, Savepoints, Server, World
 from harness.conformance.diff import diff, render_diff
 from harness.conformance.lockstep import refusals
+from harness.conformance.probes import problems as probe_problems
 
 PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
 
@@ -256,11 +257,9 @@ class _Walk:
             except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
                 self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",
                               probe=(name, params))
-            delta = diff(st, got, cfg)
-            if delta:
-                lines = [f"probe: the implementation took {name}{params}, which the twin does not enable "
-                         f"(answer: {answer})"] + render_diff(delta, "  ")
-                self._fail_at(j, "divergence", [], "\n".join(lines), probe=(name, params))
+            lines = probe_problems(cfg, st, name, params, answer, got)
+            if lines:
+                self._fail_at(j, "divergence", [], "probe: " + "\n".join(lines), probe=(name, params))
             rep.probes += 1
         rep.timing["probe"] += self.clock() - t
 
