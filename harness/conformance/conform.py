@@ -53,6 +53,7 @@ class Report:
     states: int = 0  # visited (mapped and checked)
     edges: int = 0  # labelled edges taken and checked
     probes: int = 0  # refusal probes refused with nothing changed
+    restores: int = 0  # savepoints restored (each edge but a state's first starts from one)
     actions: Counter = field(default_factory=Counter)  # edges checked, per action
     boundaries: Counter = field(default_factory=Counter)  # named boundaries the checked edges passed
     seconds: float = 0.0
@@ -175,6 +176,7 @@ class _Walk:
                 t = self.clock()
                 self.points.restore(point)
                 rep.timing["restore"] += self.clock() - t
+                rep.restores += 1
             name, params, j = succ[k]
             impl = self._edge(i, name, params, j)
             if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
