@@ -9,6 +9,7 @@ import json
 import pytest
 
 from harness.cli import main
+from harness.conformance import replay as R
 from harness.driver import protocol as P
 from harness.driver.client import Connection, NoSwitch, Sut
 from harness.driver.transport import InProcess
@@ -110,3 +111,13 @@ def test_with_switches_the_kill_matrix_runs(monkeypatch, capsys, tmp_path):
     code, out, report = _gate(capsys, tmp_path, DRIVER)
     (km,) = [s for s in report["stages"] if s["name"] == "kill matrix"]
     assert code == 0 and km["status"] == PASS and "not applicable" not in out, out
+
+
+@pytest.mark.parametrize("argv", [["conform", "--kill-matrix", "--mutant", "memory-before-publish"],
+                                  ["conform", "--config", "ci", "--mutant", "memory-before-publish"],
+                                  ["fuzz", "--mutant", "memory-before-publish"],
+                                  ["replay", str(R.TRACES / "memory-before-publish.json"), "--defect", "memory-before-publish"]])
+def test_a_defect_asked_of_a_switchless_server_is_bad_usage(capsys, argv):
+    assert main(argv + ["--sut", f"{DRIVER} --no-defects"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "has no switch for memory-before-publish" in err, err
