@@ -69,7 +69,7 @@ def run(args, read_database=None) -> int:
           f"{args.config or ('header' if header is not None and header.config is not None else 'of the run')}")
     for n in notes:
         print(f"  note: {n}")
-    limits = S.Limits(max_silent=args.max_silent, max_states=args.max_states)
+    limits = S.Limits(max_silent=args.max_silent, max_states=args.max_states, skew_bound=args.skew_bound)
     with Reporter() as progress, progress.task("validate", unit="lines", key="done", total=len(lines)) as task:
         res = S.validate(cfg, lines, limits, progress=task)
     print("\n".join(S.render(res, args.history)))

@@ -157,6 +157,8 @@ class Commit(BaseModel):
     seq: int | None = Field(None, ge=1, description="the implementation's own commit number, when it has one "
                                                     "(informative: the file's order is the commit order)")
     actor: str = Field(description="who committed: a node, a recovery worker, or 'environment'")
+    process: str | None = Field(None, description="the process (incarnation) that committed, whose clock `now` was "
+                                                  "read from; absent: the actor's")
     action: str = Field(description="the registry action (spec/names.py) the transaction is")
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters by the registry's letters")
     now: int | None = Field(None, description="the clock reading (ticks) the step used for its lease decisions; "
@@ -208,6 +210,10 @@ class Line:
     @property
     def now(self) -> int | None:
         return self.commit.now
+
+    @property
+    def process(self) -> str:
+        return self.commit.process or self.commit.actor
 
     def wrote_nothing(self) -> bool:
         w = self.commit.writes

@@ -5,14 +5,16 @@ explains every line.
 
 The search keeps the *frontier*: every twin state consistent with the lines matched so far (deduplicated;
 the `effects` history, which no guard reads, is dropped). For the next line it first closes the frontier
-under the *silent* steps: every twin step that changes no durable variable (claim, nextExec, log,
-recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
+under the *silent* steps (silent.py): every twin step that changes no durable variable (claim, nextExec,
+log, recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
 returns, RunnerStop/Exit, Supervise, a recovery scan, a crash, a fenced step that failed), and the clock's
-Tick. A line with a clock reading comes exactly `now - previous reading` Ticks after the line with the
-previous reading (a Tick with no lease left to run down moves nothing and is free); a line without one
-(a step that reads no clock) takes none before it, so the ticks up to the next reading come after it; in
-a log with no reading at all any number may pass between any two lines. Then it keeps
-the states where the recorded memory matches (when the line has memory) and applies the line's action
+Tick. Real time (docs/history.md, "Real time"): each line is judged at its own process's clock reading.
+The frontier is held at the lowest reading of the lines still to come (`floors`), so the twin's clock only
+moves forwards; a line read later than it is seen from its reading (the ticks taken, with the silent steps
+they allow), and its successor held back at the frontier's clock (`held_back`). A line without a reading
+(a step that reads no clock) takes no tick; in a log with no reading at all any number may pass between
+any two lines. A log that records crashes (a Crash line) shows every crash: none is taken silently. Then it
+keeps the states where the recorded memory matches (when the line has memory) and applies the line's action
 with its parameters: its successor must write exactly the line's durable rows. A line that wrote
 nothing may also be a refused step (the twin does not enable it; the state stays). The successors that
 match are the next frontier. A line no state explains is the failure: the longest matched prefix is
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from spec import guards as G
 from spec import model as M
@@ -37,8 +39,8 @@ from spec.state import _ticking
 
 from harness import registry as R
 from harness.validation.history import Line
-
-DURABLE = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled", "wakes")
+from harness.validation.search_state import DURABLE
+from harness.validation.silent import silent_successors
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Limits:
     max_silent: int = 24  # silent steps (Ticks not counted) between two lines
     max_states: int = 200_000  # states one closure may visit
     tick_cap: int | None = None  # Ticks between two lines beyond which all leases have run down (None: derived)
+    skew_bound: int = 0  # SynchronizedClocks: ticks a process's clock reading may lag its own earlier one
 
 
 @dataclass
@@ -91,19 +94,13 @@ class Search:
         self.tick_cap = limits.tick_cap if limits.tick_cap is not None else 2 * cfg.lease + cfg.eff_grace + 2
         self.states = 0
         self.bounded = False
-        # CorruptRecoveryRow always writes a recovery row: never silent, and enumerating it (every Session
-        # times every execution id) is most of Next's cost on a long run's configuration
-        self.silent_cfg = replace(cfg, faults=cfg.faults - {"corrupt"}) if "corrupt" in cfg.faults else cfg
+        self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
 
     def silent_moves(self, st: M.State, ticks: int | None):
         """(next state, ticks still to take) for each silent step from `st`."""
         cfg = self.cfg
-        here = durable(st)
-        for name, _params, nxt in M.successors(self.silent_cfg, st):
-            if name == R.TICK:
-                continue
-            if durable(nxt) == here:
-                yield _strip(nxt), ticks
+        for _name, _params, nxt in silent_successors(cfg, st, self.silent_crashes):
+            yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
             nxt = M.Tick(cfg, st)
             if nxt is not None and nxt != st:
@@ -114,8 +111,9 @@ class Search:
     def closure(self, frontier, ticks: int | None) -> set[M.State]:
         """The states reachable from `frontier` by silent steps that take exactly `ticks` Ticks (any
         number, None)."""
-        if ticks is not None:
-            ticks = min(ticks, self.tick_cap)
+        if ticks is not None:  # a lease held back from a later reading runs longer than Lease (held_back)
+            ticks = min(ticks, self.tick_cap + max((max(0, c.ttl - self.cfg.lease) for st in frontier
+                                                    for c in st.claim), default=0))
         start = {(st, ticks) for st in frontier}
         seen = set(start)
         out = {st for st, r in start if r is None or r == 0}
@@ -154,34 +152,98 @@ class Search:
         return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
 
 
+def floors(lines: list[Line]) -> list[int | None]:
+    """For each line, the lowest clock reading among it and the lines after it (None: no reading there):
+    the clock the frontier is held at after it, so that every later reading is at or after it."""
+    out: list[int | None] = [None] * len(lines)
+    low = None
+    for k in range(len(lines) - 1, -1, -1):
+        now = lines[k].now
+        if now is not None:
+            low = now if low is None else min(low, now)
+        out[k] = low
+    return out
+
+
+def committers(cfg: M.Config, line: Line) -> tuple[frozenset, frozenset, frozenset]:
+    """The committing process's actors (node indexes for `run` and `fin`, worker indexes for `rec`): those
+    its recorded memory names, else the line's actor."""
+    if line.memory is not None:
+        mem = line.memory
+        return (frozenset(cfg.nodes.index(n) for n in mem.run), frozenset(cfg.nodes.index(n) for n in mem.fin),
+                frozenset(cfg.recoverers.index(r) for r in mem.rec))
+    node = frozenset([cfg.nodes.index(line.actor)]) if line.actor in cfg.nodes else frozenset()
+    rec = frozenset([cfg.recoverers.index(line.actor)]) if line.actor in cfg.recoverers else frozenset()
+    return node, node, rec
+
+
+def held_back(cfg: M.Config, w: M.State, x: M.State, y: M.State, d: int, mine) -> M.State:
+    """`y` (the step's successor at the line's reading, `d` ticks after `w`'s clock) held at `w`'s clock: a
+    claim the step left as it was is `w`'s; a claim whose lease the step did not write keeps `w`'s ttl; a
+    lease the step wrote runs `d` ticks longer from the earlier clock (it was written at the later reading).
+    Only the committing process's actors keep what they did in those `d` ticks; the others' memory is
+    `w`'s (the later reading was this process's, not theirs: a paused node is not supervised by it)."""
+    claims = []
+    for cw, cx, cy in zip(w.claim, x.claim, y.claim):
+        if cy == cx:
+            claims.append(cw)
+        elif cy == M.NO_CLAIM or cy.ttl == cx.ttl:
+            claims.append(cy if cy == M.NO_CLAIM else cy._replace(ttl=cw.ttl))
+        else:
+            claims.append(cy._replace(ttl=cy.ttl + d))
+    run, fin, rec = mine
+    return y._replace(claim=tuple(claims),
+                      run=tuple(b if k in run else a for k, (a, b) in enumerate(zip(w.run, y.run))),
+                      fin=tuple(b if k in fin else a for k, (a, b) in enumerate(zip(w.fin, y.fin))),
+                      rec=tuple(b if k in rec else a for k, (a, b) in enumerate(zip(w.rec, y.rec))))
+
+
 def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
-    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring)."""
+    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring).
+
+    Reason for the length: one loop holds the three clock cases (no readings at all; a line without one; a
+    line whose reading is after the frontier's clock, seen from that reading) and the failure report."""
     t0 = time.perf_counter()
     search = Search(cfg, limits)
+    search.silent_crashes = not any(line.action == R.CRASH for line in lines)
     res = Result(lines=len(lines))
     frontier = {M.init(cfg)}
-    prev_now = None
+    held = None  # the clock the frontier is held at (None: before the first reading)
     clocked = any(line.now is not None for line in lines)
+    low = floors(lines)
+    last_read: dict[str, int] = {}  # process -> its latest reading
     for k, line in enumerate(lines):
-        if line.now is not None and prev_now is not None and line.now < prev_now:
-            res.failure = Failure(line, k, [f"the clock reading goes back from {prev_now} to {line.now}: the twin's "
-                                            "clock only advances (a log must give each commit the reading it used, in "
-                                            "commit order)"], [], 0, False)
+        who = line.process
+        if line.now is not None and who in last_read and line.now < last_read[who] - limits.skew_bound:
+            res.failure = Failure(line, k, [f"process {who}'s clock reading goes back from {last_read[who]} to "
+                                            f"{line.now}, more than the skew bound ({limits.skew_bound} ticks): a "
+                                            "process reads its clock forwards (SynchronizedClocks)"], [], 0, False)
             break
         if not clocked:
-            ticks = None  # a log without clock readings: any number of ticks between any two lines
+            ticks, view = None, 0  # a log without clock readings: any number of ticks between any two lines
         elif line.now is None:
-            ticks = 0  # a step that reads no clock: the ticks up to the next reading come after it
+            ticks, view = 0, 0  # a step that reads no clock: the ticks up to the next reading come after it
         else:
-            ticks = None if prev_now is None else line.now - prev_now
+            ticks = None if held is None else low[k] - held
+            view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
         closed = search.closure(frontier, ticks)
         nxt = set()
-        for st in closed:
-            got = search.step(st, line)
-            if got is not None:
-                nxt.add(got)
+        if view == 0:
+            for st in closed:
+                got = search.step(st, line)
+                if got is not None:
+                    nxt.add(got)
+        else:  # the line seen from its own reading, then held back at the frontier's clock
+            seen, mine = set(), committers(cfg, line)
+            for w in closed:
+                for x in search.closure({w}, view):
+                    seen.add(x)
+                    got = search.step(x, line)
+                    if got is not None:
+                        nxt.add(held_back(cfg, w, x, got, view, mine))
+            closed = seen
         if not nxt:
             res.failure = explain(cfg, line, k, closed, search.bounded)
             search.bounded = search.bounded or bounded_before
@@ -191,7 +253,8 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
         res.max_frontier = max(res.max_frontier, len(frontier))
         res.matched, res.last = k + 1, line
         if line.now is not None:
-            prev_now = line.now
+            held = low[k]
+            last_read[who] = max(last_read.get(who, line.now), line.now)
         if progress is not None:
             progress(done=k + 1, states=search.states, frontier=len(frontier))
     res.states, res.bounded, res.seconds = search.states, search.bounded, time.perf_counter() - t0

@@ -228,12 +228,14 @@ def test_a_line_the_twin_does_not_enable_names_the_failed_conjunct(tmp_path):
 
 
 def test_a_clock_going_back_fails(tmp_path):
+    """One process's clock reading below its own earlier one, beyond the skew bound (tests/validation/
+    test_real_time.py: readings of several processes may interleave out of order)."""
     lines = _lines(FIXTURE)
     last = json.loads(lines[-1])
     last["now"] = -5
     lines[-1] = json.dumps(last)
     code, out = _validate(_write(tmp_path, lines))
-    assert code == 1 and "the clock reading goes back" in "\n".join(out)
+    assert code == 1 and "process n2's clock reading goes back from 2 to -5" in "\n".join(out)
 
 
 # ---------------------------------------------------------------- (d) bad input
@@ -308,8 +310,7 @@ def test_a_real_stress_runs_history_validates_and_an_edited_row_fails(tmp_path):
 
 def test_a_live_short_stress_run_validates(tmp_path, capsys):
     """One node process (its runner, finalizer and recovery worker), SIGKILLs, no callers: its history
-    validates. (With two node processes, or the callers' held prompts, it does not yet: docs/history.md,
-    "What validation cannot see".)"""
+    validates (two node processes: test_a_live_two_node_stress_run_validates)."""
     from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, run
     code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, crash_every_commits=25, input_rate=0.0,
@@ -318,4 +319,18 @@ def test_a_live_short_stress_run_validates(tmp_path, capsys):
     assert code == 0
     db = res.run_dir / "stress.db"
     code, out = _validate(db)
+    assert code == 0, "\n".join(out)
+
+
+def test_a_live_two_node_stress_run_validates(tmp_path, capsys):
+    """Two node processes on one sqlite file, with the callers' held prompts, resumes and steers and
+    SIGKILLs: their readings interleave out of commit order, and the history validates (docs/history.md,
+    "Real time")."""
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    code, res = run(StressOptions(nodes=2, sessions=3, seconds=3, crash_every_commits=40, executions=12, seed="2",
+                                  keep=True, progress=False, out=str(tmp_path)), BUNDLED)
+    capsys.readouterr()
+    assert code == 0
+    code, out = _validate(res.run_dir / "stress.db")
     assert code == 0, "\n".join(out)
