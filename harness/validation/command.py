@@ -74,3 +74,15 @@ def run(args, read_database=None) -> int:
         res = S.validate(cfg, lines, limits, progress=task)
     print("\n".join(S.render(res, args.history)))
     return OK if res.ok else NOT_VALID
+
+
+def check_database(url: str, read_database) -> tuple[bool, list[str]]:
+    """(valid, report lines) of a stress run's own history database (`claimcheck stress` validates what it
+    recorded with this search). A history the converter cannot read is not valid, and says why."""
+    try:
+        conv = read_database(url)
+        lines = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), url)
+    except InputError as exc:
+        return False, [f"claimcheck validate: the run's history: not validated: {exc}"]
+    res = S.validate(conv.cfg, lines)
+    return res.ok, S.render(res, "the run's history")

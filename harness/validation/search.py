@@ -96,21 +96,24 @@ class Search:
         self.bounded = False
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
 
-    def silent_moves(self, st: M.State, ticks: int | None):
-        """(next state, ticks still to take) for each silent step from `st`."""
+    def silent_moves(self, st: M.State, ticks: int | None, view=None):
+        """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
+        actor names and node indexes): only its own steps, and the clock held back only by its own actors
+        (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
-        for _name, _params, nxt in silent_successors(cfg, st, self.silent_crashes):
-            yield _strip(nxt), ticks
+        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
+            if view is None or params[0] in view[0]:
+                yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
-            nxt = M.Tick(cfg, st)
+            nxt = M.Tick(cfg, st) if view is None else view_tick(cfg, st, view[1])
             if nxt is not None and nxt != st:
                 yield _strip(nxt), None if ticks is None else ticks - 1
             elif ticks is not None and not any(_ticking(cfg, c) for c in st.claim):
                 yield st, 0  # no lease runs down: the clock moves and the twin's state does not
 
-    def closure(self, frontier, ticks: int | None) -> set[M.State]:
+    def closure(self, frontier, ticks: int | None, view=None) -> set[M.State]:
         """The states reachable from `frontier` by silent steps that take exactly `ticks` Ticks (any
-        number, None)."""
+        number, None); `view`: see silent_moves."""
         if ticks is not None:  # a lease held back from a later reading runs longer than Lease (held_back)
             ticks = min(ticks, self.tick_cap + max((max(0, c.ttl - self.cfg.lease) for st in frontier
                                                     for c in st.claim), default=0))
@@ -122,7 +125,7 @@ class Search:
         for _ in range(depth):  # level k: the states k silent steps away
             nxt_level = []
             for st, r in level:
-                for pair in self.silent_moves(st, r):
+                for pair in self.silent_moves(st, r, view):
                     if pair not in seen:
                         seen.add(pair)
                         nxt_level.append(pair)
@@ -163,6 +166,22 @@ def floors(lines: list[Line]) -> list[int | None]:
             low = now if low is None else min(low, now)
         out[k] = low
     return out
+
+
+def view_tick(cfg: M.Config, st: M.State, nodes) -> M.State | None:
+    """A tick seen by one process: every lease runs down, and only that process's own actors hold the clock
+    (its supervision overdue, TimelyDispatch between its renewal and its dispatch)."""
+    if not any(_ticking(cfg, c) for c in st.claim):
+        return None
+    for n in nodes:
+        r = st.run[n]
+        if M.overdue(cfg, st, n):
+            return None
+        if cfg.timely_dispatch and r.pc in ("renewed", "tool_started"):
+            c = st.claim[M.si(cfg, r.sess)]
+            if c.exec == r.exec and c.ttl == 1:
+                return None
+    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim))
 
 
 def committers(cfg: M.Config, line: Line) -> tuple[frozenset, frozenset, frozenset]:
@@ -237,8 +256,9 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
                     nxt.add(got)
         else:  # the line seen from its own reading, then held back at the frontier's clock
             seen, mine = set(), committers(cfg, line)
+            names = ({cfg.nodes[k] for k in mine[0] | mine[1]} | {cfg.recoverers[k] for k in mine[2]}, mine[0] | mine[1])
             for w in closed:
-                for x in search.closure({w}, view):
+                for x in search.closure({w}, view, names):
                     seen.add(x)
                     got = search.step(x, line)
                     if got is not None:

@@ -325,12 +325,40 @@ def test_a_live_short_stress_run_validates(tmp_path, capsys):
 def test_a_live_two_node_stress_run_validates(tmp_path, capsys):
     """Two node processes on one sqlite file, with the callers' held prompts, resumes and steers and
     SIGKILLs: their readings interleave out of commit order, and the history validates (docs/history.md,
-    "Real time")."""
+    "Real time"), as `claimcheck stress` itself validates it (the search `validate` runs)."""
+    from binding.history import read_database
     from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import check_database
     code, res = run(StressOptions(nodes=2, sessions=3, seconds=3, crash_every_commits=40, executions=12, seed="2",
-                                  keep=True, progress=False, out=str(tmp_path)), BUNDLED)
-    capsys.readouterr()
-    assert code == 0
+                                  keep=True, progress=False, out=str(tmp_path)), BUNDLED,
+                    validate_history=lambda url: check_database(url, read_database))
+    text = capsys.readouterr().out
+    assert code == 0 and res.validation_ok, text
+    assert "trace validation of the run's history:" in text and "OK, " in res.validation[0], text
     code, out = _validate(res.run_dir / "stress.db")
     assert code == 0, "\n".join(out)
+
+
+def test_a_stress_run_whose_history_does_not_validate_fails(tmp_path, capsys):
+    """The stress verdict takes the validation's: a stand-in that finds the history invalid fails the run."""
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, input_rate=0.0, executions=3, seed="1",
+                                  progress=False, out=str(tmp_path)), BUNDLED,
+                    validate_history=lambda url: (False, ["claimcheck validate: the run's history: NOT VALID at line 2"]))
+    text = capsys.readouterr().out
+    assert code == 1 and not res.ok, text
+    assert "NOT VALID at line 2" in text and "verdict: FAIL" in text, text
+
+
+def test_bench_validate_refuses_bad_sizes(capsys):
+    assert main(["bench", "--validate", "1000,x"]) == 2
+    assert "expected line counts" in capsys.readouterr().err
+
+
+def test_bench_validate_prints_lines_per_second_beside_the_recording(capsys):
+    """One small size (the deep profile runs 10^3, 10^4, 10^5: ci/github-nightly.yml)."""
+    assert main(["bench", "--validate", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "recorded in" in out and "lines/s" in out and "valid" in out and "goal >= 5,000 lines/s" in out, out
