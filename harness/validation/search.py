@@ -59,6 +59,7 @@ class Failure:
     candidates: list[str]  # twin actions that write something at those states
     closure: int  # states the line could have run in
     bounded: bool  # a bound cut the search: the failure may be the bound's
+    closest: list[str] | None = None  # the candidate state with the fewest differences, and what differs there
 
 
 @dataclass
@@ -191,8 +192,9 @@ def committers(cfg: M.Config, line: Line) -> tuple[frozenset, frozenset, frozens
         mem = line.memory
         return (frozenset(cfg.nodes.index(n) for n in mem.run), frozenset(cfg.nodes.index(n) for n in mem.fin),
                 frozenset(cfg.recoverers.index(r) for r in mem.rec))
-    node = frozenset([cfg.nodes.index(line.actor)]) if line.actor in cfg.nodes else frozenset()
-    rec = frozenset([cfg.recoverers.index(line.actor)]) if line.actor in cfg.recoverers else frozenset()
+    actor = line.commit.actor
+    node = frozenset([cfg.nodes.index(actor)]) if actor in cfg.nodes else frozenset()
+    rec = frozenset([cfg.recoverers.index(actor)]) if actor in cfg.recoverers else frozenset()
     return node, node, rec
 
 
@@ -369,6 +371,7 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
     memory_only: Counter = Counter()  # the states where it does not
     candidates: Counter = Counter()
     examined = sorted(closed, key=repr)[:MAX_EXAMINED]
+    best = None  # (differences, state, what differs)
     for st in examined:
         here = durable(st)
         for name, params, nxt in M.successors(cfg, st):
@@ -378,20 +381,44 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
             mem = memory_differences(cfg, st, line.memory)
             if mem:
                 memory_only["; ".join(mem[:3])] += 1
+                best = min(best, (100 + len(mem), st, mem), key=_first) if best else (100 + len(mem), st, mem)
                 continue
         nxt = apply_direct(cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             why = G.why_not(cfg, st, line.action, line.params)
-            reasons[f"not enabled: {why}" if why else "enabled, but it changes nothing here (a stuttering step), "
-                    "yet the line writes rows"] += 1
+            text = f"not enabled: {why}" if why else ("enabled, but it changes nothing here (a stuttering step), "
+                                                      "yet the line writes rows")
+            reasons[text] += 1
+            got = (50, st, [text])
         else:
-            reasons["; ".join(write_differences(cfg, st, nxt, line)[:6]) or "?"] += 1
+            diffs = write_differences(cfg, st, nxt, line)
+            reasons["; ".join(diffs[:6]) or "?"] += 1
+            got = (len(diffs), st, diffs)
+        best = min(best, got, key=_first) if best else got
     shown = [f"{text} (in {n} of {len(examined)} states)" if len(examined) > 1 else text
              for text, n in (reasons.most_common() + memory_only.most_common())[:MAX_REASONS]]
     if not closed:
         shown = ["no twin state is consistent with the lines before it and the clock reading (the silent steps "
                  "between the lines cannot take the Ticks the clock readings say passed)"]
-    return Failure(line, prefix, shown, [c for c, _ in candidates.most_common(MAX_REASONS)], len(closed), bounded)
+    return Failure(line, prefix, shown, [c for c, _ in candidates.most_common(MAX_REASONS)], len(closed), bounded,
+                   None if best is None else closest(cfg, line, best[1], best[2]))
+
+
+def _first(t):
+    return t[0]
+
+
+def closest(cfg: M.Config, line: Line, st: M.State, diffs: list[str]) -> list[str]:
+    """The closest candidate state, as far as the line concerns it: the claims of the Sessions it names or
+    writes, the memory of its process's actors, then the fields that differ there."""
+    sessions = sorted(set(line.claims) | {v for v in line.params if isinstance(v, str) and v in cfg.sessions}
+                      | {i.sess for i in line.params if isinstance(i, M.Input)})
+    out = [f"claim {s}: {_show(st.claim[cfg.sessions.index(s)])}" for s in sessions]
+    run, fin, rec = committers(cfg, line)
+    out += [f"run {cfg.nodes[k]}: {tuple(st.run[k])}" for k in sorted(run)]
+    out += [f"fin {cfg.nodes[k]}: {tuple(st.fin[k])}" for k in sorted(fin) if st.fin[k].pc != "idle"]
+    out += [f"rec {cfg.recoverers[k]}: {tuple(st.rec[k])}" for k in sorted(rec)]
+    return out + [f"differs: {d}" for d in diffs[:6]]
 
 
 def describe(line: Line) -> str:
@@ -413,6 +440,9 @@ def render(res: Result, name: str) -> list[str]:
            + (f", the last {describe(res.last)}" if res.last is not None else " (none)"),
            f"  first unmatched: {describe(f.line)}; the twin could have run it in {f.closure:,} states"]
     out += [f"    - {r}" for r in f.reasons]
+    if f.closest:
+        out.append("  the closest candidate state (the fewest differences):")
+        out += [f"    {x}" for x in f.closest]
     if f.candidates:
         out.append(f"  the twin's writing steps there: {', '.join(f.candidates)}")
     if f.bounded or res.bounded:

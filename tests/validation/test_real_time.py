@@ -73,6 +73,8 @@ def test_a_takeover_no_reading_justifies_fails(tmp_path):
     text = "\n".join(out)
     assert code == 1 and "NOT VALID at line 985" in text, text
     assert "not enabled: recovery worker r1 has not scanned" in text, text
+    # the frontier report: the closest candidate state, s2's claim there (its lease still live at the reading)
+    assert "the closest candidate state" in text and "claim s2: {exec 105, owner 'n2', ttl 1, phase 'running'" in text
     code, out = _validate(_write(tmp_path, _lines()[:985]), "--skew-bound", "20")
     assert code == 0, out
 
@@ -84,3 +86,13 @@ def test_a_process_clock_going_back_beyond_the_skew_bound_fails(tmp_path):
     code, out = _validate(_write(tmp_path, lines))
     text = "\n".join(out)
     assert code == 1 and "NOT VALID at line 304" in text and "goes back" in text and "skew bound (0 ticks)" in text, text
+
+
+def test_the_leanest_two_node_log_validates(tmp_path):
+    """Without memory, seq and the commits that wrote nothing (what any server can log): a line seen from
+    its later reading takes its actor's own steps only (no process named: the actor is the process)."""
+    lines = _lines()[:250]
+    lean = [lines[0]] + [json.dumps({k: v for k, v in json.loads(x).items() if k not in ("memory", "seq", "process")})
+                         for x in lines[1:] if json.loads(x).get("writes")]
+    code, out = _validate(_write(tmp_path, lean))
+    assert code == 0, "\n".join(out)
