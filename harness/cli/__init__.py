@@ -229,6 +229,9 @@ def _add_validate(sub) -> None:
                    help="SynchronizedClocks: how far one process's clock reading may go back below its own "
                         f"earlier one (default {S.Limits.skew_bound}); each line's lease decisions are judged at "
                         "its own process's reading (docs/history.md, \"Real time\")")
+    v.add_argument("--mapping", metavar="FILE",
+                   help="a JSON file renaming the log's own field, action and event-kind names to the history "
+                        "format's (docs/history.md, \"Your server's log\")")
     v.add_argument("--write-lines", type=A.out_file, metavar="FILE",
                    help="write the history as history-format lines (a converted database's, with its header)")
     v.set_defaults(func=cmd_validate)

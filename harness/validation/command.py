@@ -33,7 +33,7 @@ def is_database(text: str) -> bool:
         return False
 
 
-def load(history: str, config: str | None, read_database=None):
+def load(history: str, config: str | None, read_database=None, mapping: str | None = None):
     """(twin configuration, header, numbered commit lines, notes) of HISTORY; InputError on bad input.
     `read_database(history, cfg)`: a history database read as lines (binding.history.read_database: its
     `header`, `commits`, `cfg` and `skipped`), HistoryError when it is none."""
@@ -48,7 +48,8 @@ def load(history: str, config: str | None, read_database=None):
         header, commits = conv.header, [(k, c) for k, c in enumerate(conv.commits, start=2)]
         cfg = conv.cfg
     else:
-        header, commits = H.read(history)
+        from harness.validation.mapping import load as load_mapping
+        header, commits = H.read(history, load_mapping(mapping) if mapping else None)
         if chosen is not None:
             cfg = chosen
         elif header is not None and header.config is not None:
@@ -60,7 +61,7 @@ def load(history: str, config: str | None, read_database=None):
 
 def run(args, read_database=None) -> int:
     from harness.progress import Reporter
-    cfg, header, commits, notes = load(args.history, args.config, read_database)
+    cfg, header, commits, notes = load(args.history, args.config, read_database, getattr(args, "mapping", None))
     lines = H.typed(cfg, commits, args.history)
     if args.write_lines:
         out = [H.dumps(header)] if header is not None else []

@@ -220,8 +220,9 @@ class Line:
         return not (w.claim or w.log or w.recovery or w.inputs or w.cancelled or w.wakes is not None)
 
 
-def parse_line(text: str, number: int, name: str):
-    """A Header or a Commit from one line's text (HistoryError naming the line)."""
+def parse_line(text: str, number: int, name: str, mapping=None):
+    """A Header or a Commit from one line's text (HistoryError naming the line); `mapping`
+    (harness/validation/mapping.py) renames a server's own names to the format's first."""
     where = f"{name}: line {number}"
     if len(text) > MAX_LINE:
         raise HistoryError(f"{where}: longer than {MAX_LINE} bytes")
@@ -231,6 +232,8 @@ def parse_line(text: str, number: int, name: str):
         raise HistoryError(f"{where}: not JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise HistoryError(f"{where}: expected a JSON object, got {type(raw).__name__}")
+    if mapping is not None and "format" not in raw:
+        raw = mapping.apply(raw)
     model = Header if "format" in raw else Commit
     try:
         return model.model_validate(raw)
@@ -242,7 +245,7 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def read(path: str | Path) -> tuple[Header | None, list[tuple[int, Commit]]]:
+def read(path: str | Path, mapping=None) -> tuple[Header | None, list[tuple[int, Commit]]]:
     """The header (None: the file has none) and the commit lines with their line numbers (blank lines are
     skipped). Any problem is a HistoryError naming the file and the line."""
     p = Path(path)
@@ -258,7 +261,7 @@ def read(path: str | Path) -> tuple[Header | None, list[tuple[int, Commit]]]:
     for k, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        got = parse_line(line, k, str(p))
+        got = parse_line(line, k, str(p), mapping)
         if isinstance(got, Header):
             if commits or header is not None:
                 raise HistoryError(f"{p}: line {k}: a header must be the first line")
