@@ -29,7 +29,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from impl.db import Database
-from impl.history import read_meta, read_rows
+from impl.history import PER_SESSION, read_meta, read_rows
 from impl.wakes import ORDINARY
 from spec import model as M
 from spec import names as N
@@ -153,10 +153,19 @@ def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> li
                      now=now, writes=H.Writes(inputs=[pending]))]
 
 
+class PerSessionHistory(H.HistoryError):
+    """A per-Session history (PostgreSQL's concurrent writers, impl/history_sessions.py): each Session's
+    commits in order, no order across Sessions, execution ids unique but not dense."""
+
+
 def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> Converted:
     """The lines of a recorded history. A step that reads no lease (CLOCK_FREE) gets no clock reading;
     the others keep their process's own reading (which may be older than the commits ordered before it)
     and name the process; each claim's ttl is read at that reading."""
+    if meta.get("history") == PER_SESSION:
+        raise PerSessionHistory("a per-Session history (PostgreSQL's concurrent writers) records each Session's "
+                                "commit order and none across Sessions, which validation needs: record with the "
+                                "global write lock (impl/db.py pg_lock 'global')")
     cfg = cfg or twin_config(meta, rows)
     commits, skipped = [], {}
     prev: dict = {}

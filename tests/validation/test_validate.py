@@ -362,3 +362,18 @@ def test_bench_validate_prints_lines_per_second_beside_the_recording(capsys):
     assert main(["bench", "--validate", "200"]) == 0
     out = capsys.readouterr().out
     assert "recorded in" in out and "lines/s" in out and "valid" in out and "goal >= 5,000 lines/s" in out, out
+
+
+def test_a_per_session_history_is_said_not_validated():
+    """PostgreSQL's concurrent writers record each Session's order and none across Sessions: the converter
+    refuses it (bad input for `validate`), and the stress run says NOT VALIDATED rather than passing or
+    failing on an order that was never recorded."""
+    from impl.history import PER_SESSION
+    from harness.validation.command import check_database
+    with pytest.raises(C.PerSessionHistory):
+        C.convert_rows({"history": PER_SESSION}, [])
+
+    def read(url):
+        return C.convert_rows({"history": PER_SESSION}, [])
+    ok, lines = check_database("postgresql://x", read)
+    assert ok and "NOT VALIDATED: a per-Session history" in lines[0]
