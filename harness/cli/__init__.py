@@ -225,6 +225,9 @@ def _add_validate(sub) -> None:
                         "clock ticks not counted)")
     v.add_argument("--max-states", type=A.count(1, 100_000_000), default=S.Limits.max_states, metavar="N",
                    help=f"states one search between two lines may visit (default {S.Limits.max_states:,})")
+    v.add_argument("--max-frontier", type=A.count(1, 100_000_000), default=S.Limits.max_frontier, metavar="N",
+                   help=f"states the frontier may hold after a line (default {S.Limits.max_frontier:,}); beyond it "
+                        "the search stops, bounded, and does not report valid")
     v.add_argument("--skew-bound", type=A.count(0, 1_000_000), default=S.Limits.skew_bound, metavar="TICKS",
                    help="SynchronizedClocks: how far one process's clock reading may go back below its own "
                         f"earlier one (default {S.Limits.skew_bound}); each line's lease decisions are judged at "

@@ -49,6 +49,7 @@ class Limits:
     max_states: int = 200_000  # states one closure may visit
     tick_cap: int | None = None  # Ticks between two lines beyond which all leases have run down (None: derived)
     skew_bound: int = 0  # SynchronizedClocks: ticks a process's clock reading may lag its own earlier one
+    max_frontier: int = 5_000  # states the frontier may hold after a line; beyond it the search stops, bounded
 
 
 @dataclass
@@ -271,6 +272,12 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
             search.bounded = search.bounded or bounded_before
             break
         search.bounded = search.bounded or bounded_before
+        if len(nxt) > limits.max_frontier:  # a blow-up: stop, and never report valid
+            res.failure = Failure(line, k, [f"the frontier grew to {len(nxt):,} states after this line, beyond "
+                                            f"--max-frontier {limits.max_frontier:,}: not validated past it"],
+                                  [], len(nxt), True)
+            search.bounded = True
+            break
         frontier = nxt
         res.max_frontier = max(res.max_frontier, len(frontier))
         res.matched, res.last = k + 1, line
@@ -446,6 +453,7 @@ def render(res: Result, name: str) -> list[str]:
     if f.candidates:
         out.append(f"  the twin's writing steps there: {', '.join(f.candidates)}")
     if f.bounded or res.bounded:
-        out.append("  note: a search bound was hit (--max-silent, --max-states): the failure may be the bound's")
+        out.append("  note: a search bound was hit (--max-silent, --max-states, --max-frontier): the failure may be "
+                   "the bound's")
     out.append(f"  {stats}")
     return out

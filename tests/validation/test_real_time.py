@@ -96,3 +96,26 @@ def test_the_leanest_two_node_log_validates(tmp_path):
                          for x in lines[1:] if json.loads(x).get("writes")]
     code, out = _validate(_write(tmp_path, lean))
     assert code == 0, "\n".join(out)
+
+
+def test_a_frontier_beyond_its_bound_stops_the_search_and_never_reports_valid(tmp_path):
+    code, out = _validate(_write(tmp_path, _lines()[:305]), "--max-frontier", "2")
+    text = "\n".join(out)
+    assert code == 1 and "NOT VALID at line" in text and "beyond --max-frontier 2: not validated past it" in text
+    assert "a search bound was hit" in text and "OK" not in text, text
+
+
+def test_a_stress_runs_validation_under_a_hit_bound_says_not_validated():
+    from types import SimpleNamespace
+    from harness.traces import trace as T
+    from harness.validation import history as H
+    from harness.validation import search as S
+    from harness.validation.command import check_database
+
+    def read(url):
+        header, commits = H.read(TWO_NODES)
+        return SimpleNamespace(cfg=T.trace_to_config(header.config), commits=[c for _, c in commits][:300])
+    ok, lines = check_database("stress.db", read, S.Limits(max_frontier=2))
+    assert ok and "NOT VALIDATED (a search bound was hit)" in lines[0], lines
+    ok, lines = check_database("stress.db", read)
+    assert ok and "OK, 300 lines" in lines[0], lines
