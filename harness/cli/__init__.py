@@ -126,6 +126,11 @@ def cmd_itf(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.validate is not None:
+        from binding.history import read_database
+        from binding.stress import BUNDLED
+        from harness.reports.validate_bench import bench_validate
+        return bench_validate(args.validate, BUNDLED, read_database)
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
@@ -150,8 +155,10 @@ def cmd_invariants(args) -> int:
 
 
 def cmd_stress(args) -> int:
+    from binding.history import read_database
     from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, StressUsage, run
+    from harness.validation.command import check_database
     try:
         code, _ = run(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
@@ -162,7 +169,7 @@ def cmd_stress(args) -> int:
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
             pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
             drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
-            BUNDLED)
+            BUNDLED, validate_history=lambda url: check_database(url, read_database))
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
     return code
@@ -220,6 +227,16 @@ def _add_validate(sub) -> None:
                         "clock ticks not counted)")
     v.add_argument("--max-states", type=A.count(1, 100_000_000), default=S.Limits.max_states, metavar="N",
                    help=f"states one search between two lines may visit (default {S.Limits.max_states:,})")
+    v.add_argument("--max-frontier", type=A.count(1, 100_000_000), default=S.Limits.max_frontier, metavar="N",
+                   help=f"states the frontier may hold after a line (default {S.Limits.max_frontier:,}); beyond it "
+                        "the search stops, bounded, and does not report valid")
+    v.add_argument("--skew-bound", type=A.count(0, 1_000_000), default=S.Limits.skew_bound, metavar="TICKS",
+                   help="SynchronizedClocks: how far one process's clock reading may go back below its own "
+                        f"earlier one (default {S.Limits.skew_bound}); each line's lease decisions are judged at "
+                        "its own process's reading (docs/history.md, \"Real time\")")
+    v.add_argument("--mapping", metavar="FILE",
+                   help="a JSON file renaming the log's own field, action and event-kind names to the history "
+                        "format's (docs/history.md, \"Your server's log\")")
     v.add_argument("--write-lines", type=A.out_file, metavar="FILE",
                    help="write the history as history-format lines (a converted database's, with its header)")
     v.set_defaults(func=cmd_validate)
@@ -339,6 +356,9 @@ def _add_bench(sub) -> None:
     b.add_argument("--depth", type=A.count(1, 10_000), metavar="D",
                    help="both engines only as far as D steps from Init (default: the whole configuration); exact counts "
                         "need --workers 1: TLC with more workers is not strictly breadth-first")
+    b.add_argument("--validate", nargs="?", const=[1_000, 10_000, 100_000], type=A.sizes, metavar="N,N,...",
+                   help="instead: record stress histories of the bundled server of these many lines (default "
+                        "1000,10000,100000) and print validation's lines/s beside the time each took to record")
     b.set_defaults(func=cmd_bench)
 
 

@@ -375,13 +375,16 @@ def _fresh_dir(parent: Path, name: str) -> Path:
     raise FileExistsError(parent / name)
 
 
-def run(opts: StressOptions, server: StressServer) -> tuple[int, StressResult | None]:
+def run(opts: StressOptions, server: StressServer, validate_history=None) -> tuple[int, StressResult | None]:
     """Run `server` (harness.port.history; the bundled server's is binding.stress.BUNDLED), check, print the
-    summary; returns (exit code, result)."""
+    summary; returns (exit code, result). `validate_history(url)`: (valid, report lines) of `claimcheck
+    validate` on the run's own history (harness.cli gives it: the search is after stress in the flow)."""
     validate(opts, server)
     sup = Supervisor(opts, server)
     res = sup.run()
     sup.check()
+    if validate_history is not None:
+        res.validation_ok, res.validation = validate_history(res.url)
     print(render_stress(res, opts))
     if res.ok and not opts.keep:
         import shutil
