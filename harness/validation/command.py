@@ -7,7 +7,7 @@ converted lines). The configuration is
 `--config NAME|FILE`, else the history's header's, else (a database) the run's own. Exit 0: the twin
 explains every line; 1: it does not (the report names the first line it cannot explain and why); 2: bad
 input (one line on stderr naming the file and line; raised as an InputError for harness.cli to report).
-harness/cli declares the arguments (`_add_validate`) and calls `run` with the binding's `read_database`.
+harness/cli/recorded.py declares the arguments (`add_validate`) and calls `run` with the binding's `read_database`.
 """
 
 from __future__ import annotations

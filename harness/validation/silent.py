@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from spec import model as M
 
+from harness import registry as R
+
 from harness.validation.search_state import DURABLE_INDEX
 
 _RUNNER = dict(M.RUNNER_STEPS)
@@ -38,13 +40,13 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                     yield name, (node,), nxt
         fpc = st.fin[n].pc
         if fpc != "idle":
-            name, fn = ("FinalizerSettle", M.FinalizerSettle) if fpc == "settle" else ("FinalizerClear", M.FinalizerClear)
+            name, fn = (R.FINALIZER_SETTLE, M.FinalizerSettle) if fpc == "settle" else (R.FINALIZER_CLEAR, M.FinalizerClear)
             nxt = fn(cfg, st, n)
             if keep(name, (node,), nxt):
                 yield name, (node,), nxt
         nxt = M.Supervise(cfg, st, n)
-        if keep("Supervise", (node,), nxt):
-            yield "Supervise", (node,), nxt
+        if keep(R.SUPERVISE, (node,), nxt):
+            yield R.SUPERVISE, (node,), nxt
     window = None
     for r, who in enumerate(cfg.recoverers):
         pc = st.rec[r].pc
@@ -53,16 +55,16 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                 window = M.scan_window(cfg, st)
             for k in sorted(window):
                 s, c = cfg.sessions[k], st.claim[k]
-                yield "RecoveryScan", (who, s), st._replace(rec=st.rec[:r] + (M.Rec("scanned", s, c.exec, c.owner),)
+                yield R.RECOVERY_SCAN, (who, s), st._replace(rec=st.rec[:r] + (M.Rec("scanned", s, c.exec, c.owner),)
                                                             + st.rec[r + 1:])
             continue
-        steps = {"scanned": (("RecoveryTakeover", M.RecoveryTakeover),),
-                 "converting": (("RecoveryConvert", M.RecoveryConvert),
-                                ("RecoveryConvertAckLost", M.RecoveryConvertAckLost)),
-                 "reconverting": (("RecoveryReconvert", M.RecoveryReconvert),)}.get(
-            pc, (("RecoveryQuarantine", M.RecoveryQuarantine),))
+        steps = {"scanned": ((R.RECOVERY_TAKEOVER, M.RecoveryTakeover),),
+                 "converting": ((R.RECOVERY_CONVERT, M.RecoveryConvert),
+                                (R.RECOVERY_CONVERT_ACK_LOST, M.RecoveryConvertAckLost)),
+                 "reconverting": ((R.RECOVERY_RECONVERT, M.RecoveryReconvert),)}.get(
+            pc, ((R.RECOVERY_QUARANTINE, M.RecoveryQuarantine),))
         for name, fn in steps:
-            if name == "RecoveryConvertAckLost" and M.N.ACK_LOST not in cfg.faults:
+            if name == R.RECOVERY_CONVERT_ACK_LOST and M.N.ACK_LOST not in cfg.faults:
                 continue
             nxt = fn(cfg, st, r)
             if keep(name, (who,), nxt):
@@ -70,5 +72,5 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
     if crashes and "crash" in cfg.faults:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
             nxt = M.Crash(cfg, st, k)
-            if keep("Crash", (who,), nxt):
-                yield "Crash", (who,), nxt
+            if keep(R.CRASH, (who,), nxt):
+                yield R.CRASH, (who,), nxt
