@@ -196,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_validate(sub)  # issue 15 item 4: the command's logic is harness/validation/command.py
     from harness.cli.sharded import add_merge
     add_merge(sub, cmd_merge)
+    from harness.cli.mutate import add_mutate, cmd_mutate
+    add_mutate(sub, cmd_mutate)
     return p
 
 
