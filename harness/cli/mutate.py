@@ -75,8 +75,7 @@ def cmd_mutate(args) -> int:
     stale = summary.stale([m.id for m in mutants] if whole else None)
     for mid in stale:
         print(f"  STALE in spec/README.md: `{mid}` is listed as equivalent but was killed or no longer exists")
-    print(summary.line() + f" ({len(summary.equivalent)} equivalent, in spec/README.md; "
-          f"{time.perf_counter() - t0:.0f} s)")
+    print(summary.line() + f" ({summary.detail()}; {time.perf_counter() - t0:.0f} s)")
     _write_shard(args, plan, verdicts, explained)
     if args.write:
         R.write_map(verdicts, names)

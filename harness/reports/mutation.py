@@ -4,7 +4,9 @@ line, and the committed map (spec/mutants.json) that the reviewer's map reads.
 Why the explanations live in spec/README.md: a mutant that survives is either a check missing or a guard
 the protocol does not need (an equivalent mutant), and which one it is, is a claim about the protocol that
 a reader of the spec should see next to its decisions. The section "Equivalent guard mutants" holds a
-table, one row per mutant: its id in backticks, then the reason. A surviving mutant without a row is
+table, one row per mutant: its id in backticks, then the reason. A reason that begins with UNREACHED
+says the mutant is not equivalent, only not reached on the gate's configurations (it names where it is
+killed): counted apart, so a gap in the configurations stays visible. A surviving mutant without a row is
 unexplained; a row whose mutant was killed, or no longer exists, is stale.
 """
 
@@ -22,6 +24,7 @@ README = ROOT / "spec" / "README.md"
 MAP = ROOT / "spec" / "mutants.json"
 SECTION = "### Equivalent guard mutants"
 FORMAT = "claimcheck-guard-mutants"
+UNREACHED = "not reached on the gate's configurations"
 
 
 def equivalents(path: Path = README) -> dict[str, str]:
@@ -52,6 +55,10 @@ class Summary:
         return [v for v in self.verdicts if v.verdict != KILLED and v.id in self.explained]
 
     @property
+    def unreached(self) -> list[Verdict]:
+        return [v for v in self.equivalent if self.explained[v.id].startswith(UNREACHED)]
+
+    @property
     def unexplained(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.verdict != KILLED and v.id not in self.explained]
 
@@ -63,6 +70,12 @@ class Summary:
 
     def line(self) -> str:
         return f"killed {len(self.killed)} of {len(self.verdicts)} guard mutants; {len(self.unexplained)} unexplained"
+
+    def detail(self) -> str:
+        """What the survivors are, as spec/README.md explains them."""
+        unreached = len(self.unreached)
+        return (f"{len(self.equivalent) - unreached} equivalent, {unreached} {UNREACHED}: spec/README.md, "
+                "\"Equivalent guard mutants\"")
 
 
 def describe(v: Verdict, explained: dict[str, str]) -> str:
@@ -76,9 +89,11 @@ def describe(v: Verdict, explained: dict[str, str]) -> str:
 
 
 def write_map(verdicts: list[Verdict], configs: tuple[str, ...], path: Path = MAP) -> None:
-    """spec/mutants.json: every mutant, its verdict and who killed it, for the reviewer's map."""
+    """spec/mutants.json: every mutant, its verdict and who killed it, for the reviewer's map (no line numbers,
+    times or state counts: the file changes only when a verdict does)."""
     doc = {"format": FORMAT, "version": 1, "configurations": list(configs),
-           "mutants": [{k: v for k, v in vd.to_json().items() if k != "seconds"} for vd in verdicts]}
+           "mutants": [{k: v for k, v in vd.to_json().items() if k not in ("seconds", "where", "states")}
+                       for vd in verdicts]}
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 

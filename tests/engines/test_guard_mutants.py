@@ -93,3 +93,34 @@ def test_write_refuses_a_partial_run(capsys):
 def test_unknown_action_is_bad_usage(capsys):
     assert main(["mutate-spec", "--action", "Nope"]) == 2
     assert "unknown action 'Nope'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the committed map and the README's reasons
+
+def test_committed_map_names_the_twins_mutants():
+    """spec/mutants.json is regenerated nightly (`claimcheck mutate-spec --write`, 15 min): here only that it
+    names every mutant the twin has now, with no survivor the README leaves unexplained."""
+    committed = R.read_map()
+    assert [m["id"] for m in committed] == [m.id for m in G.derive()], \
+        "spec/mutants.json is stale: run `claimcheck mutate-spec --write`"
+    explained = R.equivalents()
+    assert [m["id"] for m in committed if m["verdict"] != X.KILLED and m["id"] not in explained] == []
+    assert [m["id"] for m in committed if m["verdict"] == X.KILLED and m["id"] in explained] == []
+    assert set(explained) <= {m["id"] for m in committed}
+    assert {b for m in committed for b in m["by"] if not b.startswith("error:")} <= set(N.INVARIANTS)
+
+
+def test_equivalents_are_read_from_their_section_only(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("## x\n| `A: a` | elsewhere |\n" + R.SECTION + "\n\n| mutant | why |\n|---|---|\n"
+                      "| `B: b > 0` | the dispatch keeps it out |\n## next\n| `C: c` | no |\n")
+    assert R.equivalents(readme) == {"B: b > 0": "the dispatch keeps it out"}
+
+
+@pytest.mark.parametrize("fmt, heading", [("text", "--- guard mutants that break it"),
+                                          ("markdown", "Guard mutants that break it:")])
+def test_reviewers_map_shows_the_guard_mutants(fmt, heading):
+    from harness.reports.reviewer import render
+    out = render(["FencedMutation"], fmt)
+    assert heading in out
+    assert "guard mutant CancelRequest: c.ttl > 0 on " in out
