@@ -108,3 +108,18 @@ def breakers(invariant: str, path: Path = MAP) -> list[str]:
     """The guard mutants the committed map says break `invariant` (for `claimcheck invariants`)."""
     return [f"guard mutant {m['id']} on {m['config']}" for m in read_map(path)
             if m["verdict"] == KILLED and invariant in m["by"]]
+
+
+def map_problems(committed: list[dict], ids: list[str], explained: dict[str, str]) -> list[str]:
+    """Why the committed map is not current for the twin's mutants `ids` and the README's reasons, or []."""
+    out = []
+    if [m["id"] for m in committed] != ids:
+        new = [i for i in ids if i not in {m["id"] for m in committed}]
+        gone = [m["id"] for m in committed if m["id"] not in set(ids)]
+        out.append(f"spec/mutants.json is stale (run `claimcheck mutate-spec --write`): new {new[:3]}, gone {gone[:3]}")
+    out += [f"survivor without a reason in spec/README.md: {m['id']}" for m in committed
+            if m["verdict"] != KILLED and m["id"] not in explained]
+    out += [f"killed, yet listed as equivalent in spec/README.md: {m['id']}" for m in committed
+            if m["verdict"] == KILLED and m["id"] in explained]
+    out += [f"listed in spec/README.md, no such mutant: {i}" for i in explained if i not in set(ids)]
+    return out

@@ -98,16 +98,26 @@ def test_unknown_action_is_bad_usage(capsys):
 # ---------------------------------------------------------------- the committed map and the README's reasons
 
 def test_committed_map_names_the_twins_mutants():
-    """spec/mutants.json is regenerated nightly (`claimcheck mutate-spec --write`, 15 min): here only that it
-    names every mutant the twin has now, with no survivor the README leaves unexplained."""
+    """spec/mutants.json is regenerated nightly (`claimcheck mutate-spec --write`, the full run): here only that
+    it names every mutant the twin has now, with no survivor the README leaves unexplained and no stale row."""
     committed = R.read_map()
-    assert [m["id"] for m in committed] == [m.id for m in G.derive()], \
-        "spec/mutants.json is stale: run `claimcheck mutate-spec --write`"
-    explained = R.equivalents()
-    assert [m["id"] for m in committed if m["verdict"] != X.KILLED and m["id"] not in explained] == []
-    assert [m["id"] for m in committed if m["verdict"] == X.KILLED and m["id"] in explained] == []
-    assert set(explained) <= {m["id"] for m in committed}
+    assert R.map_problems(committed, [m.id for m in G.derive()], R.equivalents()) == []
     assert {b for m in committed for b in m["by"] if not b.startswith("error:")} <= set(N.INVARIANTS)
+
+
+def test_a_stale_map_or_reason_is_named(monkeypatch):
+    committed = R.read_map()
+    explained = R.equivalents()
+    monkeypatch.setattr(M, "CancelRequest", _planted_cancel)  # the twin changed: its mutants with it
+    problems = R.map_problems(committed, [m.id for m in G.derive()], explained)
+    assert any("spec/mutants.json is stale" in p and "CancelRequest: st.nextExec < 100" in p for p in problems)
+    killed = next(m["id"] for m in committed if m["verdict"] == X.KILLED)
+    problems = R.map_problems(committed, [m["id"] for m in committed], dict(explained, **{killed: "x"}))
+    assert problems == [f"killed, yet listed as equivalent in spec/README.md: {killed}"]
+    survivor = next(m["id"] for m in committed if m["verdict"] != X.KILLED)
+    problems = R.map_problems(committed, [m["id"] for m in committed],
+                              {k: v for k, v in explained.items() if k != survivor})
+    assert problems == [f"survivor without a reason in spec/README.md: {survivor}"]
 
 
 def test_equivalents_are_read_from_their_section_only(tmp_path):
@@ -124,3 +134,28 @@ def test_reviewers_map_shows_the_guard_mutants(fmt, heading):
     out = render(["FencedMutation"], fmt)
     assert heading in out
     assert "guard mutant CancelRequest: c.ttl > 0 on " in out
+
+
+# ---------------------------------------------------------------- the TLC sample
+
+def test_each_sampled_mutant_exists_on_both_sides():
+    from harness.engines import tlc_mutants as T
+    ids = {m.id for m in G.derive()}
+    for s in T.SAMPLE:
+        assert s.mutant in ids, f"{s.mutant}: no longer a mutant of the twin"
+        assert T.variant(s).count(s.dropped) >= 1  # its TLA+ text occurs exactly once, or StaleSample
+
+
+def test_a_stale_sample_is_named():
+    from harness.engines import tlc_mutants as T
+    with pytest.raises(T.StaleSample, match="occurs 0 times"):
+        T.variant(T.SAMPLE[0], text="---- MODULE SessionExecution ----\n====\n")
+
+
+def test_tlc_agrees_with_the_explorer_on_a_killed_sample(capsys):
+    import tlckit
+    tlckit.require()
+    assert main(["mutate-spec", "--tlc-sample", "--action", "CancelRequest"]) == 0
+    out = capsys.readouterr().out
+    assert "agree  CancelRequest: c.ttl > 0 on rows: explorer killed (FencedMutation), TLC killed" in out
+    assert "TLC agrees with the explorer on 1 of 1 sampled guard mutants" in out
