@@ -185,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_merge(sub, cmd_merge)
     from harness.cli.driverkit import add_driver_kit
     add_driver_kit(sub, _add_sut)
+    from harness.cli.mutate import add_mutate, cmd_mutate
+    add_mutate(sub, cmd_mutate)
     return p
 
 
