@@ -13,6 +13,8 @@ import sys
 
 from pydantic import TypeAdapter, ValidationError
 
+from spec import names as N
+
 from harness.driver import protocol as P
 from harness.traces import trace as T
 from harness.traces.inputfile import one_line, validation_error
@@ -32,10 +34,12 @@ class Refused(Exception):
 class Driver:
     """One world at a time (`start` replaces it); every request answered by one reply."""
 
-    def __init__(self, save: bool = True):
+    def __init__(self, save: bool = True, switches: bool = True):
         """`save`: whether hello offers save and restore (`--no-save` makes a driver without them, for the
-        walk that replays each path from Init)."""
-        self.save = save
+        walk that replays each path from Init); `switches`: whether hello declares impl/'s defect switches
+        (`--no-defects` makes a server as a third party ships it, without any: its gate skips the kill
+        matrix as not applicable)."""
+        self.save, self.switches = save, switches
         self.sched: Scheduler | None = None
         self.points: dict = {}
         self.savepoints: Savepoints | None = None
@@ -73,10 +77,13 @@ class Driver:
     def _hello(self, req: P.Hello) -> dict:
         if P.VERSION not in req.versions:
             raise Refused(f"this driver speaks {P.PROTOCOL} version {P.VERSION} only")
-        return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": NAME,
-                "save": self.save}
+        name = NAME if self.switches else f"{NAME}, no defect switches"
+        return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": name,
+                "save": self.save, "defects": list(N.DEFECTS) if self.switches else []}
 
     def _start(self, req: P.Start) -> dict:
+        if req.defects and not self.switches:
+            raise Refused(f"request.defects: this server has no defect switches (--no-defects): {', '.join(req.defects)}")
         cfg = T.trace_to_config(req.config)
         self.sched = Scheduler(cfg, mutant=frozenset(req.defects))
         self.savepoints, self.points, self.mark = None, {}, 0
@@ -130,9 +137,9 @@ class Driver:
         return {}
 
 
-def serve(stdin, stdout, save: bool = True) -> None:
+def serve(stdin, stdout, save: bool = True, switches: bool = True) -> None:
     """Answer request lines until stop or the end of input."""
-    driver = Driver(save)
+    driver = Driver(save, switches)
     for line in stdin:
         if not line.strip():
             continue
@@ -147,9 +154,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m binding.driver", description="the bundled server's driver "
                                  "(docs/driver.md): requests on stdin, replies on stdout")
     ap.add_argument("--no-save", action="store_true", help="offer no save and restore (hello's save: false)")
+    ap.add_argument("--no-defects", action="store_true", help="declare no defect switches (hello's defects: []), "
+                    "as a third party's server ships: its gate skips the kill matrix as not applicable")
     args = ap.parse_args()
     out, sys.stdout = sys.stdout, sys.stderr  # a stray print must not corrupt the protocol's lines
-    serve(sys.stdin, out, save=not args.no_save)
+    serve(sys.stdin, out, save=not args.no_save, switches=not args.no_defects)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ as history-format lines (harness/validation/history.py), so `claimcheck validate
 implementation's log (`read_database`, which harness.cli hands the validate command).
 
 Each `commit_history` row becomes one line: its actor, action and parameters as recorded; `now` (none
-for a step that reads no lease, `CLOCK_FREE`: its process's clock is not the nodes'; a reading that goes
-back raised to the latest so far, the twin having one clock); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
+for a step that reads no lease, `CLOCK_FREE`: its process's clock is not the nodes'; else the committing
+process's own reading, with `process` naming it: docs/history.md, "Real time"); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
 `ttl = lease_expires_at - now`); the delta's events, session_recovery rows, inputs and cancelled
 executions in the twin's vocabulary (harness/stress/records.py reads them, with binding.stress.vocabulary);
 the wake-row table when it
@@ -29,7 +29,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from impl.db import Database
-from impl.history import read_meta, read_rows
+from impl.history import PER_SESSION, read_meta, read_rows
 from impl.wakes import ORDINARY
 from spec import model as M
 from spec import names as N
@@ -153,17 +153,24 @@ def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> li
                      now=now, writes=H.Writes(inputs=[pending]))]
 
 
+class PerSessionHistory(H.HistoryError):
+    """A per-Session history (PostgreSQL's concurrent writers, impl/history_sessions.py): each Session's
+    commits in order, no order across Sessions, execution ids unique but not dense."""
+
+
 def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> Converted:
     """The lines of a recorded history. A step that reads no lease (CLOCK_FREE) gets no clock reading;
-    the others' readings that go back (a concurrent process's reading, taken before the commits ordered
-    ahead of its own) are raised to the latest reading so far, the twin's one clock; each claim's ttl is
-    still read at the commit's own reading."""
+    the others keep their process's own reading (which may be older than the commits ordered before it)
+    and name the process; each claim's ttl is read at that reading."""
+    if meta.get("history") == PER_SESSION:
+        raise PerSessionHistory("a per-Session history (PostgreSQL's concurrent writers) records each Session's "
+                                "commit order and none across Sessions, which validation needs: record with the "
+                                "global write lock (impl/db.py pg_lock 'global')")
     cfg = cfg or twin_config(meta, rows)
     commits, skipped = [], {}
     prev: dict = {}
     prev_exec = 0
     started = False
-    latest = None
     held: dict = {}
     for row in rows:
         before = {k: set(v) for k, v in held.items()}
@@ -181,9 +188,8 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
             c = commit_of(cfg, row, prev, prev_exec)
             if action in CLOCK_FREE:  # its reading is another process's: leave it out (no tick before it)
                 c = c.model_copy(update={"now": None})
-            else:
-                latest = row["now"] if latest is None else max(latest, row["now"])
-                c = c.model_copy(update={"now": latest})
+            else:  # its own process's reading, which may be older than the commits ordered before it
+                c = c.model_copy(update={"process": row.get("process")})
             commits.append(c)
         elif action == ADMIT and cfg.admission and admission_lines(cfg, row, None, before) is not None:
             commits += admission_lines(cfg, row, None, before)

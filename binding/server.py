@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from spec import model as M
+from spec import names as N
 
 from binding.databases import Databases
 from binding.savepoints import Savepoints
@@ -31,6 +32,7 @@ class Bundled:
     """The bundled server (impl/) behind the port, in this process."""
 
     command = None  # in this process: no driver command
+    switches = frozenset(N.DEFECTS)  # impl/ has every registry defect's switch (harness.port.Switches)
 
     def __init__(self, db_url: str | None = None, *, synchronous: str | None = "NORMAL"):
         """`db_url`: the database every world runs on (None: see the module's docstring); `synchronous`:

@@ -1,5 +1,6 @@
 """The registry's bindings, generated: the modules through which impl/, harness/ and the TypeScript example
-take spec/names.py's names (impl/registry.py, harness/registry.py, examples/typescript/src/registry.ts).
+take spec/names.py's names (impl/registry.py, harness/registry.py, examples/typescript/src/registry.ts, and
+examples/typescript/src/switches.js, the one list Node loads: the defect switches its driver declares).
 
 `python -m spec.bindings` writes them; `python -m spec.bindings --check` names the stale ones and exits 1
 (tests/spec/test_registry_literals.py runs the same check, as the committed JSON Schemas are checked against
@@ -170,12 +171,23 @@ def typescript_registry() -> str:
     return "\n".join(out) + "\n"
 
 
+def typescript_switches() -> str:
+    """examples/typescript/src/switches.js: the registry's defects as a value, the switches the example's
+    driver declares in hello (docs/driver.md) unless it runs with --no-defects."""
+    lines = [f"// {HEADER}", "// @ts-check", "/** The defect switches the example implements: every registry defect "
+             "(spec/names.py DEFECTS).", " * @type {readonly import('./types.js').Defect[]} */",
+             "export const DEFECTS = Object.freeze(["]
+    lines += [f'  "{d}",' for d in N.DEFECTS] + ["]);"]
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------- the files
 
 GENERATED = {
     "impl/registry.py": impl_registry,
     "harness/registry.py": harness_registry,
     "examples/typescript/src/registry.ts": typescript_registry,
+    "examples/typescript/src/switches.js": typescript_switches,
 }
 
 

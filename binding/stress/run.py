@@ -13,7 +13,9 @@ from impl.context import Context
 from impl.db import Database, sequence_value
 from impl.history import ENVIRONMENT, HistoryRecorder, read_meta, read_rows
 from impl.history_sessions import settled_seq
-from impl.inputs import InputStore
+from impl.inputs import InputStore, _insert_prompt
+from impl.results import Abort, NotEnabled
+from impl.schema import input_t
 from impl.schema import history_t
 from impl.snapshot import read as read_snapshot
 
@@ -57,6 +59,7 @@ class RunDatabase(RecordedHistory):
         self.url = url
         self.db.create_schema()
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
+        self.first_node = meta["nodes"][0]
         self.clock = SystemClock(tick)
         self.inputs = InputStore(Context(self.db, self.clock))
 
@@ -68,8 +71,27 @@ class RunDatabase(RecordedHistory):
         return self.clock.now()
 
     def admit(self, session: str) -> None:
+        """The Session's next prompt, its execution requested: one transaction (`AdmitRequested`) while the
+        Session holds no prompt (checked in that transaction); else the protocol's Admit (held) then
+        Resume, which requests every held prompt. One pending prompt admitted beside held ones is no
+        protocol step, so validation could not explain it."""
+        def alone(conn):
+            held = conn.execute(sa.select(sa.func.count()).select_from(input_t).where(
+                input_t.c.session_id == session, input_t.c.kind == "prompt", input_t.c.state == "held")).scalar_one()
+            if held:
+                raise Abort(NotEnabled(f"{session} holds a prompt"))  # rolled back, its record with it
+            k = conn.execute(sa.select(sa.func.coalesce(sa.func.max(input_t.c.src), 0)).where(
+                input_t.c.session_id == session, input_t.c.kind == "prompt")).scalar_one() + 1
+            return _insert_prompt(conn, session, k, "queue", True)
+
         with self.recorder.step(ENVIRONMENT, ADMIT, {"s": session}, {}, self.clock.now()):
-            self.inputs.admit_next(session)
+            done = self.db.atomic(alone, sessions=[session])
+        if not isinstance(done, NotEnabled):
+            return
+        with self.recorder.step(ENVIRONMENT, R.ADMIT, {"s": session}, {}, self.clock.now()):
+            self.inputs.admit_next(session, requested=False)
+        with self.recorder.step(ENVIRONMENT, R.RESUME, {"n": self.first_node, "s": session}, {}, self.clock.now()):
+            self.inputs.request_pending(session)
 
     def record_crash(self, owners) -> int:
         now = self.clock.now()

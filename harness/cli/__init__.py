@@ -20,6 +20,7 @@ from spec import names as N
 from harness.cli import arguments as A
 from harness.cli.arguments import INTERNAL, NOT_DETECTED, OK, USAGE, VIOLATION  # noqa: F401 - the exit codes
 from harness.cli.arguments import UsageError, witness_config
+from harness.cli import recorded
 from harness.cli.drive import cmd_conform, cmd_fuzz, cmd_replay
 from harness.cli.sharded import cmd_merge
 from harness.traces.inputfile import InputError
@@ -126,6 +127,11 @@ def cmd_itf(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.validate is not None:
+        from binding.history import read_database
+        from binding.stress import BUNDLED
+        from harness.reports.validate_bench import bench_validate
+        return bench_validate(args.validate, BUNDLED, read_database)
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
@@ -147,25 +153,6 @@ def cmd_invariants(args) -> int:
     from harness.reports.reviewer import render
     print(render(args.names or None, args.format))
     return OK
-
-
-def cmd_stress(args) -> int:
-    from binding.stress import BUNDLED
-    from harness.stress.supervisor import StressOptions, StressUsage, run
-    try:
-        code, _ = run(StressOptions(
-            nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
-            seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
-            crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep, steps=args.steps,
-            until_violation=args.until_violation, max_executions=args.max_executions, max_crashes=args.max_crashes,
-            input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
-            wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
-            pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
-            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
-            BUNDLED)
-    except StressUsage as exc:
-        raise UsageError(f"claimcheck stress: {exc}") from exc
-    return code
 
 
 def _version() -> str:
@@ -192,35 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(sub)
     _add_fuzz(sub)
     _add_conform(sub)
-    _add_stress(sub)
-    _add_validate(sub)  # issue 15 item 4: the command's logic is harness/validation/command.py
+    recorded.add_stress(sub)
+    recorded.add_validate(sub)  # the command's logic is harness/validation/command.py
     from harness.cli.sharded import add_merge
     add_merge(sub, cmd_merge)
+    from harness.cli.driverkit import add_driver_kit
+    add_driver_kit(sub, _add_sut)
+    from harness.cli.mutate import add_mutate, cmd_mutate
+    add_mutate(sub, cmd_mutate)
     return p
-
-
-def cmd_validate(args) -> int:
-    from binding.history import read_database
-    from harness.validation.command import run
-    return run(args, read_database)
-
-
-def _add_validate(sub) -> None:
-    from harness.validation import search as S
-    v = sub.add_parser("validate", help="trace validation: is a recorded history (one JSON line per commit) a "
-                                        "behaviour of the twin? (docs/history.md)")
-    v.add_argument("history", metavar="HISTORY", help="a history file (JSON lines), or a stress run's history "
-                                                      "database (stress.db, or a database URL)")
-    v.add_argument("--config", type=A.config, default=None, metavar="NAME|FILE",
-                   help="the twin configuration of the run (default: the history's header's, or the stress run's)")
-    v.add_argument("--max-silent", type=A.count(0, 10_000), default=S.Limits.max_silent, metavar="N",
-                   help=f"steps the log does not record between two lines, at most (default {S.Limits.max_silent}; "
-                        "clock ticks not counted)")
-    v.add_argument("--max-states", type=A.count(1, 100_000_000), default=S.Limits.max_states, metavar="N",
-                   help=f"states one search between two lines may visit (default {S.Limits.max_states:,})")
-    v.add_argument("--write-lines", type=A.out_file, metavar="FILE",
-                   help="write the history as history-format lines (a converted database's, with its header)")
-    v.set_defaults(func=cmd_validate)
 
 
 def _add_check(sub) -> None:
@@ -337,6 +304,9 @@ def _add_bench(sub) -> None:
     b.add_argument("--depth", type=A.count(1, 10_000), metavar="D",
                    help="both engines only as far as D steps from Init (default: the whole configuration); exact counts "
                         "need --workers 1: TLC with more workers is not strictly breadth-first")
+    b.add_argument("--validate", nargs="?", const=[1_000, 10_000, 100_000], type=A.sizes, metavar="N,N,...",
+                   help="instead: record stress histories of the bundled server of these many lines (default "
+                        "1000,10000,100000) and print validation's lines/s beside the time each took to record")
     b.set_defaults(func=cmd_bench)
 
 
@@ -348,7 +318,7 @@ def _add_fuzz(sub) -> None:
                    help="default: each defect's witness configuration, else " + ", ".join(configs.GATE_CONFIGS))
     f.add_argument("--defect", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on (repeatable)")
-    f.add_argument("--db", type=A.db_url, metavar="URL", help="default: a fresh sqlite file per example; sqlite:// for memory; a "
+    f.add_argument("--db", type=A.db_url, metavar="URL", help="default: one sqlite file per campaign (WAL), restored between runs; sqlite:// for memory; a "
                    "postgresql+psycopg2:// URL (e.g. from `python -m binding.pgserver start DIR`) is emptied first")
     f.add_argument("--mutant", action="append", type=A.defect, metavar="NAME",
                    help="switch a registry defect on in the implementation only: the twin stays correct and must "
@@ -386,52 +356,6 @@ def _add_conform(sub) -> None:
                                                                        "file (claimcheck merge reads it)")
     _add_sut(c, "walk")
     c.set_defaults(func=cmd_conform)
-
-
-def _add_stress(sub) -> None:
-    s = sub.add_parser("stress", help="N node processes on one database with crashes; the commit history checked "
-                                      "against the twin")
-    s.add_argument("--nodes", type=int, default=2, help="node processes (default 2)")
-    s.add_argument("--seconds", type=float, default=10.0, help="stop after this long (or --executions)")
-    s.add_argument("--db", metavar="URL", help="a sqlite file or a local PostgreSQL (default: a fresh "
-                   "sqlite file, WAL, under --out)")
-    s.add_argument("--sessions", type=int, default=8, help="Sessions with prompts (default 8)")
-    s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS", help="lease length (default 0.3 s)")
-    s.add_argument("--seed", default="0", help="seed of the crash schedule and the provider's answers")
-    s.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
-    s.add_argument("--out", default="traces/found", help="where the run's files and violation traces go")
-    s.add_argument("--executions", type=int, help="stop once this many executions ran")
-    s.add_argument("--crash-every", type=float, default=2.0, metavar="SECONDS", help="mean time between crashes")
-    s.add_argument("--crash-every-commits", type=int, metavar="C", help="crash every ~C commits instead")
-    s.add_argument("--keep", action="store_true", help="keep the run's database and logs when it passes")
-    s.add_argument("--steps", type=int, default=1, help="Steps per execution, one assistant each (default 1)")
-    s.add_argument("--until-violation", action="store_true", help="check the history while it grows and stop at "
-                   "its first violation (or a cap); the verdict names the seed, executions and crashes needed")
-    s.add_argument("--max-executions", type=int, metavar="N", help="with --until-violation: stop after N executions")
-    s.add_argument("--max-crashes", type=int, metavar="K", help="with --until-violation: stop after K crashes")
-    s.add_argument("--input-rate", type=float, default=0.2, metavar="P", help="share of a node's loop turns its "
-                   "callers admit a held prompt, retry one exactly or resume a Session (default 0.2)")
-    s.add_argument("--steer-rate", type=float, default=0.5, metavar="P",
-                   help="share of acquisitions followed by a steer (default 0.5)")
-    s.add_argument("--wake-rate", type=float, default=0.2, metavar="P",
-                   help="share of a node's loop turns its waker moves (default 0.2)")
-    s.add_argument("--wake-batch", type=int, default=2, help="rows one wake scan reserves at most (default 2)")
-    s.add_argument("--fresh-share", type=int, default=1, help="slots of a wake batch fresh rows take first (default 1)")
-    f = s.add_argument_group("faults (harness/stress/faults.py; each off by default, each seeded)")
-    f.add_argument("--pause-every", type=float, metavar="S", help="SIGSTOP a node every ~S seconds")
-    f.add_argument("--pause-for", type=float, metavar="S", help="a pause's length (default two leases; > a lease)")
-    f.add_argument("--pause-before-dispatch", type=float, default=0.0, metavar="P",
-                   help="share of provider calls a node is paused before, after its renewal (default 0)")
-    f.add_argument("--skew", type=float, default=0.0, metavar="MS", help="the nodes' clocks disagree by up to MS")
-    f.add_argument("--skew-bound", type=float, default=0.0, metavar="MS",
-                   help="the disagreement promised (recovery's Grace covers it); beyond it, breaches of the clocks assumption")
-    f.add_argument("--drop-connections-every", type=float, metavar="S",
-                   help="PostgreSQL: pg_terminate_backend a node's connections every ~S seconds")
-    f.add_argument("--busy-storm", action="store_true", help="sqlite: the parent holds the write lock in bursts; "
-                   "the nodes' busy timeout is 50 ms (SQLITE_BUSY)")
-    f.add_argument("--liveness-bound", type=float, default=50.0, metavar="K",
-                   help="leases within which, after the last fault, a Session with pending input is served (50)")
-    s.set_defaults(func=cmd_stress)
 
 
 _say = A.say

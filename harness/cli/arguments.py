@@ -65,6 +65,17 @@ def count(lo: int, hi: int):
     return count
 
 
+def sizes(text: str) -> list[int]:
+    """A comma-separated list of line counts (bench --validate)."""
+    try:
+        out = [int(x) for x in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or not all(10 <= v <= 10_000_000 for v in out):
+        raise argparse.ArgumentTypeError(f"expected line counts from 10 to 10000000 separated by commas, got {text!r}")
+    return out
+
+
 def seconds(text: str) -> float:
     try:
         v = float(text)

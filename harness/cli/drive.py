@@ -41,6 +41,17 @@ def open_sut(args, command: str):
     return sut
 
 
+def check_switches(server, command: str, defects) -> None:
+    """Defects asked of a server behind --sut that its hello does not declare (no switch for them): bad
+    usage, one line, before any run (the bundled server has every one)."""
+    from harness.port import switches
+    have = switches(server)
+    missing = [d for d in dict.fromkeys(defects or ()) if d not in have]
+    if missing and server.command:
+        raise UsageError(f"claimcheck {command}: the server behind --sut has no switch for {', '.join(missing)} "
+                         f"(its hello declares {len(have) or 'no'} defect switches; docs/driver.md, Capabilities)")
+
+
 def cmd_replay(args) -> int:
     from harness.conformance.replay import TRACES, committed_traces, render, replay_file
     from harness.driver.client import DriverError, DriverStartError
@@ -58,6 +69,7 @@ def cmd_replay(args) -> int:
     server = open_server(args, "replay")  # started before any trace: a command that is no driver fails first
     passed = failed = bad = 0
     try:
+        check_switches(server, "replay", args.defect)
         for path in paths:
             t0 = time.perf_counter()
             try:
@@ -98,6 +110,7 @@ def cmd_fuzz(args) -> int:
         raise UsageError("claimcheck fuzz: give --sut or --db, not both (the driver keeps its own database)")
     server = open_server(args, "fuzz", args.db)
     try:
+        check_switches(server, "fuzz", (args.defect or []) + (args.mutant or []))
         with Reporter() as progress:
             return fuzz(server=server, profile=args.profile, config=args.config, defects=args.defect,
                         out_dir=args.out, mutant=args.mutant, seed=args.seed, max_examples=args.max_examples,
@@ -125,6 +138,7 @@ def cmd_conform(args) -> int:
     # the kill matrix walks on sqlite in memory, whatever --db says (as it always has)
     server = open_server(args, "conform", "sqlite://" if args.kill_matrix else args.db)
     try:
+        check_switches(server, "conform", (args.mutant or list(N.DEFECTS)) if args.kill_matrix else args.mutant)
         if args.kill_matrix:
             from harness.conformance import killmatrix as K
             with Reporter() as progress, progress.task("conform kill matrix", unit="defects", key="done",

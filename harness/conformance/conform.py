@@ -29,6 +29,7 @@ from harness.traces.paths import Graph, Step, path_to, tree_ids
 from harness.port import DivergenceError, Saves, Savepoints, Server, World
 from harness.conformance.diff import diff, render_diff
 from harness.conformance.lockstep import refusals
+from harness.conformance.probes import problems as probe_problems
 
 PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
 
@@ -52,6 +53,7 @@ class Report:
     states: int = 0  # visited (mapped and checked)
     edges: int = 0  # labelled edges taken and checked
     probes: int = 0  # refusal probes refused with nothing changed
+    restores: int = 0  # savepoints restored (each edge but a state's first starts from one)
     actions: Counter = field(default_factory=Counter)  # edges checked, per action
     boundaries: Counter = field(default_factory=Counter)  # named boundaries the checked edges passed
     seconds: float = 0.0
@@ -174,6 +176,7 @@ class _Walk:
                 t = self.clock()
                 self.points.restore(point)
                 rep.timing["restore"] += self.clock() - t
+                rep.restores += 1
             name, params, j = succ[k]
             impl = self._edge(i, name, params, j)
             if j and g.parent[j] == i and g.via[j] == (name, params) and (inside is None or inside(j)):
@@ -256,11 +259,9 @@ class _Walk:
             except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
                 self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",
                               probe=(name, params))
-            delta = diff(st, got, cfg)
-            if delta:
-                lines = [f"probe: the implementation took {name}{params}, which the twin does not enable "
-                         f"(answer: {answer})"] + render_diff(delta, "  ")
-                self._fail_at(j, "divergence", [], "\n".join(lines), probe=(name, params))
+            lines = probe_problems(cfg, st, name, params, answer, got)
+            if lines:
+                self._fail_at(j, "divergence", [], "probe: " + "\n".join(lines), probe=(name, params))
             rep.probes += 1
         rep.timing["probe"] += self.clock() - t
 

@@ -46,6 +46,7 @@ from harness.engines.liveness import fair_enabled, fair_lasso
 from harness.port import Campaigns, DivergenceError, Server
 from harness.conformance.diff import diff, render_diff
 from harness.conformance.memo import Memo
+from harness.conformance.probes import problems as probe_problems
 
 ACTION_NAMES = tuple(N.ACTIONS)
 STEPS_PER_RULE = 4
@@ -295,8 +296,8 @@ class LockstepMachine(RuleBasedStateMachine):
         return sum(1 for s in self.path if s.action in self.focus)
 
     def probe(self, name: str, params: tuple) -> None:
-        """Attempt an instance the twin does not enable: the implementation must refuse it (or take it
-        without any visible change). Only actions a caller attempts with parameters of its own choice
+        """Attempt an instance the twin does not enable: the implementation must refuse it (or, where the
+        protocol permits it as a stutter, take it without any visible change: harness.conformance.probes). Only actions a caller attempts with parameters of its own choice
         are probed; without this a guard the code lacks is never exercised, since the twin never asks."""
         try:
             answer = self.sched.attempt(name, params)
@@ -305,12 +306,9 @@ class LockstepMachine(RuleBasedStateMachine):
             self._fail("error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}", cause=exc,
                        probe=(name, params))
         self.campaign.coverage.probes[name] += 1
-        delta = diff(self.twin, impl, self.cfg)
-        if delta:
-            lines = [f"probe after {self._label(-1)}: the implementation took {name}{params}, which the twin "
-                     f"does not enable (answer: {answer})"]
-            lines += render_diff(delta, "  ")
-            self._fail("divergence", [], "\n".join(lines), probe=(name, params))
+        lines = probe_problems(self.cfg, self.twin, name, params, answer, impl)
+        if lines:
+            self._fail("divergence", [], f"probe after {self._label(-1)}: " + "\n".join(lines), probe=(name, params))
         self.impl = impl
 
     def _novel_refusals(self) -> list[tuple[str, tuple]]:

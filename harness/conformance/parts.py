@@ -108,6 +108,7 @@ def walk_parts(cfg: M.Config, graph: Graph, walk_part, rep, *, server, mutant, w
                 rep.states += part.states
                 rep.edges += part.edges
                 rep.probes += part.probes
+                rep.restores += part.restores
                 rep.actions.update(part.actions)
                 rep.boundaries.update(part.boundaries)
                 rep.timing.update(part.timing)

@@ -22,6 +22,7 @@ from harness.traces import trace as T
 from harness.engines.liveness import fair_enabled
 from harness.port import DivergenceError, Server
 from harness.conformance.diff import diff
+from harness.conformance.probes import problems as probe_problems
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
 
@@ -194,6 +195,10 @@ def _refused(res, sched, cfg, states, nxt, step, rec, label, hits):
         if delta:
             res.problems.append(f"{label}: the implementation took it ({answer}) although the twin does not enable it")
             res.problems += [f"{label}: divergence: {d}" for d in delta]
+            return None
+        lines = probe_problems(cfg, twin, rec.action, rec.params, answer, got)
+        if lines:  # accepted with nothing changed, but the protocol requires the refusal (spec.refusals)
+            res.problems += [f"{label}: {line}" for line in lines]
             return None
         return twin, got
     return _moved(res, cfg, twin, got, step, rec, label, answer)

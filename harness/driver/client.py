@@ -39,6 +39,10 @@ class DriverFailed(DriverError):
     """The driver answered `ok: false`."""
 
 
+class NoSwitch(DriverError):
+    """A world asked for defects the server's hello does not declare (`defects`): no request is sent."""
+
+
 def describe(op: str, fields: dict) -> str:
     """A request as messages name it: `step Renew {"n": "n1"}`, `move runner n1`."""
     if op in ("step", "attempt"):
@@ -133,6 +137,10 @@ class SutScheduler:
     def __init__(self, conn: Connection, cfg: M.Config, mutant=None):
         self.conn, self.cfg = conn, cfg
         self.defects = sorted(cfg.defects if mutant is None else mutant)
+        missing = [d for d in self.defects if d not in conn.hello.defects]
+        if missing:
+            raise NoSwitch(f"driver `{conn.transport.label}`: the server has no switch for {', '.join(missing)} "
+                           f"(its hello declares {', '.join(conn.hello.defects) or 'no defect switches'})")
         self.restart()
 
     def restart(self) -> None:
@@ -200,6 +208,11 @@ class Sut:
                 self.conn.close()
             self.conn = self.opener()
         return self.conn
+
+    @property
+    def switches(self) -> frozenset:
+        """The defects the driver's hello declares it can switch on (harness.port.Switches)."""
+        return frozenset(self.connect().hello.defects)
 
     def fresh(self) -> "Sut":
         """The same server without this one's driver process: what a forked worker starts its own with."""

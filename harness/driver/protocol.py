@@ -131,6 +131,13 @@ class HelloReply(_Done):
     version: int = Field(description="the version of this conversation, one of the request's `versions`")
     driver: str = Field(description="what server this driver drives (a name for reports)")
     save: bool = Field(False, description="whether the driver carries out save and restore")
+    defects: list[DefectName] = Field(default_factory=list,
+                                      description="the registry defects the server can switch on (`start`'s "
+                                                  "`defects`): the kill matrix's switches. None (the default): "
+                                                  "a server that ships no defect switches, whose gate skips the "
+                                                  "kill matrix as not applicable (docs/driver.md)")
+    history: bool = Field(False, description="whether the driver can record each world's commit history "
+                                             "(docs/history.md) when its command asks it to")
 
 
 class Ack(_Done):

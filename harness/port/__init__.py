@@ -6,8 +6,10 @@ implement it: the bundled one in this process (binding.server.Bundled, impl/ beh
 server behind the driver protocol (harness.driver.client.Sut, docs/driver.md: the bundled one again as
 `python -m binding.driver`, or examples/typescript/driver). Optional capabilities are protocols of their
 own, asked for with `isinstance`: `Saves` (save and restore a world: the exhaustive walk needs it; a
-driver that does not save offers it by replaying each path from Init) and `Campaigns` (many runs of one
-configuration, cheaper than a world each: lockstep). The recorded-history side (`claimcheck stress` and
+driver that does not save offers it by replaying each path from Init), `Campaigns` (many runs of one
+configuration, cheaper than a world each: lockstep) and `Switches` (the registry defects the server can
+switch on: the kill matrix's; a server without them, as a third party's ships, gets the kill matrix
+skipped as not applicable: `switches`). The recorded-history side (`claimcheck stress` and
 its history check) is harness.port.history.
 """
 
@@ -100,6 +102,18 @@ class Saves(Protocol):
 
     def points(self, world: World, graph) -> Savepoints:
         """Save and restore for `world` (started by this server) along the walk of `graph`."""
+
+
+@runtime_checkable
+class Switches(Protocol):
+    """A server with defect switches: `start(cfg, mutant)` runs the defects in `switches` for real."""
+
+    switches: frozenset  # the registry defects (spec/names.py DEFECTS) it can switch on
+
+
+def switches(server: Server) -> frozenset:
+    """The defects `server` can switch on: none when it does not offer `Switches`."""
+    return frozenset(server.switches) if isinstance(server, Switches) else frozenset()
 
 
 @runtime_checkable

@@ -2,7 +2,8 @@
 
 Stages pass, fail, or are skipped with a reason (a skip is never a pass: the summary names each skipped
 stage, and `--strict` turns skips into failures, except those of the stages named by `--allow-skip`,
-which stay skips and are named as allowed). Exit 0 only when every stage that ran passed (and, under
+which stay skips and are named as allowed, and a stage not applicable to the server by design: the kill
+matrix of a server without defect switches, harness/reports/switchless.py). Exit 0 only when every stage that ran passed (and, under
 `--strict`, none but an allowed one was skipped).
 """
 
@@ -20,6 +21,7 @@ from spec import configs
 from spec import names as N
 
 from harness.reports import locate
+from harness.reports import switchless as S
 from harness.progress import QUIET, Reporter
 from harness.reports.results import FAIL, PASS, SKIP, TARGET_SECONDS, Check, StageResult, target_line
 
@@ -44,6 +46,7 @@ class Gate:
         self.quick = quick
         self.apalache = apalache
         self.results: list[StageResult] = []
+        self.coverage: dict = {}  # what the conformance stage walked (harness.reports.switchless reads it)
 
 
 # ---------------------------------------------------------------- stages
@@ -232,12 +235,15 @@ def stage_conformance(g: Gate) -> StageResult:
     from harness.conformance import exhaustive as X
     parts, status, checks = [], PASS, []
     actions, boundaries = set(), set()
+    g.coverage = cov = {"actions": actions, "boundaries": boundaries, "edges": 0, "probes": 0}
     for label in X.PROFILES["ci"]:
         cfg, base = X.resolve(label)
         with g.progress.task(f"conform {base}", unit="edges", key="edges") as task:
             rep = C.walk(cfg, server=g.server, workers=1 if g.server.command else 2, progress=task)
         actions |= set(rep.actions)
         boundaries |= set(rep.boundaries)
+        cov["edges"] += rep.edges
+        cov["probes"] += rep.probes
         if rep.complete:
             checks.append(Check(f"conform {base}", PASS, X.summary(rep), rep.seconds))
             parts.append(f"{base}: {rep.edges:,} edges")
@@ -262,10 +268,15 @@ def stage_conformance(g: Gate) -> StageResult:
 
 
 def stage_kill_matrix(g: Gate) -> StageResult:
+    """Every defect the server can switch on (harness.reports.switchless: none, not applicable)."""
     from harness.conformance import killmatrix as K
     from harness.conformance.replay import committed_traces
-    with g.progress.task("kill matrix", unit="defects", key="done", total=len(N.DEFECTS)) as task:
-        table = K.rows(progress=task, server=g.server)
+    skip = S.not_applicable(g, _whom(g))
+    if skip is not None:
+        return skip
+    defects = S.partial(g)
+    with g.progress.task("kill matrix", unit="defects", key="done", total=len(defects)) as task:
+        table = K.rows(defects=defects, progress=task, server=g.server)
     missed = K.undetected(table)
     with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
                          total=len(committed_traces())) as task:
@@ -278,8 +289,10 @@ def stage_kill_matrix(g: Gate) -> StageResult:
             f"; traces failing on the correct implementation: {', '.join(r.name for r in correct)}" if correct else "")
         return StageResult("kill matrix", FAIL, detail.strip("; "), checks=checks)
     killed = len(dict.fromkeys(r.defect for r in table))
-    return StageResult("kill matrix", PASS, f"all {killed} registry defects detected by a trace replayed "
-                                            f"against {_whom(g)}; the correct one passes every trace",
+    unswitched = len(N.DEFECTS) - len(defects)
+    return StageResult("kill matrix", PASS, f"all {killed} registry defects {_whom(g)} can switch on detected by a "
+                                            f"trace replayed against it; the correct one passes every trace"
+                       + (f" ({unswitched} registry defects it has no switch for not run)" if unswitched else ""),
                        checks=checks)
 
 
@@ -377,9 +390,12 @@ def summary(results: list[StageResult], *, strict: bool = False, allowed=()) -> 
     lines.append(f"gate: {passed} passed, {failed} failed, {skipped} skipped")
     for r in results:
         if r.status == SKIP:
-            how = ("not chosen (--stage)" if r.kind == "NotChosen" else "allowed by --allow-skip" if _key(r.name) in allowed
+            how = ("not chosen (--stage)" if r.kind == "NotChosen" else S.SUMMARY if r.kind == S.NOT_APPLICABLE
+                   else "allowed by --allow-skip" if _key(r.name) in allowed
                    else "fails the gate (--strict)" if strict else "not a pass")
             lines.append(f"gate: skipped {r.name}: {how}")
+            if r.kind == S.NOT_APPLICABLE:
+                lines.append(f"gate: instead of the {r.name}: {r.detail.split('Measured without switches: ')[-1]}")
     reused = [f"{r.name} ({_reused(r)})" for r in results if r.reused]
     if reused:
         lines.append("gate: reused from an earlier gate run with the same spec, configurations, TLC and Java "
@@ -409,7 +425,8 @@ def stage_keys() -> list[str]:
 def refused_skips(results: list[StageResult], strict: bool, allowed=()) -> list[str]:
     """The stages whose skip fails the gate: under `strict`, every skipped stage not in `allowed`."""
     allowed = {_key(a) for a in allowed}
-    return [r.name for r in results if strict and r.status == SKIP and _key(r.name) not in allowed]
+    return [r.name for r in results if strict and r.status == SKIP and _key(r.name) not in allowed
+            and r.kind != S.NOT_APPLICABLE]
 
 
 def verdict_ok(results: list[StageResult], strict: bool = False, allowed=()) -> bool:

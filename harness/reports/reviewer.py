@@ -1,5 +1,6 @@
 """`claimcheck invariants`: the reviewer's map. For each invariant: its TLA+ text, its Python
-definition, the checks that enforce it, and the defects (and switched-off assumptions) that break it."""
+definition, the checks that enforce it, the defects (and switched-off assumptions) that break it, and the
+guard mutants that break it (`claimcheck mutate-spec`'s committed map, spec/mutants.json)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from spec import invariants as I
 from spec import names as N
 
 from spec.source import MODULES, REFINEMENT, SPEC, tla_parser
+
+from harness.reports.mutation import breakers as mutant_breakers
 
 CHECKS = {
     "state": ["explorer: every reachable state (claimcheck check)",
@@ -30,6 +33,7 @@ CHECKS = {
                    "(tests/engines/test_refinement.py)"],
 }
 NONE = "none: no registry defect breaks it and no assumption protects it (a check no defect kills)"
+NO_MUTANT = "none noticed first (claimcheck mutate-spec: each mutant is shown with the check that noticed it first)"
 
 
 def breakers(name: str, *, invariants=None, defects=None, assumptions=None, refinement_broken_by=None) -> list[str]:
@@ -99,7 +103,8 @@ def entry(name: str, tla: dict[str, str]) -> dict:
     if inv.kind == "refinement":
         text = refinement_mapping() + "\n\n" + tla.get(name, "")
     return {"name": name, "kind": inv.kind, "statement": inv.doc, "tla": text,
-            "python": python_definition(name), "checks": CHECKS[inv.kind], "broken_by": breakers(name) or [NONE]}
+            "python": python_definition(name), "checks": CHECKS[inv.kind], "broken_by": breakers(name) or [NONE],
+            "mutants": mutant_breakers(name) or [NO_MUTANT]}
 
 
 def render(names=None, fmt: str = "text") -> str:
@@ -114,9 +119,11 @@ def render(names=None, fmt: str = "text") -> str:
         if fmt == "markdown":
             out += [f"## `{n}` ({e['kind']})", "", e["statement"], "", "```tla", e["tla"], "```", "",
                     "```python", e["python"], "```", "", "Enforced by:", *[f"- {c}" for c in e["checks"]], "",
-                    "Broken by:", *[f"- {b}" for b in e["broken_by"]], ""]
+                    "Broken by:", *[f"- {b}" for b in e["broken_by"]], "",
+                    "Guard mutants that break it:", *[f"- {b}" for b in e["mutants"]], ""]
         else:
             out += [f"=== {n} ({e['kind']}): {e['statement']}", "--- TLA+", e["tla"], "--- Python", e["python"],
                     "--- enforced by", *[f"  {c}" for c in e["checks"]], "--- broken by",
-                    *[f"  {b}" for b in e["broken_by"]], ""]
+                    *[f"  {b}" for b in e["broken_by"]], "--- guard mutants that break it",
+                    *[f"  {b}" for b in e["mutants"]], ""]
     return "\n".join(out)

@@ -100,6 +100,8 @@ class StressResult:
     faults: list = field(default_factory=list)  # harness.stress.faults.Fault, in the order they ended
     ended_wall: float | None = None  # when the nodes were told to stop (the liveness check's end)
     faultcheck: object | None = None  # harness.stress.breaches.FaultCheck: breaches by name, liveness
+    validation: list[str] | None = None  # validate's report on the run's own history (None: not validated)
+    validation_ok: bool = True
     stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes,
     # stranded (every Session's claim quarantined: no execution can begin again)
 
@@ -123,7 +125,7 @@ class StressResult:
 
     @property
     def ok(self) -> bool:
-        return self.violations == 0 and self.lost == 0 and self.stranded == 0
+        return self.violations == 0 and self.lost == 0 and self.stranded == 0 and self.validation_ok
 
 
 def check_url(url: str) -> None:

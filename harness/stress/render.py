@@ -81,6 +81,8 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
     for path, why in res.traces:
         lines.append(f"  trace: {path}" + (f"  ({why})" if why else ""))
         lines.append(f"    claimcheck replay {path}")
+    if res.validation is not None:  # the one search `claimcheck validate` runs, on this run's own history
+        lines += ["  trace validation of the run's history:"] + [f"  {x}" for x in res.validation]
     lines.append(verdict_line(res, opts))
     return "\n".join(lines)
 

@@ -375,13 +375,25 @@ def _fresh_dir(parent: Path, name: str) -> Path:
     raise FileExistsError(parent / name)
 
 
-def run(opts: StressOptions, server: StressServer) -> tuple[int, StressResult | None]:
+VALIDATED_NODES = 2  # validate's real-time search explains correct histories of this many node processes
+
+
+def run(opts: StressOptions, server: StressServer, validate_history=None) -> tuple[int, StressResult | None]:
     """Run `server` (harness.port.history; the bundled server's is binding.stress.BUNDLED), check, print the
-    summary; returns (exit code, result)."""
+    summary; returns (exit code, result). `validate_history(url)`: (valid, report lines) of `claimcheck
+    validate` on the run's own history (harness.cli gives it: the search is after stress in the flow)."""
     validate(opts, server)
     sup = Supervisor(opts, server)
     res = sup.run()
     sup.check()
+    if validate_history is not None:
+        res.validation_ok, res.validation = validate_history(res.url)
+        if not res.validation_ok and opts.nodes > VALIDATED_NODES:
+            # beyond the node counts validate's real-time search is shown to explain (docs/history.md, "Known
+            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and no failure
+            res.validation_ok = True
+            res.validation = [f"NOT VALIDATED: {opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's "
+                              "search is shown to explain (docs/history.md, Known limits); its report:"] + res.validation
     print(render_stress(res, opts))
     if res.ok and not opts.keep:
         import shutil

@@ -177,9 +177,18 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
                        admission=cfg.admission or None, steering=cfg.steering or None,
                        defects=sorted(cfg.defects), assumptions_off=off,
-                       **({} if not cfg.wake_rows else dict(wake_rows=cfg.wake_rows, wake_batch=cfg.wake_batch,
-                                                          fresh_share=cfg.fresh_share,
-                                                          max_wake_tries=cfg.max_wake_tries)))
+                       **_wake_fields(cfg))
+
+
+_WAKE_DEFAULTS = {"wake_rows": 0, "wake_batch": 2, "fresh_share": 1, "max_wake_tries": 2}  # trace_to_config's
+
+
+def _wake_fields(cfg: M.Config) -> dict:
+    """The wake constants a trace writes: all four with wake rows, else those that differ from the default
+    (so a configuration round-trips whole, even one whose wake constants nothing reads)."""
+    if cfg.wake_rows:
+        return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS}
+    return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default}
 
 
 def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:

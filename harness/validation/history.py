@@ -157,6 +157,8 @@ class Commit(BaseModel):
     seq: int | None = Field(None, ge=1, description="the implementation's own commit number, when it has one "
                                                     "(informative: the file's order is the commit order)")
     actor: str = Field(description="who committed: a node, a recovery worker, or 'environment'")
+    process: str | None = Field(None, description="the process (incarnation) that committed, whose clock `now` was "
+                                                  "read from; absent: the actor's")
     action: str = Field(description="the registry action (spec/names.py) the transaction is")
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters by the registry's letters")
     now: int | None = Field(None, description="the clock reading (ticks) the step used for its lease decisions; "
@@ -209,13 +211,18 @@ class Line:
     def now(self) -> int | None:
         return self.commit.now
 
+    @property
+    def process(self) -> str:
+        return self.commit.process or self.commit.actor
+
     def wrote_nothing(self) -> bool:
         w = self.commit.writes
         return not (w.claim or w.log or w.recovery or w.inputs or w.cancelled or w.wakes is not None)
 
 
-def parse_line(text: str, number: int, name: str):
-    """A Header or a Commit from one line's text (HistoryError naming the line)."""
+def parse_line(text: str, number: int, name: str, mapping=None):
+    """A Header or a Commit from one line's text (HistoryError naming the line); `mapping`
+    (harness/validation/mapping.py) renames a server's own names to the format's first."""
     where = f"{name}: line {number}"
     if len(text) > MAX_LINE:
         raise HistoryError(f"{where}: longer than {MAX_LINE} bytes")
@@ -225,6 +232,8 @@ def parse_line(text: str, number: int, name: str):
         raise HistoryError(f"{where}: not JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise HistoryError(f"{where}: expected a JSON object, got {type(raw).__name__}")
+    if mapping is not None and "format" not in raw:
+        raw = mapping.apply(raw)
     model = Header if "format" in raw else Commit
     try:
         return model.model_validate(raw)
@@ -236,7 +245,7 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def read(path: str | Path) -> tuple[Header | None, list[tuple[int, Commit]]]:
+def read(path: str | Path, mapping=None) -> tuple[Header | None, list[tuple[int, Commit]]]:
     """The header (None: the file has none) and the commit lines with their line numbers (blank lines are
     skipped). Any problem is a HistoryError naming the file and the line."""
     p = Path(path)
@@ -252,7 +261,7 @@ def read(path: str | Path) -> tuple[Header | None, list[tuple[int, Commit]]]:
     for k, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        got = parse_line(line, k, str(p))
+        got = parse_line(line, k, str(p), mapping)
         if isinstance(got, Header):
             if commits or header is not None:
                 raise HistoryError(f"{p}: line {k}: a header must be the first line")

@@ -5,14 +5,16 @@ explains every line.
 
 The search keeps the *frontier*: every twin state consistent with the lines matched so far (deduplicated;
 the `effects` history, which no guard reads, is dropped). For the next line it first closes the frontier
-under the *silent* steps: every twin step that changes no durable variable (claim, nextExec, log,
-recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
+under the *silent* steps (silent.py): every twin step that changes no durable variable (claim, nextExec,
+log, recovery, inputs, cancelled, wakes), that is the actors' memory-only steps (Dispatch, the listener
 returns, RunnerStop/Exit, Supervise, a recovery scan, a crash, a fenced step that failed), and the clock's
-Tick. A line with a clock reading comes exactly `now - previous reading` Ticks after the line with the
-previous reading (a Tick with no lease left to run down moves nothing and is free); a line without one
-(a step that reads no clock) takes none before it, so the ticks up to the next reading come after it; in
-a log with no reading at all any number may pass between any two lines. Then it keeps
-the states where the recorded memory matches (when the line has memory) and applies the line's action
+Tick. Real time (docs/history.md, "Real time"): each line is judged at its own process's clock reading.
+The frontier is held at the lowest reading of the lines still to come (`floors`), so the twin's clock only
+moves forwards; a line read later than it is seen from its reading (the ticks taken, with the silent steps
+they allow), and its successor held back at the frontier's clock (`held_back`). A line without a reading
+(a step that reads no clock) takes no tick; in a log with no reading at all any number may pass between
+any two lines. A log that records crashes (a Crash line) shows every crash: none is taken silently. Then it
+keeps the states where the recorded memory matches (when the line has memory) and applies the line's action
 with its parameters: its successor must write exactly the line's durable rows. A line that wrote
 nothing may also be a refused step (the twin does not enable it; the state stays). The successors that
 match are the next frontier. A line no state explains is the failure: the longest matched prefix is
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from spec import guards as G
 from spec import model as M
@@ -37,8 +39,8 @@ from spec.state import _ticking
 
 from harness import registry as R
 from harness.validation.history import Line
-
-DURABLE = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled", "wakes")
+from harness.validation.search_state import DURABLE
+from harness.validation.silent import silent_successors
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Limits:
     max_silent: int = 24  # silent steps (Ticks not counted) between two lines
     max_states: int = 200_000  # states one closure may visit
     tick_cap: int | None = None  # Ticks between two lines beyond which all leases have run down (None: derived)
+    skew_bound: int = 0  # SynchronizedClocks: ticks a process's clock reading may lag its own earlier one
+    max_frontier: int = 5_000  # states the frontier may hold after a line; beyond it the search stops, bounded
 
 
 @dataclass
@@ -56,6 +60,7 @@ class Failure:
     candidates: list[str]  # twin actions that write something at those states
     closure: int  # states the line could have run in
     bounded: bool  # a bound cut the search: the failure may be the bound's
+    closest: list[str] | None = None  # the candidate state with the fewest differences, and what differs there
 
 
 @dataclass
@@ -91,31 +96,29 @@ class Search:
         self.tick_cap = limits.tick_cap if limits.tick_cap is not None else 2 * cfg.lease + cfg.eff_grace + 2
         self.states = 0
         self.bounded = False
-        # CorruptRecoveryRow always writes a recovery row: never silent, and enumerating it (every Session
-        # times every execution id) is most of Next's cost on a long run's configuration
-        self.silent_cfg = replace(cfg, faults=cfg.faults - {"corrupt"}) if "corrupt" in cfg.faults else cfg
+        self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
 
-    def silent_moves(self, st: M.State, ticks: int | None):
-        """(next state, ticks still to take) for each silent step from `st`."""
+    def silent_moves(self, st: M.State, ticks: int | None, view=None):
+        """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
+        actor names and node indexes): only its own steps, and the clock held back only by its own actors
+        (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
-        here = durable(st)
-        for name, _params, nxt in M.successors(self.silent_cfg, st):
-            if name == R.TICK:
-                continue
-            if durable(nxt) == here:
+        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
+            if view is None or params[0] in view[0]:
                 yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
-            nxt = M.Tick(cfg, st)
+            nxt = M.Tick(cfg, st) if view is None else view_tick(cfg, st, view[1])
             if nxt is not None and nxt != st:
                 yield _strip(nxt), None if ticks is None else ticks - 1
             elif ticks is not None and not any(_ticking(cfg, c) for c in st.claim):
                 yield st, 0  # no lease runs down: the clock moves and the twin's state does not
 
-    def closure(self, frontier, ticks: int | None) -> set[M.State]:
+    def closure(self, frontier, ticks: int | None, view=None) -> set[M.State]:
         """The states reachable from `frontier` by silent steps that take exactly `ticks` Ticks (any
-        number, None)."""
-        if ticks is not None:
-            ticks = min(ticks, self.tick_cap)
+        number, None); `view`: see silent_moves."""
+        if ticks is not None:  # a lease held back from a later reading runs longer than Lease (held_back)
+            ticks = min(ticks, self.tick_cap + max((max(0, c.ttl - self.cfg.lease) for st in frontier
+                                                    for c in st.claim), default=0))
         start = {(st, ticks) for st in frontier}
         seen = set(start)
         out = {st for st, r in start if r is None or r == 0}
@@ -124,7 +127,7 @@ class Search:
         for _ in range(depth):  # level k: the states k silent steps away
             nxt_level = []
             for st, r in level:
-                for pair in self.silent_moves(st, r):
+                for pair in self.silent_moves(st, r, view):
                     if pair not in seen:
                         seen.add(pair)
                         nxt_level.append(pair)
@@ -154,44 +157,133 @@ class Search:
         return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
 
 
+def floors(lines: list[Line]) -> list[int | None]:
+    """For each line, the lowest clock reading among it and the lines after it (None: no reading there):
+    the clock the frontier is held at after it, so that every later reading is at or after it."""
+    out: list[int | None] = [None] * len(lines)
+    low = None
+    for k in range(len(lines) - 1, -1, -1):
+        now = lines[k].now
+        if now is not None:
+            low = now if low is None else min(low, now)
+        out[k] = low
+    return out
+
+
+def view_tick(cfg: M.Config, st: M.State, nodes) -> M.State | None:
+    """A tick seen by one process: every lease runs down, and only that process's own actors hold the clock
+    (its supervision overdue, TimelyDispatch between its renewal and its dispatch)."""
+    if not any(_ticking(cfg, c) for c in st.claim):
+        return None
+    for n in nodes:
+        r = st.run[n]
+        if M.overdue(cfg, st, n):
+            return None
+        if cfg.timely_dispatch and r.pc in ("renewed", "tool_started"):
+            c = st.claim[M.si(cfg, r.sess)]
+            if c.exec == r.exec and c.ttl == 1:
+                return None
+    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim))
+
+
+def committers(cfg: M.Config, line: Line) -> tuple[frozenset, frozenset, frozenset]:
+    """The committing process's actors (node indexes for `run` and `fin`, worker indexes for `rec`): those
+    its recorded memory names, else the line's actor."""
+    if line.memory is not None:
+        mem = line.memory
+        return (frozenset(cfg.nodes.index(n) for n in mem.run), frozenset(cfg.nodes.index(n) for n in mem.fin),
+                frozenset(cfg.recoverers.index(r) for r in mem.rec))
+    actor = line.commit.actor
+    node = frozenset([cfg.nodes.index(actor)]) if actor in cfg.nodes else frozenset()
+    rec = frozenset([cfg.recoverers.index(actor)]) if actor in cfg.recoverers else frozenset()
+    return node, node, rec
+
+
+def held_back(cfg: M.Config, w: M.State, x: M.State, y: M.State, d: int, mine) -> M.State:
+    """`y` (the step's successor at the line's reading, `d` ticks after `w`'s clock) held at `w`'s clock: a
+    claim the step left as it was is `w`'s; a claim whose lease the step did not write keeps `w`'s ttl; a
+    lease the step wrote runs `d` ticks longer from the earlier clock (it was written at the later reading).
+    Only the committing process's actors keep what they did in those `d` ticks; the others' memory is
+    `w`'s (the later reading was this process's, not theirs: a paused node is not supervised by it)."""
+    claims = []
+    for cw, cx, cy in zip(w.claim, x.claim, y.claim):
+        if cy == cx:
+            claims.append(cw)
+        elif cy == M.NO_CLAIM or cy.ttl == cx.ttl:
+            claims.append(cy if cy == M.NO_CLAIM else cy._replace(ttl=cw.ttl))
+        else:
+            claims.append(cy._replace(ttl=cy.ttl + d))
+    run, fin, rec = mine
+    return y._replace(claim=tuple(claims),
+                      run=tuple(b if k in run else a for k, (a, b) in enumerate(zip(w.run, y.run))),
+                      fin=tuple(b if k in fin else a for k, (a, b) in enumerate(zip(w.fin, y.fin))),
+                      rec=tuple(b if k in rec else a for k, (a, b) in enumerate(zip(w.rec, y.rec))))
+
+
 def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
-    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring)."""
+    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring).
+
+    Reason for the length: one loop holds the three clock cases (no readings at all; a line without one; a
+    line whose reading is after the frontier's clock, seen from that reading) and the failure report."""
     t0 = time.perf_counter()
     search = Search(cfg, limits)
+    search.silent_crashes = not any(line.action == R.CRASH for line in lines)
     res = Result(lines=len(lines))
     frontier = {M.init(cfg)}
-    prev_now = None
+    held = None  # the clock the frontier is held at (None: before the first reading)
     clocked = any(line.now is not None for line in lines)
+    low = floors(lines)
+    last_read: dict[str, int] = {}  # process -> its latest reading
     for k, line in enumerate(lines):
-        if line.now is not None and prev_now is not None and line.now < prev_now:
-            res.failure = Failure(line, k, [f"the clock reading goes back from {prev_now} to {line.now}: the twin's "
-                                            "clock only advances (a log must give each commit the reading it used, in "
-                                            "commit order)"], [], 0, False)
+        who = line.process
+        if line.now is not None and who in last_read and line.now < last_read[who] - limits.skew_bound:
+            res.failure = Failure(line, k, [f"process {who}'s clock reading goes back from {last_read[who]} to "
+                                            f"{line.now}, more than the skew bound ({limits.skew_bound} ticks): a "
+                                            "process reads its clock forwards (SynchronizedClocks)"], [], 0, False)
             break
         if not clocked:
-            ticks = None  # a log without clock readings: any number of ticks between any two lines
+            ticks, view = None, 0  # a log without clock readings: any number of ticks between any two lines
         elif line.now is None:
-            ticks = 0  # a step that reads no clock: the ticks up to the next reading come after it
+            ticks, view = 0, 0  # a step that reads no clock: the ticks up to the next reading come after it
         else:
-            ticks = None if prev_now is None else line.now - prev_now
+            ticks = None if held is None else low[k] - held
+            view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
         closed = search.closure(frontier, ticks)
         nxt = set()
-        for st in closed:
-            got = search.step(st, line)
-            if got is not None:
-                nxt.add(got)
+        if view == 0:
+            for st in closed:
+                got = search.step(st, line)
+                if got is not None:
+                    nxt.add(got)
+        else:  # the line seen from its own reading, then held back at the frontier's clock
+            seen, mine = set(), committers(cfg, line)
+            names = ({cfg.nodes[k] for k in mine[0] | mine[1]} | {cfg.recoverers[k] for k in mine[2]}, mine[0] | mine[1])
+            for w in closed:
+                for x in search.closure({w}, view, names):
+                    seen.add(x)
+                    got = search.step(x, line)
+                    if got is not None:
+                        nxt.add(held_back(cfg, w, x, got, view, mine))
+            closed = seen
         if not nxt:
             res.failure = explain(cfg, line, k, closed, search.bounded)
             search.bounded = search.bounded or bounded_before
             break
         search.bounded = search.bounded or bounded_before
+        if len(nxt) > limits.max_frontier:  # a blow-up: stop, and never report valid
+            res.failure = Failure(line, k, [f"the frontier grew to {len(nxt):,} states after this line, beyond "
+                                            f"--max-frontier {limits.max_frontier:,}: not validated past it"],
+                                  [], len(nxt), True)
+            search.bounded = True
+            break
         frontier = nxt
         res.max_frontier = max(res.max_frontier, len(frontier))
         res.matched, res.last = k + 1, line
         if line.now is not None:
-            prev_now = line.now
+            held = low[k]
+            last_read[who] = max(last_read.get(who, line.now), line.now)
         if progress is not None:
             progress(done=k + 1, states=search.states, frontier=len(frontier))
     res.states, res.bounded, res.seconds = search.states, search.bounded, time.perf_counter() - t0
@@ -286,6 +378,7 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
     memory_only: Counter = Counter()  # the states where it does not
     candidates: Counter = Counter()
     examined = sorted(closed, key=repr)[:MAX_EXAMINED]
+    best = None  # (differences, state, what differs)
     for st in examined:
         here = durable(st)
         for name, params, nxt in M.successors(cfg, st):
@@ -295,20 +388,44 @@ def explain(cfg: M.Config, line: Line, prefix: int, closed: set, bounded: bool) 
             mem = memory_differences(cfg, st, line.memory)
             if mem:
                 memory_only["; ".join(mem[:3])] += 1
+                best = min(best, (100 + len(mem), st, mem), key=_first) if best else (100 + len(mem), st, mem)
                 continue
         nxt = apply_direct(cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             why = G.why_not(cfg, st, line.action, line.params)
-            reasons[f"not enabled: {why}" if why else "enabled, but it changes nothing here (a stuttering step), "
-                    "yet the line writes rows"] += 1
+            text = f"not enabled: {why}" if why else ("enabled, but it changes nothing here (a stuttering step), "
+                                                      "yet the line writes rows")
+            reasons[text] += 1
+            got = (50, st, [text])
         else:
-            reasons["; ".join(write_differences(cfg, st, nxt, line)[:6]) or "?"] += 1
+            diffs = write_differences(cfg, st, nxt, line)
+            reasons["; ".join(diffs[:6]) or "?"] += 1
+            got = (len(diffs), st, diffs)
+        best = min(best, got, key=_first) if best else got
     shown = [f"{text} (in {n} of {len(examined)} states)" if len(examined) > 1 else text
              for text, n in (reasons.most_common() + memory_only.most_common())[:MAX_REASONS]]
     if not closed:
         shown = ["no twin state is consistent with the lines before it and the clock reading (the silent steps "
                  "between the lines cannot take the Ticks the clock readings say passed)"]
-    return Failure(line, prefix, shown, [c for c, _ in candidates.most_common(MAX_REASONS)], len(closed), bounded)
+    return Failure(line, prefix, shown, [c for c, _ in candidates.most_common(MAX_REASONS)], len(closed), bounded,
+                   None if best is None else closest(cfg, line, best[1], best[2]))
+
+
+def _first(t):
+    return t[0]
+
+
+def closest(cfg: M.Config, line: Line, st: M.State, diffs: list[str]) -> list[str]:
+    """The closest candidate state, as far as the line concerns it: the claims of the Sessions it names or
+    writes, the memory of its process's actors, then the fields that differ there."""
+    sessions = sorted(set(line.claims) | {v for v in line.params if isinstance(v, str) and v in cfg.sessions}
+                      | {i.sess for i in line.params if isinstance(i, M.Input)})
+    out = [f"claim {s}: {_show(st.claim[cfg.sessions.index(s)])}" for s in sessions]
+    run, fin, rec = committers(cfg, line)
+    out += [f"run {cfg.nodes[k]}: {tuple(st.run[k])}" for k in sorted(run)]
+    out += [f"fin {cfg.nodes[k]}: {tuple(st.fin[k])}" for k in sorted(fin) if st.fin[k].pc != "idle"]
+    out += [f"rec {cfg.recoverers[k]}: {tuple(st.rec[k])}" for k in sorted(rec)]
+    return out + [f"differs: {d}" for d in diffs[:6]]
 
 
 def describe(line: Line) -> str:
@@ -330,9 +447,13 @@ def render(res: Result, name: str) -> list[str]:
            + (f", the last {describe(res.last)}" if res.last is not None else " (none)"),
            f"  first unmatched: {describe(f.line)}; the twin could have run it in {f.closure:,} states"]
     out += [f"    - {r}" for r in f.reasons]
+    if f.closest:
+        out.append("  the closest candidate state (the fewest differences):")
+        out += [f"    {x}" for x in f.closest]
     if f.candidates:
         out.append(f"  the twin's writing steps there: {', '.join(f.candidates)}")
     if f.bounded or res.bounded:
-        out.append("  note: a search bound was hit (--max-silent, --max-states): the failure may be the bound's")
+        out.append("  note: a search bound was hit (--max-silent, --max-states, --max-frontier): the failure may be "
+                   "the bound's")
     out.append(f"  {stats}")
     return out

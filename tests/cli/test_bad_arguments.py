@@ -127,9 +127,13 @@ def test_any_argument_list_parses_or_exits_2(capsys, monkeypatch, argv):
     """The parsing layer on arbitrary argument lists: the commands themselves are stubbed (a valid list
     would start a model checker or a campaign); only exit 0 (parsed) or 2 (one line) may come out."""
     monkeypatch.chdir(ROOT)
-    for name in dir(cli):
-        if name.startswith("cmd_"):
-            monkeypatch.setattr(cli, name, lambda args: 0)
+    import harness.cli.driverkit
+    import harness.cli.recorded
+    import harness.cli.sharded
+    for module in (cli, harness.cli.recorded, harness.cli.sharded, harness.cli.driverkit):
+        for name in dir(module):
+            if name.startswith("cmd_"):
+                monkeypatch.setattr(module, name, lambda args: 0)
     capsys.readouterr()
     try:
         code = main(argv)

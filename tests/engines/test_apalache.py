@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.engines import apalache as A
+from serverkit import BUNDLED
 from harness.reports import gate
 from harness.traces import itf
 from harness.engines.check import run_python
@@ -137,7 +138,7 @@ def test_a_do_nothing_apalache_fails_typecheck_check_and_the_gate(monkeypatch, t
     assert A.typecheck(SILENT, tmp_path / "t").verdict == "error"
     assert A.check(SILENT, configs.get("ci"), tmp_path / "c").verdict == "error"
     assert A.check(SILENT, configs.get("ci"), tmp_path / "s", simulate=True).verdict == "error"
-    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(SILENT)))
+    r = gate.stage_apalache(gate.Gate(tmp_path, server=BUNDLED, apalache=str(SILENT)))
     assert r.status == gate.FAIL and "Type checker [OK]" in r.detail, r.detail
 
 
@@ -185,12 +186,12 @@ def test_typecheck_and_simulate_commands(standin, tmp_path):
 def test_gate_reports_absent_apalache_as_skipped_never_passed(monkeypatch, tmp_path):
     monkeypatch.delenv("APALACHE_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    r = gate.stage_apalache(gate.Gate(tmp_path))
+    r = gate.stage_apalache(gate.Gate(tmp_path, server=BUNDLED))
     assert r.status == gate.SKIP and "not found" in r.detail
 
 
 def test_gate_runs_apalache_when_present(standin, tmp_path):
-    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(STANDIN)))
+    r = gate.stage_apalache(gate.Gate(tmp_path, server=BUNDLED, apalache=str(STANDIN)))
     assert r.status == gate.PASS and "typecheck ok" in r.detail
 
 
@@ -204,7 +205,7 @@ def test_gate_fails_on_an_apalache_violation_and_keeps_its_trace(standin, monkey
     src = T.save(T.from_steps(cfg, path, title="deepest", source="explore", base="ci"), tmp_path / "p.json")
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "violation")
     monkeypatch.setenv("STANDIN_APALACHE_ITF", str(itf.export_file(src, tmp_path / "v.itf.json")))
-    r = gate.stage_apalache(gate.Gate(tmp_path / "found", apalache=str(STANDIN)))
+    r = gate.stage_apalache(gate.Gate(tmp_path / "found", server=BUNDLED, apalache=str(STANDIN)))
     assert r.status == gate.FAIL and "check violation" in r.detail and "traces:" in r.detail
     saved = list((tmp_path / "found").glob("apalache-*.json"))
     assert len(saved) == 1 and len(T.load(saved[0]).steps) == len(path) - 1
@@ -215,7 +216,7 @@ def test_a_violation_the_twin_cannot_follow_is_reported_not_dropped(standin, mon
     o = run_python(cfg, "ci", liveness=False, out_dir=tmp_path)
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "violation")
     monkeypatch.setenv("STANDIN_APALACHE_ITF", str(itf.export_file(o.trace_path, tmp_path / "v.itf.json")))
-    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(STANDIN)))
+    r = gate.stage_apalache(gate.Gate(tmp_path, server=BUNDLED, apalache=str(STANDIN)))
     assert r.status == gate.FAIL and "not replayable by the twin" in r.detail
 
 
@@ -232,7 +233,7 @@ def test_every_variable_has_an_apalache_type(tmp_path):
 
 def test_the_gate_fails_when_check_exits_0_without_saying_what_it_checked(standin, monkeypatch, tmp_path):
     monkeypatch.setenv("STANDIN_APALACHE_SCENARIO", "no-outcome")
-    r = gate.stage_apalache(gate.Gate(tmp_path, apalache=str(STANDIN)))
+    r = gate.stage_apalache(gate.Gate(tmp_path, server=BUNDLED, apalache=str(STANDIN)))
     assert r.status == gate.FAIL and "typecheck ok" in r.detail and "The outcome is" in r.detail, r.detail
 
 

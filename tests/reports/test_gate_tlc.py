@@ -6,6 +6,7 @@ states) as the only configuration, so each TLC run takes seconds."""
 import pytest
 
 import tlckit
+from serverkit import BUNDLED
 from harness.engines import check, tlc
 from harness.reports import gate, tlcruns
 from spec import configs
@@ -29,7 +30,7 @@ def small(monkeypatch):
 
 
 def stages(tmp_path, reuse=None):
-    g = gate.Gate(tmp_path / "found", reuse=reuse)
+    g = gate.Gate(tmp_path / "found", server=BUNDLED, reuse=reuse)
     return gate.run_gate(g, [s for s in gate.STAGES if s.name in ("twin = TLC", "TLC")])
 
 

@@ -236,20 +236,21 @@ def test_the_check_fails_on_a_stale_sample(tmp_path):
 def test_a_name_added_to_the_registry_makes_its_bindings_stale(monkeypatch):
     d = N.Defect("renew-twice", ("FencedMutation",), "none", "a defect the registry does not have")
     monkeypatch.setattr(N, "DEFECTS", {**N.DEFECTS, d.name: d})
-    assert B.stale() == ["impl/registry.py", "examples/typescript/src/registry.ts"]
+    assert B.stale() == ["impl/registry.py", "examples/typescript/src/registry.ts",
+                         "examples/typescript/src/switches.js"]
     assert 'RENEW_TWICE = _pick(N.DEFECTS, "renew-twice")' in B.impl_registry()
-    assert '| "renew-twice"' in B.typescript_registry()
+    assert '| "renew-twice"' in B.typescript_registry() and '  "renew-twice",' in B.typescript_switches()
 
 
 def test_the_generator_command(monkeypatch, tmp_path, capsys):
-    assert B.main(["--check"]) == 0 and "3 generated files current" in capsys.readouterr().out
+    assert B.main(["--check"]) == 0 and "4 generated files current" in capsys.readouterr().out
     assert B.main(["--write"]) == 2 and capsys.readouterr().err == f"usage: {B.COMMAND} [--check]\n"
     monkeypatch.setattr(B, "ROOT", tmp_path)
     assert B.main([]) == 2 and "is not a claimcheck checkout" in capsys.readouterr().err
     for rel in B.GENERATED:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-    assert B.main(["--check"]) == 1 and capsys.readouterr().out.count("stale: ") == 3
-    assert B.main([]) == 0 and capsys.readouterr().out.count("wrote ") == 3
+    assert B.main(["--check"]) == 1 and capsys.readouterr().out.count("stale: ") == 4
+    assert B.main([]) == 0 and capsys.readouterr().out.count("wrote ") == 4
     assert B.main(["--check"]) == 0
 
 

@@ -228,12 +228,14 @@ def test_a_line_the_twin_does_not_enable_names_the_failed_conjunct(tmp_path):
 
 
 def test_a_clock_going_back_fails(tmp_path):
+    """One process's clock reading below its own earlier one, beyond the skew bound (tests/validation/
+    test_real_time.py: readings of several processes may interleave out of order)."""
     lines = _lines(FIXTURE)
     last = json.loads(lines[-1])
     last["now"] = -5
     lines[-1] = json.dumps(last)
     code, out = _validate(_write(tmp_path, lines))
-    assert code == 1 and "the clock reading goes back" in "\n".join(out)
+    assert code == 1 and "process n2's clock reading goes back from 2 to -5" in "\n".join(out)
 
 
 # ---------------------------------------------------------------- (d) bad input
@@ -308,8 +310,7 @@ def test_a_real_stress_runs_history_validates_and_an_edited_row_fails(tmp_path):
 
 def test_a_live_short_stress_run_validates(tmp_path, capsys):
     """One node process (its runner, finalizer and recovery worker), SIGKILLs, no callers: its history
-    validates. (With two node processes, or the callers' held prompts, it does not yet: docs/history.md,
-    "What validation cannot see".)"""
+    validates (two node processes: test_a_live_two_node_stress_run_validates)."""
     from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, run
     code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, crash_every_commits=25, input_rate=0.0,
@@ -319,3 +320,60 @@ def test_a_live_short_stress_run_validates(tmp_path, capsys):
     db = res.run_dir / "stress.db"
     code, out = _validate(db)
     assert code == 0, "\n".join(out)
+
+
+def test_a_live_two_node_stress_run_validates(tmp_path, capsys):
+    """Two node processes on one sqlite file, with the callers' held prompts, resumes and steers and
+    SIGKILLs: their readings interleave out of commit order, and the history validates (docs/history.md,
+    "Real time"), as `claimcheck stress` itself validates it (the search `validate` runs)."""
+    from binding.history import read_database
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import check_database
+    code, res = run(StressOptions(nodes=2, sessions=3, seconds=3, crash_every_commits=40, executions=12, seed="2",
+                                  keep=True, progress=False, out=str(tmp_path)), BUNDLED,
+                    validate_history=lambda url: check_database(url, read_database))
+    text = capsys.readouterr().out
+    assert code == 0 and res.validation_ok, text
+    assert "trace validation of the run's history:" in text and "OK, " in res.validation[0], text
+    code, out = _validate(res.run_dir / "stress.db")
+    assert code == 0, "\n".join(out)
+
+
+def test_a_stress_run_whose_history_does_not_validate_fails(tmp_path, capsys):
+    """The stress verdict takes the validation's: a stand-in that finds the history invalid fails the run."""
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, input_rate=0.0, executions=3, seed="1",
+                                  progress=False, out=str(tmp_path)), BUNDLED,
+                    validate_history=lambda url: (False, ["claimcheck validate: the run's history: NOT VALID at line 2"]))
+    text = capsys.readouterr().out
+    assert code == 1 and not res.ok, text
+    assert "NOT VALID at line 2" in text and "verdict: FAIL" in text, text
+
+
+def test_bench_validate_refuses_bad_sizes(capsys):
+    assert main(["bench", "--validate", "1000,x"]) == 2
+    assert "expected line counts" in capsys.readouterr().err
+
+
+def test_bench_validate_prints_lines_per_second_beside_the_recording(capsys):
+    """One small size (the deep profile runs 10^3, 10^4, 10^5: ci/github-nightly.yml)."""
+    assert main(["bench", "--validate", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "recorded in" in out and "lines/s" in out and "valid" in out and "goal >= 5,000 lines/s" in out, out
+
+
+def test_a_per_session_history_is_said_not_validated():
+    """PostgreSQL's concurrent writers record each Session's order and none across Sessions: the converter
+    refuses it (bad input for `validate`), and the stress run says NOT VALIDATED rather than passing or
+    failing on an order that was never recorded."""
+    from impl.history import PER_SESSION
+    from harness.validation.command import check_database
+    with pytest.raises(C.PerSessionHistory):
+        C.convert_rows({"history": PER_SESSION}, [])
+
+    def read(url):
+        return C.convert_rows({"history": PER_SESSION}, [])
+    ok, lines = check_database("postgresql://x", read)
+    assert ok and "NOT VALIDATED: a per-Session history" in lines[0]

@@ -10,6 +10,7 @@
 import { createInterface } from "node:readline";
 import { attempt, MOVE, step } from "./actions.js";
 import { History } from "./history.js";
+import { DEFECTS } from "./switches.js";
 import { twinState } from "./mapping.js";
 import { World } from "./world.js";
 
@@ -29,14 +30,22 @@ const stepping = (actor) => Object.hasOwn(MOVE, actor);
 
 class Refused extends Error {}
 
+/** A refused attempt changes nothing (claimcheck observes the world after every probe), so the journal a
+ * restore replays leaves it out: the refusal probes are more than half the requests of a walk.
+ * @param {TookReply | AttemptReply} reply */
+const refused = (reply) => "answer" in reply && reply.answer === "refused";
+
 export class Driver {
   /**
    * @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory
    * @param {string | null} history a directory: each world's commit history goes to DIR/world-<n>.jsonl
    *   (src/history.js); null: none is kept (and nothing is paid for it)
+   * @param {boolean} switches whether hello declares the defect switches (src/switches.js); false
+   *   (`--no-defects`): a server as a third party ships it, without any (its gate skips the kill matrix)
    */
-  constructor(url = null, history = null) {
+  constructor(url = null, history = null, switches = true) {
     this.url = url;
+    this.switches = switches;
     this.historyDir = history;
     /** @type {History | null} */
     this.history = null;
@@ -65,8 +74,12 @@ export class Driver {
    * @param {MovingRequest} req @param {(world: World) => Promise<R>} run @returns {Promise<R>} */
   async recorded(req, run) {
     const world = this.current();
+    if (!this.history || this.restoring) {
+      const reply = await run(world);
+      if (!refused(reply)) this.journal.push(req);
+      return reply;
+    }
     this.journal.push(req);
-    if (!this.history || this.restoring) return run(world);
     const before = await twinState(world);
     const reply = await run(world);
     const took = req.op === "attempt" ? ("answer" in reply && reply.answer === "taken" ? req.action : null)
@@ -128,9 +141,16 @@ export class Driver {
       if (!Array.isArray(req.versions) || !req.versions.includes(1)) {
         throw new Refused("this driver speaks claimcheck-driver version 1 only");
       }
-      return { protocol: "claimcheck-driver", version: 1, driver: this.url ? NAME_PG : NAME, save: true };
+      const name = this.url ? NAME_PG : NAME;
+      return {
+        protocol: "claimcheck-driver", version: 1, driver: this.switches ? name : `${name}, no defect switches`,
+        save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null,
+      };
     },
     async start(req) {
+      if (!this.switches && (req.defects ?? []).length > 0) {
+        throw new Refused(`request.defects: this server has no defect switches (--no-defects): ${req.defects?.join(", ")}`);
+      }
       await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
       this.world = null;
       this.world = await World.start(req.config, req.defects ?? [], this.url);
@@ -199,9 +219,10 @@ export class Driver {
 
 /** Serve the protocol on stdin and stdout until stop or the end of input.
  * @param {NodeJS.ReadableStream} input @param {{write: (line: string) => unknown}} output
- * @param {string | null} url @param {string | null} history */
-export async function serve(input = process.stdin, output = process.stdout, url = null, history = null) {
-  const driver = new Driver(url, history);
+ * @param {string | null} url @param {string | null} history @param {boolean} switches */
+export async function serve(input = process.stdin, output = process.stdout, url = null, history = null,
+  switches = true) {
+  const driver = new Driver(url, history, switches);
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;

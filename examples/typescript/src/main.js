@@ -3,7 +3,8 @@
  * The driver's command line (the `driver` script runs this): SQLite in memory (sql.js) by default;
  * PostgreSQL with `--database postgresql://USER@HOST:PORT/DB` (or $CLAIMCHECK_TS_DATABASE_URL): every world
  * in a fresh schema of that database. `--history DIR` (or $CLAIMCHECK_TS_HISTORY): each world's commit
- * history in DIR/world-<n>.jsonl, for `claimcheck validate` (src/history.js, docs/history.md).
+ * history in DIR/world-<n>.jsonl, for `claimcheck validate` (src/history.js, docs/history.md). `--no-defects`:
+ * hello declares no defect switches and start refuses any (a server as a third party ships it).
  */
 import { serve } from "./driver.js";
 
@@ -12,5 +13,6 @@ const at = process.argv.indexOf("--database");
 const url = at > 0 ? process.argv[at + 1] ?? null : process.env["CLAIMCHECK_TS_DATABASE_URL"] || null;
 const h = process.argv.indexOf("--history");
 const history = h > 0 ? process.argv[h + 1] ?? null : process.env["CLAIMCHECK_TS_HISTORY"] || null;
-await serve(process.stdin, process.stdout, url, history);
+const switches = !process.argv.includes("--no-defects");
+await serve(process.stdin, process.stdout, url, history, switches);
 process.exit(0);

@@ -273,6 +273,10 @@ export interface HelloReply {
   version: 1;
   driver: string;
   save: boolean;
+  /** The defect switches the server has (none: its gate skips the kill matrix as not applicable). */
+  defects: Defect[];
+  /** Whether this driver records each world's commit history (--history DIR). */
+  history: boolean;
 }
 /** The action the server took (null: none). */
 export interface TookReply {

@@ -1,0 +1,68 @@
+"""`claimcheck bench --validate`: validation's speed on real stress histories of growing length, side by
+side with the time the history took to record (issue 32 item 6).
+
+For each size it records a `claimcheck stress` run of the server (two node processes, the stress
+defaults: callers, wakes, SIGKILLs), long enough for that many commit lines, converts its history with the
+server's binding and validates the first `size` lines. The prefix of a history is a history, so each size
+is measured on a real recording, and the figures are lines per second, the states the search visited per
+line and the largest frontier: a search whose cost grows with the history (a frontier blow-up) shows as
+lines/s falling with the size. GOAL_RATE and GOAL_SPREAD are the issue's goals; the report says met or
+missed, never more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import time
+
+from harness.stress.supervisor import StressOptions, run as run_stress
+from harness.validation import history as H
+from harness.validation import search as S
+
+GOAL_RATE = 5_000  # lines/s on 2 cores
+GOAL_SPREAD = 1.5  # lines/s at the smallest size over lines/s at the largest, at most
+LINES_PER_EXECUTION = 6  # a stress run commits ~7 lines per execution: the run is asked for a few more
+
+
+def record(server, size: int, sessions: int, out: str) -> tuple[float, str]:
+    """(seconds, database) of a stress run of `server` long enough for `size` lines."""
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):  # the run's own summary: not the bench's
+        code, res = run_stress(StressOptions(nodes=2, sessions=sessions, seconds=max(60.0, size / 20), seed="1",
+                                             executions=max(2, size // LINES_PER_EXECUTION), keep=True,
+                                             progress=False, out=out), server)
+    if res is None:
+        raise RuntimeError(f"the stress run for {size} lines did not run (exit {code})")
+    return time.perf_counter() - t0, str(res.run_dir / "stress.db")
+
+
+def bench_validate(sizes, server, read_database, *, sessions: int = 16, out=print) -> int:
+    """Record, then validate, one history per size; print one row each and the goals. Exit 0 when every
+    history validated (the goals are reported, not enforced: the machine's load decides them)."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="claimcheck-bench-") as tmp:
+        for size in sizes:
+            rec_s, db = record(server, size, sessions, tmp)
+            conv = read_database(db)
+            lines = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), db)[:size]
+            res = S.validate(conv.cfg, lines)
+            rate = len(lines) / res.seconds if res.seconds > 0 else 0.0
+            verdict = "valid" if res.ok else f"NOT VALID at line {res.failure.line.number}"
+            if res.bounded:
+                verdict += " (a search bound was hit)"
+            rows.append((size, len(lines), rec_s, res.seconds, rate, res.states / max(1, res.matched),
+                         res.max_frontier, verdict, res.ok))
+    out(f"claimcheck bench --validate: stress histories of 2 node processes, {sessions} Sessions (sqlite)")
+    out(f"  {'lines':>8}  {'recorded in':>11}  {'validated in':>12}  {'lines/s':>8}  {'states/line':>11}  "
+        f"{'frontier':>8}  verdict")
+    for _size, n, rec_s, val_s, rate, per, front, verdict, _ok in rows:
+        out(f"  {n:>8,}  {rec_s:>10.1f}s  {val_s:>11.1f}s  {rate:>8,.0f}  {per:>11.1f}  {front:>8,}  {verdict}")
+    rates = [r[4] for r in rows if r[4] > 0]
+    if rates:
+        spread = max(rates) / min(rates)
+        out(f"  goal >= {GOAL_RATE:,} lines/s: {'met' if min(rates) >= GOAL_RATE else 'missed'} (slowest "
+            f"{min(rates):,.0f}); goal within {GOAL_SPREAD}x from the smallest to the largest: "
+            f"{'met' if spread <= GOAL_SPREAD else 'missed'} ({spread:.2f}x)")
+    return 0 if all(r[8] for r in rows) else 1

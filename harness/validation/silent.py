@@ -1,0 +1,76 @@
+"""The silent steps of the twin: its steps that change no durable variable, which a commit log cannot show
+and the validation search (search.py) takes between two lines.
+
+`spec.model.successors` offers every instance of Next; most of them (an acquisition per queued input, a
+retry per prompt, an admission and a resume per Session, a wake move per row, a heartbeat per Session)
+always write a row, and enumerating them was ~60% of validation's time on a stress history. This module
+offers only the actions that can commit nothing: the runner's and the finalizer's steps (a publication
+whose fence fails, a return, a stop or exit), supervision, the recovery worker's steps (a scan, a lost
+takeover race, a conversion or quarantine that no longer matches) and a crash; each still checks its own
+guard, and the search keeps a successor only when its durable rows are unchanged.
+tests/validation/test_silent.py checks that every silent successor `successors` finds on the registered
+configurations (and with defects on) is one this module offers.
+"""
+
+from __future__ import annotations
+
+from spec import model as M
+
+from harness import registry as R
+
+from harness.validation.search_state import DURABLE_INDEX
+
+_RUNNER = dict(M.RUNNER_STEPS)
+
+
+def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
+    """(name, params, next state) for each step from `st` that changes no durable variable (no Tick)."""
+    here = tuple(st[i] for i in DURABLE_INDEX)
+
+    def keep(name, params, nxt):
+        return nxt is not None and nxt != st and all(nxt[i] is here[j] or nxt[i] == here[j]
+                                                     for j, i in enumerate(DURABLE_INDEX))
+
+    for n, node in enumerate(cfg.nodes):
+        pc = st.run[n].pc
+        if pc != "idle":
+            for name in M._RUNNER_BY_PC[pc]:
+                nxt = _RUNNER[name](cfg, st, n)
+                if keep(name, (node,), nxt):
+                    yield name, (node,), nxt
+        fpc = st.fin[n].pc
+        if fpc != "idle":
+            name, fn = (R.FINALIZER_SETTLE, M.FinalizerSettle) if fpc == "settle" else (R.FINALIZER_CLEAR, M.FinalizerClear)
+            nxt = fn(cfg, st, n)
+            if keep(name, (node,), nxt):
+                yield name, (node,), nxt
+        nxt = M.Supervise(cfg, st, n)
+        if keep(R.SUPERVISE, (node,), nxt):
+            yield R.SUPERVISE, (node,), nxt
+    window = None
+    for r, who in enumerate(cfg.recoverers):
+        pc = st.rec[r].pc
+        if pc == "idle":  # RecoveryScan, with the scan window read once for every Session
+            if window is None:
+                window = M.scan_window(cfg, st)
+            for k in sorted(window):
+                s, c = cfg.sessions[k], st.claim[k]
+                yield R.RECOVERY_SCAN, (who, s), st._replace(rec=st.rec[:r] + (M.Rec("scanned", s, c.exec, c.owner),)
+                                                            + st.rec[r + 1:])
+            continue
+        steps = {"scanned": ((R.RECOVERY_TAKEOVER, M.RecoveryTakeover),),
+                 "converting": ((R.RECOVERY_CONVERT, M.RecoveryConvert),
+                                (R.RECOVERY_CONVERT_ACK_LOST, M.RecoveryConvertAckLost)),
+                 "reconverting": ((R.RECOVERY_RECONVERT, M.RecoveryReconvert),)}.get(
+            pc, ((R.RECOVERY_QUARANTINE, M.RecoveryQuarantine),))
+        for name, fn in steps:
+            if name == R.RECOVERY_CONVERT_ACK_LOST and M.N.ACK_LOST not in cfg.faults:
+                continue
+            nxt = fn(cfg, st, r)
+            if keep(name, (who,), nxt):
+                yield name, (who,), nxt
+    if crashes and "crash" in cfg.faults:
+        for k, who in enumerate(cfg.nodes + cfg.recoverers):
+            nxt = M.Crash(cfg, st, k)
+            if keep(R.CRASH, (who,), nxt):
+                yield R.CRASH, (who,), nxt

@@ -1,0 +1,59 @@
+"""The mutation oracle (ci/mutation/oracle.py) kills a known mutant of each server and lets the server
+as committed pass: the fence's lease comparison `>` turned `>=` (a claim still live at its expiry tick),
+one of the mutants mutmut and StrykerJS generate, applied to a copy of the server. Its first check alone
+(`claimcheck replay` of the committed traces) is enough to kill it, which keeps this test to seconds; the
+full runs are the nightly job's (ci/github-nightly.yml)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ORACLE = ROOT / "ci" / "mutation" / "oracle.py"
+TS = ROOT / "examples" / "typescript"
+
+PY_FENCE = ('_LIVE = T.c.lease_expires_at > _P("now")', '_LIVE = T.c.lease_expires_at >= _P("now")')
+TS_FENCE = ("AND owner_id = ? AND (lease_expires_at > ? OR ? = 1)`", "AND owner_id = ? AND (lease_expires_at >= ? OR ? = 1)`")
+
+
+def mutate(path: Path, before: str, after: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(before) == 1, f"{path}: the known mutant's line moved; update this test"
+    path.write_text(text.replace(before, after), encoding="utf-8")
+
+
+def oracle(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ORACLE), "--check", "replay", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_bundled_server_passes_and_its_mutant_is_killed(tmp_path):
+    clean = oracle(cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "oracle: every check passes: survived" in clean.stdout
+    shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    mutate(tmp_path / "impl" / "claims.py", *PY_FENCE)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}  # the copy's impl before the installed one
+    killed = oracle(cwd=tmp_path, env=env)
+    assert killed.returncode == 1, killed.stdout + killed.stderr
+    assert "oracle: replay exits 1: killed" in killed.stdout
+    assert str(tmp_path / "impl") in subprocess.run([sys.executable, "-c", "import impl; print(impl.__file__)"],
+                                                     cwd=tmp_path, env=env, capture_output=True, text=True).stdout
+
+
+def test_typescript_server_passes_and_its_mutant_is_killed(tmp_path):
+    assert shutil.which("node"), "node is not installed (Node 20: examples/typescript/README.md)"
+    assert (TS / "node_modules").is_dir(), "run `npm ci --prefix examples/typescript` first"
+    clean = oracle("--sut", str(TS / "driver"), cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    copy = tmp_path / "typescript"
+    shutil.copytree(TS, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
+    (copy / "node_modules").symlink_to(TS / "node_modules")
+    mutate(copy / "src" / "claims.js", *TS_FENCE)
+    killed = oracle("--sut", str(copy / "driver"), cwd=tmp_path)
+    assert killed.returncode == 1, killed.stdout + killed.stderr
+    assert "oracle: replay exits 1: killed" in killed.stdout
