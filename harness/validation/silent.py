@@ -5,9 +5,10 @@ and the validation search (search.py) takes between two lines.
 retry per prompt, an admission and a resume per Session, a wake move per row, a heartbeat per Session)
 always write a row, and enumerating them was ~60% of validation's time on a stress history. This module
 offers only the actions that can commit nothing: the runner's and the finalizer's steps (a publication
-whose fence fails, a return, a stop or exit), supervision, the recovery worker's steps (a scan, a lost
-takeover race, a conversion or quarantine that no longer matches) and a crash; each still checks its own
-guard, and the search keeps a successor only when its durable rows are unchanged.
+whose fence fails, a return, a stop or exit, a reconciliation), supervision, the recovery worker's steps
+(a scan, a lost takeover race, a reconciliation, a conversion or quarantine that no longer matches) and a
+crash; each still checks its own guard, and the search keeps a successor only when its durable rows are
+unchanged.
 tests/validation/test_silent.py checks that every silent successor `successors` finds on the registered
 configurations (and with defects on) is one this module offers.
 """
@@ -40,7 +41,9 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                     yield name, (node,), nxt
         fpc = st.fin[n].pc
         if fpc != "idle":
-            name, fn = (R.FINALIZER_SETTLE, M.FinalizerSettle) if fpc == "settle" else (R.FINALIZER_CLEAR, M.FinalizerClear)
+            name, fn = {"settle": (R.FINALIZER_RECONCILE, M.FinalizerReconcile),
+                        "reconciling": (R.FINALIZER_SETTLE, M.FinalizerSettle)}.get(
+                fpc, (R.FINALIZER_CLEAR, M.FinalizerClear))
             nxt = fn(cfg, st, n)
             if keep(name, (node,), nxt):
                 yield name, (node,), nxt
@@ -59,7 +62,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                                                             + st.rec[r + 1:])
             continue
         steps = {"scanned": ((R.RECOVERY_TAKEOVER, M.RecoveryTakeover),),
-                 "converting": ((R.RECOVERY_CONVERT, M.RecoveryConvert),
+                 "converting": ((R.RECOVERY_RECONCILE, M.RecoveryReconcile),),
+                 "reconciled": ((R.RECOVERY_CONVERT, M.RecoveryConvert),
                                 (R.RECOVERY_CONVERT_ACK_LOST, M.RecoveryConvertAckLost)),
                  "reconverting": ((R.RECOVERY_RECONVERT, M.RecoveryReconvert),)}.get(
             pc, ((R.RECOVERY_QUARANTINE, M.RecoveryQuarantine),))
