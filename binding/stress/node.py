@@ -323,7 +323,7 @@ class NodeProcess:
                 self.last_beat[s] = t
                 self.step(owner, R.HEARTBEAT, {"n": owner, "s": s}, lambda: self.node.heartbeat(s))
                 did = True
-        if self.worker.pc == "converting" and t - self.last_beat.get("@worker", 0.0) >= self.beat_every:
+        if self.worker.pc in ("converting", "reconciled") and t - self.last_beat.get("@worker", 0.0) >= self.beat_every:
             self.last_beat["@worker"] = t
             wid = self.args.worker
             self.step(wid, R.HEARTBEAT, {"n": wid, "s": self.worker.session_id}, self.worker.heartbeat)

@@ -2,7 +2,7 @@
 
 An actor's memory is recorded only before each of its commits; between two of them it takes steps that
 commit nothing (Dispatch, the listener returns, RunnerStop/Exit, fenced steps that failed and rolled
-back, a finalizer's supervision stop). `continuity` asks whether the recorded memory is reachable from
+back, a finalizer's supervision stop, the reconciliations). `continuity` asks whether the recorded memory is reachable from
 the twin's prediction by such steps; `supervision` whether a finalizer still running holds its lease.
 Both take the checker (its folded state, predictions and findings) and the `records.Commit`.
 """
@@ -105,7 +105,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
         elif kind == "fin":
             k = cfg.nodes.index(n)
             f = st.fin[k]
-            for fn in (M.FinalizerSettle, M.FinalizerClear):
+            for fn in (M.FinalizerReconcile, M.FinalizerSettle, M.FinalizerClear):
                 nx = fn(cfg, st, k)
                 if nx is not None and nx != st and durable_eq(st, nx):
                     yield nx
@@ -113,7 +113,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
                 yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # its own check: its lease is gone
         else:
             k = cfg.recoverers.index(n)
-            for fn in (M.RecoveryTakeover, M.RecoveryConvert, M.RecoveryQuarantine):
+            for fn in (M.RecoveryTakeover, M.RecoveryReconcile, M.RecoveryConvert, M.RecoveryQuarantine):
                 nx = fn(cfg, st, k)
                 if nx is not None and nx != st and durable_eq(st, nx):
                     yield nx
@@ -125,7 +125,10 @@ def _earlier_conversions(cfg: M.Config, st: M.State, k: int):
     while its lease was still live (the checker only knows the later reading): its outcome (released, or
     quarantining for a reason) as at each live lease, with the durable state kept as it is."""
     w = st.rec[k]
-    if w.pc != "converting":
+    if w.pc == "converting":  # the reconciliation commits nothing: the conversion follows it
+        st = M.RecoveryReconcile(cfg, st, k)
+        w = st.rec[k]
+    if w.pc != "reconciled":
         return
     s = M.si(cfg, w.sess)
     for ttl in range(1, cfg.lease + 1):
