@@ -58,7 +58,7 @@ def test_the_rows_savepoint_also_restores_a_sqlite_file(tmp_path):
     server = Bundled(f"sqlite:///{tmp_path / 'c.db'}")
     rep = C.walk(cfg, server=server)
     server.close()
-    assert rep.complete and rep.savepoint == "rows" and rep.edges == 531
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == 769
 
 
 # ---------------------------------------------------------------- mutants, traces, replays
@@ -140,7 +140,7 @@ def test_without_restoring_the_actors_memory_the_correct_implementation_diverges
 def test_conform_command_exit_codes(tmp_path, capsys):
     assert main(["conform", "--config", "rows", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "states 1,691 of 1,691, edges 3,812 of 3,812, probes" in out and "edges/s" in out
+    assert "states 3,089 of 3,089, edges 7,052 of 7,052, probes" in out and "edges/s" in out
     assert main(["conform", "--config", "rows", "--mutant", "cross-session-recovery-collision",
                  "--out", str(tmp_path)]) == 1
     out = capsys.readouterr().out
@@ -182,7 +182,7 @@ def test_the_walk_covers_a_small_configuration_on_postgresql(pg_databases):
     db.dispose()
     server = Bundled(url)
     rep = C.walk(cfg, server=server)
-    assert rep.complete and rep.savepoint == "rows" and rep.edges == rep.edges_total == 164
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == rep.edges_total == 193
     assert C.walk(cfg, server=server, mutant=["resume-drains-without-request"]).failure is not None
     server.close()
 
