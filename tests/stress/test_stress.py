@@ -89,7 +89,8 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     cont = M.Input("s1", "cont", 1, "pending")
     steps = [("Acquire", ("n1", P1)), ("Renew", ("n1",)), ("Dispatch", ("n1",)), ("PublishStepStarted", ("n1",)),
              ("StepStartedReturn", ("n1",)), ("Tick", ()), ("Heartbeat", ("n1", "s1")), ("Tick", ()), ("Tick", ()),
-             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
+             ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryReconcile", ("r1",)),
+             ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", cont)),
              ("Renew", ("n2",))]
     ch = check(record(replace(CI, lease=2, grace=0), steps))  # Grace 0: recovery acts before n1's supervisor
     assert ch.report.ok, render_history(ch)
