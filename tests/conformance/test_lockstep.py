@@ -166,9 +166,9 @@ def _drive(cfg, steps):
 
 def test_the_fair_cycle_detector_sees_silent_quarantine_noop():
     hand = T.load("traces/silent-quarantine-noop.json")  # the correct-implementation schedule
-    prefix = [(s.action, s.params) for s in hand.steps[:17]]  # ... up to the exhausted quarantine of s1
+    prefix = [(s.action, s.params) for s in hand.steps[:19]]  # ... up to the exhausted quarantine of s1
     cycle = [("RecoveryScan", {"r": "r1", "s": "s1"}), ("RecoveryTakeover", {"r": "r1"}), ("Tick", {}),
-             ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
+             ("RecoveryReconcile", {"r": "r1"}), ("RecoveryConvert", {"r": "r1"}), ("RecoveryQuarantine", {"r": "r1"})]
     cfg = T.config_of(hand)  # the trace's own constants (one retry before the exhausted quarantine)
     _drive(cfg, prefix)  # correct: quarantined, the takeover of s1 is not enabled again
     with pytest.raises(L.LockstepFailure, match="ExpiredClaimsEventuallyHandled"):
@@ -210,7 +210,7 @@ def test_coverage_counts_distinct_labelled_edges_of_the_graph(monkeypatch):
     states, edges, complete = F.reachable_graph(cfg)
     assert complete and len(cov.edges) < edges == 7052
     line = next(x for x in F.coverage_lines(out) if x.strip().startswith("edges:"))
-    assert f"{len(cov.edges):,} of 3,812 labelled edges" in line
+    assert f"{len(cov.edges):,} of 7,052 labelled edges" in line
 
 
 def _machine(config="ci"):
