@@ -65,9 +65,11 @@ CI_DETECTS = sorted(N.DEFECTS)
 # the node's Supervise of its runner, RecoveryScan before RecoveryTakeover); 12-step examples find it
 # (step-failed-duplicate-interrupt: 10 since issue 12 item 4; cancellation-quarantine-strands: 10)
 # (cancel-trusts-previous-step-memory: 13 steps on `steps`, a cancel at the second pass of Step.Started's gate)
+# (conversion-retry-mints-new-ids: RecoveryReconcile before the conversion since issue 30 item 1)
 LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
-          "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24}
+          "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24,
+          "conversion-retry-mints-new-ids": 16}
 
 
 @pytest.mark.parametrize("defect", CI_DETECTS)
