@@ -25,15 +25,17 @@ def floors(lines: list[Line]) -> list[int | None]:
     return out
 
 
-def own_reading_scans(search: Search, frontier: set, held: int, ahead: dict, lines: list[Line]) -> tuple[set, frozenset]:
+def own_reading_scans(search: Search, frontier: set, held: int, ahead: dict, lines: list[Line]) -> tuple[set, dict]:
     """`frontier` with each recovery scan (a read, no commit) that a process's next line records in its
     memory (`scanned`), taken at a reading of that process's own up to that line's, held back at the
     frontier's clock: a scan eligible only at its own process's later reading, placed before another worker's
     takeover ordered ahead of its own line (docs/history.md, "Real time"). Only the worker's memory changes;
     the takeover that follows re-checks the lease at its own reading. Also the workers whose memory those
-    lines record: their scans are placed here only (the search takes no other scan of theirs, which keeps the
-    other processes' unrecorded scans from multiplying the frontier; a restriction, never an admission)."""
-    cfg, out, placed = search.cfg, set(frontier), set()
+    lines record, with the Session of the scan recorded (None: no scan): the search takes no other scan of
+    theirs (which keeps the other processes' unrecorded scans from multiplying the frontier; a restriction,
+    never an admission), and takes the recorded one also after the worker's own silent steps (a conversion
+    that lost its lease, released)."""
+    cfg, out, placed = search.cfg, set(frontier), {}
 
     def cap(w):  # beyond it every lease has run down (a lease held back runs longer than Lease, `held_back`)
         return search.tick_cap + max((max(0, c.ttl - cfg.lease) for c in w.claim), default=0)
@@ -41,7 +43,7 @@ def own_reading_scans(search: Search, frontier: set, held: int, ahead: dict, lin
         mem = lines[j].memory
         if mem is None or not mem.rec:
             continue
-        placed.update(mem.rec)
+        placed.update((w, rec.sess if rec.pc == "scanned" else None) for w, rec in mem.rec.items())
         wanted = [(cfg.recoverers.index(w), rec) for w, rec in mem.rec.items() if rec.pc == "scanned"]
         for w in frontier:
             for r, rec in wanted:
@@ -49,7 +51,7 @@ def own_reading_scans(search: Search, frontier: set, held: int, ahead: dict, lin
                     x = scanned_by(cfg, w, r, rec.sess, min(max(0, now - held), cap(w)))
                     if x is not None and not _rec_differs(cfg, x, mem):
                         out.add(w._replace(rec=w.rec[:r] + (x.rec[r],) + w.rec[r + 1:]))
-    return out, frozenset(placed)
+    return out, placed
 
 
 def scanned_by(cfg: M.Config, st: M.State, r: int, sess: str, d: int) -> M.State | None:

@@ -100,7 +100,7 @@ class Search:
         self.bounded = False
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
-        self.scans_placed: frozenset = frozenset()  # workers whose scans own_reading_scans places (real_time.py)
+        self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
@@ -108,7 +108,7 @@ class Search:
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
         for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
-            if (view is None or params[0] in view[0]) and not (_name == R.RECOVERY_SCAN and params[0] in self.scans_placed):
+            if (view is None or params[0] in view[0]) and not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
                 yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
             nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
