@@ -40,6 +40,8 @@ from spec.state import _ticking
 from harness import registry as R
 from harness.validation.history import Line
 from harness.validation.search_state import DURABLE
+from harness.validation.real_time import (committers, floors, held_back, held_tick, next_readings, own_reading_scans,
+                                          view_tick)
 from harness.validation.silent import silent_successors
 
 
@@ -97,6 +99,8 @@ class Search:
         self.states = 0
         self.bounded = False
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
+        self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
+        self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
@@ -104,10 +108,10 @@ class Search:
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
         for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
-            if view is None or params[0] in view[0]:
+            if (view is None or params[0] in view[0]) and not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
                 yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
-            nxt = M.Tick(cfg, st) if view is None else view_tick(cfg, st, view[1])
+            nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
             if nxt is not None and nxt != st:
                 yield _strip(nxt), None if ticks is None else ticks - 1
             elif ticks is not None and not any(_ticking(cfg, c) for c in st.claim):
@@ -157,69 +161,6 @@ class Search:
         return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
 
 
-def floors(lines: list[Line]) -> list[int | None]:
-    """For each line, the lowest clock reading among it and the lines after it (None: no reading there):
-    the clock the frontier is held at after it, so that every later reading is at or after it."""
-    out: list[int | None] = [None] * len(lines)
-    low = None
-    for k in range(len(lines) - 1, -1, -1):
-        now = lines[k].now
-        if now is not None:
-            low = now if low is None else min(low, now)
-        out[k] = low
-    return out
-
-
-def view_tick(cfg: M.Config, st: M.State, nodes) -> M.State | None:
-    """A tick seen by one process: every lease runs down, and only that process's own actors hold the clock
-    (its supervision overdue, TimelyDispatch between its renewal and its dispatch)."""
-    if not any(_ticking(cfg, c) for c in st.claim):
-        return None
-    for n in nodes:
-        r = st.run[n]
-        if M.overdue(cfg, st, n):
-            return None
-        if cfg.timely_dispatch and r.pc in ("renewed", "tool_started"):
-            c = st.claim[M.si(cfg, r.sess)]
-            if c.exec == r.exec and c.ttl == 1:
-                return None
-    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim))
-
-
-def committers(cfg: M.Config, line: Line) -> tuple[frozenset, frozenset, frozenset]:
-    """The committing process's actors (node indexes for `run` and `fin`, worker indexes for `rec`): those
-    its recorded memory names, else the line's actor."""
-    if line.memory is not None:
-        mem = line.memory
-        return (frozenset(cfg.nodes.index(n) for n in mem.run), frozenset(cfg.nodes.index(n) for n in mem.fin),
-                frozenset(cfg.recoverers.index(r) for r in mem.rec))
-    actor = line.commit.actor
-    node = frozenset([cfg.nodes.index(actor)]) if actor in cfg.nodes else frozenset()
-    rec = frozenset([cfg.recoverers.index(actor)]) if actor in cfg.recoverers else frozenset()
-    return node, node, rec
-
-
-def held_back(cfg: M.Config, w: M.State, x: M.State, y: M.State, d: int, mine) -> M.State:
-    """`y` (the step's successor at the line's reading, `d` ticks after `w`'s clock) held at `w`'s clock: a
-    claim the step left as it was is `w`'s; a claim whose lease the step did not write keeps `w`'s ttl; a
-    lease the step wrote runs `d` ticks longer from the earlier clock (it was written at the later reading).
-    Only the committing process's actors keep what they did in those `d` ticks; the others' memory is
-    `w`'s (the later reading was this process's, not theirs: a paused node is not supervised by it)."""
-    claims = []
-    for cw, cx, cy in zip(w.claim, x.claim, y.claim):
-        if cy == cx:
-            claims.append(cw)
-        elif cy == M.NO_CLAIM or cy.ttl == cx.ttl:
-            claims.append(cy if cy == M.NO_CLAIM else cy._replace(ttl=cw.ttl))
-        else:
-            claims.append(cy._replace(ttl=cy.ttl + d))
-    run, fin, rec = mine
-    return y._replace(claim=tuple(claims),
-                      run=tuple(b if k in run else a for k, (a, b) in enumerate(zip(w.run, y.run))),
-                      fin=tuple(b if k in fin else a for k, (a, b) in enumerate(zip(w.fin, y.fin))),
-                      rec=tuple(b if k in rec else a for k, (a, b) in enumerate(zip(w.rec, y.rec))))
-
-
 def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
     """Search for a behaviour of the twin that explains `lines` in order (see the module docstring).
 
@@ -228,11 +169,13 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
     t0 = time.perf_counter()
     search = Search(cfg, limits)
     search.silent_crashes = not any(line.action == R.CRASH for line in lines)
+    if any(line.now is not None for line in lines):
+        search.tick = held_tick
     res = Result(lines=len(lines))
     frontier = {M.init(cfg)}
     held = None  # the clock the frontier is held at (None: before the first reading)
     clocked = any(line.now is not None for line in lines)
-    low = floors(lines)
+    low, ahead = floors(lines), next_readings(lines)
     last_read: dict[str, int] = {}  # process -> its latest reading
     for k, line in enumerate(lines):
         who = line.process
@@ -250,6 +193,8 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
             view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
+        if clocked and held is not None:
+            frontier, search.scans_placed = own_reading_scans(search, frontier, held, ahead[k], lines)
         closed = search.closure(frontier, ticks)
         nxt = set()
         if view == 0:

@@ -54,7 +54,8 @@ def test_the_stress_side_declares_the_recorded_port(tmp_path):
     assert isinstance(STRESS, PH.StressServer) and isinstance(STRESS.vocabulary, PH.Vocabulary)
     db = Database.memory()
     assert isinstance(RecordedHistory(db), PH.History)
-    run = RunDatabase(f"sqlite:///{tmp_path / 'stress.db'}", {"sessions": ["s1"]}, pg_lock="session", tick=0.01)
+    run = RunDatabase(f"sqlite:///{tmp_path / 'stress.db'}", {"sessions": ["s1"], "nodes": ["n1"]}, pg_lock="session",
+                      tick=0.01)
     try:
         assert isinstance(run, PH.RunDatabase) and isinstance(run, PH.History)
     finally:

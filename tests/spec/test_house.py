@@ -330,10 +330,22 @@ def test_type_checking_imports_are_left_out_and_relative_ones_resolved():
     assert imports_of("impl", "from . import runner\n", known, is_package=True) == {("impl.runner", 1)}
 
 
+def shared_test_names(root: Path) -> dict[str, list[str]]:
+    """Test module basenames that more than one file under `root` has."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted(root.rglob("test_*.py")):
+        seen.setdefault(p.name, []).append(str(p.relative_to(root)))
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
 def test_no_two_test_modules_share_a_name():
     """The tests directories have no __init__.py (pytest's rootdir-relative import mode), so two test
     modules of one basename make the whole run stop with an import-file mismatch at collection."""
-    seen: dict[str, list[str]] = {}
-    for p in sorted((ROOT / "tests").rglob("test_*.py")):
-        seen.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
-    assert not {k: v for k, v in seen.items() if len(v) > 1}
+    assert not shared_test_names(ROOT / "tests")
+
+
+def test_the_name_check_sees_two_test_modules_of_one_name(tmp_path):
+    for d in ("cli", "engines"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "test_shards.py").write_text("")
+    assert shared_test_names(tmp_path) == {"test_shards.py": ["cli/test_shards.py", "engines/test_shards.py"]}

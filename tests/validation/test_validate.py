@@ -103,7 +103,9 @@ def test_a_recorded_history_validates_with_and_without_memory(trace):
     res = check(conv)
     assert res.ok, "\n".join(S.render(res, trace))
     blind = check(conv, [c.model_copy(update={"memory": None}) for c in conv.commits])
-    assert blind.ok and blind.states >= res.states, "\n".join(S.render(blind, trace))
+    # not compared: states searched. A recorded scan is placed at every line before its worker's next line, at
+    # its own process's reading (real_time.own_reading_scans), which a log without memory never needs
+    assert blind.ok, "\n".join(S.render(blind, trace))
 
 
 @pytest.mark.parametrize("trace, line_action, field", [
