@@ -7,7 +7,11 @@ lost takeover race (process n2#2, reading ...540, memory `scanned s3` from n3's 
 after its own line 1718 (reading ...540) and before r1's takeover of s3 at line 1725 (reading ...543), while
 n4's acquisition at line 1728 (reading ...532, a stalled process) held the twin's clock behind s3's expiry
 (n3's lease written at ...510 runs to ...540). With the scan taken only at the held clock or in its own line's
-view, this history failed at line 1741 (`memory.rec.r2.pc: recorded 'scanned', the twin has 'idle'`)."""
+view, this history failed at line 1741 (`memory.rec.r2.pc: recorded 'scanned', the twin has 'idle'`).
+
+Recorded before the reconciliation spans (spec v3): the only change since is the memory vocabulary of the
+span's end, on the lines that close a span (a FinalizerSettle's finalizer `settle` -> `reconciling`, a
+RecoveryConvert's worker `converting` -> `reconciled`), which is what the server now records there."""
 
 from __future__ import annotations
 
