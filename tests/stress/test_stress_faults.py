@@ -60,8 +60,8 @@ def test_a_session_never_recovered_is_stranded_and_named():
 
 
 def test_the_same_session_recovered_is_served_within_k_leases():
-    steps = [("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryConvert", ("r1",)),
-             ("PromoteContinuation", ("n2", CONT))]
+    steps = [("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("RecoveryReconcile", ("r1",)),
+             ("RecoveryConvert", ("r1",)), ("PromoteContinuation", ("n2", CONT))]
     rs, crash_end = _crashed_owner(steps)
     rep = _liveness(rs, bound=3, after=crash_end, later=0)  # looked at as the continuation begins
     assert rep.ok and rep.served >= 1 and rep.waiting == [("s1", 0.0)], rep.lines()  # the second prompt, next
@@ -117,7 +117,7 @@ def test_a_finding_that_follows_only_from_the_breach_is_its_consequence():
 
 def test_a_conversion_the_database_refuses_is_retried_not_quarantined(tmp_path):
     """SQLITE_BUSY during RecoveryConvert: the unit rolled back whole, nothing is wrong with the row. The
-    worker stays converting and converts on its next try; it used to quarantine the claim as malformed
+    worker stays reconciled and converts on its next try; it used to quarantine the claim as malformed
     (a BUSY storm's run broke QuarantineOnlyMalformed)."""
     from binding.world import World
     from impl.db import Database
@@ -131,11 +131,12 @@ def test_a_conversion_the_database_refuses_is_retried_not_quarantined(tmp_path):
     w.tick()
     worker = w.worker()
     assert worker.takeover("s1") and worker.pc == "converting"
+    assert worker.reconcile() and worker.pc == "reconciled"
     storm = sqlite3.connect(path, isolation_level=None)
     storm.execute("BEGIN IMMEDIATE")
     with pytest.raises(sa.exc.OperationalError, match="locked"):
         worker.convert()
-    assert worker.pc == "converting"
+    assert worker.pc == "reconciled"
     storm.execute("ROLLBACK")
     storm.close()
     assert worker.convert() and worker.pc == "idle"
