@@ -45,6 +45,15 @@ CONFIGS: dict[str, Config] = {
     # (Grace 1 = SupervisionLag 1: the assumption holds, as on `ci`)
     "workers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=2,
                       lease=1, scan_bound=1, grace=1, supervision_lag=1, faults=frozenset({"crash"})),
+    # several recovery workers under pauses (issue 30 item 3): two workers, one node, one execution, pauses,
+    # a retry (MaxTries 2). A paused worker's claim runs out while the other takes it over, so every
+    # recovery fence also fails against a successor: a takeover that loses the compare-and-swap, a
+    # conversion or quarantine that finds zero rows changed (R003-MUST-FIX-3's confirmed successor). With
+    # MaxExec 2 it has 70,492 states (MaxTries 1); one execution is enough for the race (Grace 1 =
+    # SupervisionLag 1: the clock assumption holds)
+    "takeovers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=1,
+                        lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=2,
+                        faults=frozenset({"pause"})),
     # supervision that lags a tick past the expiry (SupervisionLag 2) on one node, covered by the takeover's
     # grace (Grace 2: the clock assumption holds). Before issue 30 this was Grace 0 < SupervisionLag 1, where
     # the finalizer's own check was taken as its guard; with the finalizer's reconciliation a span, and the
@@ -103,10 +112,11 @@ CONFIGS: dict[str, Config] = {
 GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # the rest of the gate's configurations: the explorer checks everything on them (liveness too), TLC their
 # invariants only, lockstep leaves them to the tests. One feature of spec v2 each, behind constants (or a
-# fault kind) every other configuration leaves off, and `sessions`, the scan window over two Sessions:
+# fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses), and
+# `sessions`, the scan window over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "tools", "retries", "wakes", "inputs", "steer")
+FEATURE_CONFIGS = ("sessions", "takeovers", "tools", "retries", "wakes", "inputs", "steer")
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)

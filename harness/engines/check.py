@@ -7,6 +7,7 @@ counterexample can be replayed and explained the same way.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from spec import names as N
 
 from harness.traces import trace as T
 from harness.traces.paths import Step
+from harness.engines import fences
 from harness.engines.explore import explore
 
 
@@ -37,6 +39,7 @@ class Outcome:
     distributed: bool = False  # TLC's distributed mode (tlc_distributed): safety only
     not_checked: str = ""  # what the mode does not check, said in the report (never as passed)
     reused: bool = False  # a stored passing outcome of the same inputs (harness/reports/tlcruns.py), not run now
+    fences: Counter | None = None  # the explorer's edges per (fenced action, branch): harness/engines/fences.py
 
 
 def _checked(liveness: bool, engine: str = "python") -> list[str]:
@@ -54,6 +57,8 @@ def run_python(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path
     res = explore(cfg, liveness=liveness, keep_edges=liveness, progress=progress)
     o = Outcome("python", config_name, cfg, "ok", res.distinct, res.generated, res.depth, res.seconds,
                 _checked(liveness), liveness)
+    if res.graph is not None and res.graph.succ is not None:
+        o.fences = fences.tally(cfg, res.graph)
     if res.violation:
         o.verdict = "violation"
         o.violated = res.violation.invariants

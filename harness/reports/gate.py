@@ -104,7 +104,7 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     from harness.engines.check import run_python
     label = "TLC" if engine == "tlc" else "explorer"
     names = configs.GATE_CONFIGS + configs.FEATURE_CONFIGS
-    parts, checks, status = [], [], PASS
+    parts, checks, status, outcomes = [], [], PASS, []
     for k, name in enumerate(names):
         liveness = engine == "python" or name in configs.GATE_CONFIGS
         with g.progress.task(f"{label} {name}") as task:
@@ -114,6 +114,7 @@ def _model_check(g: Gate, engine: str) -> StageResult:
                 run = g.tlc.get(name, liveness=liveness, progress=task)
                 o = run.outcome
                 how = ", reused" if o.reused else ", run by twin = TLC" if run.shared else ""
+        outcomes.append(o)
         checks.append(_model_check_result(f"{label} {name}", o))
         if o.verdict == "skipped":
             checks += [Check(f"{label} {rest}", SKIP, f"not run: {o.reason}") for rest in names[k + 1:]]
@@ -124,12 +125,32 @@ def _model_check(g: Gate, engine: str) -> StageResult:
                          + (f" (trace {o.trace_path})" if o.trace_path else ""))
         else:
             parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s{how}" + ("" if liveness else ", safety"))
+    if engine == "python":
+        fence = _fence_branches([(c.config_name, c.fences) for c in outcomes if c.fences is not None])
+        checks.append(fence)
+        if fence.status == FAIL:
+            status = FAIL
+            parts.append(f"fence branches: {fence.detail}")
     if engine == "tlc":
         what = ("; every invariant, the liveness properties on the gate configurations (safety on the feature "
                 "configurations), and the refinement of SessionLifecycle")
     else:
         what = "; every invariant and the liveness properties"
     return StageResult(label, status, "; ".join(parts) + what, checks=checks, reused=any(c.reused for c in checks))
+
+
+def _fence_branches(tallies) -> Check:
+    """Which branch of each fenced action's fence the configurations reach (harness/engines/fences.py),
+    printed as a table; it fails when a branch names.FENCE_UNREACHABLE does not explain has no edge."""
+    from harness.engines import fences
+    cells = fences.table(tallies)
+    print("\n".join(["      fence branches (edges, first configuration; - : names.FENCE_UNREACHABLE says why)"]
+                    + fences.render(cells)), flush=True)
+    wrong = fences.problems(cells)
+    live = sum(1 for k, _ in cells.values() if k)
+    detail = "; ".join(wrong) if wrong else (f"{live} of {len(cells)} branches live, "
+                                             f"{len(cells) - live} explained in names.FENCE_UNREACHABLE")
+    return Check("explorer fence branches", FAIL if wrong else PASS, detail)
 
 
 def _model_check_result(name: str, o) -> Check:

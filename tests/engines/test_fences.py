@@ -1,0 +1,77 @@
+"""The fence-branch table (harness/engines/fences.py): what the gate's explorer stage prints and checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from spec import configs
+from spec import names as N
+
+from harness.engines import fences as F
+from harness.engines.explore import explore
+from harness.reports import gate
+
+
+def _tally(name):
+    res = explore(configs.get(name), liveness=False, keep_edges=True, check=False)
+    return name, F.tally(res.cfg, res.graph)
+
+
+def test_the_gate_configurations_reach_every_branch_the_registry_does_not_explain():
+    cells = F.table(_tally(n) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
+    assert F.problems(cells) == []
+    assert cells["Renew", F.HELD][0] > 0 and cells["Renew", F.EXPIRED][0] > 0
+    assert cells["RecoveryReconvert", F.REPLACED][1] == "retries"  # the retry finds its claim converted
+    # several workers under pauses: every recovery fence also fails against a successor; a takeover's
+    # compare-and-swap meets a live lease when the worker it saw took the claim over again (a retry)
+    assert all(cells[a, F.REPLACED][1] == "takeovers"
+               for a in ("RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine"))
+    assert cells["RecoveryTakeover", F.HELD][1] == "takeovers"
+
+
+def test_a_branch_no_configuration_reaches_fails_the_stage():
+    """A stand-in explorer that reaches nothing: every branch the registry does not explain is named."""
+    check = gate._fence_branches([])
+    assert check.status == "fail" and "Renew held: no gate configuration reaches it" in check.detail
+    assert "RecoveryReconvert held" not in check.detail  # explained: the protocol rules it out
+
+
+def test_a_branch_the_registry_calls_unreachable_yet_reached_is_stale():
+    cells = F.table([("rows", Counter({("RecoveryReconvert", F.HELD): 3}))])
+    assert "RecoveryReconvert held: reached on rows, yet names.FENCE_UNREACHABLE says not" in F.problems(cells)
+
+
+def test_the_branch_is_read_off_the_actors_identity():
+    """A runner whose claim another owner now holds takes the replaced branch; its own expired claim, expired."""
+    cfg = configs.get("heartbeat")
+    res = explore(cfg, liveness=False, keep_edges=True, check=False)
+    st = next(s for s in res.graph.states if s.run[0].pc == "acquired" and s.claim[0].ttl > 0)
+    assert F.branch(cfg, st, "Renew", ("n1",)) == F.HELD
+    assert F.branch(cfg, st._replace(claim=(st.claim[0]._replace(ttl=0),)), "Renew", ("n1",)) == F.EXPIRED
+    other = st._replace(claim=(st.claim[0]._replace(owner="r1"),))
+    assert F.branch(cfg, other, "Renew", ("n1",)) == F.REPLACED
+    assert F.branch(cfg, st, "Dispatch", ("n1",)) is None  # not fenced
+
+
+def test_every_fenced_action_and_explained_branch_is_in_the_registry():
+    assert set(N.FENCED_ACTIONS) <= set(N.ACTIONS)
+    assert {a for a, _ in N.FENCE_UNREACHABLE} <= set(N.FENCED_ACTIONS)
+    assert {b for _, b in N.FENCE_UNREACHABLE} <= set(F.BRANCHES)
+
+
+def test_a_successor_meets_runners_and_finalizers_only_with_the_clock_assumption_off():
+    """The registry's reason for their `replaced` branches, shown: under SynchronizedClocks no edge takes it
+    (the first test), with the assumption off these configurations reach every one of them."""
+    from dataclasses import replace
+    off = ("SynchronizedClocks",)
+    tools = replace(configs.get("tools", assumptions_off=off), faults=frozenset({"pause", "publication"}), grace=1)
+    cells = F.table([("heartbeat", _tally_cfg(configs.get("heartbeat", assumptions_off=off))),
+                     ("tools", _tally_cfg(tools))])
+    supervised = [key for key, why in N.FENCE_UNREACHABLE.items() if why.startswith("ruled out under SynchronizedClocks")]
+    assert len(supervised) == 11 and all(cells[key][0] > 0 for key in supervised), \
+        [key for key in supervised if not cells[key][0]]
+
+
+def _tally_cfg(cfg):
+    res = explore(cfg, liveness=False, keep_edges=True, check=False)
+    return F.tally(res.cfg, res.graph)
