@@ -15,8 +15,9 @@ calls (one per registry action, found through `spec.model`, wherever the functio
   X:` fails the fence in its body, `if X:` passes it; either way the fence's conjuncts are made to hold.
 - a conjunct that calls a helper of the twin (spec/, not an action) or a hook (`cfg.hooks.h`) is also
   expanded: the helper's own conjuncts are dropped in turn, at that call site only (a mutated copy of the
-  helper is called there), up to MAX_DEPTH calls deep. A helper called as a statement whose body has
-  guards (`_acquire`) is expanded the same way.
+  helper is called there), up to MAX_DEPTH calls deep. A helper called as a statement or returned whose
+  body has guards (`_acquire`) or fences (`_publish_terminal`, the terminal Step events' fence) is expanded
+  the same way.
 
 A mutant's id names the action, the helpers on the way and the conjunct as the code writes it
 (`Renew/_runner_at: not r.intr`), so ids survive moved lines. Mutants run with no defect switched on: a
@@ -179,7 +180,8 @@ def _sites(fn, polarity: bool | None, depth: int, seen: frozenset):
         elif isinstance(node, ast.Call) and polarity is None and depth < MAX_DEPTH:
             helper = _callee(fn, node)
             if helper is not None and helper not in seen and any(
-                    isinstance(n, ast.If) and _returns(n.body, None) for n in _nodes(helper)):
+                    isinstance(n, ast.If) and (_returns(n.body, None) or _is_fence(helper, n.test))
+                    for n in _nodes(helper)):
                 for kind, chain, label, where in _sites(helper, None, depth + 1, seen | {helper}):
                     yield kind, ((fn, index[id(node)]),) + chain, f"{helper.__name__}/" + label, where
         for kind, test, holds in tests:

@@ -37,6 +37,9 @@ def test_mutants_are_derived_from_the_twin():
     assert {"renew_accepts", "publish_ok", "takeover_matches", "quarantine_matches",
             "finalizer_supervised"} <= G.fence_hooks()
     assert "FinalizerReconcile/finalizer_supervised/sup_holds/fenced: c.owner == owner" in ids
+    # a returned helper with a fence is expanded: the terminal Step events' fence (it was not, before issue 30)
+    assert {f"{a}/_publish_terminal: cfg.hooks.publish_ok(cfg, st, n)"
+            for a in ("PublishStepFailed", "PublishStepEnded")} <= set(ids)
     for m in mutants:  # every one compiles, and is another function than the twin's
         assert G.mutated(m) is not G.actions()[m.action]
 
