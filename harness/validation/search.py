@@ -39,7 +39,7 @@ from spec.state import _ticking
 
 from harness import registry as R
 from harness.validation.history import Line
-from harness.validation.search_state import DURABLE
+from harness.validation.search_state import DURABLE, Logs
 from harness.validation.real_time import (committers, floors, held_back, held_tick, next_readings, own_reading_scans,
                                           view_tick)
 from harness.validation.silent import silent_successors
@@ -101,14 +101,17 @@ class Search:
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
+        self.logs = Logs()  # the logs the line's steps append, each hashed once (search_state.py)
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
         actor names and node indexes): only its own steps, and the clock held back only by its own actors
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
-        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
-            if (view is None or params[0] in view[0]) and not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
+        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes, None if view is None else view[0]):
+            if not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
+                if nxt.log is not st.log:  # a silent step leaves the log as it was: the same object (its hash kept)
+                    nxt = nxt._replace(log=st.log)
                 yield _strip(nxt), ticks
         if ticks is None or ticks > 0:
             nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
@@ -158,7 +161,9 @@ class Search:
         nxt = apply_direct(self.cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             return st if line.wrote_nothing() else None  # a refused step committed nothing
-        return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
+        if write_differences(self.cfg, st, nxt, line, first=True):
+            return None
+        return _strip(nxt._replace(log=self.logs.log(st.log, nxt.log)))
 
 
 def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
@@ -193,6 +198,7 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
             view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
+        search.logs.clear()
         if clocked and held is not None:
             frontier, search.scans_placed = own_reading_scans(search, frontier, held, ahead[k], lines)
         closed = search.closure(frontier, ticks)

@@ -23,8 +23,9 @@ from harness.validation.search_state import DURABLE_INDEX
 _RUNNER = dict(M.RUNNER_STEPS)
 
 
-def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
-    """(name, params, next state) for each step from `st` that changes no durable variable (no Tick)."""
+def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=None):
+    """(name, params, next state) for each step from `st` that changes no durable variable (no Tick); `only`:
+    the steps of these actors (names) alone (a line's view from its own process's reading, search.py)."""
     here = tuple(st[i] for i in DURABLE_INDEX)
 
     def keep(name, params, nxt):
@@ -32,6 +33,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                                                      for j, i in enumerate(DURABLE_INDEX))
 
     for n, node in enumerate(cfg.nodes):
+        if only is not None and node not in only:
+            continue
         pc = st.run[n].pc
         if pc != "idle":
             for name in M._RUNNER_BY_PC[pc]:
@@ -49,6 +52,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
             yield R.SUPERVISE, (node,), nxt
     window = None
     for r, who in enumerate(cfg.recoverers):
+        if only is not None and who not in only:
+            continue
         pc = st.rec[r].pc
         if pc == "idle":  # RecoveryScan, with the scan window read once for every Session
             if window is None:
@@ -71,6 +76,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                 yield name, (who,), nxt
     if crashes and "crash" in cfg.faults:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
+            if only is not None and who not in only:
+                continue
             nxt = M.Crash(cfg, st, k)
             if keep(R.CRASH, (who,), nxt):
                 yield R.CRASH, (who,), nxt

@@ -47,3 +47,15 @@ def test_a_dropped_silent_step_is_caught():
         got = {x for x in silent_successors(cfg, st) if x[0] != "Supervise"}
         missing += got != want
     assert missing
+
+
+@pytest.mark.parametrize("name", ["ci", "workers"])
+def test_one_process_s_silent_steps_are_its_actors_own(name):
+    """`only` (a line's view from its own process's reading) offers exactly the named actors' silent steps."""
+    cfg = configs.get(name)
+    for k, st in enumerate(_walk(cfg)):
+        if k > 400:
+            break
+        everything = set(silent_successors(cfg, st))
+        for only in ({cfg.nodes[0]}, {cfg.nodes[-1], cfg.recoverers[0]}):
+            assert set(silent_successors(cfg, st, only=only)) == {x for x in everything if x[2] and x[1][0] in only}
