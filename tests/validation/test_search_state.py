@@ -29,3 +29,41 @@ def test_equal_logs_made_apart_are_equal_states():
     assert a == b and hash(a) == hash(b) and a is not b  # made apart (no kept log before): hashed alike
     logs.clear()
     assert logs.log((), (_ev(1), _ev(2))) is not a  # cleared between lines: nothing kept past one
+
+
+def test_kept_view_closures_change_no_successor(monkeypatch):
+    """search.view_closure (a process's view computed once for the states that differ only in the other
+    actors' memory) gives every line the states and the successors the plain closure gives: the first 700
+    lines of the 4-node fixture, each line's states and held-back successors compared as sets."""
+    from collections import defaultdict
+    from pathlib import Path
+
+    from harness.validation import command as Cmd
+    from harness.validation import history as H
+    from harness.validation import search as S
+    path = str(Path(__file__).resolve().parent / "stress-4node.history.jsonl")
+    cfg, _h, commits, _n = Cmd.load(path, None)
+    lines = H.typed(cfg, commits, path)[:700]
+
+    def run():
+        out, cur, step, held = defaultdict(set), [0], S.Search.step, S.held_back
+
+        def stepped(self, st, line):
+            cur[0] = line.number
+            out[-line.number].add(st)  # the states the line could have run in
+            return step(self, st, line)
+
+        def kept(*a):
+            out[cur[0]].add(held(*a))
+            return held(*a)
+        monkeypatch.setattr(S.Search, "step", stepped)
+        monkeypatch.setattr(S, "held_back", kept)
+        res = S.validate(cfg, lines)
+        monkeypatch.setattr(S.Search, "step", step)
+        monkeypatch.setattr(S, "held_back", held)
+        return res, out
+    kept_res, kept_out = run()
+    monkeypatch.setattr(S.Search, "view_closure", lambda self, w, ticks, view: self.closure({w}, ticks, view))
+    plain_res, plain_out = run()
+    assert kept_res.ok and plain_res.ok and kept_res.states < plain_res.states
+    assert kept_out == plain_out and len(kept_out) > 100
