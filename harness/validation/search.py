@@ -120,17 +120,23 @@ class Search:
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
         self.logs = Logs()  # the logs the line's steps append, each hashed once (search_state.py)
         self.views: dict = {}  # view_closure's closures, by the state without the other actors' memory
+        self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
         actor names and node indexes): only its own steps, and the clock held back only by its own actors
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
-        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes, None if view is None else view[0]):
-            if not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
-                if nxt.log is not st.log:  # a silent step leaves the log as it was: the same object (its hash kept)
-                    nxt = nxt._replace(log=st.log)
-                yield _strip(nxt), ticks
+        key = (st, None if view is None else view[1])
+        steps = self.moves.get(key)
+        if steps is None:
+            steps = self.moves[key] = [_strip(nxt if nxt.log is st.log else nxt._replace(log=st.log))
+                                       for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
+                                                                                   None if view is None else view[0])
+                                       if not (_name == R.RECOVERY_SCAN
+                                               and self.scans_placed.get(params[0], params[1]) != params[1])]
+        for nxt in steps:  # a silent step leaves the log as it was: the same object (its hash kept)
+            yield nxt, ticks
         if ticks is None or ticks > 0:
             nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
             if nxt is not None and nxt != st:
@@ -238,6 +244,7 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
         bounded_before = search.bounded
         search.bounded = False
         search.logs.clear()
+        search.moves.clear()
         if clocked and held is not None:
             frontier, search.scans_placed = own_reading_scans(search, frontier, held, ahead[k], lines)
         closed = search.closure(frontier, ticks)
