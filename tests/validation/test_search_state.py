@@ -67,3 +67,23 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
     plain_res, plain_out = run()
     assert kept_res.ok and plain_res.ok and kept_res.states < plain_res.states
     assert kept_out == plain_out and len(kept_out) > 100
+
+
+def test_validate_gives_the_cycle_collector_back(monkeypatch):
+    """validate pauses Python's cycle collector for its search and resumes it after, also when it raises."""
+    import gc
+
+    import pytest
+
+    from harness.validation import search as S
+    from spec import configs
+    assert gc.isenabled()
+    assert S.validate(configs.get("ci"), []).ok and gc.isenabled()
+
+    def broken(*_a):
+        assert not gc.isenabled()
+        raise RuntimeError("stop")
+    monkeypatch.setattr(S, "_search", broken)
+    with pytest.raises(RuntimeError):
+        S.validate(configs.get("ci"), [])
+    assert gc.isenabled()
