@@ -21,6 +21,10 @@ match are the next frontier. A line no state explains is the failure: the longes
 the lines before it, and the report says, for the line's action at the states it could have run in,
 which guard conjunct failed (spec.guards.why_not) or which written row differs from the twin's.
 
+Cost (docs/history.md, "Speed"): a step's log keeps its hash (search_state.Log), a line's view from its
+process's reading is computed once for the states that differ only in other actors' memory (`view_closure`),
+and each state's silent steps are taken once per line; none of them changes a state searched.
+
 Bounds (`Limits`): silent steps between two lines (`max_silent`, Ticks not counted) and states one
 closure may visit (`max_states`); a search that hits one says so (a failure under a bound is reported as
 such, not as a violation proven).
