@@ -338,6 +338,11 @@ def _rows(name: str, twin, line) -> list[str]:
     return [f"writes.{name}: the twin writes [{', '.join(map(_show, twin))}], the line [{', '.join(map(_show, line))}]"]
 
 
+def _new(after: frozenset, before: frozenset) -> frozenset:
+    """The rows a step added (none when it left the table as it was: no pass over a table that grows)."""
+    return frozenset() if after is before else after - before
+
+
 def write_differences(cfg: M.Config, st: M.State, nxt: M.State, line: Line, first: bool = False) -> list[str]:
     """Each recorded row (and field) that differs from what the twin's step from `st` to `nxt` writes."""
     out = []
@@ -369,9 +374,9 @@ def write_differences(cfg: M.Config, st: M.State, nxt: M.State, line: Line, firs
             elif a != b:
                 out += [f"writes.log[{j}].{f}: the twin writes {getattr(a, f)!r}, the line {getattr(b, f)!r}"
                         for f in M.Event._fields if getattr(a, f) != getattr(b, f)]
-    out += _rows("recovery", nxt.recovery - st.recovery, line.recovery)
-    out += _rows("inputs", nxt.inputs - st.inputs, line.inputs)
-    out += _rows("cancelled", nxt.cancelled - st.cancelled, line.cancelled)
+    out += _rows("recovery", _new(nxt.recovery, st.recovery), line.recovery)
+    out += _rows("inputs", _new(nxt.inputs, st.inputs), line.inputs)
+    out += _rows("cancelled", _new(nxt.cancelled, st.cancelled), line.cancelled)
     wakes = st.wakes if line.wakes is None else line.wakes
     if wakes != nxt.wakes:
         for w, (a, b) in enumerate(zip(nxt.wakes, wakes), start=1):
