@@ -70,10 +70,16 @@ def _own_moves(cfg, st, only, nodes, recs, view_tick):
     return out | ({("Tick", (), _only(tick, nodes, recs))} if tick is not None else set())
 
 
+def _others(st, nodes, recs):
+    return ([r for k, r in enumerate(st.run) if k not in nodes], [f for k, f in enumerate(st.fin) if k not in nodes],
+            [w for k, w in enumerate(st.rec) if k not in recs])
+
+
 @pytest.mark.parametrize("name", ["ci", "workers", "sessions", "wakes"])
 def test_one_process_s_moves_read_no_other_actor_s_memory(name):
     """search.view_closure computes a process's view once for the states that differ only in the other actors'
-    memory: its moves from a state and from that state with the others' memory idle are the same."""
+    memory: its moves from a state and from that state with the others' memory idle are the same, and they
+    leave the others' memory as it was."""
     from harness.validation.real_time import view_tick
     from harness.validation.search import _only
     cfg = configs.get(name)
@@ -87,6 +93,8 @@ def test_one_process_s_moves_read_no_other_actor_s_memory(name):
             only = {cfg.nodes[n] for n in nodes} | {cfg.recoverers[r] for r in recs}
             assert (_own_moves(cfg, st, only, nodes, recs, view_tick)
                     == _own_moves(cfg, _only(st, nodes, recs), only, nodes, recs, view_tick)), (name, st)
+            others = _others(st, nodes, recs)  # and they write no other actor's memory
+            assert all(_others(nxt, nodes, recs) == others for _n, _p, nxt in silent_successors(cfg, st, only=only))
 
 
 def test_a_move_that_reads_another_actor_s_memory_is_caught():
