@@ -21,6 +21,10 @@ match are the next frontier. A line no state explains is the failure: the longes
 the lines before it, and the report says, for the line's action at the states it could have run in,
 which guard conjunct failed (spec.guards.why_not) or which written row differs from the twin's.
 
+Cost (docs/history.md, "Speed"): a step's log keeps its hash (search_state.Log), a line's view from its
+process's reading is computed once for the states that differ only in other actors' memory (`view_closure`),
+and each state's silent steps are taken once per line; none of them changes a state searched.
+
 Bounds (`Limits`): silent steps between two lines (`max_silent`, Ticks not counted) and states one
 closure may visit (`max_states`); a search that hits one says so (a failure under a bound is reported as
 such, not as a violation proven).
@@ -28,6 +32,7 @@ such, not as a violation proven).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -39,7 +44,7 @@ from spec.state import _ticking
 
 from harness import registry as R
 from harness.validation.history import Line
-from harness.validation.search_state import DURABLE
+from harness.validation.search_state import DURABLE, Logs
 from harness.validation.real_time import (committers, floors, held_back, held_tick, next_readings, own_reading_scans,
                                           view_tick)
 from harness.validation.silent import silent_successors
@@ -89,6 +94,23 @@ def _strip(st: M.State) -> M.State:
     return st._replace(effects=frozenset()) if st.effects else st
 
 
+MAX_VIEWS = 20_000  # view closures kept (then all are dropped: a memory bound, not a search bound)
+
+
+def _only(st: M.State, nodes, recs) -> M.State:
+    """`st` with the memory of every actor but these nodes and recovery workers idle."""
+    return st._replace(run=tuple(r if k in nodes else M.RUNNER_IDLE for k, r in enumerate(st.run)),
+                       fin=tuple(f if k in nodes else M.FIN_IDLE for k, f in enumerate(st.fin)),
+                       rec=tuple(w if k in recs else M.REC_IDLE for k, w in enumerate(st.rec)))
+
+
+def _back(x: M.State, w: M.State, nodes, recs) -> M.State:
+    """`x` (a state of `_only(w, ...)`'s closure) with the other actors' memory taken back from `w`."""
+    return x._replace(run=tuple(r if k in nodes else a for k, (r, a) in enumerate(zip(x.run, w.run))),
+                      fin=tuple(f if k in nodes else a for k, (f, a) in enumerate(zip(x.fin, w.fin))),
+                      rec=tuple(v if k in recs else a for k, (v, a) in enumerate(zip(x.rec, w.rec))))
+
+
 # ---------------------------------------------------------------- the silent closure
 
 class Search:
@@ -101,15 +123,25 @@ class Search:
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
+        self.logs = Logs()  # the logs the line's steps append, each hashed once (search_state.py)
+        self.views: dict = {}  # view_closure's closures, by the state without the other actors' memory
+        self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
         actor names and node indexes): only its own steps, and the clock held back only by its own actors
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
-        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes):
-            if (view is None or params[0] in view[0]) and not (_name == R.RECOVERY_SCAN and self.scans_placed.get(params[0], params[1]) != params[1]):
-                yield _strip(nxt), ticks
+        key = (st, None if view is None else view[1])
+        steps = self.moves.get(key)
+        if steps is None:
+            steps = self.moves[key] = [_strip(nxt if nxt.log is st.log else nxt._replace(log=st.log))
+                                       for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
+                                                                                   None if view is None else view[0])
+                                       if not (_name == R.RECOVERY_SCAN
+                                               and self.scans_placed.get(params[0], params[1]) != params[1])]
+        for nxt in steps:  # a silent step leaves the log as it was: the same object (its hash kept)
+            yield nxt, ticks
         if ticks is None or ticks > 0:
             nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
             if nxt is not None and nxt != st:
@@ -149,6 +181,27 @@ class Search:
         self.states += len(seen)
         return out
 
+    def view_closure(self, w: M.State, ticks: int, view) -> list[M.State]:
+        """closure({w}, ticks, view): the states of `w` seen from the committing process's later reading. Those
+        moves (its own actors' silent steps, `view_tick`) read and write the durable variables, the clock and
+        its own actors' memory only, never another actor's (tests/validation/test_silent.py checks it on the
+        registered configurations): so the closure is computed once for `w` with the other actors' memory
+        set idle, and each of its states takes that memory back from `w`. The states of one line's closure
+        differ mostly in other actors' memory (4 node processes: ~3 in 4 of these closures are found kept)."""
+        nodes = view[1]
+        recs = frozenset(k for k, r in enumerate(self.cfg.recoverers) if r in view[0])
+        key = (_only(w, nodes, recs), ticks, frozenset(view[0]),
+               tuple(sorted((r, s) for r, s in self.scans_placed.items() if r in view[0])))
+        kept = self.views.get(key)
+        if kept is None:
+            if len(self.views) > MAX_VIEWS:
+                self.views.clear()
+            before, self.bounded = self.bounded, False
+            kept = self.views[key] = (list(self.closure({key[0]}, ticks, view)), self.bounded)
+            self.bounded = before
+        self.bounded = self.bounded or kept[1]
+        return [_back(x, w, nodes, recs) for x in kept[0]]
+
     # ---------------------------------------------------------------- one line
 
     def step(self, st: M.State, line: Line) -> M.State | None:
@@ -158,11 +211,26 @@ class Search:
         nxt = apply_direct(self.cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             return st if line.wrote_nothing() else None  # a refused step committed nothing
-        return _strip(nxt) if not write_differences(self.cfg, st, nxt, line, first=True) else None
+        if write_differences(self.cfg, st, nxt, line, first=True):
+            return None
+        return _strip(nxt._replace(log=self.logs.log(st.log, nxt.log)))
 
 
 def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
-    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring).
+    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring), with
+    Python's cycle collector paused: the search makes millions of short-lived tuples and no cycles, and each
+    collection also walks every object the caller holds (3,160 -> 4,110 lines/s after a stress run)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _search(cfg, lines, limits, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _search(cfg: M.Config, lines: list[Line], limits: Limits, progress) -> Result:
+    """validate's search.
 
     Reason for the length: one loop holds the three clock cases (no readings at all; a line without one; a
     line whose reading is after the frontier's clock, seen from that reading) and the failure report."""
@@ -193,6 +261,8 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
             view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
+        search.logs.clear()
+        search.moves.clear()
         if clocked and held is not None:
             frontier, search.scans_placed = own_reading_scans(search, frontier, held, ahead[k], lines)
         closed = search.closure(frontier, ticks)
@@ -206,7 +276,7 @@ def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progre
             seen, mine = set(), committers(cfg, line)
             names = ({cfg.nodes[k] for k in mine[0] | mine[1]} | {cfg.recoverers[k] for k in mine[2]}, mine[0] | mine[1])
             for w in closed:
-                for x in search.closure({w}, view, names):
+                for x in search.view_closure(w, view, names):
                     seen.add(x)
                     got = search.step(x, line)
                     if got is not None:
@@ -268,6 +338,11 @@ def _rows(name: str, twin, line) -> list[str]:
     return [f"writes.{name}: the twin writes [{', '.join(map(_show, twin))}], the line [{', '.join(map(_show, line))}]"]
 
 
+def _new(after: frozenset, before: frozenset) -> frozenset:
+    """The rows a step added (none when it left the table as it was: no pass over a table that grows)."""
+    return frozenset() if after is before else after - before
+
+
 def write_differences(cfg: M.Config, st: M.State, nxt: M.State, line: Line, first: bool = False) -> list[str]:
     """Each recorded row (and field) that differs from what the twin's step from `st` to `nxt` writes."""
     out = []
@@ -299,9 +374,9 @@ def write_differences(cfg: M.Config, st: M.State, nxt: M.State, line: Line, firs
             elif a != b:
                 out += [f"writes.log[{j}].{f}: the twin writes {getattr(a, f)!r}, the line {getattr(b, f)!r}"
                         for f in M.Event._fields if getattr(a, f) != getattr(b, f)]
-    out += _rows("recovery", nxt.recovery - st.recovery, line.recovery)
-    out += _rows("inputs", nxt.inputs - st.inputs, line.inputs)
-    out += _rows("cancelled", nxt.cancelled - st.cancelled, line.cancelled)
+    out += _rows("recovery", _new(nxt.recovery, st.recovery), line.recovery)
+    out += _rows("inputs", _new(nxt.inputs, st.inputs), line.inputs)
+    out += _rows("cancelled", _new(nxt.cancelled, st.cancelled), line.cancelled)
     wakes = st.wakes if line.wakes is None else line.wakes
     if wakes != nxt.wakes:
         for w, (a, b) in enumerate(zip(nxt.wakes, wakes), start=1):

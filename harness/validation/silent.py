@@ -21,18 +21,25 @@ from harness import registry as R
 
 from harness.validation.search_state import DURABLE_INDEX
 
+DURABLE_HEAD = 5  # claim, nextExec, log, recovery, inputs: the State's first fields
+DURABLE_REST = DURABLE_INDEX[DURABLE_HEAD:]
+assert DURABLE_INDEX[:DURABLE_HEAD] == tuple(range(DURABLE_HEAD))
+
 _RUNNER = dict(M.RUNNER_STEPS)
 
 
-def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
-    """(name, params, next state) for each step from `st` that changes no durable variable (no Tick)."""
-    here = tuple(st[i] for i in DURABLE_INDEX)
+def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=None):
+    """(name, params, next state) for each step from `st` that changes no durable variable (no Tick); `only`:
+    the steps of these actors (names) alone (a line's view from its own process's reading, search.py)."""
+    head, rest = st[:DURABLE_HEAD], tuple(st[i] for i in DURABLE_REST)
 
-    def keep(name, params, nxt):
-        return nxt is not None and nxt != st and all(nxt[i] is here[j] or nxt[i] == here[j]
-                                                     for j, i in enumerate(DURABLE_INDEX))
+    def keep(name, params, nxt):  # the durable variables compared as tuples (identity first, in C)
+        return (nxt is not None and nxt != st and nxt[:DURABLE_HEAD] == head
+                and tuple(nxt[i] for i in DURABLE_REST) == rest)
 
     for n, node in enumerate(cfg.nodes):
+        if only is not None and node not in only:
+            continue
         pc = st.run[n].pc
         if pc != "idle":
             for name in M._RUNNER_BY_PC[pc]:
@@ -52,6 +59,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
             yield R.SUPERVISE, (node,), nxt
     window = None
     for r, who in enumerate(cfg.recoverers):
+        if only is not None and who not in only:
+            continue
         pc = st.rec[r].pc
         if pc == "idle":  # RecoveryScan, with the scan window read once for every Session
             if window is None:
@@ -75,6 +84,8 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True):
                 yield name, (who,), nxt
     if crashes and "crash" in cfg.faults:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
+            if only is not None and who not in only:
+                continue
             nxt = M.Crash(cfg, st, k)
             if keep(R.CRASH, (who,), nxt):
                 yield R.CRASH, (who,), nxt
