@@ -1,6 +1,6 @@
 """The gate's TLC runs (harness/reports/tlcruns.py): one TLC run per configuration, whose graph the twin = TLC
 stage compares and whose outcome the TLC stage reports; a comparison that still fails under a change on either
-side; and outcomes reused between gate runs by content, which an edited module misses. On `heartbeat` (2,778
+side; and outcomes reused between gate runs by content, which an edited module misses. On `heartbeat` (5,226
 states) as the only configuration, so each TLC run takes seconds."""
 
 import pytest
@@ -36,7 +36,7 @@ def stages(tmp_path, reuse=None):
 
 def test_one_tlc_run_per_configuration_serves_both_stages(tlc_or_skip, small, tmp_path):
     eq, tl = stages(tmp_path)
-    assert eq.status == gate.PASS and "heartbeat: 2,778 states" in eq.detail, eq
+    assert eq.status == gate.PASS and "heartbeat: 5,226 states" in eq.detail, eq
     assert tl.status == gate.PASS and "run by twin = TLC" in tl.detail, tl
     assert small == [("heartbeat", True)]  # one run, the graph written by the check itself
     assert not eq.reused and not tl.reused
@@ -84,7 +84,7 @@ def test_outcomes_are_reused_by_content_and_an_edited_module_misses(tlc_or_skip,
     again = stages(tmp_path, reuse=store)
     assert len(small) == 1, "the second gate run ran TLC again"
     assert all(r.status == gate.PASS and r.reused for r in again), again
-    assert "TLC's side reused" in again[0].detail and "heartbeat: 2,778 states" in again[0].detail
+    assert "TLC's side reused" in again[0].detail and "heartbeat: 5,226 states" in again[0].detail
     text = gate.summary(again)
     assert "gate: reused from an earlier gate run" in text and "TLC (reused)" in text and "twin = TLC (TLC's side reused)" in text
     modules[0].write_text(modules[0].read_text() + "\n\\* edited\n")
