@@ -47,11 +47,11 @@ from harness import registry as R
 from harness.port.history import StressServer
 from harness.stress.breaches import check_faults
 from harness.stress.checker import check_db
-from harness.stress.counterexample import save_traces
+from harness.stress.counterexample import save_traces, validation_trace
 from harness.stress.crashes import CrashPlan
 from harness.stress.effects import check_effects
 from harness.stress.faults import STORM_BUSY_TIMEOUT, FaultInjector, grace_ticks
-from harness.stress.options import STOP_FILE, StressOptions, StressResult, StressUsage, check_url, validate
+from harness.stress.options import NOT_VALID, NOT_VALIDATED, STOP_FILE, StressOptions, StressResult, StressUsage, check_url, validate
 from harness.stress.render import render_stress
 from harness.stress.watch import Watch
 
@@ -387,13 +387,19 @@ def run(opts: StressOptions, server: StressServer, validate_history=None) -> tup
     res = sup.run()
     sup.check()
     if validate_history is not None:
-        res.validation_ok, res.validation = validate_history(res.url)
-        if not res.validation_ok and opts.nodes > VALIDATED_NODES:
+        v = validate_history(res.url)
+        res.validation, res.validation_ok = v.report, v.state != NOT_VALID
+        if v.state == NOT_VALIDATED:
+            res.not_validated = v.reason
+        elif v.state == NOT_VALID and opts.nodes > VALIDATED_NODES:
             # beyond the node counts validate's real-time search is shown to explain (docs/history.md, "Known
-            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and no failure
+            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and never OK
             res.validation_ok = True
-            res.validation = [f"NOT VALIDATED: {opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's "
-                              "search is shown to explain (docs/history.md, Known limits); its report:"] + res.validation
+            res.not_validated = f"{opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's search is shown to explain"
+            res.validation = [f"NOT VALIDATED: {res.not_validated} (docs/history.md, Known limits); its report:"] \
+                + res.validation
+        elif v.state == NOT_VALID and v.seq is not None:  # the first unexplained line, as a replayable trace
+            res.traces.extend(validation_trace(res.checker, v.seq, opts.defects, sup.out))
     print(render_stress(res, opts))
     if res.ok and not opts.keep:
         import shutil
@@ -402,7 +408,10 @@ def run(opts: StressOptions, server: StressServer, validate_history=None) -> tup
 
 
 def exit_code(res: StressResult, opts: StressOptions) -> int:
-    """0 holds, 1 a violation or a lost input, 4 a switched-on defect that the run did not detect."""
+    """0 holds, 1 a violation or a lost input, 4 a switched-on defect that the run did not detect, 5 every
+    check held but validate could not decide on the run's history (NOT VALIDATED: never OK)."""
     if not res.ok:
         return 1
-    return 4 if opts.defects else 0
+    if opts.defects:
+        return 4
+    return 5 if res.not_validated else 0

@@ -12,8 +12,10 @@ harness/cli/recorded.py declares the arguments (`add_validate`) and calls `run` 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from harness.stress import options as V
 from harness.traces import trace as T
 from harness.traces.inputfile import InputError
 from harness.validation import history as H
@@ -78,18 +80,40 @@ def run(args, read_database=None) -> int:
     return OK if res.ok else NOT_VALID
 
 
-def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> tuple[bool, list[str]]:
-    """(valid, report lines) of a stress run's own history database (`claimcheck stress` validates what it
-    recorded with this search). A history the converter cannot read is not valid, and says why; a search
-    that hit a bound (a frontier blow-up on many nodes) is NOT VALIDATED, said so, and fails nothing."""
+@dataclass
+class Verdict:
+    """validate's verdict on a stress run's own history: `state` VALID, NOT_VALID or NOT_VALIDATED (a search
+    bound hit, a per-Session history with no order across Sessions: neither shown valid nor invalid, and
+    never OK); `report` its lines; `seq` the first unexplained line's commit (NOT VALID), which the stress
+    run rebuilds as a replayable trace (harness/stress/counterexample.py); `reason` why NOT VALIDATED."""
+    state: str
+    report: list[str]
+    seq: int | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == V.VALID
+
+
+def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Verdict:
+    """validate's verdict on a stress run's own history database (`claimcheck stress` validates what it
+    recorded with this search). A history the converter cannot read is not valid, and says why, except a
+    per-Session history (PostgreSQL's concurrent writers: no order across Sessions), which is NOT VALIDATED;
+    a search that hit a bound (a frontier blow-up on many nodes) is NOT VALIDATED too."""
     try:
         conv = read_database(url)
         lines = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), url)
-    except InputError as exc:  # not validated, and said so: a per-Session history fails nothing, anything else fails
-        unordered = type(exc).__name__ == "PerSessionHistory"
-        return unordered, [f"claimcheck validate: the run's history: NOT VALIDATED: {exc}"]
+    except InputError as exc:
+        if type(exc).__name__ == "PerSessionHistory":
+            return Verdict(V.NOT_VALIDATED, [f"claimcheck validate: the run's history: NOT VALIDATED: {exc}"],
+                           reason="a per-Session history (no order across Sessions)")
+        return Verdict(V.NOT_VALID, [f"claimcheck validate: the run's history: NOT VALID: {exc}"])
     res = S.validate(conv.cfg, lines, limits)
     report = S.render(res, "the run's history")
-    if not res.ok and res.failure.bounded:  # a bound cut the search: neither valid nor shown invalid
-        return True, [report[0].replace("NOT VALID", "NOT VALIDATED (a search bound was hit)")] + report[1:]
-    return res.ok, report
+    if res.ok:
+        return Verdict(V.VALID, report)
+    if res.failure.bounded:  # a bound cut the search: neither valid nor shown invalid
+        return Verdict(V.NOT_VALIDATED, [report[0].replace("NOT VALID", "NOT VALIDATED (a search bound was hit)")]
+                       + report[1:], reason="a search bound was hit")
+    return Verdict(V.NOT_VALID, report, seq=res.failure.line.commit.seq)

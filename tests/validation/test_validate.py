@@ -345,10 +345,13 @@ def test_a_live_two_node_stress_run_validates(tmp_path, capsys):
 def test_a_stress_run_whose_history_does_not_validate_fails(tmp_path, capsys):
     """The stress verdict takes the validation's: a stand-in that finds the history invalid fails the run."""
     from binding.stress import BUNDLED
+    from harness.stress.options import NOT_VALID
     from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import Verdict
     code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, input_rate=0.0, executions=3, seed="1",
                                   progress=False, out=str(tmp_path)), BUNDLED,
-                    validate_history=lambda url: (False, ["claimcheck validate: the run's history: NOT VALID at line 2"]))
+                    validate_history=lambda url: Verdict(NOT_VALID, ["claimcheck validate: the run's history: NOT VALID "
+                                                                      "at line 2"]))
     text = capsys.readouterr().out
     assert code == 1 and not res.ok, text
     assert "NOT VALID at line 2" in text and "verdict: FAIL" in text, text
@@ -377,5 +380,47 @@ def test_a_per_session_history_is_said_not_validated():
 
     def read(url):
         return C.convert_rows({"history": PER_SESSION}, [])
-    ok, lines = check_database("postgresql://x", read)
-    assert ok and "NOT VALIDATED: a per-Session history" in lines[0]
+    v = check_database("postgresql://x", read)
+    assert v.state == "not validated" and not v.ok and "NOT VALIDATED: a per-Session history" in v.report[0]
+
+
+def test_a_not_validated_stress_run_is_never_ok():
+    """Every check of a run held, and validate could not decide on its history (a per-Session history, a
+    bound hit): the verdict says NOT VALIDATED, with the reason, and the exit code is 5, never 0."""
+    from types import SimpleNamespace
+    from harness.stress.render import verdict_line
+    from harness.stress.supervisor import exit_code
+    opts = SimpleNamespace(defects=(), until_violation=False, seed="0")
+    held = SimpleNamespace(ok=True, not_validated="")
+    undecided = SimpleNamespace(ok=True, not_validated="a per-Session history (no order across Sessions)")
+    assert exit_code(held, opts) == 0 and verdict_line(held, opts).strip() == "verdict: OK"
+    assert exit_code(undecided, opts) == 5
+    assert verdict_line(undecided, opts).strip() == \
+        "verdict: NOT VALIDATED (a per-Session history (no order across Sessions))"
+
+
+def test_a_defect_history_is_rejected_by_the_search_and_its_first_unexplained_line_replays(tmp_path):
+    """The one path: a defect's recorded history, judged by validate's search alone (the per-Session
+    checker's findings dropped), is NOT VALID at the defect's commit, and that commit, rebuilt as a trace of
+    its Session (harness/stress/counterexample.py), replays in the bundled server to the invariant broken."""
+    from harness.conformance import replay as RP
+    from harness.stress.checker import check_db
+    from harness.stress.counterexample import validation_trace
+    from harness.validation.command import check_database
+    from binding.stress import history
+    from serverkit import BUNDLED
+    defect = "step-failed-duplicate-interrupt"
+    path = TRACES / f"{defect}.json"
+    rs = record_trace(path, defects=[defect])
+    cfg = T.trace_to_config(T.load(path).config, ())
+    v = check_database("recorded", lambda url: C.convert_rows(read_meta(rs.db), read_rows(rs.db), cfg))
+    assert v.state == "not valid" and v.seq is not None, v.report
+    checker = check_db(history(rs.db))
+    checker.first_bad.clear()  # only validate's verdict names the commit
+    [(saved, why)] = validation_trace(checker, v.seq, [defect], tmp_path)
+    assert why is None and checker.first_bad == {"s1": v.seq}
+    res = RP.replay(T.load(saved), None, "built", server=BUNDLED)
+    assert res.completed and res.violated == ["AtMostOneTerminal"], RP.render(res)
+    # a correct run's history: valid, no trace
+    rs = record_trace(path, defects=[])
+    assert check_database("recorded", lambda url: C.convert_rows(read_meta(rs.db), read_rows(rs.db), cfg)).ok
