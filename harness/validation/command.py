@@ -12,6 +12,7 @@ harness/cli/recorded.py declares the arguments (`add_validate`) and calls `run` 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from harness.stress import options as V
 from harness.traces import trace as T
 from harness.traces.inputfile import InputError
 from harness.validation import history as H
+from harness.validation.judge import Validation, validate
 from harness.validation import search as S
 
 OK, NOT_VALID = 0, 1
@@ -75,7 +77,7 @@ def run(args, read_database=None) -> int:
     limits = S.Limits(max_silent=args.max_silent, max_states=args.max_states, skew_bound=args.skew_bound,
                       max_frontier=args.max_frontier)
     with Reporter() as progress, progress.task("validate", unit="lines", key="done", total=len(lines)) as task:
-        res = S.validate(cfg, lines, limits, progress=task)
+        res = validate(cfg, lines, limits, progress=task)
     print("\n".join(S.render(res, args.history)))
     return OK if res.ok else NOT_VALID
 
@@ -109,7 +111,7 @@ def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Ve
             return Verdict(V.NOT_VALIDATED, [f"claimcheck validate: the run's history: NOT VALIDATED: {exc}"],
                            reason="a per-Session history (no order across Sessions)")
         return Verdict(V.NOT_VALID, [f"claimcheck validate: the run's history: NOT VALID: {exc}"])
-    res = S.validate(conv.cfg, lines, limits)
+    res = validate(conv.cfg, lines, limits)
     report = S.render(res, "the run's history")
     if res.ok:
         return Verdict(V.VALID, report)
@@ -117,3 +119,45 @@ def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Ve
         return Verdict(V.NOT_VALIDATED, [report[0].replace("NOT VALID", "NOT VALIDATED (a search bound was hit)")]
                        + report[1:], reason="a search bound was hit")
     return Verdict(V.NOT_VALID, report, seq=res.failure.line.commit.seq)
+
+
+LOOKAHEAD = 64  # lines a growing history's last judged line stays behind its newest (judge.py: the readings ahead)
+
+
+class Growing:
+    """validate's search on a stress run's history while it grows (`claimcheck stress --until-violation`):
+    `poll()` converts the history recorded so far, judges the lines not yet judged but the last LOOKAHEAD
+    (harness/validation/judge.py), and returns the first unexplained line's commit and why, once there is
+    one. A search bound hit stops nothing (NOT VALIDATED is decided after the run). The twin configuration
+    grows with the run (its execution and prompt bounds): the search takes the wider one, which keeps every
+    state it has."""
+
+    def __init__(self, url: str, read_database, limits: S.Limits = S.Limits(), lookahead: int = LOOKAHEAD):
+        self.url, self.read_database, self.limits, self.lookahead = url, read_database, limits, lookahead
+        self.validation = None
+        self.next_at = 0.0  # monotonic time before which a poll returns at once (pacing, not a verdict)
+
+    def poll(self) -> tuple[int, str] | None:
+        """Each poll converts the whole history so far, so polls are paced: the next waits for four times
+        this one's cost (the run's own loop, admissions and crashes, keeps at least 4/5 of its time)."""
+        if time.monotonic() < self.next_at:
+            return None
+        t0 = time.monotonic()
+        try:
+            return self._poll()
+        finally:
+            self.next_at = time.monotonic() + 4 * (time.monotonic() - t0)
+
+    def _poll(self) -> tuple[int, str] | None:
+        conv = self.read_database(self.url)
+        lines = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), self.url)
+        v = self.validation
+        if v is None:
+            v = self.validation = Validation(conv.cfg, self.limits, clocked=True, crashes_recorded=True)
+        elif v.cfg != conv.cfg:
+            v.widen(conv.cfg)
+        res = v.take(lines, max(0, len(lines) - self.lookahead))
+        f = res.failure
+        if f is None or f.bounded or f.line.commit.seq is None:
+            return None
+        return f.line.commit.seq, f"validate: {S.describe(f.line)}: " + (f.reasons[0] if f.reasons else "unexplained")

@@ -32,7 +32,6 @@ such, not as a violation proven).
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
 from dataclasses import dataclass
 
@@ -212,28 +211,6 @@ class Search:
         if write_differences(self.cfg, st, nxt, line, first=True):
             return None
         return _strip(nxt._replace(log=self.logs.log(st.log, nxt.log)))
-
-
-def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
-    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring), with
-    Python's cycle collector paused: the search makes millions of short-lived tuples and no cycles, and each
-    collection also walks every object the caller holds (3,160 -> 4,110 lines/s after a stress run)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _search(cfg, lines, limits, progress)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _search(cfg: M.Config, lines: list[Line], limits: Limits, progress) -> Result:
-    """validate's search: the whole of `lines`, in order (harness/validation/growing.py, which also takes a
-    history as it grows; imported here because it builds on this module)."""
-    from harness.validation.growing import Validation
-    v = Validation(cfg, limits, progress, clocked=any(line.now is not None for line in lines),
-                   crashes_recorded=any(line.action == R.CRASH for line in lines))
-    return v.take(lines, len(lines))
 
 
 # ---------------------------------------------------------------- comparing a line with the twin

@@ -39,7 +39,7 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
     from pathlib import Path
 
     from harness.validation import command as Cmd
-    from harness.validation import growing as GR
+    from harness.validation import judge as GR
     from harness.validation import history as H
     from harness.validation import search as S
     path = str(Path(__file__).resolve().parent / "stress-4node.history.jsonl")
@@ -59,7 +59,7 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
             return held(*a)
         monkeypatch.setattr(S.Search, "step", stepped)
         monkeypatch.setattr(GR, "held_back", kept)
-        res = S.validate(cfg, lines)
+        res = GR.validate(cfg, lines)
         monkeypatch.setattr(S.Search, "step", step)
         monkeypatch.setattr(GR, "held_back", held)
         return res, out
@@ -76,7 +76,7 @@ def test_validate_gives_the_cycle_collector_back(monkeypatch):
 
     import pytest
 
-    from harness.validation import search as S
+    from harness.validation import judge as S
     from spec import configs
     assert gc.isenabled()
     assert S.validate(configs.get("ci"), []).ok and gc.isenabled()

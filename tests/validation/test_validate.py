@@ -26,6 +26,7 @@ from harness.traces import trace as T
 from binding import history as C
 from harness.validation import history as H
 from harness.validation import search as S
+from harness.validation.judge import validate
 from impl.history import read_meta, read_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stress"))
@@ -69,7 +70,7 @@ def recorded(trace: str, defects=()) -> C.Converted:
 
 def check(conv: C.Converted, commits=None) -> S.Result:
     commits = conv.commits if commits is None else commits
-    return S.validate(conv.cfg, H.typed(conv.cfg, list(enumerate(commits, start=2)), "history"))
+    return validate(conv.cfg, H.typed(conv.cfg, list(enumerate(commits, start=2)), "history"))
 
 
 # ---------------------------------------------------------------- (a) the format
@@ -424,3 +425,57 @@ def test_a_defect_history_is_rejected_by_the_search_and_its_first_unexplained_li
     # a correct run's history: valid, no trace
     rs = record_trace(path, defects=[])
     assert check_database("recorded", lambda url: C.convert_rows(read_meta(rs.db), read_rows(rs.db), cfg)).ok
+
+
+def test_a_growing_history_is_judged_by_the_same_search():
+    """harness/validation/judge.py: the 2-node stress fixture taken 100 lines at a time, each time all but
+    the last 64 (the readings ahead), then the rest: the same verdict, lines and frontier as validate on
+    the whole; and validate's Growing stops at a defect history's first unexplained commit (and a correct
+    one's gives none)."""
+    from harness.validation.command import Growing, check_database, load
+    from harness.validation.judge import Validation
+    path = str(Path(__file__).resolve().parent / "stress-2node.history.jsonl")
+    cfg, _h, commits, _n = load(path, None)
+    lines = H.typed(cfg, commits, path)
+    whole = validate(cfg, lines)
+    v = Validation(cfg, clocked=True, crashes_recorded=any(x.action == "Crash" for x in lines))
+    for end in range(100, len(lines), 100):
+        res = v.take(lines[:end], end - 64)
+        assert res.ok and res.matched == end - 64
+    res = v.take(lines, len(lines))
+    assert whole.ok and res.ok and (res.matched, res.max_frontier) == (whole.matched, whole.max_frontier)
+
+    defect = "step-failed-duplicate-interrupt"
+    trace = TRACES / f"{defect}.json"
+    tcfg = T.trace_to_config(T.load(trace).config, ())
+    for defects in ([defect], []):
+        rs = record_trace(trace, defects=defects)
+
+        def read(url, rs=rs):
+            return C.convert_rows(read_meta(rs.db), read_rows(rs.db), tcfg)
+        hit, v = Growing("recorded", read, lookahead=0).poll(), check_database("recorded", read)
+        if defects:
+            assert hit is not None and hit[0] == v.seq and "validate: line" in hit[1], (hit, v.report)
+        else:
+            assert hit is None and v.ok, (hit, v.report)
+
+
+def test_a_real_process_run_until_violation_stops_by_validates_search(tmp_path, capsys):
+    """`--until-violation` with validate's search as the watch (harness.cli gives it): a defect in real node
+    processes stops the run at the first commit the search cannot explain, and the verdict names it."""
+    from binding.history import read_database
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import Growing, check_database
+    opts = StressOptions(nodes=2, sessions=16, seconds=300, out=str(tmp_path), seed="7",
+                         defects=("step-failed-duplicate-interrupt",), crash_every_commits=300, progress=False,
+                         until_violation=True, max_executions=1500, max_crashes=200)
+    code, res = run(opts, BUNDLED, validate_history=lambda url: check_database(url, read_database),
+                    watch_history=lambda url: Growing(url, read_database).poll)
+    out = capsys.readouterr().out
+    hit = res.first_violation
+    assert res.stopped_by == "violation" and hit is not None and code == 1 and not res.ok, out
+    assert "validate: line" in hit.line and not res.validation_ok, out
+    verdict = out.strip().splitlines()[-1]
+    assert f"verdict: FAIL: violation caught after {hit.executions:,} executions" in verdict, out
+    assert f"commit {hit.seq} validate: line" in verdict and res.traces, out
