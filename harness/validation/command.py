@@ -121,16 +121,19 @@ def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Ve
     return Verdict(V.NOT_VALID, report, seq=res.failure.line.commit.seq)
 
 
-LOOKAHEAD = 64  # lines a growing history's last judged line stays behind its newest (judge.py: the readings ahead)
+LOOKAHEAD = 256  # lines a growing history's last judged line stays behind its newest (judge.py: the readings ahead;
+# 89 were needed once in a 2-node run: a commit's reading 1 tick older than one 89 lines before it)
 
 
 class Growing:
     """validate's search on a stress run's history while it grows (`claimcheck stress --until-violation`):
-    `poll()` converts the history recorded so far, judges the lines not yet judged but the last LOOKAHEAD
-    (harness/validation/judge.py), and returns the first unexplained line's commit and why, once there is
-    one. A search bound hit stops nothing (NOT VALIDATED is decided after the run). The twin configuration
-    grows with the run (its execution and prompt bounds): the search takes the wider one, which keeps every
-    state it has."""
+    `poll()` converts the history recorded so far and judges the lines not yet judged but the last
+    `lookahead` (harness/validation/judge.py). A line it cannot explain is a suspicion, judged from the
+    readings recorded by then (or under a search bound): once `2 * lookahead` more lines are in, the
+    search runs again from the start up to it, the lowest readings from every line recorded then; the line
+    is reported (its commit and why) only if that fails too and under no bound, else that search goes on.
+    A failure under a bound stops nothing (NOT VALIDATED is decided after the run). The twin configuration grows with the run (its execution and
+    prompt bounds): the search takes the wider one, which keeps every state it has."""
 
     def __init__(self, url: str, read_database, limits: S.Limits = S.Limits(), lookahead: int = LOOKAHEAD):
         self.url, self.read_database, self.limits, self.lookahead = url, read_database, limits, lookahead
@@ -153,11 +156,23 @@ class Growing:
         lines = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), self.url)
         v = self.validation
         if v is None:
-            v = self.validation = Validation(conv.cfg, self.limits, clocked=True, crashes_recorded=True)
+            v = self.validation = self._fresh(conv.cfg)
         elif v.cfg != conv.cfg:
             v.widen(conv.cfg)
-        res = v.take(lines, max(0, len(lines) - self.lookahead))
-        f = res.failure
-        if f is None or f.bounded or f.line.commit.seq is None:
+        f = v.take(lines, max(0, len(lines) - self.lookahead)).failure
+        if f is None or v.confirmed or len(lines) < f.prefix + 1 + 2 * self.lookahead:
             return None
-        return f.line.commit.seq, f"validate: {S.describe(f.line)}: " + (f.reasons[0] if f.reasons else "unexplained")
+        again = self._fresh(conv.cfg)
+        g = again.take(lines, f.prefix + 1).failure
+        if g is None:
+            self.validation = again  # explained, from the readings recorded since: go on from there
+            return None
+        v.confirmed = True  # no more lines are taken; under a bound, it stops nothing (NOT VALIDATED after the run)
+        if g.bounded or g.line.commit.seq is None:
+            return None
+        return g.line.commit.seq, f"validate: {S.describe(g.line)}: " + (g.reasons[0] if g.reasons else "unexplained")
+
+    def _fresh(self, cfg):
+        v = Validation(cfg, self.limits, clocked=True, crashes_recorded=True)
+        v.confirmed = False  # its failure was judged again with the readings recorded since
+        return v

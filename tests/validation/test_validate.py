@@ -460,6 +460,33 @@ def test_a_growing_history_is_judged_by_the_same_search():
             assert hit is None and v.ok, (hit, v.report)
 
 
+def test_a_growing_history_is_reported_only_once_the_readings_after_it_confirm_it():
+    """A line judged from the readings recorded by then can fail where the whole history passes (a commit
+    ordered later read its clock earlier): the 2-node fixture polled every 10 lines, the newest 16 left out,
+    fails at line 476 by itself; Growing judges it again from the start once 32 more lines are in, and
+    reports nothing on this valid history, its search reaching the last lines."""
+    from types import SimpleNamespace
+
+    from harness.validation.command import Growing, load
+    from harness.validation.judge import Validation
+    path = str(Path(__file__).resolve().parent / "stress-2node.history.jsonl")
+    cfg, _h, commits, _n = load(path, None)
+    lines = H.typed(cfg, commits, path)
+    plain = Validation(cfg, clocked=True, crashes_recorded=True)
+    for end in range(10, len(lines) + 10, 10):
+        if plain.take(lines[:end], max(0, min(end, len(lines)) - 16)).failure:
+            break
+    assert plain.res.failure is not None and plain.res.failure.line.number == 476, plain.res.failure
+    seqs = [c.model_copy(update={"seq": k}) for k, (_, c) in enumerate(commits, start=1)]
+    shown = [10]
+    g = Growing("h", lambda url: SimpleNamespace(cfg=cfg, commits=seqs[:shown[0]]), lookahead=16)
+    while shown[0] < len(seqs) + 10:
+        g.next_at = 0.0  # every poll judges (no pacing)
+        assert g.poll() is None, shown[0]
+        shown[0] += 10
+    assert g.validation.k >= len(lines) - 2 * 16
+
+
 def test_a_real_process_run_until_violation_stops_by_validates_search(tmp_path, capsys):
     """`--until-violation` with validate's search as the watch (harness.cli gives it): a defect in real node
     processes stops the run at the first commit the search cannot explain, and the verdict names it."""
