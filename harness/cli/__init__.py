@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = A.Parser(prog="claimcheck", description="Model-checked reference spec and conformance harness "
                                                "for durable agent-session execution claims.",
                 epilog="exit codes: 0 holds, 1 violation or divergence, 2 bad usage or input, 3 internal error, "
-                       "4 a switched-on defect not detected")
+                       "4 a switched-on defect not detected, 5 stress: every check held but validate could not decide "
+                       "on the run's history (NOT VALIDATED)")
     p.add_argument("--version", action="version", version=f"claimcheck {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=A.Parser)
     _add_check(sub)

@@ -11,7 +11,7 @@ def cmd_stress(args) -> int:
     from binding.history import read_database
     from binding.stress import BUNDLED
     from harness.stress.supervisor import StressOptions, StressUsage, run
-    from harness.validation.command import check_database
+    from harness.validation.command import Growing, check_database
     try:
         code, _ = run(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
@@ -22,7 +22,8 @@ def cmd_stress(args) -> int:
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
             pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
             drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
-            BUNDLED, validate_history=lambda url: check_database(url, read_database))
+            BUNDLED, validate_history=lambda url: check_database(url, read_database),
+            watch_history=lambda url: Growing(url, read_database).poll)
     except StressUsage as exc:
         raise UsageError(f"claimcheck stress: {exc}") from exc
     return code

@@ -20,7 +20,7 @@ import time
 
 from harness.stress.supervisor import StressOptions, run as run_stress
 from harness.validation import history as H
-from harness.validation import search as S
+from harness.validation.judge import validate
 
 GOAL_RATE = 5_000  # lines/s on 2 cores
 GOAL_SPREAD = 1.5  # lines/s at the smallest size over lines/s at the largest, at most
@@ -56,7 +56,7 @@ def bench_validate(sizes, server, read_database, *, sessions: int = 16, out=prin
         for size in sizes:
             lines = every[:size]
             rec_s = run_s * _span(lines) / max(1, _span(every))
-            res = S.validate(conv.cfg, lines)
+            res = validate(conv.cfg, lines)
             rate = len(lines) / res.seconds if res.seconds > 0 else 0.0
             verdict = "valid" if res.ok else f"NOT VALID at line {res.failure.line.number}"
             if res.bounded:

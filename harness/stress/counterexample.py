@@ -27,7 +27,7 @@ _SEARCH_LABELS_KEPT = (R.CRASH, R.CANCEL_REQUEST)  # durable-equal steps the sea
 
 
 def session_trace(checker: Checker, session: str, defects=(), *, title: str | None = None,
-                  source: str = "stress", max_depth: int = 8) -> tuple[T.Trace, str | None]:
+                  source: str = "stress", max_depth: int = 8, reported: str = "") -> tuple[T.Trace, str | None]:
     """The offending Session's twin actions from Init, on a configuration embedded in the trace (trace
     format v1, unchanged): that Session (plus any Session an adversary's corrupt recovery row for one of
     its executions names), the run's nodes and workers, its prompts, its executions renumbered 1..m in
@@ -56,7 +56,7 @@ def session_trace(checker: Checker, session: str, defects=(), *, title: str | No
     if found and all(f.kind == "supervision" for f in found):
         why = why or ("a supervision finding needs a stalled node, which the deterministic scheduler never has "
                       "(its Tick supervises every node at the instant of expiry): the trace shows the schedule")
-    reported = "; ".join(f.line() for f in found)
+    reported = "; ".join([f.line() for f in found] + ([reported] if reported else []))
     if first_seq is not None:
         reported = f"commits after {first_seq} (the Session was quiescent there); " + reported
     tr = T.Trace(meta=T.Meta(title=title or f"history violation in Session {session}",
@@ -75,6 +75,21 @@ def save_traces(checker: Checker, defects, out: Path, *, limit: int = 3, title: 
         tr, why = session_trace(checker, s, defects, title=f"{title} in Session {s}")
         saved.append((T.save(tr, T.found_path(out, f"{stem}-{s}")), why))
     return saved
+
+
+def validation_trace(checker: Checker, seq: int, defects, out: Path, *, stem: str = "stress") \
+        -> list[tuple[Path, str | None]]:
+    """The first line `claimcheck validate` could not explain (its commit `seq`) as a replayable trace: the
+    Session that commit names, walked through the twin up to that commit (`session_trace`). [] when the
+    commit names no Session, or the history check already saved that Session's trace."""
+    session = next((s for s, rows in checker.rows_by_session.items() if any(r["seq"] == seq for r in rows)), None)
+    if session is None or session in sorted(checker.first_bad, key=checker.first_bad.get)[:3]:
+        return []
+    checker.first_bad[session] = min(seq, checker.first_bad.get(session, seq))
+    tr, why = session_trace(checker, session, defects, title=f"validate: the first unexplained commit, in Session "
+                            f"{session}", reported=f"validate: commit {seq} is no step of the twin from any state "
+                            "that explains the commits before it")
+    return [(T.save(tr, T.found_path(out, f"{stem}-validate-{session}")), why)]
 
 
 # ---------------------------------------------------------------- the reduced configuration

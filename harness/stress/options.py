@@ -82,6 +82,10 @@ class FirstViolation:
     line: str
 
 
+# validate's verdict on a run's own history (harness.validation.command.Verdict, after stress in the flow)
+VALID, NOT_VALID, NOT_VALIDATED = "valid", "not valid", "not validated"
+
+
 @dataclass
 class StressResult:
     run_dir: Path
@@ -101,7 +105,8 @@ class StressResult:
     ended_wall: float | None = None  # when the nodes were told to stop (the liveness check's end)
     faultcheck: object | None = None  # harness.stress.breaches.FaultCheck: breaches by name, liveness
     validation: list[str] | None = None  # validate's report on the run's own history (None: not validated)
-    validation_ok: bool = True
+    validation_ok: bool = True  # False: validate found the history NOT VALID
+    not_validated: str = ""  # why validate could not decide on the history (NOT VALIDATED: never OK)
     stopped_by: str = ""  # what ended the run: seconds, executions, violation, max-executions, max-crashes,
     # stranded (every Session's claim quarantined: no execution can begin again)
 

@@ -95,6 +95,8 @@ def verdict_line(res: StressResult, opts: StressOptions) -> str:
                 f"{res.executions:,} executions and {res.crashes} crashes (seed {opts.seed}"
                 + (f"; stopped by {res.stopped_by})" if opts.until_violation else ")"))
     word = "OK" if res.ok else "FAIL"
+    if res.ok and res.not_validated:  # every check held, and validate could not decide: never "OK"
+        word = f"NOT VALIDATED ({res.not_validated})"
     if not opts.until_violation:
         return f"  verdict: {word}"
     hit = res.first_violation

@@ -18,14 +18,17 @@ node and of its recovery worker, and starts a new process with the same owner id
 twin's Crash, the node comes back as itself). Leases are short (default 0.3 s, in 10 ms clock ticks) so expiry and recovery are frequent. A
 progress line on stderr is refreshed about once a second. The run stops by itself: after `--seconds`, or
 once `--executions` executions (and `--min-crashes`/`--min-takeovers`) are reached, whichever is first.
-With `--until-violation` the history is checked while it grows (harness/stress/watch.py) and the run
+With `--until-violation` the history is checked while it grows (harness/stress/watch.py: validate's search,
+or the per-Session checker on a per-Session history) and the run
 stops at its first violation, or at `--max-executions` executions or `--max-crashes` crashes (or
 `--seconds`); the verdict line names the seed and the executions and crashes the run needed.
 
-Then the history is checked against the twin (harness/stress/checker.py), the effect logs physically
-(harness/stress/effects.py), and every admitted input is accounted for. Exit 0 if no violation and no
-lost input, 1 otherwise (each violating Session saved as a replayable trace under --out, with the
-`claimcheck replay` command: harness/stress/counterexample.py), 2 for bad usage.
+Then the history is checked against the twin (harness/stress/checker.py, and validate's search on the whole
+history when harness.cli gives it), the effect logs physically (harness/stress/effects.py), and every
+admitted input is accounted for. Exit 0 if no violation and no lost input, 1 otherwise (each violating
+Session, and validate's first unexplained commit, saved as a replayable trace under --out, with the
+`claimcheck replay` command: harness/stress/counterexample.py), 2 for bad usage, 4 a defect not detected,
+5 NOT VALIDATED (every check held, and validate could not decide on the history: never OK).
 
 Real faults beyond crashes (pauses, clock skew, dropped connections, BUSY storms) are injected by
 harness/stress/faults.py and logged; before stopping, the run settles with no new fault, and
@@ -47,11 +50,11 @@ from harness import registry as R
 from harness.port.history import StressServer
 from harness.stress.breaches import check_faults
 from harness.stress.checker import check_db
-from harness.stress.counterexample import save_traces
+from harness.stress.counterexample import save_traces, validation_trace
 from harness.stress.crashes import CrashPlan
 from harness.stress.effects import check_effects
 from harness.stress.faults import STORM_BUSY_TIMEOUT, FaultInjector, grace_ticks
-from harness.stress.options import STOP_FILE, StressOptions, StressResult, StressUsage, check_url, validate
+from harness.stress.options import NOT_VALID, NOT_VALIDATED, STOP_FILE, StressOptions, StressResult, StressUsage, check_url, validate
 from harness.stress.render import render_stress
 from harness.stress.watch import Watch
 
@@ -64,9 +67,11 @@ class Supervisor:
     """The parent of a stress run: starts, watches, crashes and restarts the node processes and the cancel
     caller, admits prompts, and after the run has the history and the effect logs checked."""
 
-    def __init__(self, opts: StressOptions, server: StressServer):
-        """`server`: what runs (harness.port.history; the bundled server's is binding.stress.BUNDLED)."""
+    def __init__(self, opts: StressOptions, server: StressServer, watch_history=None):
+        """`server`: what runs (harness.port.history; the bundled server's is binding.stress.BUNDLED);
+        `watch_history(url)`: validate's search on the history as it grows, its `poll` (--until-violation)."""
         self.o = opts
+        self.watch_history = watch_history
         self.server = server
         self.plan = CrashPlan(opts.seed, opts.crash_every, opts.crash_every_commits)
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -100,7 +105,10 @@ class Supervisor:
         self.recorder_meta = meta
         self.faults = FaultInjector(self)
         if self.o.until_violation:
-            self.watch = Watch(self.db, self.db.meta())  # as installed (a per-Session history says so)
+            # validate's search judges the history as it grows; a per-Session one (no order across Sessions)
+            # or no search given: the per-Session checker
+            judge = None if self.watch_history is None or self.db.per_session_writers else self.watch_history(self.url)
+            self.watch = Watch(self.db, self.db.meta(), judge=judge)  # as installed (a per-Session history says so)
         for s in self.sessions:
             self.admit(s)
             self.admit(s)
@@ -378,22 +386,36 @@ def _fresh_dir(parent: Path, name: str) -> Path:
 VALIDATED_NODES = 4  # validate's real-time search explains correct histories of this many node processes (docs/history.md)
 
 
-def run(opts: StressOptions, server: StressServer, validate_history=None) -> tuple[int, StressResult | None]:
+def run(opts: StressOptions, server: StressServer, validate_history=None, watch_history=None) \
+        -> tuple[int, StressResult | None]:
     """Run `server` (harness.port.history; the bundled server's is binding.stress.BUNDLED), check, print the
-    summary; returns (exit code, result). `validate_history(url)`: (valid, report lines) of `claimcheck
-    validate` on the run's own history (harness.cli gives it: the search is after stress in the flow)."""
+    summary; returns (exit code, result). `validate_history(url)`: `claimcheck validate`'s verdict on the
+    run's own history (harness.validation.command.Verdict); `watch_history(url)`: the same search on the
+    history as it grows, its `poll` (--until-violation). harness.cli gives both: the search is after stress
+    in the flow."""
     validate(opts, server)
-    sup = Supervisor(opts, server)
+    sup = Supervisor(opts, server, watch_history)
     res = sup.run()
     sup.check()
     if validate_history is not None:
-        res.validation_ok, res.validation = validate_history(res.url)
-        if not res.validation_ok and opts.nodes > VALIDATED_NODES:
+        v = validate_history(res.url)
+        res.validation, res.validation_ok = v.report, v.state != NOT_VALID
+        if v.state == NOT_VALIDATED:
+            res.not_validated = v.reason
+        elif v.state == NOT_VALID and opts.nodes > VALIDATED_NODES:
             # beyond the node counts validate's real-time search is shown to explain (docs/history.md, "Known
-            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and no failure
+            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and never OK
             res.validation_ok = True
-            res.validation = [f"NOT VALIDATED: {opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's "
-                              "search is shown to explain (docs/history.md, Known limits); its report:"] + res.validation
+            res.not_validated = f"{opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's search is shown to explain"
+            res.validation = [f"NOT VALIDATED: {res.not_validated} (docs/history.md, Known limits); its report:"] \
+                + res.validation
+        elif v.state == NOT_VALID and v.seq is not None:  # the first unexplained line, as a replayable trace
+            res.traces.extend(validation_trace(res.checker, v.seq, opts.defects, sup.out))
+        if res.first_violation is not None and res.ok and not res.not_validated:
+            # the stop was on a prefix judged from the readings recorded by then (harness/validation/judge.py),
+            # and the whole history validates: no violation; said
+            res.stopped_by = f"a prefix up to commit {res.first_violation.seq} that the whole history explains"
+            res.first_violation = None
     print(render_stress(res, opts))
     if res.ok and not opts.keep:
         import shutil
@@ -402,7 +424,10 @@ def run(opts: StressOptions, server: StressServer, validate_history=None) -> tup
 
 
 def exit_code(res: StressResult, opts: StressOptions) -> int:
-    """0 holds, 1 a violation or a lost input, 4 a switched-on defect that the run did not detect."""
+    """0 holds, 1 a violation or a lost input, 4 a switched-on defect that the run did not detect, 5 every
+    check held but validate could not decide on the run's history (NOT VALIDATED: never OK)."""
     if not res.ok:
         return 1
-    return 4 if opts.defects else 0
+    if opts.defects:
+        return 4
+    return 5 if res.not_validated else 0

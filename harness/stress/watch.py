@@ -1,11 +1,14 @@
 """The history check while a stress run goes (`claimcheck stress --until-violation`).
 
-`Watch` feeds a `checker.Checker` the commits recorded so far, in seq order and only as a dense prefix
-(a commit whose predecessor is not visible yet waits for the next poll; a per-Session history has gaps,
-so there only the commits up to `settled_seq` are taken), and notes the first violation
-with what the run needed to reach it: executions begun (Acquire, PromoteContinuation) and crashes
-injected up to that commit. It decides only when the run stops; the verdict is the full check after the
-run (the same checker on the whole history, then the final database and the effect logs).
+`Watch` asks `judge` (validate's search on the history so far, harness.validation.command.Growing, which
+harness.cli gives: the search comes after stress in the flow) for the first commit no twin behaviour
+explains, and notes it with what the run needed to reach it: executions begun (Acquire,
+PromoteContinuation) and crashes injected up to that commit. A per-Session history (PostgreSQL's concurrent
+writers) records no order across Sessions, which the search needs, so there (and when no judge is given)
+the per-Session `checker.Checker` is fed the commits recorded so far instead, in seq order and only as a
+dense prefix (a per-Session history has gaps: only the commits up to `settled_seq`). It decides only
+when the run stops; the verdict is the full check after the run (the whole history validated, then the
+final database and the effect logs).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from harness.stress.options import FirstViolation
 
 
 class Watch:
-    def __init__(self, history: History, meta: dict, *, chunk: int = 2000):
-        """`history`: the run's, as it grows (harness.port.history); `meta`: its metadata as installed."""
+    def __init__(self, history: History, meta: dict, *, chunk: int = 2000, judge=None):
+        """`history`: the run's, as it grows (harness.port.history); `meta`: its metadata as installed;
+        `judge()`: (seq, why) of the first commit validate's search cannot explain so far, or None."""
         self.history = history
+        self.judge = judge
+        self.counted = 0  # the seq up to which executions are counted (with a judge)
         self.checker = Checker(meta, history.vocabulary)
         self.checker.keep_rows = False
         self.chunk = chunk
@@ -35,6 +41,8 @@ class Watch:
         """Check the commits recorded since the last poll; returns the first violation once there is one."""
         if self.first is not None:
             return self.first
+        if self.judge is not None:
+            return self._judged()
         ch = self.checker
         settled = self.history.settled() if ch.per_session else None
         while True:
@@ -53,3 +61,19 @@ class Watch:
                     return self.first
             if len(rows) < self.chunk:
                 return None
+
+    def _judged(self) -> FirstViolation | None:
+        hit = self.judge()
+        if hit is None:
+            return None
+        seq, why = hit
+        while self.counted < seq:  # executions begun up to the commit
+            rows = [r for r in self.history.rows(self.counted, self.chunk) if r["seq"] <= seq]
+            if not rows:
+                break
+            self.executions += sum(1 for r in rows if r["action"] in (R.ACQUIRE, R.PROMOTE_CONTINUATION)
+                                   and r["changed"])
+            self.counted = rows[-1]["seq"]
+        crashes = sum(1 for s in self.crash_seqs if s <= seq)
+        self.first = FirstViolation(seq, self.executions, crashes, f"commit {seq} {why}")
+        return self.first

@@ -32,8 +32,6 @@ such, not as a violation proven).
 
 from __future__ import annotations
 
-import gc
-import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -45,8 +43,7 @@ from spec.state import _ticking
 from harness import registry as R
 from harness.validation.history import Line
 from harness.validation.search_state import DURABLE, Logs
-from harness.validation.real_time import (committers, floors, held_back, held_tick, next_readings, own_reading_scans,
-                                          view_tick)
+from harness.validation.real_time import committers, view_tick
 from harness.validation.silent import silent_successors
 
 
@@ -214,95 +211,6 @@ class Search:
         if write_differences(self.cfg, st, nxt, line, first=True):
             return None
         return _strip(nxt._replace(log=self.logs.log(st.log, nxt.log)))
-
-
-def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
-    """Search for a behaviour of the twin that explains `lines` in order (see the module docstring), with
-    Python's cycle collector paused: the search makes millions of short-lived tuples and no cycles, and each
-    collection also walks every object the caller holds (3,160 -> 4,110 lines/s after a stress run)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _search(cfg, lines, limits, progress)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _search(cfg: M.Config, lines: list[Line], limits: Limits, progress) -> Result:
-    """validate's search.
-
-    Reason for the length: one loop holds the three clock cases (no readings at all; a line without one; a
-    line whose reading is after the frontier's clock, seen from that reading) and the failure report."""
-    t0 = time.perf_counter()
-    search = Search(cfg, limits)
-    search.silent_crashes = not any(line.action == R.CRASH for line in lines)
-    if any(line.now is not None for line in lines):
-        search.tick = held_tick
-    res = Result(lines=len(lines))
-    frontier = {M.init(cfg)}
-    held = None  # the clock the frontier is held at (None: before the first reading)
-    clocked = any(line.now is not None for line in lines)
-    low, ahead = floors(lines), next_readings(lines)
-    last_read: dict[str, int] = {}  # process -> its latest reading
-    for k, line in enumerate(lines):
-        who = line.process
-        if line.now is not None and who in last_read and line.now < last_read[who] - limits.skew_bound:
-            res.failure = Failure(line, k, [f"process {who}'s clock reading goes back from {last_read[who]} to "
-                                            f"{line.now}, more than the skew bound ({limits.skew_bound} ticks): a "
-                                            "process reads its clock forwards (SynchronizedClocks)"], [], 0, False)
-            break
-        if not clocked:
-            ticks, view = None, 0  # a log without clock readings: any number of ticks between any two lines
-        elif line.now is None:
-            ticks, view = 0, 0  # a step that reads no clock: the ticks up to the next reading come after it
-        else:
-            ticks = None if held is None else low[k] - held
-            view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
-        bounded_before = search.bounded
-        search.bounded = False
-        search.logs.clear()
-        search.moves.clear()
-        if clocked and held is not None:
-            frontier, search.scans_placed = own_reading_scans(search, frontier, held, ahead[k], lines)
-        closed = search.closure(frontier, ticks)
-        nxt = set()
-        if view == 0:
-            for st in closed:
-                got = search.step(st, line)
-                if got is not None:
-                    nxt.add(got)
-        else:  # the line seen from its own reading, then held back at the frontier's clock
-            seen, mine = set(), committers(cfg, line)
-            names = ({cfg.nodes[k] for k in mine[0] | mine[1]} | {cfg.recoverers[k] for k in mine[2]}, mine[0] | mine[1])
-            for w in closed:
-                for x in search.view_closure(w, view, names):
-                    seen.add(x)
-                    got = search.step(x, line)
-                    if got is not None:
-                        nxt.add(held_back(cfg, w, x, got, view, mine))
-            closed = seen
-        if not nxt:
-            res.failure = explain(cfg, line, k, closed, search.bounded)
-            search.bounded = search.bounded or bounded_before
-            break
-        search.bounded = search.bounded or bounded_before
-        if len(nxt) > limits.max_frontier:  # a blow-up: stop, and never report valid
-            res.failure = Failure(line, k, [f"the frontier grew to {len(nxt):,} states after this line, beyond "
-                                            f"--max-frontier {limits.max_frontier:,}: not validated past it"],
-                                  [], len(nxt), True)
-            search.bounded = True
-            break
-        frontier = nxt
-        res.max_frontier = max(res.max_frontier, len(frontier))
-        res.matched, res.last = k + 1, line
-        if line.now is not None:
-            held = low[k]
-            last_read[who] = max(last_read.get(who, line.now), line.now)
-        if progress is not None:
-            progress(done=k + 1, states=search.states, frontier=len(frontier))
-    res.states, res.bounded, res.seconds = search.states, search.bounded, time.perf_counter() - t0
-    return res
 
 
 # ---------------------------------------------------------------- comparing a line with the twin

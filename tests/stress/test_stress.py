@@ -463,7 +463,8 @@ def test_an_undetected_defect_is_not_ok_and_breaches_name_their_assumption():
 
     from harness.stress.render import verdict_line
     from harness.stress.supervisor import exit_code
-    quiet = SimpleNamespace(ok=True, executions=120, crashes=3, first_violation=None, stopped_by="--seconds")
+    quiet = SimpleNamespace(ok=True, executions=120, crashes=3, first_violation=None, stopped_by="--seconds",
+                            not_validated="")
     with_defect = SimpleNamespace(defects=("renew-after-expiry",), until_violation=False, seed="0")
     line = verdict_line(quiet, with_defect)
     assert "NOT DETECTED: renew-after-expiry" in line and "OK" not in line

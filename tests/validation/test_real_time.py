@@ -115,7 +115,8 @@ def test_a_stress_runs_validation_under_a_hit_bound_says_not_validated():
     def read(url):
         header, commits = H.read(TWO_NODES)
         return SimpleNamespace(cfg=T.trace_to_config(header.config), commits=[c for _, c in commits][:300])
-    ok, lines = check_database("stress.db", read, S.Limits(max_frontier=2))
-    assert ok and "NOT VALIDATED (a search bound was hit)" in lines[0], lines
-    ok, lines = check_database("stress.db", read)
-    assert ok and "OK, 300 lines" in lines[0], lines
+    v = check_database("stress.db", read, S.Limits(max_frontier=2))
+    assert v.state == "not validated" and not v.ok and "NOT VALIDATED (a search bound was hit)" in v.report[0], v
+    assert v.reason == "a search bound was hit"
+    v = check_database("stress.db", read)
+    assert v.ok and "OK, 300 lines" in v.report[0], v

@@ -39,6 +39,7 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
     from pathlib import Path
 
     from harness.validation import command as Cmd
+    from harness.validation import judge as GR
     from harness.validation import history as H
     from harness.validation import search as S
     path = str(Path(__file__).resolve().parent / "stress-4node.history.jsonl")
@@ -46,7 +47,7 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
     lines = H.typed(cfg, commits, path)[:700]
 
     def run():
-        out, cur, step, held = defaultdict(set), [0], S.Search.step, S.held_back
+        out, cur, step, held = defaultdict(set), [0], S.Search.step, GR.held_back
 
         def stepped(self, st, line):
             cur[0] = line.number
@@ -57,10 +58,10 @@ def test_kept_view_closures_change_no_successor(monkeypatch):
             out[cur[0]].add(held(*a))
             return held(*a)
         monkeypatch.setattr(S.Search, "step", stepped)
-        monkeypatch.setattr(S, "held_back", kept)
-        res = S.validate(cfg, lines)
+        monkeypatch.setattr(GR, "held_back", kept)
+        res = GR.validate(cfg, lines)
         monkeypatch.setattr(S.Search, "step", step)
-        monkeypatch.setattr(S, "held_back", held)
+        monkeypatch.setattr(GR, "held_back", held)
         return res, out
     kept_res, kept_out = run()
     monkeypatch.setattr(S.Search, "view_closure", lambda self, w, ticks, view: self.closure({w}, ticks, view))
@@ -75,7 +76,7 @@ def test_validate_gives_the_cycle_collector_back(monkeypatch):
 
     import pytest
 
-    from harness.validation import search as S
+    from harness.validation import judge as S
     from spec import configs
     assert gc.isenabled()
     assert S.validate(configs.get("ci"), []).ok and gc.isenabled()

@@ -26,6 +26,7 @@ from harness.traces import trace as T
 from binding import history as C
 from harness.validation import history as H
 from harness.validation import search as S
+from harness.validation.judge import validate
 from impl.history import read_meta, read_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stress"))
@@ -69,7 +70,7 @@ def recorded(trace: str, defects=()) -> C.Converted:
 
 def check(conv: C.Converted, commits=None) -> S.Result:
     commits = conv.commits if commits is None else commits
-    return S.validate(conv.cfg, H.typed(conv.cfg, list(enumerate(commits, start=2)), "history"))
+    return validate(conv.cfg, H.typed(conv.cfg, list(enumerate(commits, start=2)), "history"))
 
 
 # ---------------------------------------------------------------- (a) the format
@@ -345,10 +346,13 @@ def test_a_live_two_node_stress_run_validates(tmp_path, capsys):
 def test_a_stress_run_whose_history_does_not_validate_fails(tmp_path, capsys):
     """The stress verdict takes the validation's: a stand-in that finds the history invalid fails the run."""
     from binding.stress import BUNDLED
+    from harness.stress.options import NOT_VALID
     from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import Verdict
     code, res = run(StressOptions(nodes=1, sessions=2, seconds=3, input_rate=0.0, executions=3, seed="1",
                                   progress=False, out=str(tmp_path)), BUNDLED,
-                    validate_history=lambda url: (False, ["claimcheck validate: the run's history: NOT VALID at line 2"]))
+                    validate_history=lambda url: Verdict(NOT_VALID, ["claimcheck validate: the run's history: NOT VALID "
+                                                                      "at line 2"]))
     text = capsys.readouterr().out
     assert code == 1 and not res.ok, text
     assert "NOT VALID at line 2" in text and "verdict: FAIL" in text, text
@@ -377,5 +381,128 @@ def test_a_per_session_history_is_said_not_validated():
 
     def read(url):
         return C.convert_rows({"history": PER_SESSION}, [])
-    ok, lines = check_database("postgresql://x", read)
-    assert ok and "NOT VALIDATED: a per-Session history" in lines[0]
+    v = check_database("postgresql://x", read)
+    assert v.state == "not validated" and not v.ok and "NOT VALIDATED: a per-Session history" in v.report[0]
+
+
+def test_a_not_validated_stress_run_is_never_ok():
+    """Every check of a run held, and validate could not decide on its history (a per-Session history, a
+    bound hit): the verdict says NOT VALIDATED, with the reason, and the exit code is 5, never 0."""
+    from types import SimpleNamespace
+    from harness.stress.render import verdict_line
+    from harness.stress.supervisor import exit_code
+    opts = SimpleNamespace(defects=(), until_violation=False, seed="0")
+    held = SimpleNamespace(ok=True, not_validated="")
+    undecided = SimpleNamespace(ok=True, not_validated="a per-Session history (no order across Sessions)")
+    assert exit_code(held, opts) == 0 and verdict_line(held, opts).strip() == "verdict: OK"
+    assert exit_code(undecided, opts) == 5
+    assert verdict_line(undecided, opts).strip() == \
+        "verdict: NOT VALIDATED (a per-Session history (no order across Sessions))"
+
+
+def test_a_defect_history_is_rejected_by_the_search_and_its_first_unexplained_line_replays(tmp_path):
+    """The one path: a defect's recorded history, judged by validate's search alone (the per-Session
+    checker's findings dropped), is NOT VALID at the defect's commit, and that commit, rebuilt as a trace of
+    its Session (harness/stress/counterexample.py), replays in the bundled server to the invariant broken."""
+    from harness.conformance import replay as RP
+    from harness.stress.checker import check_db
+    from harness.stress.counterexample import validation_trace
+    from harness.validation.command import check_database
+    from binding.stress import history
+    from serverkit import BUNDLED
+    defect = "step-failed-duplicate-interrupt"
+    path = TRACES / f"{defect}.json"
+    rs = record_trace(path, defects=[defect])
+    cfg = T.trace_to_config(T.load(path).config, ())
+    v = check_database("recorded", lambda url: C.convert_rows(read_meta(rs.db), read_rows(rs.db), cfg))
+    assert v.state == "not valid" and v.seq is not None, v.report
+    checker = check_db(history(rs.db))
+    checker.first_bad.clear()  # only validate's verdict names the commit
+    [(saved, why)] = validation_trace(checker, v.seq, [defect], tmp_path)
+    assert why is None and checker.first_bad == {"s1": v.seq}
+    res = RP.replay(T.load(saved), None, "built", server=BUNDLED)
+    assert res.completed and res.violated == ["AtMostOneTerminal"], RP.render(res)
+    # a correct run's history: valid, no trace
+    rs = record_trace(path, defects=[])
+    assert check_database("recorded", lambda url: C.convert_rows(read_meta(rs.db), read_rows(rs.db), cfg)).ok
+
+
+def test_a_growing_history_is_judged_by_the_same_search():
+    """harness/validation/judge.py: the 2-node stress fixture taken 100 lines at a time, each time all but
+    the last 64 (the readings ahead), then the rest: the same verdict, lines and frontier as validate on
+    the whole; and validate's Growing stops at a defect history's first unexplained commit (and a correct
+    one's gives none)."""
+    from harness.validation.command import Growing, check_database, load
+    from harness.validation.judge import Validation
+    path = str(Path(__file__).resolve().parent / "stress-2node.history.jsonl")
+    cfg, _h, commits, _n = load(path, None)
+    lines = H.typed(cfg, commits, path)
+    whole = validate(cfg, lines)
+    v = Validation(cfg, clocked=True, crashes_recorded=any(x.action == "Crash" for x in lines))
+    for end in range(100, len(lines), 100):
+        res = v.take(lines[:end], end - 64)
+        assert res.ok and res.matched == end - 64
+    res = v.take(lines, len(lines))
+    assert whole.ok and res.ok and (res.matched, res.max_frontier) == (whole.matched, whole.max_frontier)
+
+    defect = "step-failed-duplicate-interrupt"
+    trace = TRACES / f"{defect}.json"
+    tcfg = T.trace_to_config(T.load(trace).config, ())
+    for defects in ([defect], []):
+        rs = record_trace(trace, defects=defects)
+
+        def read(url, rs=rs):
+            return C.convert_rows(read_meta(rs.db), read_rows(rs.db), tcfg)
+        hit, v = Growing("recorded", read, lookahead=0).poll(), check_database("recorded", read)
+        if defects:
+            assert hit is not None and hit[0] == v.seq and "validate: line" in hit[1], (hit, v.report)
+        else:
+            assert hit is None and v.ok, (hit, v.report)
+
+
+def test_a_growing_history_is_reported_only_once_the_readings_after_it_confirm_it():
+    """A line judged from the readings recorded by then can fail where the whole history passes (a commit
+    ordered later read its clock earlier): the 2-node fixture polled every 10 lines, the newest 16 left out,
+    fails at line 476 by itself; Growing judges it again from the start once 32 more lines are in, and
+    reports nothing on this valid history, its search reaching the last lines."""
+    from types import SimpleNamespace
+
+    from harness.validation.command import Growing, load
+    from harness.validation.judge import Validation
+    path = str(Path(__file__).resolve().parent / "stress-2node.history.jsonl")
+    cfg, _h, commits, _n = load(path, None)
+    lines = H.typed(cfg, commits, path)
+    plain = Validation(cfg, clocked=True, crashes_recorded=True)
+    for end in range(10, len(lines) + 10, 10):
+        if plain.take(lines[:end], max(0, min(end, len(lines)) - 16)).failure:
+            break
+    assert plain.res.failure is not None and plain.res.failure.line.number == 476, plain.res.failure
+    seqs = [c.model_copy(update={"seq": k}) for k, (_, c) in enumerate(commits, start=1)]
+    shown = [10]
+    g = Growing("h", lambda url: SimpleNamespace(cfg=cfg, commits=seqs[:shown[0]]), lookahead=16)
+    while shown[0] < len(seqs) + 10:
+        g.next_at = 0.0  # every poll judges (no pacing)
+        assert g.poll() is None, shown[0]
+        shown[0] += 10
+    assert g.validation.k >= len(lines) - 2 * 16
+
+
+def test_a_real_process_run_until_violation_stops_by_validates_search(tmp_path, capsys):
+    """`--until-violation` with validate's search as the watch (harness.cli gives it): a defect in real node
+    processes stops the run at the first commit the search cannot explain, and the verdict names it."""
+    from binding.history import read_database
+    from binding.stress import BUNDLED
+    from harness.stress.supervisor import StressOptions, run
+    from harness.validation.command import Growing, check_database
+    opts = StressOptions(nodes=2, sessions=16, seconds=300, out=str(tmp_path), seed="7",
+                         defects=("step-failed-duplicate-interrupt",), crash_every_commits=300, progress=False,
+                         until_violation=True, max_executions=1500, max_crashes=200)
+    code, res = run(opts, BUNDLED, validate_history=lambda url: check_database(url, read_database),
+                    watch_history=lambda url: Growing(url, read_database).poll)
+    out = capsys.readouterr().out
+    hit = res.first_violation
+    assert res.stopped_by == "violation" and hit is not None and code == 1 and not res.ok, out
+    assert "validate: line" in hit.line and not res.validation_ok, out
+    verdict = out.strip().splitlines()[-1]
+    assert f"verdict: FAIL: violation caught after {hit.executions:,} executions" in verdict, out
+    assert f"commit {hit.seq} validate: line" in verdict and res.traces, out

@@ -1,0 +1,147 @@
+"""validate's search over a history's lines in order (`validate`: all of them at once, the search.py module
+docstring says how), kept between calls (`Validation`), so that a history can also be judged while it grows: `claimcheck stress --until-violation` stops its run at the first line the search
+cannot explain, with the one search `claimcheck validate` runs (harness/validation/search.py), not a checker
+of its own.
+
+Real time needs the lines ahead of a line: its frontier is held at the lowest reading of the lines still to
+come (real_time.floors) and a recovery scan is placed from its process's next reading. A growing history
+has not recorded them yet, so `take(lines, upto)` stops short of the last lines (the caller's lookahead) and
+judges each line from the readings recorded so far; a line committed much later from an older reading than
+them could make a prefix fail that the whole history passes. So the stop is only a stop: the verdict is the
+whole history's validation after the run (`validate`, which takes every line at once).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from spec import model as M
+
+from harness import registry as R
+
+from harness.validation.history import Line
+from harness.validation.real_time import committers, floors, held_back, held_tick, next_readings, own_reading_scans
+from harness.validation.search import Failure, Limits, Result, Search, explain
+
+
+class Validation:
+    def __init__(self, cfg: M.Config, limits: Limits = Limits(), progress=None, *, clocked: bool,
+                 crashes_recorded: bool):
+        """`clocked`: the log has clock readings; `crashes_recorded`: it records every crash (a Crash line),
+        so the search takes none silently. Both are the whole log's, known before its lines (a stress run
+        records readings and crashes)."""
+        self.cfg, self.limits, self.progress, self.clocked = cfg, limits, progress, clocked
+        self.search = Search(cfg, limits)
+        self.search.silent_crashes = not crashes_recorded
+        if clocked:
+            self.search.tick = held_tick
+        self.res = Result(lines=0)
+        self.frontier = {M.init(cfg)}
+        self.held = None  # the clock the frontier is held at (None: before the first reading)
+        self.last_read: dict[str, int] = {}  # process -> its latest reading
+        self.k = 0  # the lines taken so far
+
+    def widen(self, cfg: M.Config) -> None:
+        """The same run's configuration with wider bounds (more executions, more prompts: a growing stress
+        history's): every state kept stays one of its states; the kept view closures are dropped."""
+        self.cfg = self.search.cfg = cfg
+        self.search.views.clear()
+
+    def take(self, lines: list[Line], upto: int) -> Result:
+        """Judge `lines[self.k:upto]` (`lines`: the history so far, the same list grown between calls); the
+        result so far (a failure: no more lines are taken)."""
+        t0 = time.perf_counter()
+        self.res.lines = len(lines)
+        low, ahead = floors(lines), next_readings(lines)
+        while self.k < upto and self.res.failure is None:
+            self._line(lines, self.k, low, ahead)
+            if self.res.failure is None:
+                self.k += 1
+        search = self.search
+        self.res.states, self.res.bounded = search.states, search.bounded
+        self.res.seconds += time.perf_counter() - t0
+        return self.res
+
+    def _line(self, lines: list[Line], k: int, low: list, ahead: list) -> None:
+        """One line: the closure of the frontier under the silent steps, the line's step from each state.
+
+        Reason for the length: one body holds the three clock cases (no readings at all; a line without
+        one; a line whose reading is after the frontier's clock, seen from that reading) and the failures."""
+        cfg, limits, search, res, line = self.cfg, self.limits, self.search, self.res, lines[k]
+        who, last_read = line.process, self.last_read
+        if line.now is not None and who in last_read and line.now < last_read[who] - limits.skew_bound:
+            res.failure = Failure(line, k, [f"process {who}'s clock reading goes back from {last_read[who]} to "
+                                            f"{line.now}, more than the skew bound ({limits.skew_bound} ticks): a "
+                                            "process reads its clock forwards (SynchronizedClocks)"], [], 0, False)
+            return
+        if not self.clocked:
+            ticks, view = None, 0  # a log without clock readings: any number of ticks between any two lines
+        elif line.now is None:
+            ticks, view = 0, 0  # a step that reads no clock: the ticks up to the next reading come after it
+        else:
+            ticks = None if self.held is None else low[k] - self.held
+            view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
+        bounded_before = search.bounded
+        search.bounded = False
+        search.logs.clear()
+        search.moves.clear()
+        frontier = self.frontier
+        if self.clocked and self.held is not None:
+            frontier, search.scans_placed = own_reading_scans(search, frontier, self.held, ahead[k], lines)
+        closed = search.closure(frontier, ticks)
+        nxt = set()
+        if view == 0:
+            for st in closed:
+                got = search.step(st, line)
+                if got is not None:
+                    nxt.add(got)
+        else:  # the line seen from its own reading, then held back at the frontier's clock
+            seen, mine = set(), committers(cfg, line)
+            names = ({cfg.nodes[j] for j in mine[0] | mine[1]} | {cfg.recoverers[j] for j in mine[2]}, mine[0] | mine[1])
+            for w in closed:
+                for x in search.view_closure(w, view, names):
+                    seen.add(x)
+                    got = search.step(x, line)
+                    if got is not None:
+                        nxt.add(held_back(cfg, w, x, got, view, mine))
+            closed = seen
+        if not nxt:
+            res.failure = explain(cfg, line, k, closed, search.bounded)
+            search.bounded = search.bounded or bounded_before
+            return
+        search.bounded = search.bounded or bounded_before
+        if len(nxt) > limits.max_frontier:  # a blow-up: stop, and never report valid
+            res.failure = Failure(line, k, [f"the frontier grew to {len(nxt):,} states after this line, beyond "
+                                            f"--max-frontier {limits.max_frontier:,}: not validated past it"],
+                                  [], len(nxt), True)
+            search.bounded = True
+            return
+        self.frontier = nxt
+        res.max_frontier = max(res.max_frontier, len(nxt))
+        res.matched, res.last = k + 1, line
+        if line.now is not None:
+            self.held = low[k]
+            last_read[who] = max(last_read.get(who, line.now), line.now)
+        if self.progress is not None:
+            self.progress(done=k + 1, states=search.states, frontier=len(nxt))
+
+
+def validate(cfg: M.Config, lines: list[Line], limits: Limits = Limits(), progress=None) -> Result:
+    """Search for a behaviour of the twin that explains `lines` in order (harness/validation/search.py's docstring), with
+    Python's cycle collector paused: the search makes millions of short-lived tuples and no cycles, and each
+    collection also walks every object the caller holds (3,160 -> 4,110 lines/s after a stress run)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _search(cfg, lines, limits, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _search(cfg: M.Config, lines: list[Line], limits: Limits, progress) -> Result:
+    """validate's search: the whole of `lines`, in order."""
+    v = Validation(cfg, limits, progress, clocked=any(line.now is not None for line in lines),
+                   crashes_recorded=any(line.action == R.CRASH for line in lines))
+    return v.take(lines, len(lines))
