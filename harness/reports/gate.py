@@ -128,9 +128,8 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     if engine == "python":
         fence = _fence_branches([(c.config_name, c.fences) for c in outcomes if c.fences is not None])
         checks.append(fence)
-        if fence.status == FAIL:
-            status = FAIL
-            parts.append(f"fence branches: {fence.detail}")
+        status = FAIL if fence.status == FAIL else status
+        parts.append(f"fence branches: {fence.detail}")
     if engine == "tlc":
         what = ("; every invariant, the liveness properties on the gate configurations (safety on the feature "
                 "configurations), and the refinement of SessionLifecycle")
