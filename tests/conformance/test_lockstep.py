@@ -51,8 +51,11 @@ def test_the_swarm_weighs_only_the_actions_a_configuration_can_take():
     feature = {a for _on, acts in configs.FEATURE_ACTIONS for a in acts}
     assert set(actions) == set(N.ACTIONS) - feature
     assert boundaries and all(N.BOUNDARIES[b].after in actions for b in boundaries)
-    for name in configs.FEATURE_CONFIGS:
-        assert set(L.swarm_names(configs.get(name))[0]) & feature, name
+    for name in configs.FEATURE_CONFIGS:  # exactly the feature actions its constants switch on (sessions: none)
+        cfg = configs.get(name)
+        on = {a for enabled, acts in configs.FEATURE_ACTIONS if enabled(cfg) for a in acts}
+        assert set(L.swarm_names(cfg)[0]) & feature == on, name
+    assert any(enabled(configs.get(n)) for n in configs.FEATURE_CONFIGS for enabled, _ in configs.FEATURE_ACTIONS)
 
 
 def test_memory_database_option():
@@ -75,7 +78,8 @@ CI_DETECTS = sorted(N.DEFECTS)
 LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
           "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24,
-          "conversion-retry-mints-new-ids": 16}
+          "conversion-retry-mints-new-ids": 16,
+          "recovery-reruns-unknown-tool": 16}  # 12 steps at the shortest since RecoveryReconcile (was 11)
 
 
 @pytest.mark.parametrize("defect", CI_DETECTS)

@@ -10,6 +10,14 @@ from spec import configs
 from spec import names as N
 
 WITNESSES = {w.name: w for w in witnesses()}
+# TLC with liveness on these takes minutes a run (sessions: 156,295 states, its defects' graphs larger):
+# marked `deep`, run nightly (`pytest -m deep`); the explorer's own checks of them stay in every run
+DEEP = ("sessions",)
+
+
+def _deep(value, config: str):
+    return pytest.param(*value if isinstance(value, tuple) else (value,), marks=pytest.mark.deep) \
+        if config in DEEP else value
 
 
 @pytest.mark.parametrize("name", sorted(WITNESSES))
@@ -21,7 +29,7 @@ def test_explorer_detects(name, out_dir):
     assert o.trace_path is not None and o.trace_path.exists()
 
 
-@pytest.mark.parametrize("name", sorted(WITNESSES))
+@pytest.mark.parametrize("name", [_deep(n, WITNESSES[n].config_name) for n in sorted(WITNESSES)])
 def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_skip):
     w = WITNESSES[name]
     cfg = witness_config(w)
@@ -36,7 +44,7 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
         assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
 
 
-@pytest.mark.parametrize("name", configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
+@pytest.mark.parametrize("name", [_deep(n, n) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS])
 def test_tlc_passes_the_correct_spec_with_the_twins_state_count(name, tlc_or_skip):
     cfg = configs.get(name)
     o = run_tlc(cfg, name, liveness=True, out_dir=None)
@@ -109,7 +117,8 @@ def _drop_the_defect_graph():
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
 
 
-@pytest.mark.parametrize("defect,prop", LIVE_PAIRS, ids=[f"{d}-{p}" for d, p in LIVE_PAIRS])
+@pytest.mark.parametrize("defect,prop", [_deep(pair, N.DEFECTS[pair[0]].config) for pair in LIVE_PAIRS],
+                         ids=[f"{d}-{p}" for d, p in LIVE_PAIRS])
 def test_each_liveness_property_a_defect_lists_is_broken_on_both_engines(defect, prop, tlc_or_skip):
     """Issue 12, item 6, for liveness: each property a defect lists, checked alone, has a fair lasso (a
     cycle that takes no fault step its premise says ceases) on the twin's graph and in TLC."""
