@@ -3,6 +3,7 @@
 Exit codes, for every subcommand: 0 all holds, 1 a violation (or a divergence), 2 bad usage or bad
 input (one line naming what is wrong, never a traceback), 3 an internal error (a bug in claimcheck: the
 traceback is printed), 4 a defect was switched on and the run did not detect it (check, fuzz, stress:
+never "OK"), 5 stress: every check held but validation could not decide on the history (NOT VALIDATED,
 never "OK"), 130 interrupted, 141 stdout closed early. See harness/README.md ("Bad input").
 """
 
