@@ -18,6 +18,8 @@ from typing import Iterable
 from spec import model as M
 from spec import names as N
 
+from harness.registry import RECOVERY_TAKEOVER
+
 HELD, EXPIRED, REPLACED = "held", "expired", "replaced"
 BRANCHES = (HELD, EXPIRED, REPLACED)
 
@@ -35,7 +37,7 @@ def identity(cfg: M.Config, st: M.State, action: str, params: tuple) -> tuple[st
     if actor == "recovery":
         r = cfg.recoverers.index(params[0])
         w = st.rec[r]
-        return w.sess, w.exec, (w.seen if action == "RecoveryTakeover" else cfg.recoverers[r])
+        return w.sess, w.exec, (w.seen if action == RECOVERY_TAKEOVER else cfg.recoverers[r])
     return None
 
 

@@ -126,7 +126,8 @@ def _model_check(g: Gate, engine: str) -> StageResult:
         else:
             parts.append(f"{name}: {o.distinct:,} states in {o.seconds:.0f} s{how}" + ("" if liveness else ", safety"))
     if engine == "python":
-        fence = _fence_branches([(c.config_name, c.fences) for c in outcomes if c.fences is not None])
+        from harness.reports.fences import fence_branches
+        fence = fence_branches([(c.config_name, c.fences) for c in outcomes if c.fences is not None])
         checks.append(fence)
         status = FAIL if fence.status == FAIL else status
         parts.append(f"fence branches: {fence.detail}")
@@ -136,20 +137,6 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     else:
         what = "; every invariant and the liveness properties"
     return StageResult(label, status, "; ".join(parts) + what, checks=checks, reused=any(c.reused for c in checks))
-
-
-def _fence_branches(tallies) -> Check:
-    """Which branch of each fenced action's fence the configurations reach (harness/engines/fences.py),
-    printed as a table; it fails when a branch names.FENCE_UNREACHABLE does not explain has no edge."""
-    from harness.engines import fences
-    cells = fences.table(tallies)
-    print("\n".join(["      fence branches (edges, first configuration; - : names.FENCE_UNREACHABLE says why)"]
-                    + fences.render(cells)), flush=True)
-    wrong = fences.problems(cells)
-    live = sum(1 for k, _ in cells.values() if k)
-    detail = "; ".join(wrong) if wrong else (f"{live} of {len(cells)} branches live, "
-                                             f"{len(cells) - live} explained in names.FENCE_UNREACHABLE")
-    return Check("explorer fence branches", FAIL if wrong else PASS, detail)
 
 
 def _model_check_result(name: str, o) -> Check:

@@ -9,7 +9,7 @@ from spec import names as N
 
 from harness.engines import fences as F
 from harness.engines.explore import explore
-from harness.reports import gate
+from harness.reports.fences import fence_branches
 
 
 def _tally(name):
@@ -31,7 +31,7 @@ def test_the_gate_configurations_reach_every_branch_the_registry_does_not_explai
 
 def test_a_branch_no_configuration_reaches_fails_the_stage():
     """A stand-in explorer that reaches nothing: every branch the registry does not explain is named."""
-    check = gate._fence_branches([])
+    check = fence_branches([])
     assert check.status == "fail" and "Renew held: no gate configuration reaches it" in check.detail
     assert "RecoveryReconvert held" not in check.detail  # explained: the protocol rules it out
 
