@@ -1,0 +1,109 @@
+"""Honest liveness (issue 30 item 2): no liveness goal counts a quarantine of healthy work, Residual R1 is
+a premise that can be seen to matter, and second-generation continuations are checked (`generations`)."""
+
+import pytest
+
+from harness.engines.explore import explore
+from harness.engines.liveness import check_leads_to
+from spec import configs
+from spec import hooks as P
+from spec import invariants as I
+from spec import model as M
+from spec import names as N
+from spec.mc import Hooks
+
+PREMISED = ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed", "ContinuationsEventuallyPromoted")
+
+
+def _graph(cfg):
+    return explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
+
+
+# ---------------------------------------------------------------- Residual R1: a premise, not a goal
+
+def test_only_malformed_work_is_a_goal():
+    """Rejected counts a quarantine `malformed` with the row naming its execution; `exhausted` (R1) and
+    `invalid` (healthy work a defect quarantined) are not goals."""
+    cfg = configs.get("ci")
+    claim = M.Claim(exec=1, owner="r1", ttl=0, phase="recovering", asst=0, quar=True, tries=cfg.max_tries, why="")
+    st = M.init(cfg)
+    row = st._replace(recovery=frozenset({M.RecRow(1, "s2")}))
+    at = lambda base, why: base._replace(claim=(claim._replace(why=why),))
+    assert I._rejected(cfg, at(row, "malformed"), 0)
+    assert not I._rejected(cfg, at(st, "malformed"), 0)  # no row: not justified
+    assert not any(I._rejected(cfg, at(row, why), 0) for why in ("exhausted", "invalid"))
+    assert I.exhausted_by_pauses(cfg, at(st, "exhausted"), 0)
+    assert not I.exhausted_by_pauses(cfg, at(st, "exhausted")._replace(
+        claim=(claim._replace(why="exhausted", tries=cfg.max_tries - 1),)), 0)
+    assert set(I.RESIDUAL_PREMISES) == set(PREMISED) <= set(N.LIVENESS)
+
+
+def test_without_the_r1_premise_ci_loses_a_healthy_session(monkeypatch):
+    """The stand-in drops the premise (no Session is ever exempt): SessionsEventuallyAvailable fails on
+    `ci` with the lasso where recovery loses its lease MaxTries times and quarantines the Session for good.
+    With the premise it holds (test_twin's correct-model check runs every property on `ci`)."""
+    cfg = configs.get("ci")
+    graph = _graph(cfg)
+    assert check_leads_to(cfg, graph, "SessionsEventuallyAvailable") is None
+    monkeypatch.setattr(I, "exhausted_by_pauses", lambda cfg, st, s: False)
+    v = check_leads_to(cfg, graph, "SessionsEventuallyAvailable")
+    assert v is not None and v.invariants == ["SessionsEventuallyAvailable"]
+    actions = [s.action for s in v.steps[1:]]
+    assert len(actions) == 16 and v.loop == 16  # the quarantined state stutters for ever
+    assert actions.count("RecoveryTakeover") == cfg.max_tries and actions[-1] == "RecoveryQuarantine"
+    end = v.steps[-1].state.claim[0]
+    assert end.quar and end.why == "exhausted" and end.tries == cfg.max_tries and "pause" in v.steps[-1].state.faults
+
+
+@pytest.mark.parametrize("name", ["ci", "takeovers"])
+def test_an_exhausted_quarantine_is_never_undone(name):
+    """The twin states `R1 => (P ~> Q)` as `P ~> (Q \\/ R1)`, which is the same only if an exhausted
+    quarantine, once made, stays: no edge of the graph leaves it."""
+    cfg = configs.get(name)
+    graph = _graph(cfg)
+    sessions = range(len(cfg.sessions))
+    exhausted = [{s for s in sessions if I.exhausted_by_pauses(cfg, st, s)} for st in graph.states]
+    assert any(exhausted)
+    assert all(exhausted[v] <= exhausted[w] for v, out in enumerate(graph.succ) for _a, _p, w in out)
+
+
+# ---------------------------------------------------------------- second-generation continuations
+
+def _second_generation_waiting(cfg, st):
+    """A continuation of execution 2 (itself promoted from execution 1's continuation) waits while the
+    model still has an execution id to promote it with."""
+    return st.nextExec <= cfg.max_exec and any(i.kind == "cont" and i.state == "pending" and i.src == 2
+                                               for i in st.inputs)
+
+
+def _refuses_second_generation(cfg):
+    """A stand-in defect: the promotion refuses a continuation of an execution that was itself promoted."""
+    hooks = Hooks({name: getattr(cfg.hooks, name) for name in Hooks.__slots__})
+    hooks.promotion_owned = lambda cfg, st, i: i.src < 2 and P.promotion_owned(cfg, st, i)
+    object.__setattr__(cfg, "hooks", hooks)
+    return cfg
+
+
+def test_generations_checks_a_second_generation_continuation():
+    cfg = configs.get("generations")
+    res = explore(cfg, keep_edges=True)
+    assert res.violation is None and res.liveness_checked == list(N.LIVENESS)
+    assert res.distinct < 30_000 and cfg.max_exec >= 3
+    assert any(_second_generation_waiting(cfg, st) for st in res.graph.states)
+    assert not any(_second_generation_waiting(configs.get("ci"), st) for st in _graph(configs.get("ci")).states)
+
+
+def test_a_promotion_that_stops_at_the_second_generation_fails_only_where_it_is_checked():
+    """On `ci` (MaxExec 2) the stand-in passes: the ids run out (`Exhausted`) as soon as the first
+    continuation is promoted. On `generations` it breaks ContinuationsEventuallyPromoted."""
+    ci = _refuses_second_generation(configs.get("ci"))
+    assert check_leads_to(ci, _graph(ci), "ContinuationsEventuallyPromoted") is None
+    gen = _refuses_second_generation(configs.get("generations"))
+    v = check_leads_to(gen, _graph(gen), "ContinuationsEventuallyPromoted")
+    assert v is not None and v.loop is not None
+    assert any(_second_generation_waiting(gen, s.state) for s in v.steps[v.loop:])
+
+
+def test_the_registry_defect_that_never_promotes_fails_on_generations():
+    cfg = configs.get("generations", defects=["recovery-input-excluded-everywhere"])
+    assert check_leads_to(cfg, _graph(cfg), "ContinuationsEventuallyPromoted") is not None
