@@ -328,8 +328,8 @@ def step_kind(action: str, paused: bool) -> str:
 # The residuals each property takes as a premise per Session (TLA+ `NotExhaustedByPauses(s) => (P ~> Q)`):
 # a Session R1 quarantined is exempt. The quarantine is stable (a quarantined claim is never taken over,
 # converted or cleared again), so `[]~R(s) => (P ~> Q)` is `P ~> (Q \/ R(s))`, the form leads_to returns.
-RESIDUAL_PREMISES = {name: ("NotExhaustedByPauses",) for name in
-                     ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed", "ContinuationsEventuallyPromoted")}
+RESIDUAL_PREMISES = {name: tuple(r.premise for r in N.RESIDUALS.values() if name in r.properties)
+                     for name in N.LIVENESS if any(name in r.properties for r in N.RESIDUALS.values())}
 
 
 def leads_to(name: str, cfg: Config):

@@ -6,7 +6,7 @@ literal of its own; it refers to this module, so a rename is one edit and a typo
 
 from __future__ import annotations
 
-from .records import Action, Assumption, Boundary, Defect, Invariant, _index  # noqa: F401 - the entries' shapes
+from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, _index  # noqa: F401 - the entries' shapes
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
 
@@ -313,6 +313,10 @@ ASSUMPTIONS = _index([
     Assumption("ProcessLocalRouting", ("NoOverlappingEffects",),
                "an interrupt reaches the node that owns the execution"),
 ])
+RESIDUALS = _index([Residual("R1", "NotExhaustedByPauses", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
+                                                            "ContinuationsEventuallyPromoted"),
+                             "lost-lease exhaustion: a claim taken over MaxTries times whose last conversion lost its "
+                             "lease is quarantined exhausted for good (docs/protocol.md section 5)")])
 
 DEFECTS = _index([
     Defect("step-started-window", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18",

@@ -1,6 +1,9 @@
 """Honest liveness (issue 30 item 2): no liveness goal counts a quarantine of healthy work, Residual R1 is
 a premise that can be seen to matter, and second-generation continuations are checked (`generations`)."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from harness.engines.explore import explore
@@ -36,6 +39,20 @@ def test_only_malformed_work_is_a_goal():
     assert not I.exhausted_by_pauses(cfg, at(st, "exhausted")._replace(
         claim=(claim._replace(why="exhausted", tries=cfg.max_tries - 1),)), 0)
     assert set(I.RESIDUAL_PREMISES) == set(PREMISED) <= set(N.LIVENESS)
+
+
+def test_each_residual_is_a_premise_in_tla_and_the_twin():
+    """The registry's residuals (spec.names.RESIDUALS): each premise an operator of a Session in
+    SessionExecution.tla, stated in each property it names, and the twin's RESIDUAL_PREMISES the same."""
+    tla = (Path(configs.__file__).parent / "SessionExecution.tla").read_text()
+    doc = (Path(configs.__file__).parents[1] / "docs" / "protocol.md").read_text()
+    for r in N.RESIDUALS.values():
+        assert re.search(rf"^{r.premise}\(s\) == \[\]", tla, re.M), r.premise
+        assert f"| {r.name}, " in doc and f"`{r.premise}(s)" in doc
+        for prop in r.properties:
+            body = re.search(rf"^{prop} ==\n(.*?)\n\n", tla, re.M | re.S).group(1)
+            assert f"{r.premise}(s) =>" in body, prop
+            assert r.premise in I.RESIDUAL_PREMISES[prop]
 
 
 def test_without_the_r1_premise_ci_loses_a_healthy_session(monkeypatch):
