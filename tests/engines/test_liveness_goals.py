@@ -72,6 +72,28 @@ def test_without_the_r1_premise_ci_loses_a_healthy_session(monkeypatch):
     assert end.quar and end.why == "exhausted" and end.tries == cfg.max_tries and "pause" in v.steps[-1].state.faults
 
 
+def test_without_the_r1_premise_tlc_finds_the_same_lasso(tlc_or_skip, monkeypatch):
+    """The TLA+ side of the stand-in: NotExhaustedByPauses made TRUE in TLC's copy of the module, TLC
+    finds a lasso that ends in the exhausted quarantine (with the premise, TLC passes ci: test_defect_table,
+    test_equivalence)."""
+    from harness.engines import tlc as T
+    prepare = T.prepare
+
+    def dropped(workdir, cfg_text, cfg_name="MC.cfg"):
+        prepare(workdir, cfg_text, cfg_name)
+        module = workdir / "SessionExecution.tla"
+        text = module.read_text()
+        premise = "NotExhaustedByPauses(s) == [](~ExhaustedByPauses(s))"
+        assert premise in text
+        module.write_text(text.replace(premise, "NotExhaustedByPauses(s) == TRUE"))
+
+    monkeypatch.setattr(T, "prepare", dropped)
+    res = T.run(configs.get("ci"), liveness=True, only={"SessionsEventuallyAvailable"})
+    assert res.verdict == "violation" and res.loop is not None, res.output[-500:]
+    stuck = res.steps[res.loop].state.claim[0]  # the cycle (its length varies with TLC's two workers)
+    assert stuck.quar and stuck.why == "exhausted" and stuck.tries == configs.get("ci").max_tries
+
+
 @pytest.mark.parametrize("name", ["ci", "takeovers"])
 def test_an_exhausted_quarantine_is_never_undone(name):
     """The twin states `R1 => (P ~> Q)` as `P ~> (Q \\/ R1)`, which is the same only if an exhausted
