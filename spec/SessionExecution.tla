@@ -1265,13 +1265,23 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 
-\* deliberately rejected, the rejection recorded: the Session's claim is quarantined, and justly
-Rejected(s) == claim[s].quar /\ Justified(s)
+\* deliberately rejected, the rejection recorded: the Session's claim is quarantined as malformed (a
+\* session_recovery row already names its execution: forged or corrupt work), the one quarantine the protocol
+\* promises as an outcome.  Not a goal: `exhausted` (Residual R1, a premise below) and `invalid` (healthy
+\* work a defect quarantines; never Justified).
+Rejected(s) == claim[s].quar /\ claim[s].why = "malformed" /\ RowForExec(claim[s].exec)
+\* Residual R1, lost-lease exhaustion (docs/protocol.md section 5): a claim taken over MaxTries times, whose
+\* last conversion lost its lease, is quarantined `exhausted` for good (the bound that keeps a poison claim
+\* from starving the scan, R003-MUST-FIX-3).  Its cost is the Session's availability, so the liveness
+\* properties take its absence as a premise, per Session, and check everything else.
+ExhaustedByPauses(s) == claim[s].quar /\ claim[s].why = "exhausted" /\ claim[s].tries >= MaxTries
+NotExhaustedByPauses(s) == [](~ExhaustedByPauses(s))
 \* the model mints no more executions: an input still pending can never be taken (the bound, not the protocol)
 Exhausted == nextExec > MaxExec
 
 SessionsEventuallyAvailable ==
-    FaultsCease => \A s \in Sessions : (claim[s].phase # "none") ~> (claim[s].phase = "none" \/ Rejected(s))
+    FaultsCease => \A s \in Sessions :
+        NotExhaustedByPauses(s) => ((claim[s].phase # "none") ~> (claim[s].phase = "none" \/ Rejected(s)))
 
 \* pauses may go on forever here: a claim whose conversion keeps losing its lease must not starve the scan
 ExpiredClaimsEventuallyHandled ==
@@ -1282,16 +1292,18 @@ Waiting(s, kind) == \E i \in inputs : i.sess = s /\ i.kind = kind /\ i.state = "
 \* While prompts of a Session wait (requested: with Admission, a held prompt does not wait until an exact
 \* retry or a resume requests it), eventually every requested prompt has been taken (by the drain or a
 \* steer) and the Session is at rest (its claim cleared: after a terminal Step event, a cancellation, or a conversion into a
-\* continuation, which the next property follows), or the Session is rejected.  Prompts still waiting
-\* when the model's execution ids run out are the bound's, not the protocol's: Exhausted is a goal.
+\* continuation, which the next property follows), or the Session is rejected (malformed), unless Residual
+\* R1 quarantined it.  Prompts still waiting when the model's execution ids run out are the bound's, not the
+\* protocol's: Exhausted is a goal (a configuration with MaxExec 3 checks a second generation: `generations`).
 PendingInputsEventuallyServed ==
-    FaultsCease => \A s \in Sessions :
-        Waiting(s, "prompt") ~> ((~Waiting(s, "prompt") /\ claim[s].phase = "none") \/ Exhausted \/ Rejected(s))
+    FaultsCease => \A s \in Sessions : NotExhaustedByPauses(s) =>
+        (Waiting(s, "prompt") ~> ((~Waiting(s, "prompt") /\ claim[s].phase = "none") \/ Exhausted \/ Rejected(s)))
 
 \* While continuations of a Session wait, eventually none does: each one recovery created is promoted
-\* (or the ids run out, or the Session is rejected).
+\* (or the ids run out, or the Session is rejected as malformed), unless Residual R1 quarantined it.
 ContinuationsEventuallyPromoted ==
-    FaultsCease => \A s \in Sessions : Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s))
+    FaultsCease => \A s \in Sessions :
+        NotExhaustedByPauses(s) => (Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s)))
 
 \* Every fresh row is eventually woken, however often woken rows are lost (retry saturation), once fresh
 \* arrivals cease (were they to go on, a younger fresh row could wait behind older ones forever: that is

@@ -54,6 +54,14 @@ CONFIGS: dict[str, Config] = {
     "takeovers": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1", "r2"), prompts=1, max_exec=1,
                         lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=2,
                         faults=frozenset({"pause"})),
+    # second-generation continuations (issue 30 item 2): MaxExec 3, so an execution promoted from a
+    # continuation is itself recovered and its own continuation must be promoted before the model's ids
+    # run out (`Exhausted`: nextExec > MaxExec), which with MaxExec 2 everywhere else held as soon as the
+    # first continuation was promoted. One Session, one node, crashes (Grace 1 = SupervisionLag 1, as on
+    # `workers`); 22,853 states with pauses instead
+    "generations": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=3,
+                          lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
+                          faults=frozenset({"crash"})),
     # supervision that lags a tick past the expiry (SupervisionLag 2) on one node, covered by the takeover's
     # grace (Grace 2: the clock assumption holds). Before issue 30 this was Grace 0 < SupervisionLag 1, where
     # the finalizer's own check was taken as its guard; with the finalizer's reconciliation a span, and the
@@ -112,11 +120,12 @@ CONFIGS: dict[str, Config] = {
 GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # the rest of the gate's configurations: the explorer checks everything on them (liveness too), TLC their
 # invariants only, lockstep leaves them to the tests. One feature of spec v2 each, behind constants (or a
-# fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses), and
-# `sessions`, the scan window over two Sessions:
+# fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
+# `generations` (MaxExec 3: a continuation's execution recovered in turn), and `sessions`, the scan window
+# over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "tools", "retries", "wakes", "inputs", "steer")
+FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "retries", "wakes", "inputs", "steer")
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)

@@ -11,7 +11,7 @@ from collections import Counter
 
 from . import names as N
 from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fenced, fresh_row, justified, open_call,
-                    retried_row, si)
+                    retried_row, row_for_exec, si)
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -283,8 +283,17 @@ def _eligible(cfg: Config, st: State, s: int) -> bool:
 
 
 def _rejected(cfg: Config, st: State, s: int) -> bool:
-    """TLA+ Rejected: the Session's claim is quarantined, and justly."""
-    return st.claim[s].quar and justified(cfg, st, s)
+    """TLA+ Rejected: the Session's claim is quarantined as malformed (a session_recovery row names its
+    execution), the one quarantine that is a goal; `exhausted` is Residual R1's, `invalid` never justified."""
+    c = st.claim[s]
+    return c.quar and c.why == "malformed" and row_for_exec(st, c.exec)
+
+
+def exhausted_by_pauses(cfg: Config, st: State, s: int) -> bool:
+    """TLA+ ExhaustedByPauses: Residual R1 (docs/protocol.md section 5) quarantined s's claim `exhausted`, its
+    MaxTries takeovers used up and the last conversion's lease lost."""
+    c = st.claim[s]
+    return c.quar and c.why == "exhausted" and c.tries >= cfg.max_tries
 
 
 def _waiting(st: State, sess: str, kind: str) -> bool:
@@ -316,9 +325,17 @@ def step_kind(action: str, paused: bool) -> str:
     return PAUSE_STEP if action == TICK and paused else action
 
 
+# The residuals each property takes as a premise per Session (TLA+ `NotExhaustedByPauses(s) => (P ~> Q)`):
+# a Session R1 quarantined is exempt. The quarantine is stable (a quarantined claim is never taken over,
+# converted or cleared again), so `[]~R(s) => (P ~> Q)` is `P ~> (Q \/ R(s))`, the form leads_to returns.
+RESIDUAL_PREMISES = {name: tuple(r.premise for r in N.RESIDUALS.values() if name in r.properties)
+                     for name in N.LIVENESS if any(name in r.properties for r in N.RESIDUALS.values())}
+
+
 def leads_to(name: str, cfg: Config):
     """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session (the label); the
-    property holds on behaviours whose cycle takes none of the steps in CEASING[name]."""
+    property holds on behaviours whose cycle takes none of the steps in CEASING[name], for the Sessions
+    its residual premises (RESIDUAL_PREMISES) leave in: Q is widened by `exhausted_by_pauses` there."""
     if name == "FreshWorkKeepsCapacity":  # one per wake row (none when wake scans are not modelled)
         return [(f"wake row {w}", lambda st, w=w: fresh_row(st, w), lambda st, w=w: not fresh_row(st, w))
                 for w in range(1, cfg.wake_rows + 1)]
@@ -342,6 +359,8 @@ def leads_to(name: str, cfg: Config):
             q = lambda st, s=s: not _eligible(cfg, st, s)
         else:
             raise KeyError(name)
+        if name in RESIDUAL_PREMISES:
+            q = lambda st, s=s, q=q: q(st) or exhausted_by_pauses(cfg, st, s)
         out.append((sess, p, q))
     return out
 

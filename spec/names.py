@@ -6,7 +6,7 @@ literal of its own; it refers to this module, so a rename is one edit and a typo
 
 from __future__ import annotations
 
-from .records import Action, Assumption, Boundary, Defect, Invariant, _index  # noqa: F401 - the entries' shapes
+from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, _index  # noqa: F401 - the entries' shapes
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
 
@@ -277,7 +277,8 @@ INVARIANTS = _index([
               "durably requested (by its exact retry or an explicit resume): a resume requests before it drains"),
     Invariant("SessionsEventuallyAvailable", "liveness",
               "with fair scheduling and eventually no more faults (crash, pause, corrupt row), every claimed "
-              "Session eventually has no claim, or is rejected (its claim justly quarantined)"),
+              "Session eventually has no claim, or is rejected (its claim quarantined as malformed); a Session "
+              "Residual R1 quarantined (exhausted: MaxTries lost leases) is exempt, a premise"),
     Invariant("ExpiredClaimsEventuallyHandled", "liveness",
               "with fair scheduling and eventually no more crashes (pauses may go on), every expired, "
               "unquarantined claim is eventually taken over or quarantined, whatever the scan bound"),
@@ -285,8 +286,9 @@ INVARIANTS = _index([
               "with fair scheduling and eventually no more faults, every requested prompt (with Admission: "
               "armed by its exact retry or a resume) is eventually taken (by the drain or a steer) "
               "and its execution settled (its claim cleared after a terminal Step event, a cancellation or a "
-              "conversion), or its Session rejected; a prompt still pending when the model's execution ids "
-              "run out is the bound's, not a violation"),
+              "conversion), or its Session rejected as malformed (Residual R1's exhausted Sessions exempt, a "
+              "premise); a prompt still pending when the model's execution ids run out is the bound's, not a "
+              "violation"),
     Invariant("WakePlanShared", "action",
               "a wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work "
               "keeps capacity while retries saturate, and one retry advances while fresh work floods"),
@@ -298,7 +300,8 @@ INVARIANTS = _index([
               "a retried wake row waits some retried row is eventually woken"),
     Invariant("ContinuationsEventuallyPromoted", "liveness",
               "with fair scheduling and eventually no more faults, every continuation recovery created is "
-              "eventually promoted, or its Session rejected (or the execution ids run out)"),
+              "eventually promoted, or its Session rejected as malformed (or the execution ids run out; "
+              "Residual R1's exhausted Sessions exempt, a premise)"),
 ])
 
 ASSUMPTIONS = _index([
@@ -310,6 +313,10 @@ ASSUMPTIONS = _index([
     Assumption("ProcessLocalRouting", ("NoOverlappingEffects",),
                "an interrupt reaches the node that owns the execution"),
 ])
+RESIDUALS = _index([Residual("R1", "NotExhaustedByPauses", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
+                                                            "ContinuationsEventuallyPromoted"),
+                             "lost-lease exhaustion: a claim taken over MaxTries times whose last conversion lost its "
+                             "lease is quarantined exhausted for good (docs/protocol.md section 5)")])
 
 DEFECTS = _index([
     Defect("step-started-window", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18",

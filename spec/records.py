@@ -1,5 +1,5 @@
 """The shapes of the registry's entries (spec.names holds the entries): actions, invariants, assumptions,
-defects and boundaries."""
+residuals, defects and boundaries."""
 
 from __future__ import annotations
 
@@ -28,6 +28,14 @@ class Assumption:
     protects: tuple[str, ...]  # invariants whose counterexample appears when the assumption is off
     doc: str
     config: str = "ci"  # the model configuration whose counterexample shows it (spec/configs.py)
+
+
+@dataclass(frozen=True)
+class Residual:
+    name: str  # its number in docs/protocol.md section 5 ("R1")
+    premise: str  # the TLA+ operator (of a Session) the liveness properties take as a premise
+    properties: tuple[str, ...]  # the liveness properties it is a premise of
+    doc: str
 
 
 @dataclass(frozen=True)
