@@ -197,15 +197,22 @@ def step_of(cfg: Config, a: int) -> int:
 
 def open_call(st: State, a: int) -> bool:
     """TLA+ OpenCall: assistant a's Step has a tool call whose start is recorded and whose outcome is not."""
+    if type(st.log) is not tuple:  # an EventLog (spec/indexed.py): a long log's facts kept
+        kinds = st.log.kinds(a)
+        return "ToolStarted" in kinds and kinds.isdisjoint(N.TOOL_OUTCOMES)
     return (any(e.kind == "ToolStarted" and e.asst == a for e in st.log)
             and not any(e.kind in N.TOOL_OUTCOMES and e.asst == a for e in st.log))
 
 
 def started(st: State, a: int) -> bool:
+    if type(st.log) is not tuple:
+        return "Started" in st.log.kinds(a)
     return any(e.kind == "Started" and e.asst == a for e in st.log)
 
 
 def completed(st: State, a: int) -> bool:
+    if type(st.log) is not tuple:
+        return not st.log.kinds(a).isdisjoint(N.TERMINAL_KINDS)
     return any(e.kind in N.TERMINAL_KINDS and e.asst == a for e in st.log)
 
 
@@ -216,16 +223,22 @@ def continuation(s: str, e: int, gen: int) -> Input:
 
 def has_continuation(st: State, k: Input) -> bool:
     """TLA+ HasContinuation: an input with k's id (Session, execution, gen), in any state."""
+    if type(st.inputs) is not frozenset:  # an InputSet (spec/indexed.py): long inputs' facts kept
+        return st.inputs.has_continuation(k.sess, k.src, k.gen)
     return any(i.kind == "cont" and i.sess == k.sess and i.src == k.src and i.gen == k.gen for i in st.inputs)
 
 
 def requests_of(st: State, s: str, p: int) -> int:
     """TLA+ RequestsOf, counted: the PromptExecutionRequested events of Session s's prompt p."""
+    if type(st.log) is not tuple:
+        return st.log.requests(s, p)
     return sum(1 for e in st.log if e.kind == N.REQUEST_KIND and e.sess == s and e.asst == p)
 
 
 def prompts_of(st: State, s: str) -> list[Input]:
     """TLA+ PromptsOf: Session s's admitted prompts."""
+    if type(st.inputs) is not frozenset:
+        return st.inputs.prompts(s)
     return [i for i in st.inputs if i.sess == s and i.kind == "prompt"]
 
 

@@ -84,7 +84,7 @@ class Validation:
             view = line.now - low[k]  # the committing process's reading is this far after the frontier's clock
         bounded_before = search.bounded
         search.bounded = False
-        search.logs.clear()
+        search.indexed.clear()
         search.moves.clear()
         frontier = self.frontier
         if self.clocked and self.held is not None:

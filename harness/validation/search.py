@@ -42,7 +42,7 @@ from spec.state import _ticking
 
 from harness import registry as R
 from harness.validation.history import Line
-from harness.validation.search_state import DURABLE, Logs
+from harness.validation.search_state import DURABLE, Indexed
 from harness.validation.real_time import committers, view_tick
 from harness.validation.silent import silent_successors
 
@@ -120,7 +120,7 @@ class Search:
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
-        self.logs = Logs()  # the logs the line's steps append, each hashed once (search_state.py)
+        self.indexed = Indexed()  # the logs and inputs the line's steps make, each once (search_state.py)
         self.views: dict = {}  # view_closure's closures, by the state without the other actors' memory
         self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
 
@@ -210,7 +210,8 @@ class Search:
             return st if line.wrote_nothing() else None  # a refused step committed nothing
         if write_differences(self.cfg, st, nxt, line, first=True):
             return None
-        return _strip(nxt._replace(log=self.logs.log(st.log, nxt.log)))
+        return _strip(nxt._replace(log=self.indexed.log(st.log, nxt.log),
+                                   inputs=self.indexed.inputs(st.inputs, nxt.inputs)))
 
 
 # ---------------------------------------------------------------- comparing a line with the twin

@@ -4,7 +4,7 @@ made once per line, so a state's cost does not grow with the history's length.""
 from __future__ import annotations
 
 from spec import model as M
-from harness.validation.search_state import Log, Logs
+from harness.validation.search_state import Indexed, Log
 
 
 def _ev(k: int) -> M.Event:
@@ -12,7 +12,7 @@ def _ev(k: int) -> M.Event:
 
 
 def test_an_append_is_the_same_log_made_once():
-    logs = Logs()
+    logs = Indexed()
     first = logs.log((), (_ev(1),))
     assert type(first) is Log and first == (_ev(1),)
     again = logs.log(first, first + (_ev(2),))
@@ -23,7 +23,7 @@ def test_an_append_is_the_same_log_made_once():
 
 
 def test_equal_logs_made_apart_are_equal_states():
-    logs = Logs()
+    logs = Indexed()
     a = logs.log((), (_ev(1), _ev(2)))
     b = logs.log(logs.log((), (_ev(1),)), (_ev(1), _ev(2)))
     assert a == b and hash(a) == hash(b) and a is not b  # made apart (no kept log before): hashed alike
