@@ -108,12 +108,11 @@ def test_a_defect_reaches_tlc_through_its_hook_override(tlc_or_skip, monkeypatch
     assert missed.distinct == T.run(configs.get("ci"), liveness=False, workers=1, only={"FencedMutation"}).distinct
 
 
-@functools.lru_cache(maxsize=1)
-def _defect_graph(defect):
-    """The twin's full graph with `defect` on, explored once for that defect's adjacent pairs (check_leads_to
-    only reads it); one at a time, to bound the memory."""
+@functools.lru_cache(maxsize=4)
+def _defect_graph(defect, name):
+    """The twin's full graph of configuration `name` with `defect` on (check_leads_to only reads it)."""
     from harness.engines.explore import explore
-    cfg = configs.get(N.DEFECTS[defect].config, defects=[defect])
+    cfg = configs.get(name, defects=[defect])
     return explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
 
 
@@ -124,37 +123,59 @@ def _drop_the_defect_graph():
 
 
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
+SMALL = 40_000  # states: as tests/engines/test_equivalence.py, larger configurations are the deep profile's
 
 
+@functools.lru_cache(maxsize=1)
+def _small_configs() -> tuple[str, ...]:
+    from harness.engines.explore import explore
+    sizes = {n: explore(configs.get(n), liveness=False, keep_edges=False).distinct
+             for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS}
+    return tuple(sorted((n for n in sizes if sizes[n] <= SMALL), key=sizes.get))
+
+
+def pair_config(defect: str, prop: str) -> str:
+    """The smallest configuration where the twin's graph with `defect` has a fair lasso breaking `prop`;
+    the defect's witness configuration when none has."""
+    from harness.engines.liveness import check_leads_to
+    for name in _small_configs():
+        if check_leads_to(configs.get(name, defects=[defect]), _defect_graph(defect, name), prop) is not None:
+            return name
+    return N.DEFECTS[defect].config
+
+
+def _broken_on_both_engines(defect, prop, name):
+    from harness.engines import tlc as T
+    from harness.engines.liveness import check_leads_to
+    cfg = configs.get(name, defects=[defect])
+    assert check_leads_to(cfg, _defect_graph(defect, name), prop) is not None, (defect, prop, name)
+    tlc = T.run(cfg, liveness=True, only={prop})
+    assert tlc.verdict == "violation" and tlc.loop is not None, (defect, prop, name, tlc.output[-500:])
+    assert prop in T.liveness_names(cfg, tlc)
+
+
+# TLC's liveness run of one property on `ci` with a defect costs a minute or more: in every run each pair is
+# checked on the smallest gate or feature configuration where the twin finds its lasso (spec/README.md,
+# "the test suite's budget"), on its witness configuration whole in the deep profile
 @pytest.mark.parametrize("defect,prop", [_deep(pair, N.DEFECTS[pair[0]].config) for pair in LIVE_PAIRS],
                          ids=[f"{d}-{p}" for d, p in LIVE_PAIRS])
 def test_each_liveness_property_a_defect_lists_is_broken_on_both_engines(defect, prop, tlc_or_skip):
     """Issue 12, item 6, for liveness: each property a defect lists, checked alone, has a fair lasso (a
     cycle that takes no fault step its premise says ceases) on the twin's graph and in TLC."""
-    from harness.engines import tlc as T
-    from harness.engines.liveness import check_leads_to
-    d = N.DEFECTS[defect]
-    cfg = configs.get(d.config, defects=[defect])
-    graph = _defect_graph(defect)
-    assert check_leads_to(cfg, graph, prop) is not None, (defect, prop)
-    tlc = T.run(cfg, liveness=True, only={prop})
-    assert tlc.verdict == "violation" and tlc.loop is not None, (defect, prop, tlc.output[-500:])
-    assert prop in T.liveness_names(cfg, tlc)
+    _broken_on_both_engines(defect, prop, pair_config(defect, prop))
 
 
-def test_each_liveness_only_witness_is_shown_on_tlc_by_the_pair_test():
-    """What keeps dropping them from test_tlc_detects honest: every property such a witness lists is a pair
-    above (a defect's), or a witness of its own there (an assumption: none breaks only liveness today)."""
-    only = [w for w in WITNESSES.values() if _liveness_only(w)]
-    assert only and all(w.kind == "defect" for w in only), [w.name for w in only if w.kind != "defect"]
-    assert {(w.name, p) for w in only for p in w.expected} <= set(LIVE_PAIRS)
+@pytest.mark.deep
+@pytest.mark.parametrize("defect,prop", LIVE_PAIRS, ids=[f"{d}-{p}" for d, p in LIVE_PAIRS])
+def test_each_liveness_property_a_defect_lists_is_broken_on_its_witness_configuration(defect, prop, tlc_or_skip):
+    _broken_on_both_engines(defect, prop, N.DEFECTS[defect].config)
 
 
 def test_the_correct_protocol_satisfies_each_liveness_property_alone_on_the_witnesses():
     """The other half: without the defect, the same property holds on each witness configuration."""
     from harness.engines.explore import explore
     from harness.engines.liveness import check_leads_to
-    for name in sorted({N.DEFECTS[d].config for d, _p in LIVE_PAIRS}):
+    for name in sorted({N.DEFECTS[d].config for d, _p in LIVE_PAIRS} | {pair_config(d, p) for d, p in LIVE_PAIRS}):
         cfg = configs.get(name)
         graph = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
         for prop in N.LIVENESS:
