@@ -41,6 +41,9 @@
 (* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
 (* record its outcome durably (ToolFailed) and the Session moves on.       *)
 (* Tools = 0 is the model without tools.                                   *)
+(* Stream fragments.  With Fragments = 1 a stream may open a partial       *)
+(* fragment before its Step.Started (OpenFragment): publisher memory holds *)
+(* it open and names no assistant; the finalizer's flush drops it.         *)
 (*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
@@ -1038,8 +1041,8 @@ Next ==
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
-\* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick, CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails,
-\* WakeArrive, WakeLost) are not fair.
+\* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
+\* CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails, WakeArrive, WakeLost) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
