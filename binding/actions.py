@@ -28,10 +28,12 @@ def input_id(i: M.Input) -> str:
     return ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen)
 
 
-def _runner_step(w, params, decision=None):
+def _runner_step(w, params, decision=None, fragment=None):
     runner = w.node(params[0]).runner
     if decision is not None:  # the provider's answer decides which terminal the Step publishes
         w.provider.decide(runner.execution_id, decision)
+    if fragment is not None:  # and whether its stream opens with a partial fragment
+        w.provider.open_fragment(runner.execution_id, fragment)
     return runner.step()
 
 
@@ -61,6 +63,8 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.RESUME: (ATTEMPT, lambda w, p: w.node(p[0]).resume(p[1], drain=False)),  # the drain: the next Acquire
     R.STEER: (ATTEMPT, lambda w, p: w.node(p[0]).runner.steer(input_id(p[1]))),
     **{name: (STEP, _runner_step) for name in R.RUNNER_ACTIONS if name not in N.ATTEMPTS},
+    R.OPEN_FRAGMENT: (STEP, lambda w, p: _runner_step(w, p, fragment=True)),
+    R.PUBLISH_STEP_STARTED: (STEP, lambda w, p: _runner_step(w, p, fragment=False)),
     R.PUBLISH_STEP_FAILED: (STEP, lambda w, p: _runner_step(w, p, "fail")),
     R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),
     R.TOOL_START: (STEP, lambda w, p: _runner_step(w, p, "end")),

@@ -45,7 +45,7 @@ class World:
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools)
+        self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools, fragments=cfg.fragments)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=cfg.lease, grace_ticks=cfg.eff_grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in cfg.nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=cfg.scan_bound, max_tries=cfg.max_tries,

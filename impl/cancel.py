@@ -146,7 +146,7 @@ class Finalizer(Actor):
         runner = self.runner
         mine = runner.execution_id == ident.execution_id
         mem, active = (runner.mem, runner.active) if mine else (None, False)
-        restarted = []
+        restarted, flush_raised = [], []
 
         def body(conn):
             claim = self.claims.get(conn, ident.session_id)
@@ -158,6 +158,11 @@ class Finalizer(Actor):
                 # uncertain): recorded as failed, never re-run
                 self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
                                                       ident.owner_id), Fence(ident, "cancelling"))
+            if active and mem is None and ctx.has(R.FLUSH_WITHOUT_ASSISTANT):
+                # the flush of publisher memory's open fragment: the reference drops a fragment memory names
+                # no assistant for (nothing of it is durable); the defect raises for want of an assistant id
+                flush_raised.append(True)
+                raise Abort(NotEnabled("flush: the publisher's open fragment has no current assistant id"))
             restart = ctx.has(R.STEP_STARTED_WINDOW) or ctx.has(R.CANCEL_RESTARTS_ASSISTANT)
             if restart and a is not None and mem is None:
                 # publisher memory knows no assistant, so it starts one again; the ordinary claim update
@@ -195,9 +200,9 @@ class Finalizer(Actor):
                 raise Abort(result)
             return Ok(event)
         result = ctx.db.atomic(body, sessions=[ident.session_id])
-        if not result and restarted and ctx.has(R.STEP_STARTED_WINDOW):
-            self.last = result  # the rejected restart: the finalizer retries, its heartbeat keeps the lease
-            return result
+        if not result and (restarted and ctx.has(R.STEP_STARTED_WINDOW) or flush_raised):
+            self.last = result  # the rejected restart (the raising flush): the finalizer retries, its heartbeat
+            return result  # keeps the lease
         if not result:
             self.reset()
             return result

@@ -4,7 +4,9 @@ Each dispatch is recorded (the provider effect tests and the harness count). The
 execution's step is 'end' or 'fail': by execution id from `script`, else the next entry of `sequence`
 (consumed in dispatch order), else `default`. `decide` sets it later (before the step publishes).
 `steps` is how many Steps an execution has (the model's answer asks for another Step until then: the
-twin's MaxSteps); a 'fail' ends the execution at the Step it fails.
+twin's MaxSteps); a 'fail' ends the execution at the Step it fails. With `fragments` (the twin's
+Fragments) a stream may open with a partial fragment before its Step's Step.Started: `open_fragment`
+decides it for an execution's next stream.
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ class Reconciliation:
 
 class ScriptedProvider:
     def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
-                 default: str = "end", steps: int = 1, tools: int = 0):
+                 default: str = "end", steps: int = 1, tools: int = 0, fragments: int = 0):
         if steps < 1:
             raise ValueError("steps must be at least 1")
         self.steps = steps
         self.tools = tools  # local tool calls per Step (the twin's Tools)
+        self.fragments = fragments  # the twin's Fragments: a stream may open with a partial fragment
+        self._fragment: set[int] = set()  # executions whose next stream opens with a partial fragment
         self.tool_runs: list[ToolRun] = []
         self._script = dict(script or {})
         self._sequence = list(sequence)
@@ -74,6 +78,16 @@ class ScriptedProvider:
 
     def decide(self, execution_id: int, outcome: str) -> None:
         self._script[execution_id] = _check(outcome)
+
+    def open_fragment(self, execution_id: int, opens: bool) -> None:
+        """Decide whether the execution's next stream opens with a partial fragment (with `fragments` only)."""
+        if opens and self.fragments:
+            self._fragment.add(execution_id)
+        else:
+            self._fragment.discard(execution_id)
+
+    def opens_fragment(self, execution_id: int) -> bool:
+        return execution_id in self._fragment
 
     def outcome(self, execution_id: int) -> str:
         return self._script.get(execution_id, self.default)

@@ -49,7 +49,8 @@ class Runner(Actor):
         super().__init__({
             ACQUIRED: (stop, Step(R.RENEW, self._renew)),
             RENEWED: (stop, Step(R.DISPATCH, self._dispatch)),
-            STREAMING: (stop, Step(R.PUBLISH_STEP_STARTED, self._publish_step_started)),
+            STREAMING: (stop, Step(R.OPEN_FRAGMENT, self._open_fragment, self._fragment_first),
+                        Step(R.PUBLISH_STEP_STARTED, self._publish_step_started)),
             STARTED: (stop, Step(R.STEP_STARTED_RETURN, self._step_started_return)),
             STEPPING: (stop, Step(R.PUBLISH_STEP_FAILED, self._publish_step_failed, self._stream_failed),
                        Step(R.TOOL_START, self._tool_start, lambda: self.tool < self.provider.tools),
@@ -95,6 +96,9 @@ class Runner(Actor):
     @property
     def fence(self) -> Fence:
         return Fence(self.ident, "running")
+
+    def _fragment_first(self) -> bool:
+        return not self.active and self.provider.opens_fragment(self.execution_id)
 
     def _stream_failed(self) -> bool:
         return self.provider.outcome(self.execution_id) == "fail"
@@ -142,6 +146,14 @@ class Runner(Actor):
         self.provider.dispatch(self.session_id, self.execution_id, self.owner_id, self.ctx.now(), self.ordinal)
         self.pc = STREAMING
         self._hit(R.B_PROVIDER_DISPATCHED)
+        return Ok()
+
+    def _open_fragment(self) -> Result:
+        """OpenFragment: the stream's first event is a partial fragment; publisher memory holds it open
+        (active) and names no assistant, since no Step.Started was published (in memory only)."""
+        self.provider.open_fragment(self.execution_id, False)  # the provider's decision, consumed
+        self.active = True
+        self._hit(R.B_FRAGMENT_OPENED)
         return Ok()
 
     @property

@@ -91,6 +91,11 @@ MCRestartCommits(a, mem) ==
 MCRestartRejected(a, mem) ==
     IF Has("step-started-window") THEN a # 0 /\ mem = 0 ELSE Protocol!RestartRejected(a, mem)
 
+\* flush-without-assistant: the finalizer's flush of a fragment with no assistant in memory raises; it
+\* retries, live, under its supervised heartbeat
+MCFlushRaises(mem, active) ==
+    IF Has("flush-without-assistant") THEN active /\ mem = 0 ELSE Protocol!FlushRaises(mem, active)
+
 \* cancel-requeues-continuation: the cancellation's clear inserts a session_recovery row (the insert's
 \* conflict ignored) and a continuation, as conversion does
 MCCancelRequeues ==

@@ -41,6 +41,9 @@
 (* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
 (* record its outcome durably (ToolFailed) and the Session moves on.       *)
 (* Tools = 0 is the model without tools.                                   *)
+(* Stream fragments.  With Fragments = 1 a stream may open a partial       *)
+(* fragment before its Step.Started (OpenFragment): publisher memory holds *)
+(* it open and names no assistant; the finalizer's flush drops it.         *)
 (*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
@@ -99,7 +102,9 @@ CONSTANTS
     \* @type: Bool;
     Admission,      \* prompts are admitted by Admit (not at Init), armed by ExactRetry or Resume
     \* @type: Bool;
-    Steering        \* a running execution steers pending inputs into itself at a Step's start (Steer)
+    Steering,       \* a running execution steers pending inputs into itself at a Step's start (Steer)
+    \* @type: Int;
+    Fragments       \* 0 or 1: a provider stream may open a partial fragment before its Step's Step.Started
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
@@ -260,6 +265,10 @@ InterruptOwed(settle, a, mem, active) == settle # 0 /\ ~Completed(settle)
 RestartCommits(a, mem) == FALSE
 \* ... and none is rejected and retried.
 RestartRejected(a, mem) == FALSE
+\* The finalizer's flush of publisher memory's open stream fragment never raises: a fragment with no
+\* assistant in memory (`active` and `mem` 0: the stream began, no Step.Started returned) is dropped
+\* (nothing of it is durable), and the settlement goes on from the claim's assistant (R000-v18-flush).
+FlushRaises(mem, active) == FALSE
 \* Cancellation creates no recovery state (no session_recovery row, no continuation).
 CancelRequeues == FALSE
 \* A heartbeat renews only a live lease.
@@ -397,6 +406,15 @@ Dispatch(n) ==
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
                                  kind |-> "dispatch", step |-> run[n].ordinal]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
+
+\* The provider's stream has begun: a partial fragment is open in the publisher, whose memory still names
+\* no assistant (`active` with `mem` 0; in memory only, nothing durable).  Only with Fragments: every
+\* other configuration's stream opens with its Step.Started.  Not fair: the provider's choice.
+OpenFragment(n) ==
+    /\ Fragments > 0
+    /\ RunnerAt(n, "streaming") /\ ~run[n].active
+    /\ run' = [run EXCEPT ![n].active = TRUE]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
 \* One transaction: append Step.Started for the current Step's assistant, project it, store its id in the
 \* claim (the claim names the latest Step's assistant).  Listeners run after commit; publisher memory is
@@ -657,8 +675,8 @@ FinalizerSettle(n) ==
        /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, log>>
-          ELSE IF RestartRejected(a, mem)
-          THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected; it retries, live
+          ELSE IF RestartRejected(a, mem) \/ FlushRaises(mem, active)
+          THEN /\ UNCHANGED <<claim, log, fin>>   \* the restart is rejected (the flush raises); it retries, live
           ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
                /\ log' = IF interrupt
                          THEN Append(restarted, [sess |-> f.sess, kind |-> "Interrupted", asst |-> settle,
@@ -981,6 +999,7 @@ Next ==
     \/ \E n \in Nodes, i \in InputUniverse : PromoteContinuation(n, i)
     \/ \E n \in Nodes : Renew(n)
     \/ \E n \in Nodes : Dispatch(n)
+    \/ \E n \in Nodes : OpenFragment(n)
     \/ \E n \in Nodes : PublishStepStarted(n)
     \/ \E n \in Nodes : StepStartedReturn(n)
     \/ \E n \in Nodes : ToolStart(n)
@@ -1022,8 +1041,8 @@ Next ==
 
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
-\* option) and faults (Crash, a pausing Tick, CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails,
-\* WakeArrive, WakeLost) are not fair.
+\* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
+\* CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails, WakeArrive, WakeLost) are not fair.
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))

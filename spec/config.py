@@ -36,6 +36,7 @@ class Config:
     process_local_routing: bool = True
     admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
     steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
+    fragments: int = 0  # Fragments: 0 or 1, a stream may open a partial fragment before Step.Started (OpenFragment)
     defects: frozenset[str] = field(default_factory=frozenset)
     wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled
     wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most

@@ -99,6 +99,16 @@ CONFIGS: dict[str, Config] = {
     "steer": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
                     scan_bound=1, grace=1, supervision_lag=1, max_tries=1, faults=frozenset({"pause"}),
                     steering=True),
+    # a partial stream fragment (Fragments 1, issue 30 item 2, R000-v18-flush): between the provider dispatch
+    # and Step.Started the publisher holds an open fragment while its memory names no assistant, and a
+    # cancellation's finalizer flushes it (`flush-without-assistant`). One Session, one node, pauses (Grace 1
+    # = SupervisionLag 1, as on `steps`): a paused finalizer's claim goes to recovery, which finishes the
+    # cancellation (v2 change 1); MaxExec 2, so recovery's continuation runs a stream of its own (874 states
+    # with MaxExec 1, where the stranded prompt's execution is the last id and PendingInputsEventuallyServed
+    # holds by the bound)
+    "fragments": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
+                        lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
+                        faults=frozenset({"pause"}), fragments=1),
     # local tools (Tools 1) on one node: the fenced tool start, the physical tool, Tool.Success; a failed
     # publication leaves the claim unknown, a crash leaves a started call unsettled under a running claim,
     # and recovery (or the finalizer) must record the call's outcome, never re-run it
@@ -121,11 +131,12 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # the rest of the gate's configurations: the explorer checks everything on them (liveness too), TLC their
 # invariants only, lockstep leaves them to the tests. One feature of spec v2 each, behind constants (or a
 # fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
-# `generations` (MaxExec 3: a continuation's execution recovered in turn), and `sessions`, the scan window
+# `generations` (MaxExec 3: a continuation's execution recovered in turn), `fragments` (a partial stream
+# fragment before Step.Started: Fragments 1), and `sessions`, the scan window
 # over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "retries", "wakes", "inputs", "steer")
+FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "retries", "wakes", "inputs", "steer", "fragments")
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
@@ -134,6 +145,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeScan", "WakeServe", "WakeLost")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
+    (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryReconvert")),
 )
 
@@ -231,6 +243,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  MaxWakeTries = {cfg.max_wake_tries}",
         f"  Admission = {b(cfg.admission)}",
         f"  Steering = {b(cfg.steering)}",
+        f"  Fragments = {cfg.fragments}",
     ]
     if not protocol_only:
         lines += [f"  Defects = {_tla_set(cfg.defects)}"] + [f"  {h} <- MC{h}" for h in HOOKS]

@@ -100,6 +100,15 @@ def _runner_at(pc: str) -> Callable:
 Renew = _runner_at("acquired")
 Dispatch = _runner_at("renewed")
 PublishStepStarted = _runner_at("streaming")
+
+
+def OpenFragment(cfg, st, n):
+    if cfg.fragments == 0:
+        return "no stream opens a partial fragment in this configuration (Fragments is 0)"
+    why = _runner_at("streaming")(cfg, st, n)
+    if why is None and st.run[M.ni(cfg, n)].active:
+        return f"runner {n}'s publisher already holds an open fragment"
+    return why
 StepStartedReturn = _runner_at("started")
 PublishStepFailed = _runner_at("stepping")
 StepFailedReturn = _runner_at("failed")

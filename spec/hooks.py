@@ -76,6 +76,12 @@ def restart_rejected(cfg, st, a, mem):
     return False
 
 
+# The finalizer's flush of publisher memory's open stream fragment never raises: a fragment with no
+# assistant in memory is dropped (nothing of it is durable) and the settlement goes on (R000-v18-flush).
+def flush_raises(cfg, st, mem, active):
+    return False
+
+
 # Cancellation creates no recovery state (no session_recovery row, no continuation).
 def cancel_requeues(cfg, st):
     return False

@@ -67,6 +67,10 @@ MC = {
     # step-started-window: memory has no assistant, the restart is rejected and the finalizer retries, live
     "RestartRejected": (P.restart_rejected, {
         "step-started-window": lambda otherwise, cfg, st, a, mem: a != 0 and mem == 0}),
+    # flush-without-assistant: the finalizer's flush of a fragment with no assistant in memory raises; it
+    # retries, live, under its supervised heartbeat
+    "FlushRaises": (P.flush_raises, {
+        "flush-without-assistant": lambda otherwise, cfg, st, mem, active: active and mem == 0}),
     # cancel-requeues-continuation: the cancellation's clear inserts a session_recovery row (the insert's
     # conflict ignored) and a continuation, as conversion does
     "CancelRequeues": (P.cancel_requeues, {

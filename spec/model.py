@@ -63,6 +63,13 @@ def Dispatch(cfg, st, n):
     return _begin_effect(cfg, st, n, "dispatch", "streaming") if _runner_at(st, n, "renewed") else None
 
 
+def OpenFragment(cfg, st, n):
+    """The stream has begun: a partial fragment is open in publisher memory, which names no assistant."""
+    if not (cfg.fragments > 0 and _runner_at(st, n, "streaming") and not st.run[n].active):
+        return None
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(active=True)))
+
+
 def PublishStepStarted(cfg, st, n):
     if not _runner_at(st, n, "streaming"):
         return None
@@ -190,8 +197,8 @@ def FinalizerSettle(cfg, st, n):
         return st._replace(fin=_put(st.fin, n, FIN_IDLE))
     a = c.asst
     mem, active = (r.mem, r.active) if r.exec == f.exec else (0, False)
-    if cfg.hooks.restart_rejected(cfg, st, a, mem):
-        return st  # the restart is rejected; it retries, live
+    if cfg.hooks.restart_rejected(cfg, st, a, mem) or cfg.hooks.flush_raises(cfg, st, mem, active):
+        return st  # the restart is rejected (the flush raises); it retries, live
     settle = cfg.hooks.settled_assistant(cfg, st, f, c, mem)  # the assistant it settles
     interrupt = cfg.hooks.interrupt_owed(cfg, st, settle, a, mem, active)
     log = st.log
@@ -437,7 +444,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
 
 
 RUNNER_STEPS = (
-    ("Renew", Renew), ("Dispatch", Dispatch), ("PublishStepStarted", PublishStepStarted),
+    ("Renew", Renew), ("Dispatch", Dispatch), ("OpenFragment", OpenFragment), ("PublishStepStarted", PublishStepStarted),
     ("StepStartedReturn", StepStartedReturn), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
     ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails), ("MarkUnknown", MarkUnknown),
     ("PublishStepFailed", PublishStepFailed),
@@ -448,7 +455,7 @@ RUNNER_STEPS = (
 # which runner actions a pc can enable (RunnerStop: any pc once interrupted; RunnerExit: stopped)
 _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
-    "streaming": ("PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
+    "streaming": ("OpenFragment", "PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
     "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "RunnerStop"),
     "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
     "tool_failed": ("MarkUnknown", "RunnerStop"),

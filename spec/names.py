@@ -6,6 +6,7 @@ literal of its own; it refers to this module, so a rename is one edit and a typo
 
 from __future__ import annotations
 
+from .fence_names import FENCED_ACTIONS, FENCE_UNREACHABLE  # noqa: F401 - the fenced actions, their unreached branches
 from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, _index  # noqa: F401 - the entries' shapes
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
@@ -21,6 +22,9 @@ ACTIONS = _index([
            "the renewal that precedes each Step's provider dispatch (fenced)"),
     Action("Dispatch", ("n",), "runner", True,
            "the provider call begins: an external effect, no transaction"),
+    Action("OpenFragment", ("n",), "runner", False,
+           "the provider's stream has begun: a partial fragment is open in the publisher, whose memory names "
+           "no assistant yet (in memory only; constant Fragments; the provider's choice, not fair)"),
     Action("PublishStepStarted", ("n",), "runner", True,
            "one transaction: append Step.Started, project the assistant, store its id in the claim (fenced)"),
     Action("StepStartedReturn", ("n",), "runner", True,
@@ -146,34 +150,6 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
                     "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned")
-# the actions that read their actor's claim by identity before they write (harness/engines/fences.py: each
-# takes one of three branches, held, expired or replaced, and the gate prints which its configurations reach)
-FENCED_ACTIONS = ("Renew", "PublishStepStarted", "Steer", "ToolStart", "PublishToolSuccess", "MarkUnknown",
-                  "PublishStepFailed", "PublishStepEnded", "ClearClaim", "FinalizerReconcile", "FinalizerSettle",
-                  "FinalizerClear", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "RecoveryReconvert")
-# (action, branch) no gate configuration reaches, each with why: the protocol rules it out, the failed fence
-# is a refusal (no edge: conformance's refusal probes cover it), or a gap the configurations leave (named;
-# the gate fails when a branch outside this table has no edge, or a branch in it has one)
-_SUPERVISED = ("ruled out under SynchronizedClocks (Grace >= SupervisionLag): the node's supervision stops its "
-               "runner or finalizer before a successor can take the claim over, and a cancellation's finalizer "
-               "waits for its own runner to stop; with the assumption off it is reached (tests/engines/test_fences.py)")
-_TOOLS_NO_PAUSE = ("not reached on the gate's configurations (issue 30 item 3): `tools` has crashes, not "
-                   "pauses, so a tool's runner never outlives its lease (spec/configs.py)")
-FENCE_UNREACHABLE: dict[tuple[str, str], str] = {
-    ("RecoveryReconvert", "held"): "ruled out: the retry follows a committed conversion, after which the "
-                                   "worker's claim is gone or the continuation's",
-    ("RecoveryReconvert", "expired"): "ruled out: as its held branch",
-    ("Steer", "expired"): "a refusal: a steer whose fence fails is not enabled (no edge); conformance probes it",
-    ("Steer", "replaced"): "a refusal: as its expired branch",
-    ("ToolStart", "expired"): _TOOLS_NO_PAUSE,
-    ("PublishToolSuccess", "expired"): _TOOLS_NO_PAUSE,
-    ("MarkUnknown", "expired"): _TOOLS_NO_PAUSE,
-    **{(a, "replaced"): _SUPERVISED
-       for a in ("Renew", "PublishStepStarted", "ToolStart", "PublishToolSuccess", "MarkUnknown",
-                 "PublishStepFailed", "PublishStepEnded", "ClearClaim", "FinalizerReconcile", "FinalizerSettle",
-                 "FinalizerClear")},
-}
-
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
@@ -415,6 +391,11 @@ DEFECTS = _index([
            "after a failed Tool.Success publication the runner's error path runs the physical tool again and "
            "publishes again, instead of leaving the call unsettled and the claim unknown: the tool runs twice",
            "tools"),
+    Defect("flush-without-assistant", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18-flush",
+           "the finalizer flushes publisher memory's open stream fragment, and the flush raises when memory "
+           "names no assistant: the finalizer neither settles nor clears and retries under its supervised "
+           "heartbeat, which keeps the lease live, so the claim stays cancelling and the Session is stranded",
+           "fragments"),
     Defect("cancel-requeues-continuation", ("CancelLeavesNoRecovery",),
            "R000-v18 (its regression: cancellation leaves no recovery state), R000-PASS-recovery-scheduling",
            "the finalizer's clear hands the cancelled execution to recovery's bookkeeping: it inserts a "
@@ -452,6 +433,9 @@ BOUNDARIES = _index([
     Boundary("acquire.committed", "Acquire", "Renew", "after the claim insert commits"),
     Boundary("renew.committed", "Renew", "Dispatch", "between the pre-dispatch renewal and the provider call"),
     Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
+    Boundary("fragment.opened", "OpenFragment", "PublishStepStarted",
+             "a partial stream fragment is open in the publisher; memory names no assistant, Step.Started is "
+             "not published (the listener boundary of R000-v18-flush)"),
     Boundary("step_started.committed", "PublishStepStarted", "StepStartedReturn",
              "Step.Started committed; listeners have not returned (the listener gate)"),
     Boundary("tool.started", "ToolStart", "ToolRun",

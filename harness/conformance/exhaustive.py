@@ -31,6 +31,7 @@ SMALL = {  # label: (registered configuration, the constants changed)
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
+    "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
 }
 PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 

@@ -14,9 +14,12 @@ pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftes
 def _every_path(w: World) -> None:
     """Drive `w` (sessions s1 to s5) down every path that holds a boundary."""
     n1 = w.node("n1")
-    # a full run that ends
+    # a full run that ends, its first stream opening with a partial fragment (Fragments)
+    w.provider.fragments = 1
+    w.provider.open_fragment(1, True)
     n1.acquire(w.prompt["s1", 1])
     n1.runner.run_to_completion()
+    w.provider.fragments = 0
     # a wake scan reserving a batch (the World's ordinary wake rows)
     w.wakes.arrive("w1", 1)
     w.wakes.scan()
@@ -59,6 +62,8 @@ def _every_path(w: World) -> None:
 
 # after the last Step, Step.Ended's publish returns as the runner's release (ClearClaim), not StepEndedReturn
 LAST_STEP = {R.B_STEP_ENDED_COMMITTED: R.CLEAR_CLAIM}
+# with Fragments, a stream may open with a partial fragment before its Step.Started
+FRAGMENT = {R.B_PROVIDER_DISPATCHED: R.OPEN_FRAGMENT}
 
 
 def test_every_boundary_fires_in_protocol_order():
@@ -66,8 +71,8 @@ def test_every_boundary_fires_in_protocol_order():
     _every_path(w)
     names = w.recorder.names
     assert set(names) == set(N.BOUNDARIES)
-    assert names[:5] == ["acquire.committed", "renew.committed", "provider.dispatched", "step_started.committed",
-                         "step_ended.committed"]
+    assert names[:6] == ["acquire.committed", "renew.committed", "provider.dispatched", "fragment.opened",
+                         "step_started.committed", "step_ended.committed"]
     assert names[-5:] == ["acquire.committed", "recovery.scanned", "recovery.taken_over", "recovery.reconciling",
                           "recovery.convert_failed"]
     for name, ctx in w.recorder.hits:
@@ -106,7 +111,7 @@ def test_boundaries_follow_the_unit_named_in_after():
     assert seen, "no boundary was hit: nothing was checked"
     assert {name for name, _ in seen} == set(N.BOUNDARIES)
     for name, nxt in seen:
-        assert N.BOUNDARIES[name].before in nxt or LAST_STEP.get(name) in nxt, (name, nxt)
+        assert N.BOUNDARIES[name].before in nxt or LAST_STEP.get(name) in nxt or FRAGMENT.get(name) in nxt, (name, nxt)
     assert (R.B_STEP_ENDED_COMMITTED, {R.STEP_ENDED_RETURN}) in seen  # the gate between two Steps was held
 
 

@@ -27,6 +27,23 @@ def step_started_window(defects):
     return (snap.kinds(), snap.count("Started"), claim and claim.phase, node.finalizer.pc)
 
 
+def flush_without_assistant(defects):
+    """Cancel while the stream's partial fragment is open and no Step.Started was published (R000-v18-flush)."""
+    w = World(defects=defects, fragments=1)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    w.provider.open_fragment(1, True)
+    for _ in range(3):
+        node.runner.step()
+    assert (node.runner.pc, node.runner.mem, node.runner.active) == ("streaming", None, True)
+    node.cancel("s1")
+    for _ in range(5):  # the runner stops; the finalizer flushes and settles, or (the defect) keeps retrying
+        node.runner.step(), node.finalizer.step()
+    snap = w.snap()
+    claim = snap.claims.get("s1")
+    return (snap.kinds(), claim and claim.phase, node.finalizer.pc)
+
+
 def step_failed_duplicate_interrupt(defects):
     """Cancel after Step.Failed committed while its listener is blocked."""
     w = World(defects=defects)
@@ -480,6 +497,7 @@ CASES = {
     "step-started-window": (step_started_window,
                             (["Started", "Interrupted"], 1, None, "idle"),
                             (["Started"], 1, "cancelling", "reconciling")),
+    "flush-without-assistant": (flush_without_assistant, ([], None, "idle"), ([], "cancelling", "reconciling")),
     "step-failed-duplicate-interrupt": (step_failed_duplicate_interrupt,
                                         (["Started", "Failed"], [], []),
                                         (["Started", "Failed", "Interrupted"], [], [])),

@@ -49,7 +49,8 @@ const recovery = (w, p) => w.worker(p.r).move();
 const STEP = {
   Renew: runner,
   Dispatch: runner,
-  PublishStepStarted: runner,
+  OpenFragment: (w, p) => fragmented(w, p.n, true),
+  PublishStepStarted: (w, p) => fragmented(w, p.n, false),
   StepStartedReturn: runner,
   ToolStart: (w, p) => decided(w, p.n, "end"),
   ToolRun: runner,
@@ -107,6 +108,14 @@ const STEP = {
 function decided(w, n, outcome) {
   const node = w.node(n);
   if (node.runner.execution) w.provider.decide(node.runner.execution, outcome);
+  return node.runner.move();
+}
+
+/** The provider's stream for the runner's execution opens with a partial fragment (or not); then it moves.
+ * @param {World} w @param {string} n @param {boolean} opens */
+function fragmented(w, n, opens) {
+  const node = w.node(n);
+  if (node.runner.execution) w.provider.openFragment(node.runner.execution, opens);
   return node.runner.move();
 }
 

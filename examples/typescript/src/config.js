@@ -17,6 +17,7 @@ export class Settings {
     this.maxExec = raw.max_exec;
     this.maxSteps = raw.max_steps ?? 1;
     this.tools = raw.tools ?? 0;
+    this.fragments = raw.fragments ?? 0;
     this.lease = raw.lease;
     this.scanBound = raw.scan_bound;
     this.maxTries = raw.max_tries ?? 2;

@@ -120,6 +120,9 @@ export class Finalizer extends Actor {
     const active = mine ? runner.active : false;
     const settle = cfg.has("cancel-interrupts-unstarted") && a === null ? assistantId(this.execution, 1)
       : cfg.has("cancel-trusts-previous-step-memory") && mem !== null ? mem : a;
+    // the flush of publisher memory's open fragment: with no assistant in memory it has nothing durable and is
+    // dropped; flush-without-assistant raises there for want of an assistant id, and the finalizer retries
+    if (cfg.has("flush-without-assistant") && active && mem === null) return "retry";
     if (cfg.has("step-started-window") && a !== null && mem === null) {
       return "retry"; // it starts the assistant again, the cancelling phase rejects it: it retries later
     }

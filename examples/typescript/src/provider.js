@@ -1,8 +1,9 @@
 // @ts-check
 /**
  * The model provider: a scripted stream per dispatch (its outcome, 'end' or 'fail', is decided by the
- * script: the driver decides it before the Step publishes), plus the outside world's record of every call,
- * local tool run and reconciliation (a crash does not erase it).
+ * script: the driver decides it before the Step publishes), whether it opens with a partial fragment before
+ * its Step.Started (the twin's Fragments: decided the same way), plus the outside world's record of every
+ * call, local tool run and reconciliation (a crash does not erase it).
  */
 /** @typedef {import('./types.js').EffectKind} EffectKind */
 /** Who makes a provider call, and for which Step. @typedef {{session: string, execution: number, owner: string,
@@ -13,6 +14,8 @@ export class ScriptedProvider {
   constructor() {
     /** @type {Map<number, Outcome>} execution -> outcome */
     this.script = new Map();
+    /** @type {Set<number>} executions whose stream opens with a partial fragment */
+    this.fragments = new Set();
     /** @type {import('./types.js').Effect[]} */
     this.effects = [];
   }
@@ -22,13 +25,22 @@ export class ScriptedProvider {
     this.script.set(execution, outcome);
   }
 
+  /** Whether the execution's stream opens with a partial fragment (before its Step.Started).
+   * @param {number} execution @param {boolean} opens */
+  openFragment(execution, opens) {
+    if (opens) this.fragments.add(execution);
+    else this.fragments.delete(execution);
+  }
+
   /** Begin a provider call: the stream of Step `step` of an execution. @param {Call} call */
   dispatch({ session, execution, owner, node, step }) {
     this.record(session, execution, owner, node, "dispatch", step);
-    const script = this.script;
+    const { script, fragments } = this;
     return {
       /** The stream's end: 'end' (the Step completes) or 'fail' (the stream failed). @returns {Outcome} */
       outcome: () => script.get(execution) ?? "end",
+      /** The stream's first chunk is a partial fragment, not yet a Step.Started. */
+      opensFragment: () => fragments.has(execution),
     };
   }
 

@@ -17,15 +17,15 @@ export type Defect =
   | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
-  | "retry-tool-after-failed-publication" | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids"
-  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "exact-retry-appends-twice" | "resume-drains-without-request"
-  | "steer-selects-recovery-input";
+  | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
+  | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full"
+  | "exact-retry-appends-twice" | "resume-drains-without-request" | "steer-selects-recovery-input";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
-  | "acquire.committed" | "renew.committed" | "provider.dispatched" | "step_started.committed" | "tool.started"
-  | "tool.ran" | "tool.publish_failed" | "step_failed.committed" | "step_ended.committed" | "cancel.requested"
-  | "finalizer.reconciling" | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over"
+  | "acquire.committed" | "renew.committed" | "provider.dispatched" | "fragment.opened" | "step_started.committed"
+  | "tool.started" | "tool.ran" | "tool.publish_failed" | "step_failed.committed" | "step_ended.committed"
+  | "cancel.requested" | "finalizer.reconciling" | "finalizer.settled" | "recovery.scanned" | "recovery.taken_over"
   | "recovery.reconciling" | "recovery.convert_failed" | "recovery.converted" | "wake.reserved" | "resume.requested";
 
 /** spec/names.py ASSUMPTIONS */
@@ -38,6 +38,7 @@ export interface ActionParams {
   PromoteContinuation: { n: string; i: InputRecord };
   Renew: { n: string };
   Dispatch: { n: string };
+  OpenFragment: { n: string };
   PublishStepStarted: { n: string };
   StepStartedReturn: { n: string };
   ToolStart: { n: string };

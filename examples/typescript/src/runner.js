@@ -136,6 +136,7 @@ export class Runner extends Actor {
       for (;;) {
         await this.renew();
         const stream = await this.dispatch();
+        if (this.cfg.fragments > 0 && stream.opensFragment()) await this.openFragment();
         await this.publishStepStarted();
         if (await this.stepBody(stream)) return;
       }
@@ -167,6 +168,14 @@ export class Runner extends Actor {
     this.failpoints.fire("provider.dispatched");
     await this.gate();
     return stream;
+  }
+
+  /** OpenFragment: the stream's first chunk is a partial fragment; publisher memory holds it open (active) and
+   * names no assistant, since no Step.Started was published (in memory only). */
+  async openFragment() {
+    this.set({ active: true, took: "OpenFragment" });
+    this.failpoints.fire("fragment.opened");
+    await this.gate();
   }
 
   /** The stream's first chunk: Step.Started, fenced; memory follows only once the publish returned. */
