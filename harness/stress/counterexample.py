@@ -201,7 +201,7 @@ class SessionWalk:
         prompts = max(1, max(checker.prompts.get(s, 1) for s in sessions))
         self.cfg = M.Config(sessions=sessions, nodes=tuple(meta["nodes"]), recoverers=tuple(meta["workers"]),
                             prompts=prompts, max_exec=max(1, len(emap)), max_steps=int(meta.get("max_steps", 1)),
-                            tools=int(meta.get("tools", 0)),
+                            tools=int(meta.get("tools", 0)), fragments=int(meta.get("fragments", 0)),
                             lease=1, scan_bound=1,
                             grace=int(meta.get("grace_ticks", 0)),
                             max_tries=int(meta.get("max_tries", checker.words.max_tries)),

@@ -88,7 +88,7 @@ def config_from_meta(meta: dict, words: Vocabulary, prompts: int = 1) -> M.Confi
                     max_wake_tries=int(meta.get("max_wake_tries", 2)),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
                     max_steps=int(meta.get("max_steps", 1)), tools=int(meta.get("tools", 0)),
-                    lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
+                    fragments=int(meta.get("fragments", 0)), lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
                     grace=int(meta.get("grace_ticks", 0)), max_tries=int(meta.get("max_tries", words.max_tries)),
                     faults=frozenset(N.FAULT_KINDS))
 
@@ -97,7 +97,7 @@ def meta_for(cfg: M.Config, **extra) -> dict:
     """The history's metadata for a run on a twin configuration (the inverse of `config_from_meta`)."""
     return {"sessions": list(cfg.sessions), "nodes": list(cfg.nodes), "workers": list(cfg.recoverers),
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
-            "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools,
+            "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools, "fragments": cfg.fragments,
             "wake_rows": cfg.wake_rows, "wake_batch": cfg.wake_batch, "fresh_share": cfg.fresh_share,
             "max_wake_tries": cfg.max_wake_tries,
             "defects": sorted(cfg.defects), **extra}
