@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import functools
 import cikit
 
 
@@ -60,3 +61,17 @@ def renew_without_lease_check(cfg, st, n):
         return st._replace(claim=M._put(st.claim, s, c._replace(ttl=cfg.lease)),
                            run=M._put(st.run, n, r._replace(pc="renewed")))
     return M._stop(st, n)
+
+
+SMALL = 40_000  # states: a defect's per-run TLC checks stay at or under this; whole witnesses are the deep profile's
+
+
+@functools.lru_cache(maxsize=1)
+def small_configs() -> tuple[str, ...]:
+    """The gate and feature configurations of at most SMALL states, smallest first (spec/README.md, "the test
+    suite's budget"): where each run checks a defect on TLC; a larger one is stopped past SMALL."""
+    from harness.engines.explore import explore
+    from spec import configs
+    sizes = {n: explore(configs.get(n), liveness=False, keep_edges=False, check=False, max_states=SMALL + 1).distinct
+             for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS}
+    return tuple(sorted((n for n in sizes if sizes[n] <= SMALL), key=sizes.get))

@@ -5,6 +5,8 @@ import functools
 
 import pytest
 
+import tlckit
+
 from harness.engines.check import run_python, run_tlc, witness_config, witnesses
 from spec import configs
 from spec import names as N
@@ -123,22 +125,13 @@ def _drop_the_defect_graph():
 
 
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
-SMALL = 40_000  # states: as tests/engines/test_equivalence.py, larger configurations are the deep profile's
-
-
-@functools.lru_cache(maxsize=1)
-def _small_configs() -> tuple[str, ...]:
-    from harness.engines.explore import explore
-    sizes = {n: explore(configs.get(n), liveness=False, keep_edges=False, check=False, max_states=SMALL + 1).distinct
-             for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS}  # a larger one is stopped past SMALL
-    return tuple(sorted((n for n in sizes if sizes[n] <= SMALL), key=sizes.get))
 
 
 def pair_config(defect: str, prop: str) -> str:
     """The smallest configuration where the twin's graph with `defect` has a fair lasso breaking `prop`;
     the defect's witness configuration when none has."""
     from harness.engines.liveness import check_leads_to
-    for name in _small_configs():
+    for name in tlckit.small_configs():
         if check_leads_to(configs.get(name, defects=[defect]), _defect_graph(defect, name), prop) is not None:
             return name
     return N.DEFECTS[defect].config

@@ -46,9 +46,6 @@ def test_graphs_are_equal_on_each_feature_configuration(name, tlc_or_skip):
 # twin's graph (its hooks are reached there, on both sides), not on its witness configuration whole: 17 of
 # the 32 witnesses are `ci` (95,651 states) or `sessions` (156,295), and TLC writing each one's graph was
 # the test suite's largest cost. The witness configurations whole run in the deep profile (nightly).
-SMALL = 40_000  # states: larger configurations are left to the deep profile
-
-
 @functools.lru_cache(maxsize=None)
 def _edges(name: str, defect: str | None = None) -> frozenset:
     cfg = configs.get(name, defects=[defect] if defect else [])
@@ -56,16 +53,9 @@ def _edges(name: str, defect: str | None = None) -> frozenset:
     return frozenset((keys[i], a, keys[j]) for i, a, j in edges)
 
 
-@functools.lru_cache(maxsize=1)
-def _small_configs() -> tuple[str, ...]:
-    sizes = {n: explore(configs.get(n), liveness=False, keep_edges=False, check=False, max_states=SMALL + 1).distinct
-             for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS}  # a larger one is stopped past SMALL
-    return tuple(sorted((n for n in sizes if sizes[n] <= SMALL), key=sizes.get))
-
-
 def equivalence_config(defect: str) -> str:
     """The smallest configuration where `defect` changes the twin's graph; its witness's when none does."""
-    for name in _small_configs():
+    for name in tlckit.small_configs():
         if _edges(name, defect) != _edges(name):
             return name
     return N.DEFECTS[defect].config
