@@ -120,6 +120,13 @@ CONFIGS: dict[str, Config] = {
     "tools": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, tools=1,
                     lease=1, scan_bound=1, grace=0, supervision_lag=1, max_tries=1,
                     faults=frozenset({"crash", "publication"})),
+    # tools under pauses (issue 30 item 3): `tools`' one Session and node with pauses instead of crashes, and
+    # the failed Tool.Success publication; Grace 1 = SupervisionLag 1 (SynchronizedClocks, as on `steps`), so
+    # a paused runner meets its own expired claim at the tool start, Tool.Success and the unknown mark (their
+    # fences' `expired` branches, reached nowhere else), never a successor's
+    "toolpauses": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, tools=1,
+                         lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
+                         faults=frozenset({"pause", "publication"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -136,7 +143,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "retries", "wakes", "inputs", "steer", "fragments")
+FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer", "fragments")
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)

@@ -14,17 +14,12 @@ FENCED_ACTIONS = ("Renew", "PublishStepStarted", "Steer", "ToolStart", "PublishT
 _SUPERVISED = ("ruled out under SynchronizedClocks (Grace >= SupervisionLag): the node's supervision stops its "
                "runner or finalizer before a successor can take the claim over, and a cancellation's finalizer "
                "waits for its own runner to stop; with the assumption off it is reached (tests/engines/test_fences.py)")
-_TOOLS_NO_PAUSE = ("not reached on the gate's configurations (issue 30 item 3): `tools` has crashes, not "
-                   "pauses, so a tool's runner never outlives its lease (spec/configs.py)")
 FENCE_UNREACHABLE: dict[tuple[str, str], str] = {
     ("RecoveryReconvert", "held"): "ruled out: the retry follows a committed conversion, after which the "
                                    "worker's claim is gone or the continuation's",
     ("RecoveryReconvert", "expired"): "ruled out: as its held branch",
     ("Steer", "expired"): "a refusal: a steer whose fence fails is not enabled (no edge); conformance probes it",
     ("Steer", "replaced"): "a refusal: as its expired branch",
-    ("ToolStart", "expired"): _TOOLS_NO_PAUSE,
-    ("PublishToolSuccess", "expired"): _TOOLS_NO_PAUSE,
-    ("MarkUnknown", "expired"): _TOOLS_NO_PAUSE,
     **{(a, "replaced"): _SUPERVISED
        for a in ("Renew", "PublishStepStarted", "ToolStart", "PublishToolSuccess", "MarkUnknown",
                  "PublishStepFailed", "PublishStepEnded", "ClearClaim", "FinalizerReconcile", "FinalizerSettle",

@@ -13,6 +13,8 @@ calls (one per registry action, found through `spec.model`, wherever the functio
 - a **fence** is an `if` (or `x if T else y`) whose test calls a fence predicate: `fenced`, `ordinary_ok`,
   or a protocol hook that reads a claim's owner or calls them (spec/hooks.py, read the same way). `if not
   X:` fails the fence in its body, `if X:` passes it; either way the fence's conjuncts are made to hold.
+- a conjunct that reads only the configuration (`'crash' in cfg.faults`, `cfg.steering`) is a feature's
+  switch, not a guard, and is not mutated (`_switch`).
 - a conjunct that calls a helper of the twin (spec/, not an action) or a hook (`cfg.hooks.h`) is also
   expanded: the helper's own conjuncts are dropped in turn, at that call site only (a mutated copy of the
   helper is called there), up to MAX_DEPTH calls deep. A helper called as a statement or returned whose
@@ -158,6 +160,14 @@ def _label(node: ast.AST, value: bool) -> str:
     return f"not {text}" if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"not ({text})"
 
 
+def _switch(leaf: ast.AST) -> bool:
+    """A conjunct that reads only the configuration (`'crash' in cfg.faults`, `cfg.admission`): the model's
+    switch for a feature, not a guard of the protocol. Dropped, it explores another configuration (the
+    feature on where this one has it off), which the feature configurations check as themselves, at the
+    cost of an exploration per configuration (a quarter of a whole run): not a mutant."""
+    return {n.id for n in ast.walk(leaf) if isinstance(n, ast.Name)} <= {"cfg", "N"}
+
+
 def _sites(fn, polarity: bool | None, depth: int, seen: frozenset):
     """(kind, chain, label, where) for every conjunct reachable in `fn`. `polarity`: None for an action or a
     state-returning helper; True (False) for a boolean helper whose truth enables (disables) the caller."""
@@ -190,6 +200,8 @@ def _sites(fn, polarity: bool | None, depth: int, seen: frozenset):
                 found = [(test, holds)]  # the guard dropped whole
             whole = found == [(test, holds)] and not _conjuncts(test, holds)
             for leaf, value in found:
+                if _switch(leaf):
+                    continue
                 label = f"the guard `if {ast.unparse(test)}` dropped" if whole else _label(leaf, value)
                 yield kind, ((fn, index[id(leaf)], value),), ": " + label, _where(fn, leaf)
                 helper = _callee(fn, leaf)
@@ -256,15 +268,23 @@ def _domain(cfg: M.Config, st: M.State, action: N.Action):
     return itertools.product(*(values[letter] for letter in action.params))
 
 
-def offered_everywhere(name: str, fn) -> callable:
+def offered_everywhere(name: str, fn, errors: list | None = None) -> callable:
     """`spec.model.successors` with the mutated action also tried on every parameter tuple, at every state.
     Why: Next offers an actor only the actions its pc can enable (spec.model._RUNNER_BY_PC and the
     finalizer's, the workers' and the inputs' dispatch), a copy of each guard's first conjunct made for
-    speed; dropping that conjunct in the action alone would change nothing. The TLA+ has no such copy."""
+    speed; dropping that conjunct in the action alone would change nothing. The TLA+ has no such copy.
+    With `errors` (tolerant), a state where some action raises (the mutant led the twin where it never
+    meant to go) is a dead end, as it is an error for TLC, and what was raised is kept there."""
     action = N.ACTIONS[name]
 
     def successors(cfg, st):
-        out = list(M.successors(cfg, st))
+        try:
+            out = list(M.successors(cfg, st))
+        except Exception as exc:  # noqa: BLE001 - only with `errors`: recorded, never hidden
+            if errors is None:
+                raise
+            errors.append(f"{type(exc).__name__}: {exc}")
+            return iter(())
         seen = {p for a, p, _ in out if a == name}
         for params in _domain(cfg, st, action):
             if params not in seen:
@@ -281,6 +301,7 @@ class Applied:
     original: types.FunctionType
     function: types.FunctionType  # the mutated action
     successors: callable  # Next with it (offered_everywhere)
+    errors: list  # tolerant: what the mutated action raised (it is disabled where it raises)
 
     def same_at(self, cfg: M.Config, st: M.State) -> bool:
         """The mutated action does at `st` what the twin's does, for every parameter tuple (a raise propagates:
@@ -295,11 +316,23 @@ class Applied:
 
 
 @contextlib.contextmanager
-def applied(m: Mutant):
+def applied(m: Mutant, tolerant: bool = False):
     """The twin with `m` in place of its action (every spec module's binding of it, and RUNNER_STEPS);
-    yields it as `Applied` (the successors function to explore it with: offered_everywhere)."""
+    yields it as `Applied` (the successors function to explore it with: offered_everywhere). `tolerant`:
+    where the mutated action raises (a runner step at a pc it never meant to see) it is disabled and the
+    error kept in `Applied.errors`, so the rest of the mutant's graph is explored and every invariant it
+    breaks elsewhere is found, not only the error."""
     original = actions()[m.action]
-    new = mutated(m)
+    new = raw = mutated(m)
+    errors: list[str] = []
+    if tolerant:
+        @functools.wraps(raw)
+        def new(cfg, st, *args):
+            try:
+                return raw(cfg, st, *args)
+            except Exception as exc:  # noqa: BLE001 - the mutant, not the twin: recorded, never hidden
+                errors.append(f"{type(exc).__name__}: {exc}")
+                return None
     undo = []
     for mod in [v for k, v in sys.modules.items() if k == "spec" or k.startswith("spec.")]:
         for key, value in list(vars(mod).items()):
@@ -309,7 +342,8 @@ def applied(m: Mutant):
     steps = M.RUNNER_STEPS
     M.RUNNER_STEPS = tuple((n, new if f is original else f) for n, f in steps)
     try:
-        yield Applied(m.action, original, new, offered_everywhere(m.action, new))
+        yield Applied(m.action, original, new, offered_everywhere(m.action, new, errors if tolerant else None),
+                      errors)
     finally:
         M.RUNNER_STEPS = steps
         for mod, key, value in undo:

@@ -28,6 +28,8 @@ def test_the_gate_configurations_reach_every_branch_the_registry_does_not_explai
     assert all(cells[a, F.REPLACED][1] == "takeovers"
                for a in ("RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine"))
     assert cells["RecoveryTakeover", F.HELD][1] == "takeovers"
+    # a tool's runner outlives its lease only under pauses: its fences' expired branches are toolpauses'
+    assert all(cells[a, F.EXPIRED][1] == "toolpauses" for a in ("ToolStart", "PublishToolSuccess", "MarkUnknown"))
 
 
 def test_a_branch_no_configuration_reaches_fails_the_stage():

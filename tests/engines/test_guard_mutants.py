@@ -57,6 +57,20 @@ def test_a_real_conjunct_dropped_is_killed(capsys):
     assert "killed      CancelRequest: c.ttl > 0  by FencedMutation" in out
 
 
+def test_a_mutant_the_twin_cannot_run_is_explored_past_its_error(capsys):
+    """Killed by the twin's error (a runner step at a pc it never meant to see), and its graph explored
+    without the steps that raise: the invariants it breaks on paths that never raise are recorded too. The
+    pc conjunct of StepStartedReturn: a runner still streaming returns, naming an assistant no Step.Started
+    committed (MemoryFollowsDurable, otherwise broken only by `memory-before-publish`'s hook)."""
+    assert main(["mutate-spec", "--action", "StepStartedReturn", "--config", "rows", "--jobs", "1"]) in (0, 1)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "StepStartedReturn/_runner_at: r.pc == pc" in ln)
+    assert line.split()[0] == "killed" and "by error: ValueError" in line and "MemoryFollowsDurable" in line
+    m = next(m for m in G.derive() if m.id == "StepStartedReturn/_runner_at: r.pc == pc")
+    with G.applied(m) as mutant:  # not tolerant: the error propagates, as TLC stops on it
+        with pytest.raises(ValueError):
+            X.explore(X.configs.get("rows"), liveness=False, check=False, successors=mutant.successors)
+
+
 def test_a_planted_guard_no_check_needs_is_unexplained(capsys, monkeypatch):
     monkeypatch.setattr(M, "CancelRequest", _planted_cancel)
     assert [m.id for m in G.derive() if m.action == "CancelRequest"] == ["CancelRequest: st.nextExec < 100"]
@@ -73,7 +87,7 @@ def test_an_unmutated_graph_is_not_checked_again():
     g = explore(configs.get("rows"), liveness=False, check=False, keep_edges=True).graph
     assert X.fingerprint(g) == X.baseline("rows").fingerprint
     v = X.Verdict("x", "CancelRequest", "guard", "")
-    same = G.Applied("CancelRequest", ORIGINAL_CANCEL, ORIGINAL_CANCEL, M.successors)
+    same = G.Applied("CancelRequest", ORIGINAL_CANCEL, ORIGINAL_CANCEL, M.successors, [])
     assert X._explore_one(v, "rows", 10 ** 6, same) is False and v.verdict == X.SURVIVED
 
 

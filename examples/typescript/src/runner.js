@@ -126,7 +126,14 @@ export class Runner extends Actor {
     return this.claims.runningFenced(this.session, this.execution, this.id);
   }
 
+  /** A publication's fence, read before its transaction. The environment's publication fault fails the
+   * step's first database access, this read, whatever the lease: the model's Tool.Success publication
+   * fails before its fence decides (an expired lease did hide the fault here, found on `toolpauses`). */
   async publishOk() {
+    if (this.publisher.failNext) {
+      this.publisher.failNext = false;
+      throw new PublicationFailed("the transaction failed");
+    }
     return this.cfg.has("unfenced-step-publication") || this.fence();
   }
 
