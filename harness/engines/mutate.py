@@ -130,14 +130,23 @@ def _explore_one(v: Verdict, name: str, cap: int, mutant: G.Applied) -> bool:
 
 
 def run_one(m: G.Mutant, names: Iterable[str]) -> Verdict:
-    """Explore `m` on each configuration, smallest first, until one kills it."""
+    """Explore `m` on each configuration, smallest first, until one kills it. A kill by the twin's error
+    alone goes on to the next configurations until one also shows an invariant the mutant breaks where it
+    does not raise (the reviewer's map wants the invariant: the smallest configuration, `wakes`, has no
+    prompt, so a runner step's error is all it can show); none does: the first error stands."""
     v = Verdict(m.id, m.action, m.kind, m.where)
     t0 = time.perf_counter()
     caps = {name: GROWTH * baseline(name).distinct for name in names}
+    error_only = None
     with G.applied(m, tolerant=True) as mutant:
         for name in sorted(caps, key=caps.get):
             if _explore_one(v, name, caps[name], mutant):
-                break
+                if any(not b.startswith("error:") for b in v.by):
+                    break
+                error_only = error_only or (v.by, v.config, v.states)
+                v.verdict = SURVIVED
+    if v.verdict != KILLED and error_only:
+        v.verdict, (v.by, v.config, v.states) = KILLED, error_only
     v.seconds = round(time.perf_counter() - t0, 3)
     return v
 
