@@ -62,6 +62,7 @@ class Runner(Actor):
             ENDED: (stop, Step(R.STEP_ENDED_RETURN, self._step_ended_return)),
             DONE: (stop, Step(R.CLEAR_CLAIM, self._clear_claim)),
             STOPPED: (Step(R.RUNNER_EXIT, self._runner_exit, lambda: not self.settling.holds(self.execution_id)),),
+            HUNG: (),  # a listener never returned (Residual R2): no step, not even the interrupt's stop
         })
 
     def reset(self) -> None:
@@ -210,7 +211,7 @@ class Runner(Actor):
     def hang_listener(self) -> str | None:
         """The environment's hang (Residual R2): a listener of the Step event just committed never returns.
         The runner stays at its gate, hung: it takes no step and observes no interrupt (its table has no
-        entry for HUNG), while it still runs its execution, so the node's heartbeat keeps the lease live and
+        step at HUNG), while it still runs its execution, so the node's heartbeat keeps the lease live and
         a finalizer of it waits. Only supervise() (the claim no longer its exact, live claim) or a crash
         ends it."""
         at_gate = self.pc in (STARTED, FAILED, ENDED) or (self.pc == DONE and self.active)
