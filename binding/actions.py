@@ -69,6 +69,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),
     R.TOOL_START: (STEP, lambda w, p: _runner_step(w, p, "end")),
     R.TOOL_SUCCESS_FAILS: (ENVIRONMENT, lambda w, p: w.node(p[0]).runner.fail_next_publication()),
+    R.LISTENER_HANGS: (ENVIRONMENT, lambda w, p: w.node(p[0]).runner.hang_listener()),
     **{name: (STEP, lambda w, p: w.node(p[0]).finalizer.step())
        for name in R.FINALIZER_ACTIONS if name not in N.ATTEMPTS},
     **{name: (STEP, lambda w, p: w.worker(p[0]).step())

@@ -41,6 +41,7 @@ FAILED = _pc("failed", N.RUNNER_PCS)
 ENDED = _pc("ended", N.RUNNER_PCS)
 DONE = _pc("done", N.RUNNER_PCS)
 STOPPED = _pc("stopped", N.RUNNER_PCS)
+HUNG = _pc("hung", N.RUNNER_PCS)  # a listener never returned (the environment's hang, Residual R2): no step
 # the finalizer's (FINALIZER_PCS)
 SETTLE = _pc("settle", N.FINALIZER_PCS)
 RECONCILING = _pc("reconciling", N.FINALIZER_PCS)  # its reconciliation began; the settlement is due
@@ -53,7 +54,7 @@ QUARANTINING = _pc("quarantining", N.RECOVERY_PCS)
 RECONVERTING = _pc("reconverting", N.RECOVERY_PCS)  # after a lost commit acknowledgement: the retry is due
 
 RUNNER_PCS = (IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, TOOL_STARTED, TOOLING, TOOL_FAILED, FAILED,
-              ENDED, DONE, STOPPED)
+              ENDED, DONE, STOPPED, HUNG)
 FINALIZER_PCS = (IDLE, SETTLE, RECONCILING, CLEAR)
 RECOVERY_PCS = (IDLE, SCANNED, CONVERTING, RECONCILED, QUARANTINING, RECONVERTING)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from . import ids
 from . import registry as R
-from .actor import (ACQUIRED, DONE, ENDED, FAILED, IDLE, RENEWED, STARTED, STEPPING, STOPPED, STREAMING, TOOL_FAILED,
-                    TOOL_STARTED, TOOLING, Actor, Step)
+from .actor import (ACQUIRED, DONE, ENDED, FAILED, HUNG, IDLE, RENEWED, STARTED, STEPPING, STOPPED, STREAMING,
+                    TOOL_FAILED, TOOL_STARTED, TOOLING, Actor, Step)
 from .claims import ClaimStore, Ident
 from .context import Context
 from .events import Fence, Publisher, StepEvent
@@ -62,6 +62,7 @@ class Runner(Actor):
             ENDED: (stop, Step(R.STEP_ENDED_RETURN, self._step_ended_return)),
             DONE: (stop, Step(R.CLEAR_CLAIM, self._clear_claim)),
             STOPPED: (Step(R.RUNNER_EXIT, self._runner_exit, lambda: not self.settling.holds(self.execution_id)),),
+            HUNG: (),  # a listener never returned (Residual R2): no step, not even the interrupt's stop
         })
 
     def reset(self) -> None:
@@ -206,6 +207,18 @@ class Runner(Actor):
         self.fail_publication = True
         self.step()
         return R.TOOL_SUCCESS_FAILS
+
+    def hang_listener(self) -> str | None:
+        """The environment's hang (Residual R2): a listener of the Step event just committed never returns.
+        The runner stays at its gate, hung: it takes no step and observes no interrupt (its table has no
+        step at HUNG), while it still runs its execution, so the node's heartbeat keeps the lease live and
+        a finalizer of it waits. Only supervise() (the claim no longer its exact, live claim) or a crash
+        ends it."""
+        at_gate = self.pc in (STARTED, FAILED, ENDED) or (self.pc == DONE and self.active)
+        if self.intr or not at_gate:
+            return None
+        self.pc = HUNG
+        return R.LISTENER_HANGS
 
     def _publish_tool_success(self) -> Result:
         """Tool.Success (fenced); the settlement flag changes only once the publication committed."""

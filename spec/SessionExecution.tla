@@ -44,6 +44,9 @@
 (* Stream fragments.  With Fragments = 1 a stream may open a partial       *)
 (* fragment before its Step.Started (OpenFragment): publisher memory holds *)
 (* it open and names no assistant; the finalizer's flush drops it.         *)
+(* Hung listeners.  With the fault "hang" a listener of a committed Step   *)
+(* event may never return (ListenerHangs): the runner stays at its gate    *)
+(* ("hung") while its node's heartbeat keeps the lease live (Residual R2). *)
 (*                                                                         *)
 (* Hooks.  This module is the correct protocol only: no defect switch is   *)
 (* declared or read here.  Each place a known defect (spec/names.py)       *)
@@ -82,7 +85,7 @@ CONSTANTS
     \* @type: Int;
     MaxTries,       \* takeovers of one claim before a conversion that lost its lease quarantines it
     \* @type: Set(Str);
-    Faults,         \* which of "crash", "pause", "corrupt", "ack" the environment may inject
+    Faults,         \* which of "crash", "pause", "corrupt", "ack", "publication", "hang" the environment may inject
     \* @type: Bool;
     TimelyDispatch,
     \* @type: Int;
@@ -169,7 +172,7 @@ vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faul
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped", "tool_started", "tooling", "tool_failed"}
+              "stopped", "tool_started", "tooling", "tool_failed", "hung"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 StepKinds == {"Started"} \cup TerminalKinds
 \* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
@@ -552,9 +555,9 @@ ClearClaim(n) ==
                /\ UNCHANGED claim
        /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
-\* The runner observes the interrupt at its next step and stops.
+\* The runner observes the interrupt at its next step and stops (a hung runner takes no next step).
 RunnerStop(n) ==
-    /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped"}
+    /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped", "hung"}
     /\ run' = [run EXCEPT ![n].pc = "stopped"]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
 
@@ -984,6 +987,21 @@ Crash(k) ==
     /\ faults' = faults \cup {"crash"}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects, wakes>>
 
+\* A listener of a committed Step event never returns (Residual R2): the runner is at a listener gate
+\* (Step.Started, Step.Failed or Step.Ended committed, its return not taken: after the last Step's
+\* Step.Ended the return is ClearClaim, memory still active) and stays there for good ("hung"): its return
+\* is disabled, and it observes no interrupt.  Its node still works on the claim (ActiveOn), so the
+\* heartbeat keeps the lease live; only a crash, or its supervisor once the claim is no longer its exact,
+\* live claim (a pause past the lease), ends it.
+ListenerGate(n) == \/ RunnerAt(n, "started") \/ RunnerAt(n, "failed") \/ RunnerAt(n, "ended")
+                   \/ RunnerAt(n, "done") /\ run[n].active
+ListenerHangs(n) ==
+    /\ "hang" \in Faults
+    /\ ListenerGate(n)
+    /\ run' = [run EXCEPT ![n].pc = "hung"]
+    /\ faults' = faults \cup {"hang"}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+
 \* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
 CorruptRecoveryRow(s, e) ==
     /\ "corrupt" \in Faults /\ "corrupt" \notin faults
@@ -1011,6 +1029,7 @@ Next ==
     \/ \E n \in Nodes : StepFailedReturn(n)
     \/ \E n \in Nodes : PublishStepEnded(n)
     \/ \E n \in Nodes : StepEndedReturn(n)
+    \/ \E n \in Nodes : ListenerHangs(n)
     \/ \E n \in Nodes : ClearClaim(n)
     \/ \E n \in Nodes : RunnerStop(n)
     \/ \E n \in Nodes : RunnerExit(n)
@@ -1042,7 +1061,8 @@ Next ==
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
 \* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
-\* CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails, WakeArrive, WakeLost) are not fair.
+\* CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails, ListenerHangs, WakeArrive, WakeLost) are
+\* not fair.  A listener's return is weakly fair: it returns unless it hung (ListenerHangs disables it).
 Fairness ==
     /\ \A n \in Nodes :
         /\ \A i \in InputUniverse : WF_vars(Acquire(n, i)) /\ WF_vars(PromoteContinuation(n, i))
@@ -1086,7 +1106,7 @@ TypeOK ==
     /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
-    /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication"}
+    /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication", "hang"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
                         /\ x.step \in 0..MaxSteps
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
@@ -1162,8 +1182,10 @@ FencedMutationStep ==
               claim[ev.sess].exec = ExecOf(ev.asst) /\ claim[ev.sess].owner = ev.node /\ claim[ev.sess].ttl > 0
 
 \* node m's provider call on Session s is in flight: dispatched (recorded) and not yet returned or stopped
+\* (a hung listener's Step counts as in flight: its runner never returned from it)
 CallInFlight(m, s) == /\ run[m].sess = s
-                      /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
+                      /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed",
+                                       "hung"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal] \in effects
 
@@ -1281,6 +1303,7 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
              \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
              \/ \E n \in Nodes : ToolSuccessFails(n)
+             \/ \E n \in Nodes : ListenerHangs(n)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 
@@ -1295,12 +1318,20 @@ Rejected(s) == claim[s].quar /\ claim[s].why = "malformed" /\ RowForExec(claim[s
 \* properties take its absence as a premise, per Session, and check everything else.
 ExhaustedByPauses(s) == claim[s].quar /\ claim[s].why = "exhausted" /\ claim[s].tries >= MaxTries
 NotExhaustedByPauses(s) == [](~ExhaustedByPauses(s))
+\* Residual R2, a hung listener (docs/protocol.md section 5): a runner whose listener never returns keeps
+\* its Session's claim live through its node's heartbeat, so a cancellation cannot finish while the process
+\* lives.  Unlike R1's quarantine a hang ends (a crash, or a pause past the lease and the supervisor), so it
+\* is not a premise `[](~X) => (P ~> Q)` (one transient hang would excuse the whole behaviour) but widens
+\* the goal, P ~> (Q \/ ListenerHung(s)), the twin's form: only a behaviour that stays hung is excused
+\* (spec/README.md, decision 24).
+ListenerHung(s) == \E n \in Nodes : run[n].pc = "hung" /\ run[n].sess = s
 \* the model mints no more executions: an input still pending can never be taken (the bound, not the protocol)
 Exhausted == nextExec > MaxExec
 
 SessionsEventuallyAvailable ==
     FaultsCease => \A s \in Sessions :
-        NotExhaustedByPauses(s) => ((claim[s].phase # "none") ~> (claim[s].phase = "none" \/ Rejected(s)))
+        NotExhaustedByPauses(s) =>
+            ((claim[s].phase # "none") ~> (claim[s].phase = "none" \/ Rejected(s) \/ ListenerHung(s)))
 
 \* pauses may go on forever here: a claim whose conversion keeps losing its lease must not starve the scan
 ExpiredClaimsEventuallyHandled ==
@@ -1312,17 +1343,20 @@ Waiting(s, kind) == \E i \in inputs : i.sess = s /\ i.kind = kind /\ i.state = "
 \* retry or a resume requests it), eventually every requested prompt has been taken (by the drain or a
 \* steer) and the Session is at rest (its claim cleared: after a terminal Step event, a cancellation, or a conversion into a
 \* continuation, which the next property follows), or the Session is rejected (malformed), unless Residual
-\* R1 quarantined it.  Prompts still waiting when the model's execution ids run out are the bound's, not the
+\* R1 quarantined it (or, R2, its listener hangs).  Prompts still waiting when the model's execution ids run out are the bound's, not the
 \* protocol's: Exhausted is a goal (a configuration with MaxExec 3 checks a second generation: `generations`).
 PendingInputsEventuallyServed ==
     FaultsCease => \A s \in Sessions : NotExhaustedByPauses(s) =>
-        (Waiting(s, "prompt") ~> ((~Waiting(s, "prompt") /\ claim[s].phase = "none") \/ Exhausted \/ Rejected(s)))
+        (Waiting(s, "prompt") ~> ((~Waiting(s, "prompt") /\ claim[s].phase = "none") \/ Exhausted \/ Rejected(s)
+                                  \/ ListenerHung(s)))
 
 \* While continuations of a Session wait, eventually none does: each one recovery created is promoted
-\* (or the ids run out, or the Session is rejected as malformed), unless Residual R1 quarantined it.
+\* (or the ids run out, or the Session is rejected as malformed), unless Residual R1 quarantined it
+\* (or, R2, its listener hangs).
 ContinuationsEventuallyPromoted ==
     FaultsCease => \A s \in Sessions :
-        NotExhaustedByPauses(s) => (Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s)))
+        NotExhaustedByPauses(s) =>
+            (Waiting(s, "cont") ~> (~Waiting(s, "cont") \/ Exhausted \/ Rejected(s) \/ ListenerHung(s)))
 
 \* Every fresh row is eventually woken, however often woken rows are lost (retry saturation), once fresh
 \* arrivals cease (were they to go on, a younger fresh row could wait behind older ones forever: that is

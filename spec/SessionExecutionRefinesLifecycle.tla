@@ -18,7 +18,9 @@ EXTENDS SessionExecution
 \* Each SessionLifecycle variable as an expression of SessionExecution's variables.
 
 \* runner program counters between Dispatch and the terminal Step event: a provider call in flight (a
-\* Step's local tool runs inside it)
+\* Step's local tool runs inside it).  Not "hung" (Residual R2): a listener that never returns is no
+\* abstract effect (a hang from Step.Ended's gate would begin one no Effect step takes); NoOverlappingEffects'
+\* CallInFlight does count it, the stricter reading for the safety property.
 InFlightPcs == {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed"}
 
 StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}

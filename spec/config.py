@@ -28,7 +28,7 @@ class Config:
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines
-    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - {N.ACK_LOST, N.PUBLICATION}  # these two only when named
+    faults: frozenset[str] = frozenset(N.FAULT_KINDS) - set(N.NAMED_FAULTS)  # these only when named
     timely_dispatch: bool = True
     synchronized_clocks: bool = True  # off: the takeover's grace drops below the supervision lag
     grace: int = 1  # Grace: ticks an expired claim waits before RecoveryTakeover may take it

@@ -14,8 +14,9 @@ from .mc import MC
 from .model import Config
 from .symmetry import perms
 
-# every fault but the lost acknowledgement, which only `retries` names (so no earlier state space changes)
-ALL_FAULTS = frozenset(N.FAULT_KINDS) - {N.ACK_LOST, N.PUBLICATION}
+# every fault but the named ones (the lost acknowledgement, the failed publication, the hung listener), which
+# only `retries`, `tools` and `listeners` name (so no earlier state space changes)
+ALL_FAULTS = frozenset(N.FAULT_KINDS) - set(N.NAMED_FAULTS)
 
 CONFIGS: dict[str, Config] = {
     # one Session, two nodes, one prompt, every fault, one retry (MaxTries 2): 19 of the 24 defects and all
@@ -109,6 +110,13 @@ CONFIGS: dict[str, Config] = {
     "fragments": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
                         lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
                         faults=frozenset({"pause"}), fragments=1),
+    # a listener that never returns (the fault "hang", Residual R2; issue 30 item 2): the runner stays at
+    # its listener gate while its node's heartbeat keeps the lease live (Lease 2: calm ticks and renewals),
+    # so a cancellation cannot finish; a pause past the lease (Grace 1 = SupervisionLag 1, as on `steps`)
+    # or a crash ends it and recovery takes the claim over
+    "listeners": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
+                        lease=2, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
+                        faults=frozenset({"pause", N.HANG})),
     # local tools (Tools 1) on one node: the fenced tool start, the physical tool, Tool.Success; a failed
     # publication leaves the claim unknown, a crash leaves a started call unsettled under a running claim,
     # and recovery (or the finalizer) must record the call's outcome, never re-run it
@@ -139,11 +147,13 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # invariants only, lockstep leaves them to the tests. One feature of spec v2 each, behind constants (or a
 # fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
 # `generations` (MaxExec 3: a continuation's execution recovered in turn), `fragments` (a partial stream
-# fragment before Step.Started: Fragments 1), and `sessions`, the scan window
+# fragment before Step.Started: Fragments 1), `listeners` (a listener that never returns: the fault
+# "hang"), and `sessions`, the scan window
 # over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer", "fragments")
+FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
+                   "fragments", "listeners")
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
@@ -153,6 +163,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
+    (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryReconvert")),
 )
 

@@ -145,8 +145,19 @@ def RunnerStop(cfg, st, n):
     r = st.run[M.ni(cfg, n)]
     if not r.intr:
         return f"runner {n} has not been interrupted"
-    if r.pc in ("idle", "stopped"):
-        return f"runner {n} is {'idle' if r.pc == 'idle' else 'already stopped'}"
+    if r.pc in ("idle", "stopped", "hung"):
+        return f"runner {n} is {dict(idle='idle', stopped='already stopped').get(r.pc, 'hung in a listener')}"
+    return None
+
+
+def ListenerHangs(cfg, st, n):
+    if n not in cfg.nodes:
+        return f"{n} is a recovery worker: it runs no listener"
+    if N.HANG not in cfg.faults:
+        return "hang is not among the faults of this configuration"
+    r = st.run[M.ni(cfg, n)]
+    if not M.listener_gate(st, M.ni(cfg, n)):
+        return f"runner {n} is not at a listener gate (it is at {r.pc}{', interrupted' if r.intr else ''})"
     return None
 
 

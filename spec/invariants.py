@@ -172,8 +172,9 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
     return True
 
 
-# a provider call dispatched and not yet returned (a Step's local tool runs inside it)
-IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed")
+# a provider call dispatched and not yet returned (a Step's local tool runs inside it; a hung listener's
+# runner never returned from its Step)
+IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed", "hung")
 
 
 def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:
@@ -296,6 +297,11 @@ def exhausted_by_pauses(cfg: Config, st: State, s: int) -> bool:
     return c.quar and c.why == "exhausted" and c.tries >= cfg.max_tries
 
 
+def listener_hung(cfg: Config, st: State, s: int) -> bool:
+    """TLA+ ListenerHung: Residual R2, a runner on s's Session hangs in a listener (it never returns)."""
+    return any(r.pc == "hung" and r.sess == cfg.sessions[s] for r in st.run)
+
+
 def _waiting(st: State, sess: str, kind: str) -> bool:
     """TLA+ Waiting: an input of this kind for the Session is pending."""
     return any(i.sess == sess and i.kind == kind and i.state == "pending" for i in st.inputs)
@@ -325,17 +331,22 @@ def step_kind(action: str, paused: bool) -> str:
     return PAUSE_STEP if action == TICK and paused else action
 
 
-# The residuals each property takes as a premise per Session (TLA+ `NotExhaustedByPauses(s) => (P ~> Q)`):
-# a Session R1 quarantined is exempt. The quarantine is stable (a quarantined claim is never taken over,
-# converted or cleared again), so `[]~R(s) => (P ~> Q)` is `P ~> (Q \/ R(s))`, the form leads_to returns.
+# The residuals each property takes as a premise per Session, by their TLA+ operator (spec.names.RESIDUALS):
+# R1, `NotExhaustedByPauses(s) => (P ~> Q)`: a Session R1 quarantined is exempt; the quarantine is stable (a
+# quarantined claim is never taken over, converted or cleared again), so `[]~R(s) => (P ~> Q)` is
+# `P ~> (Q \/ R(s))`, the form leads_to returns. R2, a hang, can end: TLA+ writes that form itself,
+# `P ~> (Q \/ ListenerHung(s))`. EXEMPT: each premise operator's state, by which leads_to widens Q.
 RESIDUAL_PREMISES = {name: tuple(r.premise for r in N.RESIDUALS.values() if name in r.properties)
                      for name in N.LIVENESS if any(name in r.properties for r in N.RESIDUALS.values())}
+EXEMPT = {"NotExhaustedByPauses": lambda cfg, st, s: exhausted_by_pauses(cfg, st, s),
+          "ListenerHung": lambda cfg, st, s: listener_hung(cfg, st, s)}
+assert set(EXEMPT) == {r.premise for r in N.RESIDUALS.values()}
 
 
 def leads_to(name: str, cfg: Config):
     """For a liveness property, the list of (label, P, Q) with P ~> Q, one per Session (the label); the
     property holds on behaviours whose cycle takes none of the steps in CEASING[name], for the Sessions
-    its residual premises (RESIDUAL_PREMISES) leave in: Q is widened by `exhausted_by_pauses` there."""
+    its residual premises (RESIDUAL_PREMISES) leave in: Q is widened by their states (EXEMPT) there."""
     if name == "FreshWorkKeepsCapacity":  # one per wake row (none when wake scans are not modelled)
         return [(f"wake row {w}", lambda st, w=w: fresh_row(st, w), lambda st, w=w: not fresh_row(st, w))
                 for w in range(1, cfg.wake_rows + 1)]
@@ -359,8 +370,8 @@ def leads_to(name: str, cfg: Config):
             q = lambda st, s=s: not _eligible(cfg, st, s)
         else:
             raise KeyError(name)
-        if name in RESIDUAL_PREMISES:
-            q = lambda st, s=s, q=q: q(st) or exhausted_by_pauses(cfg, st, s)
+        for premise in RESIDUAL_PREMISES.get(name, ()):
+            q = lambda st, s=s, q=q, x=EXEMPT[premise]: q(st) or x(cfg, st, s)
         out.append((sess, p, q))
     return out
 

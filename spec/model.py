@@ -22,7 +22,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
     active_on, owner_active, selectable, eligible, scan_window, run_stale, fin_stale,
-    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking,
+    lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation,
     Wake, WAKE_IDLE, fresh_row, retried_row, rotate, wake_plan,
@@ -142,7 +142,7 @@ def ClearClaim(cfg, st, n):
 
 def RunnerStop(cfg, st, n):
     r = st.run[n]
-    if not (r.intr and r.pc not in ("idle", "stopped")):
+    if not (r.intr and r.pc not in ("idle", "stopped", "hung")):  # a hung runner takes no next step
         return None
     return _stop(st, n)
 
@@ -359,6 +359,15 @@ def Crash(cfg, st, n):
                        faults=st.faults | {"crash"})
 
 
+def ListenerHangs(cfg, st, n):
+    """A listener of a committed Step event never returns (Residual R2): the runner stays at its gate, hung
+    (its return disabled, no interrupt observed) while its node's heartbeat keeps the lease live. `n`
+    indexes cfg.nodes then cfg.recoverers, as for every fault."""
+    if not (N.HANG in cfg.faults and n < len(cfg.nodes) and listener_gate(st, n)):
+        return None
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="hung")), faults=st.faults | {N.HANG})
+
+
 def CorruptRecoveryRow(cfg, st, s, e):
     if "corrupt" not in cfg.faults or "corrupt" in st.faults:
         return None
@@ -450,17 +459,20 @@ RUNNER_STEPS = (
     ("PublishStepFailed", PublishStepFailed),
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
     ("StepEndedReturn", StepEndedReturn), ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
+    ("ListenerHangs", ListenerHangs),
 )
 
-# which runner actions a pc can enable (RunnerStop: any pc once interrupted; RunnerExit: stopped)
+# which runner actions a pc can enable (RunnerStop: any busy pc once interrupted, but hung; RunnerExit:
+# stopped; ListenerHangs: a listener gate)
 _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
-    "streaming": ("OpenFragment", "PublishStepStarted", "RunnerStop"), "started": ("StepStartedReturn", "RunnerStop"),
+    "streaming": ("OpenFragment", "PublishStepStarted", "RunnerStop"),
+    "started": ("StepStartedReturn", "ListenerHangs", "RunnerStop"),
     "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "RunnerStop"),
     "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
     "tool_failed": ("MarkUnknown", "RunnerStop"),
-    "failed": ("StepFailedReturn", "RunnerStop"), "ended": ("StepEndedReturn", "RunnerStop"),
-    "done": ("ClearClaim", "RunnerStop"), "stopped": ("RunnerExit",),
+    "failed": ("StepFailedReturn", "ListenerHangs", "RunnerStop"), "ended": ("StepEndedReturn", "ListenerHangs", "RunnerStop"),
+    "done": ("ClearClaim", "ListenerHangs", "RunnerStop"), "stopped": ("RunnerExit",), "hung": (),
 }
 
 

@@ -109,6 +109,9 @@ ACTIONS = _index([
     Action("ToolSuccessFails", ("n",), "fault", False,
            "the Tool.Success publication's transaction fails (the environment's publication fault): nothing "
            "durable changes and the call stays unsettled"),
+    Action("ListenerHangs", ("n",), "fault", False,
+           "a listener of a committed Step event never returns (Residual R2): the runner stays at its listener "
+           "gate, hung, while its node's heartbeat keeps the lease live"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
            "an adversary writes a session_recovery row for Session s that reuses another Session's "
            "execution id e"),
@@ -292,7 +295,12 @@ ASSUMPTIONS = _index([
 RESIDUALS = _index([Residual("R1", "NotExhaustedByPauses", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
                                                             "ContinuationsEventuallyPromoted"),
                              "lost-lease exhaustion: a claim taken over MaxTries times whose last conversion lost its "
-                             "lease is quarantined exhausted for good (docs/protocol.md section 5)")])
+                             "lease is quarantined exhausted for good (docs/protocol.md section 5)"),
+                     Residual("R2", "ListenerHung", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
+                                                     "ContinuationsEventuallyPromoted"),
+                              "a hung listener: a runner whose listener never returns keeps its Session's claim live "
+                              "through its node's heartbeat for as long as the process lives (docs/protocol.md "
+                              "section 5)", stable=False)])
 
 DEFECTS = _index([
     Defect("step-started-window", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18",

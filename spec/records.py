@@ -33,9 +33,14 @@ class Assumption:
 @dataclass(frozen=True)
 class Residual:
     name: str  # its number in docs/protocol.md section 5 ("R1")
-    premise: str  # the TLA+ operator (of a Session) the liveness properties take as a premise
+    # the TLA+ operator (of a Session) that states it in the liveness properties it names: a stable residual
+    # (once reached it stays: R1's quarantine) as a premise, `premise(s) == [](~X(s))`, `premise(s) => (P ~> Q)`;
+    # one that can end (R2's hang) as the state that widens the goal, `P ~> (Q \/ premise(s))`. The twin
+    # widens Q in both (spec.invariants.leads_to), which is the same formula only for a stable residual.
+    premise: str
     properties: tuple[str, ...]  # the liveness properties it is a premise of
     doc: str
+    stable: bool = True
 
 
 @dataclass(frozen=True)

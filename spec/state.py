@@ -420,3 +420,10 @@ def _stop(st: State, n: int, **memory) -> State:
 def _runner_at(st: State, n: int, pc: str) -> bool:
     r = st.run[n]
     return r.pc == pc and not r.intr
+
+
+def listener_gate(st: State, n: int) -> bool:
+    """TLA+ ListenerGate: runner n's Step event committed and its listeners have not returned (after the
+    last Step's Step.Ended the return is ClearClaim, memory still active)."""
+    return (_runner_at(st, n, "started") or _runner_at(st, n, "failed") or _runner_at(st, n, "ended")
+            or (_runner_at(st, n, "done") and st.run[n].active))

@@ -3,7 +3,7 @@ registry, which re-exports them (`spec.names`), kept apart so the table of names
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled", "unknown")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped", "tool_started", "tooling", "tool_failed")
+              "stopped", "tool_started", "tooling", "tool_failed", "hung")
 FINALIZER_PCS = ("idle", "settle", "reconciling", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "reconciled", "quarantining", "reconverting")
 # the reservation a wake row holds: none, or the kind of slot the scan reserved it in
@@ -22,12 +22,15 @@ EVENT_KINDS = STEP_KINDS + TOOL_KINDS
 # the input event an exact retry appends (one per prompt; it names the prompt, written under no claim)
 REQUEST_KIND = "PromptExecutionRequested"
 LOG_KINDS = EVENT_KINDS + (REQUEST_KIND,)
-# "ack": a conversion's commit acknowledgement lost, and "publication": a Tool.Success publication that
-# fails; only a configuration that names one has it (spec/configs.py ALL_FAULTS, and the twin's default,
-# are the first three, so no earlier configuration's state space changes)
+# "ack": a conversion's commit acknowledgement lost, "publication": a Tool.Success publication that
+# fails, and "hang": a listener that never returns (Residual R2); only a configuration that names one has
+# it (NAMED_FAULTS: spec/configs.py ALL_FAULTS, and the twin's default, are the first three, so no earlier
+# configuration's state space changes)
 ACK_LOST = "ack"
 PUBLICATION = "publication"
-FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION)
+HANG = "hang"
+FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION, HANG)
+NAMED_FAULTS = (ACK_LOST, PUBLICATION, HANG)
 EFFECT_KINDS = ("dispatch", "tool", "reconcile")
 INPUT_KINDS = ("prompt", "cont")
 # held: admitted, its execution not yet requested (Admission); steered: taken into a running execution

@@ -32,6 +32,7 @@ SMALL = {  # label: (registered configuration, the constants changed)
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
+    "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate
 }
 PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 

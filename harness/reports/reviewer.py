@@ -92,8 +92,8 @@ def python_definition(name: str) -> str:
         return inspect.getsource(fn).rstrip()
     lines = inspect.getsource(I.leads_to).splitlines()
     start = next(k for k, line in enumerate(lines) if f'"{name}"' in line)
-    premise = [line for line in lines if name in I.RESIDUAL_PREMISES  # its residuals' premise (Residual R1)
-               and line.strip().startswith(("if name in RESIDUAL_PREMISES", "q = lambda st, s=s, q=q"))]
+    premise = [line for line in lines if name in I.RESIDUAL_PREMISES  # its residuals' premises (R1, R2)
+               and line.strip().startswith(("for premise in RESIDUAL_PREMISES", "q = lambda st, s=s, q=q"))]
     return "\n".join(lines[start:start + 3] + premise)
 
 

@@ -3,7 +3,7 @@
  * The driver's action table: each registry action and what makes this server take it. An attempt
  * (the caller chooses the parameters) answers taken or not; an actor's own step moves that actor one
  * atomic unit and answers the action it took; the environment's steps move the clock, crash a process,
- * corrupt a row, fail a publication.
+ * corrupt a row, fail a publication, hang a listener.
  */
 /**
  * @typedef {import('./world.js').World} World @typedef {import('./types.js').ActionParams} ActionParams
@@ -72,6 +72,7 @@ const STEP = {
       node.publisher.failNext = false;
     }
   },
+  ListenerHangs: async (w, p) => w.node(p.n).runner.hang(),
   FinalizerReconcile: finalizer,
   FinalizerSettle: finalizer,
   FinalizerClear: finalizer,

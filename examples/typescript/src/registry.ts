@@ -67,6 +67,7 @@ export interface ActionParams {
   RecoveryReconvert: { r: string };
   Crash: { n: string };
   ToolSuccessFails: { n: string };
+  ListenerHangs: { n: string };
   CorruptRecoveryRow: { s: string; e: number };
   RecoveryConvertAckLost: { r: string };
   WakeArrive: { w: number };
@@ -113,7 +114,7 @@ export type WakeReservation = "" | "fresh" | "retry";
 /** spec/names.py RUNNER_PCS */
 export type RunnerPc =
   | "idle" | "acquired" | "renewed" | "streaming" | "started" | "stepping" | "failed" | "ended" | "done" | "stopped"
-  | "tool_started" | "tooling" | "tool_failed";
+  | "tool_started" | "tooling" | "tool_failed" | "hung";
 
 /** spec/names.py FINALIZER_PCS */
 export type FinalizerPc = "idle" | "settle" | "reconciling" | "clear";

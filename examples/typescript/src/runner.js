@@ -117,6 +117,23 @@ export class Runner extends Actor {
     return new Stopped(took);
   }
 
+  /** The environment's hang (Residual R2): a listener of the Step event just committed never returns. The
+   * runner stays held at its listener gate, hung: a move takes no step (the gate is never released) and no
+   * interrupt is noticed, while it still works on its execution, so the heartbeat keeps the lease live and
+   * a finalizer of it waits. Only a supervisor's stop (its claim no longer its exact, live claim) or a crash
+   * ends it. @returns {ActionName | null} */
+  hang() {
+    const atGate = ["started", "failed", "ended"].includes(this.pc) || (this.pc === "done" && this.active);
+    if (this.intr || !atGate) return null;
+    this.pc = "hung";
+    return "ListenerHangs";
+  }
+
+  /** A hung runner's gate is never released. @override */
+  async move() {
+    return this.pc === "hung" ? null : super.move();
+  }
+
   /** The runner works on this execution (a finalizer of it waits for the runner to stop). @param {number} execution */
   worksOn(execution) {
     return this.busy && this.execution === execution;
