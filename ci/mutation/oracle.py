@@ -8,7 +8,7 @@ when claimcheck itself cannot tell the server from a correct one.
     python ci/mutation/oracle.py --sut CMD      # StrykerJS's command runner (examples/typescript)
 
 The checks are `claimcheck replay` of the committed traces and `claimcheck conform` on each of the `ci`
-profile's seven small configurations (every registry action and named boundary among them), smallest
+profile's small configurations (every registry action and named boundary among them), fewest edges
 first, so most mutants die in the first seconds; the first failure ends the run. They are called through
 the `claimcheck` command's entry point in this one process (an interpreter start saved per check);
 ci/mutation/oracle_pytest.py calls the same list for mutmut.
@@ -21,17 +21,13 @@ import sys
 import tempfile
 from importlib.metadata import entry_points
 
-# (id, argv): `conform` also gets `--out DIR` (its failure traces, kept out of the checkout)
-CHECKS = (
-    ("replay", ["replay"]),
-    ("inputs", ["conform", "--config", "inputs/prompts=1"]),
-    ("steer", ["conform", "--config", "steer/no-faults"]),
-    ("tools", ["conform", "--config", "tools/max_exec=1"]),
-    ("wakes", ["conform", "--config", "wakes/wake_rows=3"]),
-    ("heartbeat", ["conform", "--config", "heartbeat/max_steps=2/max_exec=1"]),
-    ("rows", ["conform", "--config", "rows"]),
-    ("retries", ["conform", "--config", "retries"]),
-)
+from harness.conformance import exhaustive as X
+
+# (id, argv): the traces, then the `ci` profile's configurations in its order, fewest edges first
+# (harness.conformance.exhaustive.SMALL: the one list; `conform` also gets `--out DIR`, its failure traces,
+# kept out of the checkout)
+CHECKS = (("replay", ["replay"]),
+          *((X.SMALL[label][0], ["conform", "--config", label]) for label in X.PROFILES["ci"]))
 
 
 def claimcheck():

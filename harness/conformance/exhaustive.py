@@ -23,16 +23,16 @@ from harness.conformance import conform as C
 # pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
 # configuration with fewer executions or rows where its feature shows without them. `deep`: the two
 # largest gate configurations, whole (the nightly job).
-SMALL = {  # label: (registered configuration, the constants changed)
-    "rows": ("rows", {}),  # two Sessions, the forged recovery row
-    "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
-    "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
-    "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
-    "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
+SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 7,052)
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
+    "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
+    "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
     "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate
+    "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
+    "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
+    "rows": ("rows", {}),  # two Sessions, the forged recovery row
 }
 PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 

@@ -114,7 +114,8 @@ def test_html_is_a_self_contained_page_with_lanes_states_notes_and_the_violation
 
 @pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_html_for_every_committed_trace(path):
-    defects = [json.loads(path.read_text())["meta"]["defect"]]
+    defect = json.loads(path.read_text())["meta"].get("defect")  # a race the reference passes has none
+    defects = [defect] if defect else []
     text = _html(path, defects)
     _self_contained(text)
     _check_page(Page(text), path, defects)
