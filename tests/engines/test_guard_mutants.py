@@ -12,7 +12,9 @@ import pytest
 from harness.cli import main
 from harness.engines import guard_mutants as G
 from harness.engines import mutate as X
+from harness.engines.explore import explore
 from harness.reports import mutation as R
+from spec import configs
 from spec import model as M
 from spec import names as N
 
@@ -68,7 +70,7 @@ def test_a_mutant_the_twin_cannot_run_is_explored_past_its_error(capsys):
     m = next(m for m in G.derive() if m.id == "StepStartedReturn/_runner_at: r.pc == pc")
     with G.applied(m) as mutant:  # not tolerant: the error propagates, as TLC stops on it
         with pytest.raises(ValueError):
-            X.explore(X.configs.get("rows"), liveness=False, check=False, successors=mutant.successors)
+            explore(configs.get("rows"), liveness=False, check=False, successors=mutant.successors)
 
 
 def test_a_planted_guard_no_check_needs_is_unexplained(capsys, monkeypatch):
@@ -82,8 +84,6 @@ def test_a_planted_guard_no_check_needs_is_unexplained(capsys, monkeypatch):
 
 def test_an_unmutated_graph_is_not_checked_again():
     """The fingerprint is the graph's, whatever order it was explored in; the twin's own equals its baseline."""
-    from harness.engines.explore import explore
-    from spec import configs
     g = explore(configs.get("rows"), liveness=False, check=False, keep_edges=True).graph
     assert X.fingerprint(g) == X.baseline("rows").fingerprint
     v = X.Verdict("x", "CancelRequest", "guard", "")
