@@ -75,3 +75,18 @@ def small_configs() -> tuple[str, ...]:
     sizes = {n: explore(configs.get(n), liveness=False, keep_edges=False, check=False, max_states=SMALL + 1).distinct
              for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS}
     return tuple(sorted((n for n in sizes if sizes[n] <= SMALL), key=sizes.get))
+
+
+@functools.lru_cache(maxsize=1)
+def shared_runs():
+    """The suite's one TLC check per configuration (every invariant, the liveness properties, the
+    refinement), writing its state graph for the twin = TLC comparison, as the gate's run of `ci` does;
+    stored in the run's cache (tests/conftest.py), so each check runs once across the xdist workers."""
+    import os
+    from pathlib import Path
+    from harness.engines import tlccache
+    from harness.reports import tlcruns
+    from spec import configs
+    store = os.environ.get(tlccache.ENV)
+    return tlcruns.TlcRuns(None, Path(store) if store else None,
+                           graphs=configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)

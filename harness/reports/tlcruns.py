@@ -41,10 +41,12 @@ class Run:
 
 class TlcRuns:
     """The gate run's TLC checks by configuration name. `store`: the directory of outcomes kept between
-    gate runs (None: nothing reused or stored, `--no-reuse`)."""
+    gate runs (None: nothing reused or stored, `--no-reuse`). `graphs`: the configurations whose checks
+    write their state graph (the gate's: GRAPH_CONFIGS; the test suite's: every one it compares)."""
 
-    def __init__(self, out_dir: Path | None, store: Path | None = None):
+    def __init__(self, out_dir: Path | None, store: Path | None = None, graphs: tuple[str, ...] | None = None):
         self.out_dir, self.store = out_dir, store
+        self.graphs = GRAPH_CONFIGS if graphs is None else graphs
         self._runs: dict[tuple[str, bool], Run | Exception] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="claimcheck-gate-tlc-")
 
@@ -57,7 +59,7 @@ class TlcRuns:
             run.shared = True
             return run
         try:
-            run = self._reused(name, liveness) or self._run(name, liveness, progress)
+            run = self._checked(name, liveness, progress)
         except Exception as exc:
             self._runs[(name, liveness)] = exc
             raise
@@ -95,40 +97,41 @@ class TlcRuns:
 
     def _digest(self, name: str, liveness: bool) -> str:
         text = configs.to_tlc_cfg(configs.get(name), liveness=liveness)
-        graph = tlcgraph.FORMAT if name in GRAPH_CONFIGS else "no graph"
+        graph = tlcgraph.FORMAT if name in self.graphs else "no graph"
         return tlccache.key(text, tlc.MODULES, tlc.JAR_SHA256,
                             (tlccache.java_identity(tlc.find_java()), WORKERS, graph, RESULT_FORMAT))
 
-    def _reused(self, name: str, liveness: bool) -> Run | None:
+    def _checked(self, name: str, liveness: bool, progress) -> Run:
+        """The stored outcome, else a run stored when it passes. The entry stays locked while TLC runs, so a
+        second gate or test worker asking for the same check waits for this one and reuses it."""
         if self.store is None:
-            return None
+            return self._run(name, liveness, progress)
         try:
             entry = tlccache.open_entry(self._digest(name, liveness), self.store)
         except tlc.TlcUnavailable:
-            return None  # the run reports it
+            return self._run(name, liveness, progress)  # the run reports it
         try:
-            want_graph = name in GRAPH_CONFIGS
-            if entry.result is None or (want_graph and entry.path is None):
-                return None
-            graph = None
-            if want_graph:  # a copy: a later prune or a concurrent gate must not pull it away mid-read
-                graph = Path(self._tmp.name) / f"{name}.graph"
-                graph.write_bytes(entry.path.read_bytes())
-            kept = {k: entry.result[k] for k in _KEPT}
-            return Run(check.Outcome("tlc", name, configs.get(name), reused=True, **kept), graph)
+            return self._reused(name, entry) or self._run(name, liveness, progress, entry)
         finally:
             entry.release()
-
-    def _run(self, name: str, liveness: bool, progress) -> Run:
-        graph = Path(self._tmp.name) / f"{name}.graph" if name in GRAPH_CONFIGS else None
-        o = check.run_tlc(configs.get(name), name, liveness=liveness, out_dir=self.out_dir, progress=progress,
-                          graph=graph)
-        if o.verdict == "ok" and self.store is not None:
-            entry = tlccache.open_entry(self._digest(name, liveness), self.store)
-            try:
-                entry.store(graph, {k: getattr(o, k) for k in _KEPT})
-            finally:
-                entry.release()
             if str(self.store) != os.environ.get(tlccache.ENV):  # the test suite's directory goes as a whole
                 tlccache.prune(self.store)
+
+    def _reused(self, name: str, entry: tlccache.Entry) -> Run | None:
+        want_graph = name in self.graphs
+        if entry.result is None or (want_graph and entry.path is None):
+            return None
+        graph = None
+        if want_graph:  # a copy: a later prune or a concurrent gate must not pull it away mid-read
+            graph = Path(self._tmp.name) / f"{name}.graph"
+            graph.write_bytes(entry.path.read_bytes())
+        kept = {k: entry.result[k] for k in _KEPT}
+        return Run(check.Outcome("tlc", name, configs.get(name), reused=True, **kept), graph)
+
+    def _run(self, name: str, liveness: bool, progress, entry: tlccache.Entry | None = None) -> Run:
+        graph = Path(self._tmp.name) / f"{name}.graph" if name in self.graphs else None
+        o = check.run_tlc(configs.get(name), name, liveness=liveness, out_dir=self.out_dir, progress=progress,
+                          graph=graph)
+        if o.verdict == "ok" and entry is not None:
+            entry.store(graph, {k: getattr(o, k) for k in _KEPT})
         return Run(o, graph if o.verdict == "ok" else None)

@@ -54,8 +54,10 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
         assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
 
 
-# ci: its one TLC check, which also writes the graph, is tests/engines/test_equivalence.py's, as in the gate
-@pytest.mark.parametrize("name", [_deep(n, n) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS if n != "ci"])
+# each configuration's one TLC check, which also writes its graph, is tests/engines/test_equivalence.py's, as
+# in the gate; the deep configurations' checks are here
+@pytest.mark.deep
+@pytest.mark.parametrize("name", DEEP)
 def test_tlc_passes_the_correct_spec_with_the_twins_state_count(name, tlc_or_skip):
     cfg = configs.get(name)
     o = run_tlc(cfg, name, liveness=True, out_dir=None)

@@ -138,21 +138,3 @@ def test_the_state_a_hang_ends_in_is_reached_without_the_hang():
             assert any(plain(t) in seen and plain(M.apply(cfg, t, a, p)) == plain(graph.states[w]) for t in twins)
             ends += 1
     assert ends > 0
-
-
-def test_tlc_passes_listeners_and_its_graph_is_the_twins(tlc_or_skip, monkeypatch):
-    """One TLC run of `listeners` (every invariant, the liveness properties with R2, the refinement) writes
-    the graph the twin's is compared with (as the gate's run of `ci` does)."""
-    from harness.engines.equivalence import compare
-    from harness.reports import tlcruns
-    monkeypatch.setattr(tlcruns, "GRAPH_CONFIGS", tlcruns.GRAPH_CONFIGS + (NAME,))
-    runs = tlcruns.TlcRuns(None)
-    c = compare(configs.get(NAME), tlc_graph=runs.start(NAME))
-    assert c.equal, c
-    assert c.twin_states == c.tlc_states == _graph_size() and c.twin_edges == c.tlc_edges
-    o = runs.get(NAME, liveness=True).outcome
-    assert o.verdict == "ok" and o.liveness and o.distinct == c.twin_states, (o.verdict, o.reason)
-
-
-def _graph_size() -> int:
-    return len(_graph().states)
