@@ -1,6 +1,6 @@
 """Every defect is killed by a replay against the implementation; counterexamples close the loop: the
-explorer's (and TLC's) counterexample for each defect, written as a trace, reproduces its violation on the
-implementation."""
+explorer's counterexample for each defect, written as a trace, reproduces its violation on the
+implementation (TLC's, for each safety defect: tests/engines/test_defect_table.py, where TLC finds it)."""
 
 import pytest
 
@@ -11,7 +11,6 @@ from harness.traces import trace as T
 from spec import configs
 from spec import names as N
 
-SAFETY = [d for d, x in N.DEFECTS.items() if all(N.INVARIANTS[v].kind != "liveness" for v in x.violates)]
 
 
 def test_every_defect_is_killed_and_the_correct_implementation_passes_every_trace():
@@ -42,19 +41,6 @@ def explorer_counterexamples():
     return K.counterexamples(list(N.DEFECTS))
 
 
-@pytest.fixture(scope="module")
-def tlc_counterexamples(tmp_path_factory):
-    """TLC on every safety defect (each run is mostly JVM start-up). The two liveness
-    defects take TLC over a minute each; `claimcheck check --engine tlc` covers them outside the suite."""
-    from harness.engines.check import run_tlc
-    out = tmp_path_factory.mktemp("tlc")
-
-    def one(defect):
-        d = N.DEFECTS[defect]
-        return run_tlc(configs.get(d.config, [defect]), d.config, liveness=False, out_dir=out / defect, workers=1)
-    return {d: one(d) for d in SAFETY}  # serially: concurrent TLC runs here failed in SANY
-
-
 @pytest.mark.parametrize("defect", list(N.DEFECTS))
 def test_explorer_counterexample_reproduces_on_the_implementation(explorer_counterexamples, tmp_path, defect):
     path = T.save(explorer_counterexamples[defect], tmp_path / f"{defect}.json")
@@ -64,12 +50,3 @@ def test_explorer_counterexample_reproduces_on_the_implementation(explorer_count
     assert set(tr.meta.invariants) <= set(res.violated), res.problems
     off = R.replay(tr, [], name=str(path), server=BUNDLED)  # the correct implementation does not run into the same violation
     assert not set(tr.meta.invariants) & set(off.violated), off.problems
-
-
-@pytest.mark.parametrize("defect", SAFETY)
-def test_tlc_counterexample_reproduces_on_the_implementation(tlc_or_skip, tlc_counterexamples, defect):
-    o = tlc_counterexamples[defect]
-    assert o.verdict == "violation", o.reason
-    res = R.replay_file(o.trace_path, server=BUNDLED)
-    assert res.consumed == len(res.trace.steps)
-    assert set(o.violated) <= set(res.violated), res.problems

@@ -6,7 +6,9 @@ import functools
 import pytest
 
 import tlckit
+from serverkit import BUNDLED
 
+from harness.conformance import replay as R
 from harness.engines.check import run_python, run_tlc, witness_config, witnesses
 from spec import configs
 from spec import names as N
@@ -52,6 +54,17 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
     py = run_python(cfg, w.config_name, liveness=True, out_dir=None)
     if safety:
         assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
+    if w.kind == "defect" and all(v not in N.LIVENESS for v in N.DEFECTS[name].violates):
+        _reproduces_on_the_implementation(o)
+
+
+def _reproduces_on_the_implementation(o):
+    """The loop closed (the kill matrix's other half, tests/conformance/test_killmatrix.py): TLC's
+    counterexample, written as a trace, replays on the bundled server with its defect on and breaks what
+    TLC said it breaks; here, where TLC ran it, so the suite pays for each such run once."""
+    res = R.replay_file(o.trace_path, server=BUNDLED)
+    assert res.consumed == len(res.trace.steps)
+    assert set(o.violated) <= set(res.violated), res.problems
 
 
 # each configuration's one TLC check, which also writes its graph, is tests/engines/test_equivalence.py's, as
