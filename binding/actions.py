@@ -28,6 +28,12 @@ def input_id(i: M.Input) -> str:
     return ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen)
 
 
+def digest(i: M.Input, d: str) -> str:
+    """The content digest a retry of input id i sends: the admitted content's (`ids.content_digest`), or
+    another's (the twin's digest name itself)."""
+    return ids.content_digest(input_id(i)) if d == N.ADMITTED else d
+
+
 def _runner_step(w, params, decision=None, fragment=None):
     runner = w.node(params[0]).runner
     if decision is not None:  # the provider's answer decides which terminal the Step publishes
@@ -59,7 +65,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
                   else w.worker(p[0]).heartbeat()),
     R.RECOVERY_SCAN: (ATTEMPT, lambda w, p: w.worker(p[0]).scan(p[1])),
     R.ADMIT: (ATTEMPT, lambda w, p: w.admit(p[0])),
-    R.EXACT_RETRY: (ATTEMPT, lambda w, p: w.any_node.inputs.exact_retry(p[0].sess, input_id(p[0]))),
+    R.EXACT_RETRY: (ATTEMPT, lambda w, p: w.any_node.inputs.exact_retry(p[0], input_id(p[1]), digest(p[1], p[2]))),
     R.RESUME: (ATTEMPT, lambda w, p: w.node(p[0]).resume(p[1], drain=False)),  # the drain: the next Acquire
     R.STEER: (ATTEMPT, lambda w, p: w.node(p[0]).runner.steer(input_id(p[1]))),
     **{name: (STEP, _runner_step) for name in R.RUNNER_ACTIONS if name not in N.ATTEMPTS},

@@ -78,7 +78,9 @@ def durable(cfg: M.Config, w, cur) -> Durable:
         claims.append(None if c is None else
                       (c.execution, c.owner, c.lease_expires_at, c.phase, twin_assistant(cfg, c.assistant),
                        c.quarantined, min(c.recovery_attempts, cfg.max_tries), why_of(c.recovery_error)))
-    src = {i.id: i.src for i in snap.inputs}  # an input event names its prompt by number in the twin
+    # an input event names its input as the twin's RequestId does: a prompt by number, a continuation by its
+    # execution negated (only a defective identity check lets a request name one)
+    src = {i.id: i.src if i.kind == "prompt" else -i.src for i in snap.inputs}
     return Durable(
         claims=tuple(claims), nextExec=issued + 1,
         log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else

@@ -72,6 +72,12 @@ def request_id(prompt: str) -> str:
     return f"requested-{prompt}"
 
 
+def content_digest(input_id: str) -> str:
+    """The digest of the content admitted with an input: in this world an input's content is determined
+    by its id, so its digest is too (a caller retrying with another content sends another digest)."""
+    return f"content-{hashlib.sha256(input_id.encode()).hexdigest()[:16]}"
+
+
 def _digest(session_id: str, n: int) -> str:
     # length-prefixed so ("a1", 2) and ("a", 12) cannot collide
     raw = f"{len(session_id)}:{session_id}:{n}".encode()

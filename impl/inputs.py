@@ -99,19 +99,28 @@ class InputStore:
                             .order_by(T.c.admitted_seq)).mappings()
         return [InputRow(**r) for r in rows]
 
-    def exact_retry(self, session_id: str, input_id: str) -> Result:
-        """ExactRetry: the identity check (this Session's admitted input of that id, a prompt: never a
-        continuation, never recovery-owned), then one transaction appending the prompt's one
+    def exact_retry(self, session_id: str, input_id: str, digest: str | None = None) -> Result:
+        """ExactRetry: the identity check (any id a caller sends: this Session's admitted input of that id,
+        a prompt, never a continuation, never recovery-owned, with the admitted content's digest; each
+        refusal's reason first, names.RETRY_REFUSALS), then one transaction appending the prompt's one
         PromptExecutionRequested and arming it if held. A second retry appends nothing (NotEnabled): the
-        event's id is derived from the prompt's."""
+        event's id is derived from the prompt's. `digest` None: the admitted content's."""
         twice = self.ctx.has(R.EXACT_RETRY_APPENDS_TWICE)
+        digest = ids.content_digest(input_id) if digest is None else digest
 
         def body(conn):
             row = self.get(conn, input_id)
-            if row is None or row.session_id != session_id:
-                return NotEnabled(f"no admitted input {input_id} of {session_id}")
-            if row.kind != "prompt" or row.state == "recovery":
-                return NotEnabled(f"input {input_id} is not a prompt: an exact retry names a prompt")
+            if row is None:
+                return NotEnabled(f"{R.UNKNOWN_INPUT}: no admitted input {input_id}")
+            if row.session_id != session_id:
+                return NotEnabled(f"{R.OTHER_SESSION}: input {input_id} is not {session_id}'s")
+            if row.kind != "prompt" and not self.ctx.has(R.EXACT_RETRY_ARMS_CONTINUATION):
+                return NotEnabled(f"{R.CONTINUATION}: input {input_id} is a continuation, recovery's alone")
+            if row.state == "recovery":
+                return NotEnabled(f"{R.RECOVERY_OWNED}: recovery has taken input {input_id}")
+            same = digest == ids.content_digest(input_id)
+            if not same and not self.ctx.has(R.EXACT_RETRY_IGNORES_CONTENT):
+                return NotEnabled(f"{R.CONTENT_MISMATCH}: the retry's content is not input {input_id}'s")
             key = ids.request_id(input_id)
             if twice:  # the defect: the projection (is it waiting?) decides, and the id is fresh
                 if row.state == "pending":
@@ -119,8 +128,8 @@ class InputStore:
                 key = f"{key}-{next_id(conn, 'input')}"
             elif run(conn, _REQUESTED, {"key": key}).first() is not None:
                 return NotEnabled(f"prompt {input_id} has its PromptExecutionRequested already")
-            seq = append_event(conn, session_id, kind=R.REQUESTED, assistant_id=None, execution_id=0, writer="",
-                               input_id=input_id, event_key=key)
+            seq = append_event(conn, session_id, kind=R.REQUESTED, assistant_id=None, execution_id=0,
+                               writer="" if same else digest, input_id=input_id, event_key=key)
             if twice or row.state == "held":  # the projection arms a held prompt (the defect: any prompt)
                 run(conn, _ARM, {"input": input_id, "seq": next_id(conn, "input")})
             return Ok(seq)

@@ -46,6 +46,8 @@ CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-id
 WAKE_FRESH_SHARE_ZERO = _pick(N.DEFECTS, "wake-fresh-share-zero")
 WAKE_FRESH_SHARE_FULL = _pick(N.DEFECTS, "wake-fresh-share-full")
 EXACT_RETRY_APPENDS_TWICE = _pick(N.DEFECTS, "exact-retry-appends-twice")
+EXACT_RETRY_ARMS_CONTINUATION = _pick(N.DEFECTS, "exact-retry-arms-continuation")
+EXACT_RETRY_IGNORES_CONTENT = _pick(N.DEFECTS, "exact-retry-ignores-content")
 RESUME_DRAINS_WITHOUT_REQUEST = _pick(N.DEFECTS, "resume-drains-without-request")
 STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
 
@@ -119,6 +121,10 @@ B_RESUME_REQUESTED = _pick(N.BOUNDARIES, "resume.requested")
 
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
+# an exact retry's refusal reasons (spec/names.py RETRY_REFUSALS): the word that begins its refusal
+UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH = N.RETRY_REFUSALS
+# the content digest an exact retry carries (spec/names.py DIGESTS): the admitted input's own, or another's
+ADMITTED, OTHER_CONTENT = N.DIGESTS
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS

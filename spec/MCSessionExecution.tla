@@ -162,6 +162,16 @@ MCRetryAppends(j) ==
 MCRequestArms(j) ==
     IF Has("exact-retry-appends-twice") THEN TRUE ELSE Protocol!RequestArms(j)
 
+\* exact-retry-arms-continuation: the identity check asks only whether recovery has taken the input, not
+\* its kind: a public retry names a continuation and its request is appended (R003-MUST-FIX-1's impact)
+MCRetryRefusesContinuation(j) ==
+    IF Has("exact-retry-arms-continuation") THEN FALSE ELSE Protocol!RetryRefusesContinuation(j)
+
+\* exact-retry-ignores-content: the identity check compares the id only, not the content's digest: a retry
+\* with another content is taken as the admitted prompt's
+MCRetryContentMatches(d) ==
+    IF Has("exact-retry-ignores-content") THEN TRUE ELSE Protocol!RetryContentMatches(d)
+
 \* resume-drains-without-request: the resume forces the drain with no durable request first; the drain
 \* takes a held prompt at once (on a busy Session nothing would be left to redrive it)
 MCResumeRequests ==

@@ -213,6 +213,11 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 \* execution alone (gen 0, ContinuationGen), so a retried conversion names the continuation it created.
 Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g]
 HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.src = k.src /\ i.gen = k.gen
+\* An input's id as a PromptExecutionRequested names it (the event's `asst`): a prompt's number, a
+\* continuation's recovered execution negated (only a defective identity check lets a request name one).
+RequestId(j) == IF j.kind = "prompt" THEN j.src ELSE -j.src
+\* the input j is the one id i names (an id carries no state)
+SameInput(j, i) == j.sess = i.sess /\ j.kind = i.kind /\ j.src = i.src /\ j.gen = i.gen
 \* the prompt's execution was requested by its exact retry: its one PromptExecutionRequested is in the log
 Requested(s, p) == \E k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p
 RequestsOf(s, p) == {k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p}
@@ -302,10 +307,15 @@ ContinuationGen(attempt) == 0
 FreshSlots == FreshShare
 \* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 \* from the prompt's), so a second retry of a requested prompt appends nothing.
-RetryAppends(j) == ~Requested(j.sess, j.src)
+RetryAppends(j) == ~Requested(j.sess, RequestId(j))
 \* The request's projection: a held prompt now waits for execution (pending); one already waiting or
 \* taken is unchanged (it is never armed again).
 RequestArms(j) == j.state = "held"
+\* The exact retry's identity check refuses a continuation by its kind, whatever its rows say: continuations
+\* are internal, recovery's alone (R003-MUST-FIX-1's impact: the reviewed check asked for a recovery row).
+RetryRefusesContinuation(j) == j.kind = "cont"
+\* The identity includes the content: a retry whose digest is not the admitted input's is refused.
+RetryContentMatches(d) == d = "admitted"
 \* An explicit resume durably requests the Session's pending ordinary execution (one transaction) before
 \* any drain; the drain is a step of its own (Acquire).
 ResumeRequests == TRUE
@@ -342,10 +352,33 @@ ScanWindow == LET E == {s \in Sessions : Eligible(s)}
 
 RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
 
+\* The exact retry's identity check, in the protocol's order, for a caller naming Session s, input id i and
+\* content digest d: "" (it holds) or the reason it refuses.  An id names no input (unknown-input: never
+\* admitted, or forged), another Session's (other-session), a continuation (continuation), an input
+\* recovery has taken (recovery-owned), or the content differs from the admitted (content-mismatch).
+RetryRefusal(s, i, d) ==
+    IF ~\E j \in inputs : SameInput(j, i) THEN "unknown-input"
+    ELSE LET j == CHOOSE x \in inputs : SameInput(x, i)
+         IN IF j.sess # s THEN "other-session"
+            ELSE IF RetryRefusesContinuation(j) THEN "continuation"
+            ELSE IF j.state = "recovery" THEN "recovery-owned"
+            ELSE IF ~RetryContentMatches(d) THEN "content-mismatch"
+            ELSE ""
+
 InputUniverse ==
     [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
     \cup [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"},
           gen : {ContinuationGen(k) : k \in 0..1}]
+
+\* The ids a caller can send in an exact retry: any input's of any Session (prompts and continuations,
+\* admitted or not) and a forged id that names no input (prompt number 0 is never admitted).
+ForgedIds == [sess : Sessions, kind : {"prompt"}, src : {0}, state : {"pending"}, gen : {0}]
+RetryIds == InputUniverse \cup ForgedIds
+\* The content digest a retry carries: the admitted input's own, or another's.
+Digests == {"admitted", "other"}
+\* What a request event records of the content beyond its input (its `node`: a request has no writer): the
+\* admitted content is the input's own and is not repeated ("").
+RequestContent(d) == IF d = "admitted" THEN "" ELSE d
 
 -----------------------------------------------------------------------------
 Init ==
@@ -580,16 +613,18 @@ Admit(s) ==
                                state |-> "held", gen |-> 0]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
 
-\* A caller retries the admission of prompt i exactly: the identity check (the same Session's admitted
-\* input of that id, a prompt: never a continuation, never recovery-owned), then one transaction
-\* appending its one PromptExecutionRequested and projecting it onto the input.
-ExactRetry(i) ==
+\* A caller naming Session s retries the admission of input id i (any id it can send) with content digest
+\* d exactly: the identity check (RetryRefusal: the same Session's admitted prompt, never a continuation,
+\* never recovery-owned, the admitted content; else refused with its reason, a stutter), then one
+\* transaction appending its one PromptExecutionRequested and projecting it onto the input.
+ExactRetry(s, i, d) ==
     /\ Admission
-    /\ i.kind = "prompt"
+    /\ RetryRefusal(s, i, d) = ""
     /\ \E j \in inputs :
-        /\ j.sess = i.sess /\ j.kind = "prompt" /\ j.src = i.src /\ j.state # "recovery"
+        /\ SameInput(j, i)
         /\ RetryAppends(j)
-        /\ log' = Append(log, [sess |-> j.sess, kind |-> RequestKind, asst |-> j.src, node |-> ""])
+        /\ log' = Append(log, [sess |-> j.sess, kind |-> RequestKind, asst |-> RequestId(j),
+                               node |-> RequestContent(d)])
         /\ inputs' = IF RequestArms(j) THEN (inputs \ {j}) \cup {[j EXCEPT !.state = "pending"]} ELSE inputs
     /\ UNCHANGED <<claim, nextExec, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
 
@@ -1054,7 +1089,7 @@ Next ==
     \/ \E w \in WakeRowIds : WakeServe(w)
     \/ \E w \in WakeRowIds : WakeLost(w)
     \/ \E s \in Sessions : Admit(s)
-    \/ \E i \in InputUniverse : ExactRetry(i)
+    \/ \E s \in Sessions, i \in RetryIds, d \in Digests : ExactRetry(s, i, d)
     \/ \E n \in Nodes, s \in Sessions : Resume(n, s)
     \/ \E n \in Nodes, i \in InputUniverse : Steer(n, i)
 
@@ -1138,6 +1173,12 @@ OneContinuationPerRecovery ==
     \A i, j \in inputs : (i.kind = "cont" /\ j.kind = "cont" /\ i.sess = j.sess /\ i.src = j.src) => i.gen = j.gen
 \* An exact retry adds exactly one PromptExecutionRequested: no prompt has two.
 OneExecutionRequestPerPrompt == \A s \in Sessions, p \in 1..Prompts : Cardinality(RequestsOf(s, p)) <= 1
+\* Every PromptExecutionRequested is a public request's of an admitted prompt of its Session, with the
+\* admitted content: never a continuation (internal, recovery's alone), never another content.
+RequestsNameAdmittedPrompts ==
+    \A k \in DOMAIN log : log[k].kind = RequestKind =>
+        /\ log[k].asst > 0 /\ log[k].node = ""
+        /\ \E i \in inputs : i.sess = log[k].sess /\ i.kind = "prompt" /\ i.src = log[k].asst
 
 \* Steer selection never takes a recovery-owned input: no continuation is steered.
 SteerExcludesRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "steered")

@@ -68,6 +68,10 @@ def impl_registry() -> str:
     tail = '''
 # quarantine reasons (spec/names.py QUARANTINE_REASONS): the category that begins a claim's recovery_error
 MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
+# an exact retry's refusal reasons (spec/names.py RETRY_REFUSALS): the word that begins its refusal
+UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH = N.RETRY_REFUSALS
+# the content digest an exact retry carries (spec/names.py DIGESTS): the admitted input's own, or another's
+ADMITTED, OTHER_CONTENT = N.DIGESTS
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS
@@ -106,7 +110,7 @@ RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recov
 # ---------------------------------------------------------------- TypeScript
 
 # the TypeScript type of each parameter letter (as docs/driver.schema.json types it)
-TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "i": "InputRecord"}
+TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "i": "InputRecord", "d": "string"}
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(TS_LETTERS), "a parameter letter without a type"
 WIDTH = 120
 
@@ -149,6 +153,9 @@ def typescript_registry() -> str:
         ("The input event an exact retry appends (spec/names.py REQUEST_KIND).", "RequestKind", [N.REQUEST_KIND]),
         ("spec/names.py INPUT_KINDS", "InputKind", N.INPUT_KINDS),
         ("spec/names.py INPUT_STATES", "InputState", N.INPUT_STATES),
+        ("An exact retry's content digest (spec/names.py DIGESTS).", "Digest", N.DIGESTS),
+        ("Why an exact retry is refused: its refusal's detail starts with it (spec/names.py RETRY_REFUSALS).",
+         "RetryRefusal", N.RETRY_REFUSALS),
         ("spec/names.py EFFECT_KINDS", "EffectKind", N.EFFECT_KINDS),
         ("spec/names.py WAKE_RESERVATIONS", "WakeReservation", N.WAKE_RESERVATIONS),
         ("spec/names.py RUNNER_PCS", "RunnerPc", N.RUNNER_PCS),

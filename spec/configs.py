@@ -93,6 +93,13 @@ CONFIGS: dict[str, Config] = {
     "inputs": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
                      scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset(),
                      admission=True),
+    # the continuation boundary (issue 31 item 1): admission as an action beside a crash that makes
+    # recovery's continuation, so an exact retry can name a continuation (one prompt, one Session, one node;
+    # MaxExec 1: the continuation is never promoted, so no retry meets a recovery-owned input; with MaxExec 2,
+    # 5,660 states, and with a pause instead of the crash, Grace 1, 18,428)
+    "boundary": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, lease=1,
+                       scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash"}),
+                       admission=True),
     # steer selection (Steering): two prompts at Init, one node; a pause makes recovery's continuation,
     # which a running execution's steer must leave to recovery (Grace 1 with pauses, as on `sessions`; with
     # crashes instead, 6,858 states, but lockstep reaches the continuation beside a running execution

@@ -18,7 +18,8 @@ from typing import Callable
 from . import model as M
 from . import names as N
 from .config import Config
-from .state import Input, State
+from .input_actions import retry_refusal
+from .state import Input, State, request_id, same_input
 
 
 def show_input(i: Input) -> str:
@@ -379,17 +380,24 @@ def Admit(cfg, st, s):
     return None
 
 
-def ExactRetry(cfg, st, i):
+_RETRY_WHY = {
+    N.UNKNOWN_INPUT: "names no admitted input",
+    N.OTHER_SESSION: "is another Session's input",
+    N.CONTINUATION: "is a continuation: internal, recovery's alone, never retried by a caller",
+    N.RECOVERY_OWNED: "is an input recovery has taken",
+    N.CONTENT_MISMATCH: "carries a content digest other than the admitted one",
+}
+
+
+def ExactRetry(cfg, st, s, i, d):
     if not cfg.admission:
         return "there is no exact retry in this configuration (Admission is off)"
-    if i.kind != "prompt":
-        return f"input {show_input(i)} is a {i.kind}, not a prompt: an exact retry names a prompt"
-    same = [j for j in st.inputs if j.sess == i.sess and j.kind == "prompt" and j.src == i.src]
-    if not same:
-        return f"prompt {show_input(i)} has not been admitted"
-    j = same[0]
+    reason = retry_refusal(cfg, st, s, i, d)
+    if reason:
+        return f"refused, {reason}: the retry by {s} of {show_input(i)} ({d}) {_RETRY_WHY[reason]}"
+    j = next(x for x in st.inputs if same_input(x, i))
     if not cfg.hooks.retry_appends(cfg, st, j):
-        if M.requests_of(st, j.sess, j.src):
+        if M.requests_of(st, j.sess, request_id(j)):
             return f"prompt {show_input(i)} has its PromptExecutionRequested already (the retry is idempotent)"
         return f"prompt {show_input(i)} is waiting already (pending)"
     return None

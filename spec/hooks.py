@@ -10,7 +10,7 @@ through that table, as TLC overrides it inside Protocol!SteerSelects too.
 
 from __future__ import annotations
 
-from .state import completed, fenced, has_row, ordinary_ok, requests_of, row_for_exec, si, sup_holds
+from .state import completed, fenced, has_row, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
 
 
 # The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
@@ -152,13 +152,24 @@ def fresh_slots(cfg, st):
 # An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 # from the prompt's), so a second retry of a requested prompt appends nothing.
 def retry_appends(cfg, st, j):
-    return requests_of(st, j.sess, j.src) == 0
+    return requests_of(st, j.sess, request_id(j)) == 0
 
 
 # The request's projection: a held prompt now waits for execution (pending); one already waiting or
 # taken is unchanged (it is never armed again).
 def request_arms(cfg, st, j):
     return j.state == "held"
+
+
+# The exact retry's identity check refuses a continuation by its kind, whatever its rows say: continuations
+# are internal, recovery's alone (R003-MUST-FIX-1's impact: the reviewed check asked for a recovery row).
+def retry_refuses_continuation(cfg, st, j):
+    return j.kind == "cont"
+
+
+# The identity includes the content: a retry whose digest is not the admitted input's is refused.
+def retry_content_matches(cfg, st, d):
+    return d == "admitted"
 
 
 # An explicit resume durably requests the Session's pending ordinary execution (one transaction) before

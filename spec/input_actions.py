@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from . import names as N
 from .config import Config
-from .state import Event, Input, State, _acquire, _runner_at, _with_input, ordinary_ok, prompts_of, si
+from .state import (Event, Input, State, _acquire, _runner_at, _with_input, ordinary_ok, prompts_of, request_id,
+                    same_input, si)
 
 
 def Admit(cfg, st, s):
@@ -18,18 +19,41 @@ def Admit(cfg, st, s):
     return st._replace(inputs=st.inputs | {Input(s, "prompt", k + 1, "held")})
 
 
-def ExactRetry(cfg, st, i):
-    """The identity check, then one PromptExecutionRequested (deterministic: none if the prompt has one)."""
-    if not (cfg.admission and i.kind == "prompt"):
+def retry_refusal(cfg, st, s, i, d) -> str:
+    """TLA+ RetryRefusal: "" when the exact retry's identity check holds, else its reason (RETRY_REFUSALS)."""
+    j = next((x for x in st.inputs if same_input(x, i)), None)
+    if j is None:
+        return N.UNKNOWN_INPUT
+    if j.sess != s:
+        return N.OTHER_SESSION
+    if cfg.hooks.retry_refuses_continuation(cfg, st, j):
+        return N.CONTINUATION
+    if j.state == "recovery":
+        return N.RECOVERY_OWNED
+    if not cfg.hooks.retry_content_matches(cfg, st, d):
+        return N.CONTENT_MISMATCH
+    return ""
+
+
+def ExactRetry(cfg, st, s, i, d):
+    """The identity check (Session, id, content), then one PromptExecutionRequested (deterministic: none if
+    the input has one)."""
+    if not cfg.admission:
         return None
-    for j in st.inputs:
-        if not (j.sess == i.sess and j.kind == "prompt" and j.src == i.src and j.state != "recovery"):
-            continue
-        if not cfg.hooks.retry_appends(cfg, st, j):
-            return None
-        return st._replace(log=st.log + (Event(j.sess, N.REQUEST_KIND, j.src, ""),),
-                           inputs=_with_input(st, j, "pending") if cfg.hooks.request_arms(cfg, st, j) else st.inputs)
-    return None
+    if retry_refusal(cfg, st, s, i, d):
+        return None
+    j = next(x for x in st.inputs if same_input(x, i))
+    if not cfg.hooks.retry_appends(cfg, st, j):
+        return None
+    content = "" if d == N.ADMITTED else d
+    return st._replace(log=st.log + (Event(j.sess, N.REQUEST_KIND, request_id(j), content),),
+                       inputs=_with_input(st, j, "pending") if cfg.hooks.request_arms(cfg, st, j) else st.inputs)
+
+
+def retry_ids(cfg, st):
+    """The ids a caller sends in an exact retry that may name an input here (TLA+ RetryIds less those
+    that name none now, which every check refuses alike): each input's, as an id (state pending)."""
+    return sorted({Input(i.sess, i.kind, i.src, "pending", i.gen) for i in st.inputs})
 
 
 def Resume(cfg, st, n, s):
@@ -60,10 +84,10 @@ def emit_inputs(cfg: Config, st: State, emit) -> None:
     if cfg.admission:
         for s in cfg.sessions:
             emit("Admit", (s,), Admit(cfg, st, s))
-        for i in sorted(st.inputs):
-            if i.kind == "prompt":
-                retry = Input(i.sess, "prompt", i.src, "pending")  # the caller names the prompt's id
-                emit("ExactRetry", (retry,), ExactRetry(cfg, st, retry))
+        for i in retry_ids(cfg, st):
+            for s in cfg.sessions:
+                for d in N.DIGESTS:
+                    emit("ExactRetry", (s, i, d), ExactRetry(cfg, st, s, i, d))
         for n, node in enumerate(cfg.nodes):
             for s in cfg.sessions:
                 emit("Resume", (node, s), Resume(cfg, st, n, s))

@@ -83,8 +83,14 @@ def OneContinuationPerRecovery(cfg: Config, st: State) -> bool:
 
 
 def OneExecutionRequestPerPrompt(cfg: Config, st: State) -> bool:
-    counts = Counter((e.sess, e.asst) for e in st.log if e.kind == N.REQUEST_KIND)
+    counts = Counter((e.sess, e.asst) for e in st.log if e.kind == N.REQUEST_KIND and e.asst > 0)
     return all(v <= 1 for v in counts.values())
+
+
+def RequestsNameAdmittedPrompts(cfg: Config, st: State) -> bool:
+    prompts = {(i.sess, i.src) for i in st.inputs if i.kind == "prompt"}
+    return all(e.asst > 0 and e.node == "" and (e.sess, e.asst) in prompts
+               for e in st.log if e.kind == N.REQUEST_KIND)
 
 
 def SteerExcludesRecoveryOwned(cfg: Config, st: State) -> bool:
@@ -407,6 +413,7 @@ READS = {
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
     "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",),
+    "RequestsNameAdmittedPrompts": ("log", "inputs"),
     "ResumeRequestedBeforeDrain": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),

@@ -123,6 +123,14 @@ MC = {
         "exact-retry-appends-twice": lambda otherwise, cfg, st, j: j.state != "pending"}),
     "RequestArms": (P.request_arms, {
         "exact-retry-appends-twice": lambda otherwise, cfg, st, j: True}),
+    # exact-retry-arms-continuation: the identity check asks only whether recovery has taken the input, not
+    # its kind: a public retry names a continuation and its request is appended (R003-MUST-FIX-1's impact)
+    "RetryRefusesContinuation": (P.retry_refuses_continuation, {
+        "exact-retry-arms-continuation": lambda otherwise, cfg, st, j: False}),
+    # exact-retry-ignores-content: the identity check compares the id only, not the content's digest: a retry
+    # with another content is taken as the admitted prompt's
+    "RetryContentMatches": (P.retry_content_matches, {
+        "exact-retry-ignores-content": lambda otherwise, cfg, st, d: True}),
     # resume-drains-without-request: the resume forces the drain with no durable request first; the drain
     # takes a held prompt at once (on a busy Session nothing would be left to redrive it)
     "ResumeRequests": (P.resume_requests, {

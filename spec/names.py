@@ -136,11 +136,11 @@ ACTIONS = _index([
     Action("Admit", ("s",), "caller", False,
            "a caller admits Session s's next prompt: one transaction inserting the prompt input with its "
            "execution not yet requested (held); at most Prompts per Session"),
-    Action("ExactRetry", ("i",), "caller", False,
-           "a caller retries prompt i's admission exactly: the identity check (the Session's admitted input "
-           "of that id, a prompt, never a continuation or recovery-owned), then one transaction appending its "
-           "one PromptExecutionRequested (deterministic id: a second retry appends nothing) and arming a held "
-           "prompt"),
+    Action("ExactRetry", ("s", "i", "d"), "caller", False,
+           "caller s retries input id i's admission (any id: any Session's prompt or continuation, or forged, "
+           "prompt 0) with content digest d (DIGESTS): the identity check (s's admitted prompt, no continuation, "
+           "not recovery-owned, the admitted content; else refused, RETRY_REFUSALS), then one transaction "
+           "appending its one PromptExecutionRequested (deterministic id) and arming a held prompt"),
     Action("Resume", ("n", "s"), "runner", False,
            "an explicit resume of Session s on node n: one transaction durably requesting its pending "
            "ordinary execution (every held prompt now waits), before the drain it forces (Acquire)"),
@@ -152,15 +152,14 @@ ACTIONS = _index([
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
-                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned")
+                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "RequestsNameAdmittedPrompts")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
                      "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared",
                      "ResumeRequestedBeforeDrain")
-# Actions a caller attempts with parameters of its choosing (the others are an actor's next step, which
-# the actor picks from its own record): the implementation must refuse every instance the twin does
-# not enable, which the lockstep harness probes and a trace step marked `refused` replays.
+# Actions a caller attempts with parameters of its choosing (the others are an actor's next step, picked
+# from its record): the server refuses every instance the twin does not enable (probes, `refused` steps).
 ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan", "Admit", "ExactRetry",
             "Resume", "Steer")
 assert set(ATTEMPTS) <= set(ACTIONS)
@@ -249,6 +248,9 @@ INVARIANTS = _index([
               "changes no durable variable (claim, log, session_recovery rows, inputs, cancelled)"),
     Invariant("OneExecutionRequestPerPrompt", "state",
               "an exact retry adds exactly one PromptExecutionRequested: no prompt has two"),
+    Invariant("RequestsNameAdmittedPrompts", "state",
+              "every PromptExecutionRequested is a public request's of an admitted prompt of its Session with "
+              "the admitted content: never a continuation (recovery's alone), never another content"),
     Invariant("SteerExcludesRecoveryOwned", "state",
               "steer selection never takes a recovery-owned input: no continuation is steered"),
     Invariant("ResumeRequestedBeforeDrain", "action",
@@ -424,6 +426,14 @@ DEFECTS = _index([
            "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "
            "deterministic request id: once the prompt was taken, a retry appends a second "
            "PromptExecutionRequested, which arms the prompt to run again", "inputs"),
+    Defect("exact-retry-arms-continuation", ("RequestsNameAdmittedPrompts",), "R003-MUST-FIX-1",
+           "the exact retry's identity check asks whether recovery has taken the input (the reviewed code: "
+           "is it recovery-owned?) instead of its kind: a public retry naming a continuation not yet promoted "
+           "is taken, its PromptExecutionRequested naming the continuation", "boundary"),
+    Defect("exact-retry-ignores-content", ("RequestsNameAdmittedPrompts",), "R003-MUST-FIX-1",
+           "the exact retry's identity check compares the input id, not the content's digest: a retry with "
+           "another content is taken as the admitted prompt's, its request recording content never admitted",
+           "inputs"),
     Defect("resume-drains-without-request", ("ResumeRequestedBeforeDrain",),
            "R000-PASS-resume-and-bounds",
            "explicit resume forces the drain without first durably requesting pending ordinary execution: the "

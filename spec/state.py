@@ -228,6 +228,17 @@ def has_continuation(st: State, k: Input) -> bool:
     return any(i.kind == "cont" and i.sess == k.sess and i.src == k.src and i.gen == k.gen for i in st.inputs)
 
 
+def request_id(j: Input) -> int:
+    """TLA+ RequestId: an input's id as a PromptExecutionRequested names it (a prompt's number, a
+    continuation's recovered execution negated)."""
+    return j.src if j.kind == "prompt" else -j.src
+
+
+def same_input(j: Input, i: Input) -> bool:
+    """TLA+ SameInput: input j is the one id i names (an id carries no state)."""
+    return j.sess == i.sess and j.kind == i.kind and j.src == i.src and j.gen == i.gen
+
+
 def requests_of(st: State, s: str, p: int) -> int:
     """TLA+ RequestsOf, counted: the PromptExecutionRequested events of Session s's prompt p."""
     if type(st.log) is not tuple:

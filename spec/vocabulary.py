@@ -22,6 +22,15 @@ EVENT_KINDS = STEP_KINDS + TOOL_KINDS
 # the input event an exact retry appends (one per prompt; it names the prompt, written under no claim)
 REQUEST_KIND = "PromptExecutionRequested"
 LOG_KINDS = EVENT_KINDS + (REQUEST_KIND,)
+# the content digest an exact retry carries (TLA+ Digests): the admitted input's own, or another's
+ADMITTED = "admitted"
+DIGESTS = (ADMITTED, "other")
+# why an exact retry is refused (TLA+ RetryRefusal), in the order the identity check asks: the id names no
+# input (never admitted, or forged), another Session's input, a continuation, an input recovery has taken,
+# or the content is not the admitted one
+UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH = (
+    "unknown-input", "other-session", "continuation", "recovery-owned", "content-mismatch")
+RETRY_REFUSALS = (UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH)
 # "ack": a conversion's commit acknowledgement lost, "publication": a Tool.Success publication that
 # fails, and "hang": a listener that never returns (Residual R2); only a configuration that names one has
 # it (NAMED_FAULTS: spec/configs.py ALL_FAULTS, and the twin's default, are the first three, so no earlier

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 
 from impl.schema import input_t
 from impl.wakes import ORDINARY, WakeQueue
+from spec import names as N
 
 from harness import registry as R
 
@@ -62,7 +63,7 @@ class Callers:
         if not latest:
             return False
         row = p.rng.choice(latest)
-        return p.step(p.args.owner, R.EXACT_RETRY, {"i": twin_input(row)},
+        return p.step(p.args.owner, R.EXACT_RETRY, {"s": s, "i": twin_input(row), "d": N.ADMITTED},
                       lambda: p.node.inputs.exact_retry(s, row.id), memory=NO_MEMORY) is not None
 
     def resume(self, s: str) -> bool:

@@ -28,6 +28,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
     "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
+    "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
     "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate
     "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step

@@ -434,9 +434,11 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
             if not cfg.process_local_routing or st.claim[k].owner == node]
     out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]
     out += [(R.RECOVERY_SCAN, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
-    if cfg.admission:  # a retry names any input's id (a continuation's must be refused), a resume any Session
+    if cfg.admission:  # a retry by any Session names any id (an input's, a forged one) with either digest
         out += [(R.ADMIT, (s,)) for s in cfg.sessions]
-        out += [(R.EXACT_RETRY, (M.Input(i.sess, i.kind, i.src, "pending"),)) for i in sorted(st.inputs)]
+        ids = sorted({M.Input(i.sess, i.kind, i.src, "pending", i.gen) for i in st.inputs}
+                     | {M.Input(cfg.sessions[0], "prompt", 0, "pending")})
+        out += [(R.EXACT_RETRY, (s, i, d)) for s in cfg.sessions for i in ids for d in N.DIGESTS]
         out += [(R.RESUME, (node, s)) for node in cfg.nodes for s in cfg.sessions]
     if cfg.steering:
         out += [(R.STEER, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)]

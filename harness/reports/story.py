@@ -102,6 +102,15 @@ def _wake(x: M.Wake) -> str:
     return f"counter {x.tries}" + (f" reserved ({x.woken})" if x.woken else "")
 
 
+def commit_line(e: M.Event) -> str:
+    """A committed log event: a Step event of an assistant under a claim, or a request naming its input (a
+    prompt by number, a continuation by its execution negated) with the content when not the admitted."""
+    if e.kind == N.REQUEST_KIND:
+        named = f"{e.sess}/prompt{e.asst}" if e.asst > 0 else f"{e.sess}/cont{-e.asst}"
+        return f"commit {e.kind} {named}" + (f" (content {e.node})" if e.node else "")
+    return f"commit Step.{e.kind} a{e.asst} ({e.sess}, by {e.node})"
+
+
 def effects(cfg: M.Config, st: M.State, nx: M.State) -> list[str]:
     """What one step changed, durable effects first."""
     return [e for _, e in effect_items(cfg, st, nx)]
@@ -110,7 +119,7 @@ def effects(cfg: M.Config, st: M.State, nx: M.State) -> list[str]:
 def effect_items(cfg: M.Config, st: M.State, nx: M.State) -> list[tuple[str, str]]:
     """What one step changed, each with where it lives: the database (DB), a node's publisher memory
     (memory_of), or the actor's own record (OWN); durable effects first."""
-    db = [f"commit Step.{e.kind} a{e.asst} ({e.sess}, by {e.node})" for e in nx.log[len(st.log):]]
+    db = [commit_line(e) for e in nx.log[len(st.log):]]
     for s, c, d in zip(cfg.sessions, st.claim, nx.claim):
         if c != d:
             db.append(f"claim {s}: {_claim(c)} -> {_claim(d)}")

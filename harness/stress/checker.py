@@ -287,7 +287,7 @@ class Checker:
         if action == R.ADMIT:
             return params[0] if params else None
         if action == R.EXACT_RETRY:
-            return params[0].sess
+            return params[0]
         if action in _TAKES_INPUT or action == R.STEER:
             return params[1].sess
         if action in _NAMES_SESSION:

@@ -15,7 +15,7 @@ from spec import names as N
 from harness import registry as R
 from harness.stress.records import Commit, SessionView, live
 
-_NAMES_AN_INPUT = (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER, R.EXACT_RETRY)  # the input is the last parameter
+_NAMES_AN_INPUT = (R.ACQUIRE, R.PROMOTE_CONTINUATION, R.STEER, R.EXACT_RETRY)  # the input is parameter `i`
 
 
 def seen_before(sv: SessionView | None, c: Commit, words) -> dict[str, M.Input]:
@@ -26,7 +26,7 @@ def seen_before(sv: SessionView | None, c: Commit, words) -> dict[str, M.Input]:
     seen = dict(sv.live_inputs)
     named = [iid for iid, _ in c.inputs]
     if c.params and c.action in _NAMES_AN_INPUT:
-        named.append(words.input_id(c.params[-1]))
+        named.append(words.input_id(c.params[list(N.ACTIONS[c.action].params).index("i")]))
     for iid in named:
         if iid in sv.inputs:
             seen[iid] = sv.inputs[iid]
@@ -37,7 +37,7 @@ def prompts_named(c: Commit) -> set[int]:
     """The prompts whose input events the commit's log view must hold: those it requests, the one it retries."""
     prompts = {e.asst for e in c.events if e.kind == N.REQUEST_KIND}
     if c.action == R.EXACT_RETRY:
-        prompts.add(c.params[0].src)
+        prompts.add(c.params[1].src)
     return prompts
 
 

@@ -42,6 +42,9 @@ LETTERS = {
     "i": lambda action: {"$ref": "#/$defs/Input"},
     "e": lambda action: {"type": "integer", "description": "an execution id (1..MaxExec)"},
     "w": lambda action: {"type": "integer", "description": "a wake row (1..WakeRows, oldest first)"},
+    "d": lambda action: {"enum": list(N.DIGESTS), "type": "string",
+                         "description": "the content digest an exact retry carries: the admitted input's own, or "
+                                        "another's"},
 }
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(LETTERS), "a parameter letter without a type"
 

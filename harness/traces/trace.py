@@ -285,12 +285,12 @@ def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
         v = params[k]
         if k == "i":
             v = _input_from_json(v, f"{where}.params.i")
-        elif k == "e":
+        elif k in ("e", "w"):
             if not _is_int(v):
-                raise TraceError(f"{where}.params.e: expected an execution id (integer)")
-        elif k == "w":
-            if not _is_int(v):
-                raise TraceError(f"{where}.params.w: expected a wake row (integer)")
+                raise TraceError(f"{where}.params.{k}: expected " + ("an execution id" if k == "e" else "a wake row")
+                                 + " (integer)")
+        elif k == "d" and v not in N.DIGESTS:
+            raise TraceError(f"{where}.params.d: expected a content digest, one of {', '.join(N.DIGESTS)}")
         elif not isinstance(v, str):
             raise TraceError(f"{where}.params.{k}: expected a name (string)")
         out.append(v)

@@ -39,7 +39,7 @@ CAUGHT_BY_WALKS = ("cross-session-recovery-collision", "unsupervised-cancel-hear
                    "recovery-input-excluded-everywhere", "heartbeat-extends-lease", "cancel-interrupts-unstarted",
                    "dispatch-after-failed-renewal", "cancel-requeues-continuation", "conversion-retry-mints-new-ids",
                    "wake-fresh-share-zero", "wake-fresh-share-full", "exact-retry-appends-twice",
-                   "resume-drains-without-request")
+                   "resume-drains-without-request", "exact-retry-arms-continuation", "exact-retry-ignores-content")
 
 
 def walk(conn, cfg: M.Config, seed: int, mutant=None, restores: bool = False) -> str | None:

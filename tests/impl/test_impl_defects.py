@@ -402,6 +402,28 @@ def exact_retry_appends_twice(defects):
     return (bool(first), type(again).__name__, _requests(w), state)
 
 
+def exact_retry_arms_continuation(defects):
+    """Recovery's continuation is pending (its row in place); a caller retries it by its id."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.crash()
+    w.tick()
+    w.worker().run_once()
+    got = node.inputs.exact_retry("s1", ids.continuation_id("s1", 1))
+    return (type(got).__name__, getattr(got, "reason", "").split(":")[0], _requests(w))
+
+
+def exact_retry_ignores_content(defects):
+    """A held prompt retried with another content's digest."""
+    w = World(defects=defects)
+    node = w.node()
+    pid = node.inputs.admit_prompt("s1", 2, requested=False)
+    got = node.inputs.exact_retry("s1", pid, "other")
+    return (type(got).__name__, getattr(got, "reason", "").split(":")[0], _requests(w),
+            {i.id: i.state for i in w.snap().inputs}[pid])
+
+
 def resume_drains_without_request(defects):
     """An explicit resume of a busy Session: its request must outlive the drain, which finds nothing."""
     w = World(defects=defects)
@@ -476,6 +498,10 @@ CASES = {
                               [("w2", "fresh"), ("w3", "fresh")]),
     "exact-retry-appends-twice": (exact_retry_appends_twice, (True, "NotEnabled", 1, "ordinary"),
                                   (True, "Ok", 2, "pending")),
+    "exact-retry-arms-continuation": (exact_retry_arms_continuation, ("NotEnabled", R.CONTINUATION, 0),
+                                      ("Ok", "", 1)),
+    "exact-retry-ignores-content": (exact_retry_ignores_content, ("NotEnabled", R.CONTENT_MISMATCH, 0, "held"),
+                                    ("Ok", "", 1, "pending")),
     "resume-drains-without-request": (resume_drains_without_request, ("Ok", "pending"), ("NotEnabled", "held")),
     "steer-selects-recovery-input": (steer_selects_recovery_input, ("NotEnabled", "pending"), ("Ok", "steered")),
     "retry-tool-after-failed-publication": (retry_tool_after_failed_publication, (1, {"s1": "unknown"}), (2, {})),

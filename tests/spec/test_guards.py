@@ -20,7 +20,7 @@ def _instances(cfg, st):
     inputs |= {M.Input(s, "cont", e, "pending") for s in cfg.sessions for e in range(1, cfg.max_exec + 1)}
     inputs |= {M.Input(cfg.sessions[0], "prompt", cfg.prompts + 1, "pending")}
     domain = {"r": cfg.recoverers, "s": cfg.sessions, "i": sorted(inputs), "e": range(0, cfg.max_exec + 2),
-              "w": range(0, cfg.wake_rows + 2)}
+              "w": range(0, cfg.wake_rows + 2), "d": N.DIGESTS}
     for name, action in N.ACTIONS.items():
         actors = cfg.nodes + cfg.recoverers if action.actor in ("node", "fault") else cfg.nodes
         combos = [()]

@@ -10,9 +10,10 @@
  * @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').AttemptName} AttemptName
  * @typedef {Exclude<ActionName, AttemptName>} StepName an action only a step takes
  */
+import { contentDigest } from "./ids.js";
 
-/** An attempt: true when the server took it.
- * @type {{[A in AttemptName]: (w: World, p: ActionParams[A]) => Promise<boolean>}} */
+/** An attempt: true when the server took it (a refusal may answer its reason instead, a string).
+ * @type {{[A in AttemptName]: (w: World, p: ActionParams[A]) => Promise<boolean | string>}} */
 const ATTEMPT = {
   Acquire: (w, p) => w.node(p.n).acquire(p.i),
   PromoteContinuation: (w, p) => w.node(p.n).promote(p.i),
@@ -20,7 +21,10 @@ const ATTEMPT = {
   Heartbeat: (w, p) => w.process(p.n).heartbeat(p.s),
   RecoveryScan: (w, p) => w.worker(p.r).scan(p.s),
   Admit: (w, p) => w.anyNode.inputs.admit(p.s),
-  ExactRetry: (w, p) => w.anyNode.inputs.exactRetry(p.i),
+  ExactRetry: (w, p) => {
+    const id = w.anyNode.inputs.idOf(p.i);
+    return w.anyNode.inputs.exactRetry(p.s, id, p.d === "admitted" ? contentDigest(id) : p.d);
+  },
   Resume: (w, p) => w.node(p.n).resume(p.s),
   Steer: (w, p) => w.node(p.n).steer(p.i),
 };
@@ -141,13 +145,13 @@ const attemptWith = (world, action, params) => ATTEMPT[action](world, params);
 /** Take `action` as a step. @param {World} world @param {string} action @param {import('./types.js').Params} params
  * @returns {Promise<ActionName | null>} */
 export async function step(world, action, params) {
-  if (isAttempt(action)) return (await attempt(world, action, params)) ? action : null;
+  if (isAttempt(action)) return (await attempt(world, action, params)) === true ? action : null;
   if (!isStep(action)) throw new RangeError(`unknown action ${JSON.stringify(action)}`);
   return stepWith(world, action, paramsOf(action, params));
 }
 
 /** Make the call of an attempt. @param {World} world @param {string} action @param {import('./types.js').Params} params
- * @returns {Promise<boolean>} */
+ * @returns {Promise<boolean | string>} true when taken; a refusal's reason, or false */
 export async function attempt(world, action, params) {
   if (!isAttempt(action)) throw new RangeError(`${JSON.stringify(action)} is not an attempt (names.ATTEMPTS)`);
   return attemptWith(world, action, paramsOf(action, params));

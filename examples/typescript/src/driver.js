@@ -169,8 +169,11 @@ export class Driver {
       return this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) }));
     },
     attempt(req) {
-      return this.recorded(req, async (world) => (
-        { answer: (await attempt(world, req.action, req.params ?? {})) ? "taken" : "refused" }));
+      return this.recorded(req, async (world) => {
+        const got = await attempt(world, req.action, req.params ?? {});
+        // a refusal may answer its reason (a string: an exact retry's, names.RETRY_REFUSALS) as the detail
+        return typeof got === "string" ? { answer: "refused", detail: got } : { answer: got ? "taken" : "refused" };
+      });
     },
     async move(req) {
       const world = this.current();

@@ -9,6 +9,9 @@ export const continuationId = (session, execution, gen = 0) =>
 export const assistantId = (execution, step) => `asst:${execution}:${step}`;
 /** @param {string} input */
 export const requestId = (input) => `request:${input}`;
+/** The digest of the content admitted with an input: in this world an input's content is determined by its
+ * id, so its digest is too (a caller retrying with another content sends another digest). @param {string} input */
+export const contentDigest = (input) => `content:${input}`;
 
 /** The (execution, step) of an assistant id. @param {string} id @returns {[number, number]} */
 export function assistantStep(id) {

@@ -3,7 +3,7 @@
  * Inputs: prompts (admitted held or pending) and recovery's continuations; ordinary selection, the exact
  * retry with its deterministic PromptExecutionRequested, explicit resume, and steer selection.
  */
-import { continuationId, promptId, requestId } from "./ids.js";
+import { contentDigest, continuationId, promptId, requestId } from "./ids.js";
 
 /** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
  *  @typedef {import('./types.js').InputState} InputState */
@@ -81,10 +81,20 @@ export class Inputs {
   }
 
   /** Caller: retry prompt i's admission exactly; one deterministic PromptExecutionRequested at most. */
-  async exactRetry(/** @type {InputRecord} */ i) {
-    if (!this.cfg.admission || i.kind !== "prompt") return false;
-    const row = await this.get(promptId(i.sess, i.src));
-    if (!row || row.state === "recovery") return false; // the identity check: an admitted prompt of that id
+  /** The exact retry by a caller naming `session`, of the input id it sends, with a content digest: the
+   * identity check (an admitted input of that id, the Session's, a prompt, never a continuation, not taken
+   * by recovery, the admitted content's digest), then its one PromptExecutionRequested. A refusal answers
+   * its reason (names.RETRY_REFUSALS) as a string; an acceptance true.
+   * @param {string} session @param {string} id @param {string} digest @returns {Promise<boolean | string>} */
+  async exactRetry(session, id, digest) {
+    if (!this.cfg.admission) return false;
+    const row = await this.get(id);
+    if (!row) return "unknown-input";
+    if (row.session_id !== session) return "other-session";
+    if (row.kind !== "prompt" && !this.cfg.has("exact-retry-arms-continuation")) return "continuation";
+    if (row.state === "recovery") return "recovery-owned";
+    const same = digest === contentDigest(id);
+    if (!same && !this.cfg.has("exact-retry-ignores-content")) return "content-mismatch";
     const request = requestId(row.input_id);
     const twice = this.cfg.has("exact-retry-appends-twice");
     if (twice ? row.state === "pending" : await this.db.get("SELECT 1 AS x FROM events WHERE request_id = ?", [request])) {
@@ -92,7 +102,7 @@ export class Inputs {
     }
     await this.db.tx(async () => {
       await this.publisher.append({ session: row.session_id, kind: "PromptExecutionRequested", input: row.input_id,
-        request, writer: "" });
+        request, writer: same ? "" : digest });
       if (twice || row.state === "held") await this.setState(row.input_id, "pending");
     });
     return true;

@@ -35,7 +35,9 @@ export async function twinState(world) {
   }
   /** @type {import('./types.js').InputRow[]} */
   const inputs = await db.all("SELECT * FROM inputs ORDER BY input_id");
-  const promptNo = new Map(inputs.map((i) => [i.input_id, i.src]));
+  // an input event names its input as the twin's RequestId: a prompt by number, a continuation by its
+  // execution negated (only a defective identity check lets a request name one)
+  const promptNo = new Map(inputs.map((i) => [i.input_id, i.kind === "prompt" ? i.src : -i.src]));
   /** @type {import('./types.js').EventRow[]} */
   const events = await db.all("SELECT * FROM events ORDER BY seq");
   const log = events.map((e) => ({

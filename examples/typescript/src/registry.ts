@@ -19,7 +19,8 @@ export type Defect =
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
   | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full"
-  | "exact-retry-appends-twice" | "resume-drains-without-request" | "steer-selects-recovery-input";
+  | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
+  | "resume-drains-without-request" | "steer-selects-recovery-input";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
@@ -75,7 +76,7 @@ export interface ActionParams {
   WakeServe: { w: number };
   WakeLost: { w: number };
   Admit: { s: string };
-  ExactRetry: { i: InputRecord };
+  ExactRetry: { s: string; i: InputRecord; d: string };
   Resume: { n: string; s: string };
   Steer: { n: string; i: InputRecord };
 }
@@ -104,6 +105,12 @@ export type InputKind = "prompt" | "cont";
 
 /** spec/names.py INPUT_STATES */
 export type InputState = "pending" | "ordinary" | "recovery" | "held" | "steered";
+
+/** An exact retry's content digest (spec/names.py DIGESTS). */
+export type Digest = "admitted" | "other";
+
+/** Why an exact retry is refused: its refusal's detail starts with it (spec/names.py RETRY_REFUSALS). */
+export type RetryRefusal = "unknown-input" | "other-session" | "continuation" | "recovery-owned" | "content-mismatch";
 
 /** spec/names.py EFFECT_KINDS */
 export type EffectKind = "dispatch" | "tool" | "reconcile";

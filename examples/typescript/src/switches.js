@@ -34,6 +34,8 @@ export const DEFECTS = Object.freeze([
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
   "exact-retry-appends-twice",
+  "exact-retry-arms-continuation",
+  "exact-retry-ignores-content",
   "resume-drains-without-request",
   "steer-selects-recovery-input",
 ]);
