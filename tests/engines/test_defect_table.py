@@ -142,6 +142,7 @@ def _drop_the_defect_graph():
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
 
 
+@functools.lru_cache(maxsize=None)  # the pair tests' answers, read again by the satisfied-alone test below
 def pair_config(defect: str, prop: str) -> str:
     """The smallest configuration where the twin's graph with `defect` has a fair lasso breaking `prop`;
     the defect's witness configuration when none has."""
