@@ -104,7 +104,8 @@ def test_fuzz_through_the_subprocess_driver_passes_and_catches_a_mutant(capsys, 
     assert main(["fuzz", "--config", "ci", "--max-examples", "15", "--sut", DRIVER]) == 0
     out = capsys.readouterr().out
     assert out.startswith("fuzz against claimcheck bundled implementation") and "verdict:    OK" in out
-    code = main(["fuzz", "--max-examples", "200", "--sut", DRIVER, "--mutant", "step-failed-duplicate-interrupt",
+    # heartbeat-extends-lease: caught on `heartbeat` in 3 steps (10 s); step-failed-duplicate-interrupt on `ci` took 29 s
+    code = main(["fuzz", "--max-examples", "200", "--sut", DRIVER, "--mutant", "heartbeat-extends-lease",
                  "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1 and "verdict:    FAILED" in out and f"--sut {shlex.quote(DRIVER)}" in out
