@@ -152,7 +152,7 @@ ACTIONS = _index([
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
-                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned")
+                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "ScanWindowShared")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
@@ -251,6 +251,11 @@ INVARIANTS = _index([
               "an exact retry adds exactly one PromptExecutionRequested: no prompt has two"),
     Invariant("SteerExcludesRecoveryOwned", "state",
               "steer selection never takes a recovery-owned input: no continuation is steered"),
+    Invariant("ScanWindowShared", "state",
+              "the claim scan's window holds the oldest eligible claims of each kind, as many as ScanBound "
+              "allows; with a bound of two or more, fresh claims (never taken over) keep the fresh share "
+              "whenever they wait and retried ones the rest: N poison claims never fill a window of N ahead of "
+              "claim N+1"),
     Invariant("ResumeRequestedBeforeDrain", "action",
               "ordinary selection (the drain's acquisition, a steer) takes a prompt only once its execution was "
               "durably requested (by its exact retry or an explicit resume): a resume requests before it drains"),
@@ -419,6 +424,10 @@ DEFECTS = _index([
     Defect("wake-fresh-share-full", ("WakePlanShared", "RetryAdvances"), "R003-PASS-scanner-bounds",
            "the wake scan keeps every slot for fresh rows (fresh share = the batch): while fresh work keeps "
            "arriving no retried row is ever woken", "wakes"),
+    Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
+           "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
+           "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "
+           "claim behind them waits", "scans"),
     Defect("exact-retry-appends-twice", ("OneExecutionRequestPerPrompt",),
            "R003-PASS-prompt-intent-replay",
            "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "

@@ -33,6 +33,7 @@ export const DEFECTS = Object.freeze([
   "conversion-retry-mints-new-ids",
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
+  "scan-window-ignores-fresh-share",
   "exact-retry-appends-twice",
   "resume-drains-without-request",
   "steer-selects-recovery-input",
