@@ -162,6 +162,9 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
                    "fragments", "listeners")
 
+# too large for a liveness graph (millions of states): the deep profile checks their safety only
+SAFETY_ONLY = ("scans",)
+
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
 FEATURE_ACTIONS = (
