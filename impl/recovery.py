@@ -151,8 +151,9 @@ class RecoveryWorker(Actor):
         `scan_bound` oldest retried ones, so retried poison claims never fill it, nor fresh ones."""
         now = self.ctx.now()
         with self.ctx.db.read() as conn:
-            if self.scan_bound == 1:  # a batch of one has no share to keep
-                return self.claims.scan(conn, now, 1)
+            if self.scan_bound == 1 or self.ctx.has(R.SCAN_WINDOW_IGNORES_FRESH_SHARE):
+                # a batch of one has no share to keep; the defect keeps none: the oldest rows, of either kind
+                return self.claims.scan(conn, now, self.scan_bound)
             fresh = self.claims.scan(conn, now, self.scan_bound, retried=False)
             retried = self.claims.scan(conn, now, self.scan_bound, retried=True)
         return sorted(planned(self.ctx, fresh, retried, self.scan_bound, self.fresh_share),

@@ -154,6 +154,10 @@ MCFreshSlots ==
     IF Has("wake-fresh-share-zero") THEN 0
     ELSE IF Has("wake-fresh-share-full") THEN WakeBatch
     ELSE Protocol!FreshSlots
+\* scan-window-ignores-fresh-share: the claim scan's window is the oldest ScanBound eligible claims whatever
+\* their kind, so retried poison claims fill it ahead of a fresh one
+MCScanPlansByKind ==
+    IF Has("scan-window-ignores-fresh-share") THEN FALSE ELSE Protocol!ScanPlansByKind
 \* exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
 \* instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
 \* retry appends a second PromptExecutionRequested and the prompt waits to run again

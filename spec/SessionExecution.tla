@@ -305,6 +305,9 @@ QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
 ContinuationGen(attempt) == 0
 \* The slots of a wake batch that fresh rows take first: the fresh share.
 FreshSlots == FreshShare
+\* A claim scan of several rows plans its window by kind (impl/wakes.py plan_batch): fresh claims, never
+\* taken over, first up to the fresh share, then retried ones, so retried poison claims never fill it.
+ScanPlansByKind == TRUE
 \* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 \* from the prompt's), so a second retry of a requested prompt appends nothing.
 RetryAppends(j) == ~Requested(j.sess, RequestId(j))
@@ -347,7 +350,7 @@ OldestClaims(S, k) == {s \in S : Cardinality({t \in S : claim[t].exec < claim[s]
 ScanWindow == LET E == {s \in Sessions : Eligible(s)}
                   F == {s \in E : claim[s].tries = 0}
                   R == OldestClaims(E \ F, ScanBound - Cardinality(OldestClaims(F, FreshSlots)))
-              IN IF ScanBound = 1 THEN OldestClaims(E, 1)
+              IN IF ScanBound = 1 \/ ~ScanPlansByKind THEN OldestClaims(E, ScanBound)
                  ELSE R \cup OldestClaims(F, ScanBound - Cardinality(R))
 
 RunnerAt(n, pc) == run[n].pc = pc /\ ~run[n].intr
@@ -1182,6 +1185,21 @@ RequestsNameAdmittedPrompts ==
 
 \* Steer selection never takes a recovery-owned input: no continuation is steered.
 SteerExcludesRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "steered")
+
+\* The claim scan's window (R003-MUST-FIX-3, R003-PASS-scanner-bounds): it holds the oldest eligible claims
+\* of each kind, as many as the bound allows; with a bound of two or more, fresh claims (never taken over)
+\* keep the fresh share whenever they wait, and retried ones the rest, so N poison claims retried again and
+\* again never fill a window of N ahead of claim N+1.  Stated from the constants, not from the hooks.
+ScanWindowShared ==
+    LET E == {s \in Sessions : Eligible(s)}
+        F == {s \in E : claim[s].tries = 0}
+        W == ScanWindow
+        AtMost(a, b) == IF a < b THEN a ELSE b
+    IN /\ W \subseteq E
+       /\ Cardinality(W) = AtMost(ScanBound, Cardinality(E))
+       /\ \A s \in W, t \in E : ((t \in F) = (s \in F) /\ claim[t].exec < claim[s].exec) => t \in W
+       /\ ScanBound >= 2 => /\ Cardinality(W \cap F) >= AtMost(FreshShare, Cardinality(F))
+                           /\ Cardinality(W \ F) >= AtMost(ScanBound - FreshShare, Cardinality(E \ F))
 
 \* A quarantine is justified by the reason recorded with it: the work is malformed (a session_recovery row
 \* already names its execution: forged, or of another Session), or its attempts are exhausted (the last

@@ -34,6 +34,13 @@ CONFIGS: dict[str, Config] = {
     # (MaxTries 1: a conversion that lost its lease is quarantined at once, exhausted; `ci` retries)
     "sessions": Config(sessions=("s1", "s2"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
                        lease=1, scan_bound=1, grace=1, max_tries=1, faults=frozenset({"pause"})),
+    # the scan window of two rows (issue 31 item 2, R003-MUST-FIX-3 with N = ScanBound = 2): three Sessions
+    # on one node, pauses, MaxTries 2, so two claims whose conversions lose their lease are retried (poison)
+    # while a third waits fresh behind them; the window keeps the fresh share (FreshShare 1) for it
+    # (`scan-window-ignores-fresh-share`: the oldest two, both poison). Grace 1 = SupervisionLag 1, as on
+    # `sessions`. Millions of states (spec/README.md): the deep profile's, never the gate's
+    "scans": Config(sessions=("s1", "s2", "s3"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=3,
+                    lease=1, scan_bound=2, grace=1, max_tries=2, faults=frozenset({"pause"}), fresh_share=1),
     # recovery rows of two Sessions: one execution, a forged row under the other Session's name
     # (CorruptRecoveryRow needs a second Session): the cross-Session recovery collision
     # (Grace 1: the clock assumption holds with pauses, as on `sessions`)
@@ -161,6 +168,9 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # budget (spec/README.md, "The gate's configurations")
 FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
                    "fragments", "listeners")
+
+# too large for a liveness graph (millions of states): the deep profile checks their safety only
+SAFETY_ONLY = ("scans",)
 
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)

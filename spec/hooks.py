@@ -149,6 +149,12 @@ def fresh_slots(cfg, st):
     return cfg.fresh_share
 
 
+# A claim scan of several rows plans its window by kind (impl/wakes.py plan_batch): fresh claims, never
+# taken over, first up to the fresh share, then retried ones, so retried poison claims never fill it.
+def scan_plans_by_kind(cfg, st):
+    return True
+
+
 # An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 # from the prompt's), so a second retry of a requested prompt appends nothing.
 def retry_appends(cfg, st, j):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, exec_of, fenced, fresh_row, justified, open_call,
-                    retried_row, row_for_exec, si)
+from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, eligible, exec_of, fenced, fresh_row, justified,
+                    open_call, retried_row, row_for_exec, scan_window, si)
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -95,6 +95,22 @@ def RequestsNameAdmittedPrompts(cfg: Config, st: State) -> bool:
 
 def SteerExcludesRecoveryOwned(cfg: Config, st: State) -> bool:
     return all(not (i.kind == "cont" and i.state == "steered") for i in st.inputs)
+
+
+def ScanWindowShared(cfg: Config, st: State) -> bool:
+    """The claim scan's window: the oldest eligible claims of each kind, min(ScanBound, eligible) of them;
+    with ScanBound >= 2, fresh ones keep the fresh share (FreshShare, not the hook) and retried ones the rest."""
+    E = [s for s in range(len(cfg.sessions)) if eligible(cfg, st, s)]
+    if not E:
+        return True
+    W = scan_window(cfg, st)
+    F = {s for s in E if st.claim[s].tries == 0}
+    if not W <= set(E) or len(W) != min(cfg.scan_bound, len(E)):
+        return False
+    if any(t not in W and (t in F) == (s in F) and st.claim[t].exec < st.claim[s].exec for s in W for t in E):
+        return False
+    return cfg.scan_bound < 2 or (len(W & F) >= min(cfg.fresh_share, len(F))
+                                  and len(W - F) >= min(cfg.scan_bound - cfg.fresh_share, len(E) - len(F)))
 
 
 # ---------------------------------------------------------------- action invariants ([][P]_vars)
@@ -412,7 +428,7 @@ READS = {
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
     "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
-    "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",),
+    "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",), "ScanWindowShared": ("claim",),
     "RequestsNameAdmittedPrompts": ("log", "inputs"),
     "ResumeRequestedBeforeDrain": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),

@@ -116,6 +116,10 @@ MC = {
     "FreshSlots": (P.fresh_slots, {
         "wake-fresh-share-zero": lambda otherwise, cfg, st: 0,
         "wake-fresh-share-full": lambda otherwise, cfg, st: cfg.wake_batch}),
+    # scan-window-ignores-fresh-share: the claim scan's window is the oldest ScanBound eligible claims whatever
+    # their kind, so retried poison claims fill it ahead of a fresh one
+    "ScanPlansByKind": (P.scan_plans_by_kind, {
+        "scan-window-ignores-fresh-share": lambda otherwise, cfg, st: False}),
     # exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
     # instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
     # retry appends a second PromptExecutionRequested and the prompt waits to run again

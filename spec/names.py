@@ -6,6 +6,7 @@ literal of its own; it refers to this module, so a rename is one edit and a typo
 
 from __future__ import annotations
 
+from .boundary_names import BOUNDARIES  # noqa: F401 - the implementation's failpoints, between two actions
 from .fence_names import FENCED_ACTIONS, FENCE_UNREACHABLE  # noqa: F401 - the fenced actions, their unreached branches
 from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, _index  # noqa: F401 - the entries' shapes
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
@@ -152,7 +153,8 @@ ACTIONS = _index([
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
-                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "RequestsNameAdmittedPrompts")
+                    "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "RequestsNameAdmittedPrompts",
+                    "ScanWindowShared")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
@@ -253,6 +255,11 @@ INVARIANTS = _index([
               "the admitted content: never a continuation (recovery's alone), never another content"),
     Invariant("SteerExcludesRecoveryOwned", "state",
               "steer selection never takes a recovery-owned input: no continuation is steered"),
+    Invariant("ScanWindowShared", "state",
+              "the claim scan's window holds the oldest eligible claims of each kind, as many as ScanBound "
+              "allows; with a bound of two or more, fresh claims (never taken over) keep the fresh share "
+              "whenever they wait and retried ones the rest: N poison claims never fill a window of N ahead of "
+              "claim N+1"),
     Invariant("ResumeRequestedBeforeDrain", "action",
               "ordinary selection (the drain's acquisition, a steer) takes a prompt only once its execution was "
               "durably requested (by its exact retry or an explicit resume): a resume requests before it drains"),
@@ -421,6 +428,10 @@ DEFECTS = _index([
     Defect("wake-fresh-share-full", ("WakePlanShared", "RetryAdvances"), "R003-PASS-scanner-bounds",
            "the wake scan keeps every slot for fresh rows (fresh share = the batch): while fresh work keeps "
            "arriving no retried row is ever woken", "wakes"),
+    Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
+           "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
+           "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "
+           "claim behind them waits", "scans"),
     Defect("exact-retry-appends-twice", ("OneExecutionRequestPerPrompt",),
            "R003-PASS-prompt-intent-replay",
            "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "
@@ -443,48 +454,6 @@ DEFECTS = _index([
            "R000-PASS-recovery-identity (steer selection)",
            "steer selection omits the exclusion of recovery-owned inputs that queue selection has: a running "
            "execution steers recovery's continuation into itself, which only recovery may promote", "steer"),
-])
-
-# Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
-# into two actions, so the deterministic scheduler can hold an actor exactly between them.
-BOUNDARIES = _index([
-    Boundary("acquire.committed", "Acquire", "Renew", "after the claim insert commits"),
-    Boundary("renew.committed", "Renew", "Dispatch", "between the pre-dispatch renewal and the provider call"),
-    Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
-    Boundary("fragment.opened", "OpenFragment", "PublishStepStarted",
-             "a partial stream fragment is open in the publisher; memory names no assistant, Step.Started is "
-             "not published (the listener boundary of R000-v18-flush)"),
-    Boundary("step_started.committed", "PublishStepStarted", "StepStartedReturn",
-             "Step.Started committed; listeners have not returned (the listener gate)"),
-    Boundary("tool.started", "ToolStart", "ToolRun",
-             "the tool call is recorded and the lease renewed; the physical tool has not run"),
-    Boundary("tool.ran", "ToolRun", "PublishToolSuccess",
-             "the physical tool ran; Tool.Success is not published"),
-    Boundary("tool.publish_failed", "ToolSuccessFails", "MarkUnknown",
-             "the Tool.Success publication failed; the claim is not yet unknown"),
-    Boundary("step_failed.committed", "PublishStepFailed", "StepFailedReturn",
-             "Step.Failed committed; listeners have not returned (the listener gate)"),
-    Boundary("step_ended.committed", "PublishStepEnded", "StepEndedReturn",
-             "Step.Ended committed; listeners have not returned (the listener gate); after the last Step the "
-             "runner's return is its release, ClearClaim"),
-    Boundary("cancel.requested", "CancelRequest", "FinalizerReconcile", "phase is cancelling; finalizer waits"),
-    Boundary("finalizer.reconciling", "FinalizerReconcile", "FinalizerSettle",
-             "the finalizer's reconciliation began (an effect); its fenced settlement has not run"),
-    Boundary("finalizer.settled", "FinalizerSettle", "FinalizerClear", "phase is cancelled"),
-    Boundary("recovery.scanned", "RecoveryScan", "RecoveryTakeover",
-             "the scan window was read; the compare-and-swap on the row it saw has not run"),
-    Boundary("recovery.taken_over", "RecoveryTakeover", "RecoveryReconcile", "the CAS committed"),
-    Boundary("recovery.reconciling", "RecoveryReconcile", "RecoveryConvert",
-             "recovery's reconciliation began (an effect); its fenced conversion has not run"),
-    Boundary("recovery.convert_failed", "RecoveryConvert", "RecoveryQuarantine",
-             "conversion refused or lost its lease"),
-    Boundary("recovery.converted", "RecoveryConvertAckLost", "RecoveryReconvert",
-             "the conversion committed; its acknowledgement is lost (the worker sees a connection error) and "
-             "the retry has not run"),
-    Boundary("wake.reserved", "WakeScan", "WakeServe",
-             "the wake batch is reserved (counters moved by compare-and-set); no woken redrive has run"),
-    Boundary("resume.requested", "Resume", "Acquire",
-             "the resume's durable request committed; the drain it forces has not run"),
 ])
 
 class UnknownName(ValueError):

@@ -318,8 +318,8 @@ def scan_window(cfg: Config, st: State) -> set[int]:
     """The recovery scan (by creation order = execution id): with a bound of one, the oldest eligible
     claim; with more, the batch plan_batch plans (fresh claims, tries 0, first up to the fresh share)."""
     rows = sorted((st.claim[s].exec, s) for s in range(len(cfg.sessions)) if eligible(cfg, st, s))
-    if cfg.scan_bound == 1:
-        return {s for _, s in rows[:1]}
+    if cfg.scan_bound == 1 or not cfg.hooks.scan_plans_by_kind(cfg, st):
+        return {s for _, s in rows[:cfg.scan_bound]}
     fresh = [s for _, s in rows if st.claim[s].tries == 0]
     retried = [s for _, s in rows if st.claim[s].tries > 0]
     again = retried[:cfg.scan_bound - len(fresh[:cfg.hooks.fresh_slots(cfg, st)])]

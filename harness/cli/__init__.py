@@ -217,7 +217,7 @@ def _add_check(sub) -> None:
     from harness.engines.check import CHECK_PROFILES
     c.add_argument("--profile", choices=CHECK_PROFILES,
                    help="check every configuration of a profile, one line each (ci: the gate's ten; deep: every "
-                        "registered one but deep, liveness on all); with --json, a shard file for claimcheck merge")
+                        "registered one but deep, liveness on all but scans); with --json, a shard file for claimcheck merge")
     add_shard(c, "profile's configurations")
     c.add_argument("--json", type=A.report_file, metavar="PATH", help="also write the verdict as JSON")
     c.add_argument("--out", type=A.out_dir, default="traces/found", help="where counterexample traces are written")

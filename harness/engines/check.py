@@ -129,11 +129,11 @@ def profile_runs(profile: str, engine: str) -> list[tuple[str, bool]]:
     """`claimcheck check --profile`: (configuration, liveness) for each configuration a profile checks.
     `ci`: the gate's (liveness on its five; TLC checks the feature configurations' safety and refinement,
     the explorer their liveness too); `deep`: every registered configuration but `deep` itself (the
-    bench's: an hour in TLC), liveness on every one."""
+    bench's: an hour in TLC), liveness on every one but `configs.SAFETY_ONLY`'s."""
     from spec import configs
     if profile == "ci":
         return [(n, engine == "python" or n in configs.GATE_CONFIGS) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
-    return [(n, True) for n in configs.CONFIGS if n != "deep"]
+    return [(n, n not in configs.SAFETY_ONLY) for n in configs.CONFIGS if n != "deep"]
 
 
 CHECK_PROFILES = ("ci", "deep")

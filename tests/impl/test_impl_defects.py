@@ -118,6 +118,22 @@ def silent_quarantine_noop(defects):
     return (passes, snap.claims["s1"].recovery_error is not None, "s2" in snap.claims)
 
 
+def scan_window_ignores_fresh_share(defects):
+    """Two poison claims (s1, s2: conversions that lose their lease) ahead of a fresh s3, a window of two."""
+    w = World(sessions=("s1", "s2", "s3"), defects=defects, scan_bound=2, max_tries=2)
+    for k, s in enumerate(("s1", "s2", "s3"), 1):
+        node = w.node("n1" if k != 2 else "n2")  # a crashed node starts again empty
+        node.acquire(w.prompt[s, 1])
+        node.crash()
+    w.boundaries.install(lambda name, ctx: w.clock.advance(1)
+                         if name == R.B_RECOVERY_TAKEN_OVER and ctx["session"] in ("s1", "s2") else None)
+    w.tick()
+    first = [(h.session_id, h.outcome) for h in w.worker().run_once()]
+    w.tick()
+    second = [(h.session_id, h.outcome) for h in w.worker().run_once()]
+    return (first, second, "s3" in w.snap().claims)
+
+
 def cancellation_quarantine_strands(defects):
     """The finalizer was supervised away with the claim cancelling; recovery finds the expired claim."""
     w = World(defects=defects)
@@ -534,6 +550,11 @@ CASES = {
     "silent-quarantine-noop": (silent_quarantine_noop,
                                ([("s1", "released"), ("s1", "quarantined"), ("s2", "converted")], True, False),
                                ([("s1", "released"), ("s1", "quarantined"), ("s1", "quarantined")], False, True)),
+    "scan-window-ignores-fresh-share": (scan_window_ignores_fresh_share,
+                                        ([("s1", "released"), ("s2", "released")],
+                                         [("s1", "quarantined"), ("s3", "converted")], False),
+                                        ([("s1", "released"), ("s2", "released")],
+                                         [("s1", "quarantined"), ("s2", "quarantined")], True)),
     "cancellation-quarantine-strands": (cancellation_quarantine_strands, (["cancelled"], False, True),
                                         (["quarantined"], True, False)),
     "recovery-retries-unbounded": (recovery_retries_unbounded, ([("s1", "quarantined")], True),

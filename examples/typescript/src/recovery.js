@@ -56,7 +56,10 @@ export class RecoveryWorker extends Actor {
   /** The oldest-first window of expired, unquarantined claims, planned like a wake batch. */
   async window() {
     const eligible = (await this.claims.all()).filter((c) => this.claims.ttl(c) <= -this.cfg.grace && c.recovery_error === null);
-    if (this.cfg.scanBound === 1) return eligible.slice(0, 1);
+    // a window of one has no share to keep; scan-window-ignores-fresh-share keeps none (the oldest rows)
+    if (this.cfg.scanBound === 1 || this.cfg.has("scan-window-ignores-fresh-share")) {
+      return eligible.slice(0, this.cfg.scanBound);
+    }
     const tries = (/** @type {ClaimRow} */ c) => Math.min(c.recovery_attempts, this.cfg.maxTries);
     const fresh = eligible.filter((c) => tries(c) === 0);
     const retried = eligible.filter((c) => tries(c) > 0);

@@ -19,8 +19,8 @@ export type Defect =
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
   | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full"
-  | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
-  | "resume-drains-without-request" | "steer-selects-recovery-input";
+  | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
+  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
