@@ -43,6 +43,17 @@ def _runner_step(w, params, decision=None, fragment=None):
     return runner.step()
 
 
+def _publication_fails(w, params, fault):
+    """The environment's publication fault: the runner's next publication's transaction fails (a failed
+    Step.Ended is of a Step whose provider ended it; a failed Step.Started, of a stream with no fragment)."""
+    runner = w.node(params[0]).runner
+    if fault == R.STEP_ENDED_FAILS:
+        w.provider.decide(runner.execution_id, "end")
+    if fault == R.STEP_STARTED_FAILS:
+        w.provider.open_fragment(runner.execution_id, False)
+    return runner.fail_next_publication(fault)
+
+
 def wake_item(w: int) -> str:
     """The implementation's wake-row item of the twin's row w (the Session it stands for)."""
     return f"w{w}"
@@ -74,7 +85,8 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.PUBLISH_STEP_FAILED: (STEP, lambda w, p: _runner_step(w, p, "fail")),
     R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),
     R.TOOL_START: (STEP, lambda w, p: _runner_step(w, p, "end")),
-    R.TOOL_SUCCESS_FAILS: (ENVIRONMENT, lambda w, p: w.node(p[0]).runner.fail_next_publication()),
+    **{name: (ENVIRONMENT, lambda w, p, name=name: _publication_fails(w, p, name))
+       for name in (R.TOOL_SUCCESS_FAILS, R.STEP_STARTED_FAILS, R.STEP_ENDED_FAILS)},
     R.LISTENER_HANGS: (ENVIRONMENT, lambda w, p: w.node(p[0]).runner.hang_listener()),
     **{name: (STEP, lambda w, p: w.node(p[0]).finalizer.step())
        for name in R.FINALIZER_ACTIONS if name not in N.ATTEMPTS},

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from . import ids
 from . import registry as R
-from .actor import (ACQUIRED, DONE, ENDED, FAILED, HUNG, IDLE, RENEWED, STARTED, STEPPING, STOPPED, STREAMING,
-                    TOOL_FAILED, TOOL_STARTED, TOOLING, Actor, Step)
+from .actor import (ACQUIRED, DONE, ENDED, FAILED, HUNG, IDLE, PUBLISH_FAILED, RENEWED, STARTED, STEPPING, STOPPED,
+                    STREAMING, TOOL_FAILED, TOOL_STARTED, TOOLING, Actor, Step)
 from .claims import ClaimStore, Ident
 from .context import Context
 from .events import Fence, Publisher, StepEvent
@@ -58,6 +58,7 @@ class Runner(Actor):
             TOOL_STARTED: (stop, Step(R.TOOL_RUN, self._tool_run)),
             TOOLING: (stop, Step(R.PUBLISH_TOOL_SUCCESS, self._publish_tool_success)),
             TOOL_FAILED: (stop, Step(R.MARK_UNKNOWN, self._mark_unknown)),
+            PUBLISH_FAILED: (stop, Step(R.MARK_UNKNOWN, self._mark_unknown)),
             FAILED: (stop, Step(R.STEP_FAILED_RETURN, self._step_failed_return)),
             ENDED: (stop, Step(R.STEP_ENDED_RETURN, self._step_ended_return)),
             DONE: (stop, Step(R.CLEAR_CLAIM, self._clear_claim)),
@@ -75,7 +76,7 @@ class Runner(Actor):
         self.intr = False
         self.ordinal = 0
         self.tool = 0  # the tool-settlement flag: the Step's calls whose Tool.Success was published
-        self.fail_publication = False  # a failpoint: the next Tool.Success publication fails
+        self.fail_publication = False  # a failpoint: the next publication (Step.Started, Tool.Success, Step.Ended) fails
 
     def start(self, session_id: str, execution_id: int) -> None:
         self.reset()
@@ -169,6 +170,8 @@ class Runner(Actor):
         event = self._event(R.STARTED)
         if self.ctx.has(R.MEMORY_BEFORE_PUBLISH):
             self.mem, self.active = event.assistant_id, True
+        if self._publication_fails():
+            return Fenced("the Step.Started publication failed")
         result = self.publisher.publish(event, self.fence, by_runner=True)
         if not result:
             self._stop()
@@ -200,13 +203,16 @@ class Runner(Actor):
         self._hit(R.B_TOOL_RAN)
         return Ok()
 
-    def fail_next_publication(self) -> str | None:
-        """The environment's publication fault: the Tool.Success publication the runner makes now fails."""
-        if self.pc != TOOLING or self.intr:
+    def fail_next_publication(self, fault: str) -> str | None:
+        """The environment's publication fault `fault` (ToolSuccessFails, StepStartedFails, StepEndedFails): the
+        publication the runner makes now (Tool.Success, Step.Started, Step.Ended) fails."""
+        at = {R.TOOL_SUCCESS_FAILS: self.pc == TOOLING, R.STEP_STARTED_FAILS: self.pc == STREAMING,
+              R.STEP_ENDED_FAILS: self.pc == STEPPING and self.tool >= self.provider.tools}
+        if not at[fault] or self.intr:
             return None
         self.fail_publication = True
         self.step()
-        return R.TOOL_SUCCESS_FAILS
+        return fault
 
     def hang_listener(self) -> str | None:
         """The environment's hang (Residual R2): a listener of the Step event just committed never returns.
@@ -239,9 +245,10 @@ class Runner(Actor):
         return result
 
     def _mark_unknown(self) -> Result:
-        """The error path after a failed Tool.Success: running -> unknown (fenced); the runner stops."""
+        """The error path after a failed publication (Tool.Success, Step.Started, Step.Ended): running ->
+        unknown (fenced); the runner stops."""
         ctx = self.ctx
-        if ctx.has(R.RETRY_TOOL_AFTER_FAILED_PUBLICATION):  # the defect: run the tool again, publish again
+        if self.pc == TOOL_FAILED and ctx.has(R.RETRY_TOOL_AFTER_FAILED_PUBLICATION):  # the defect: run the tool again, publish again
             self.pc = TOOL_STARTED
             return Ok()
         result = ctx.db.atomic(lambda conn: self.claims.advance_phase(conn, self.ident, ctx.now(), "running",
@@ -263,7 +270,17 @@ class Runner(Actor):
         self.pc, self.active = DONE, False
         return Ok()
 
+    def _publication_fails(self) -> bool:
+        """The environment's injected fault, consumed: the transaction does not commit, nothing durable
+        changes; the provider call was made, so the runner's error path follows (MarkUnknown)."""
+        injected, self.fail_publication = self.fail_publication, False
+        if injected:
+            self.pc = PUBLISH_FAILED
+        return injected
+
     def _publish_step_ended(self) -> Result:
+        if self._publication_fails():
+            return Fenced("the Step.Ended publication failed")
         result = self.publisher.publish(self._event(R.ENDED), self.fence, by_runner=True)
         if not result:
             self._stop()

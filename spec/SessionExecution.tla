@@ -41,6 +41,9 @@
 (* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
 (* record its outcome durably (ToolFailed) and the Session moves on.       *)
 (* Tools = 0 is the model without tools.                                   *)
+(* Step publication faults.  Under the same fault, Step.Started's or       *)
+(* Step.Ended's transaction may fail too (StepStartedFails,                *)
+(* StepEndedFails): the runner's error path is the same MarkUnknown.       *)
 (* Stream fragments.  With Fragments = 1 a stream may open a partial       *)
 (* fragment before its Step.Started (OpenFragment): publisher memory holds *)
 (* it open and names no assistant; the finalizer's flush drops it.         *)
@@ -172,7 +175,7 @@ vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faul
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped", "tool_started", "tooling", "tool_failed", "hung"}
+              "stopped", "tool_started", "tooling", "tool_failed", "publish_failed", "hung"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 StepKinds == {"Started"} \cup TerminalKinds
 \* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
@@ -527,13 +530,36 @@ ToolSuccessFails(n) ==
        /\ faults' = faults \cup {"publication"}
        /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
 
-\* The runner's error path after a failed Tool.Success: one fenced update, running -> unknown (the tool's
-\* outcome is uncertain; no ordinary update moves it back), and the runner stops.  Recovery takes the claim
-\* after its lease expires and reconciles the call.
+\* The Step.Started publication fails (a fault of the environment: its transaction does not commit, nothing
+\* durable changes).  The provider call was made, so it must never be replayed: the runner's error path
+\* follows (MarkUnknown).  Publisher memory is as the commit's step leaves it (MemoryAtCommit).
+StepStartedFails(n) ==
+    LET r == run[n]
+    IN /\ "publication" \in Faults
+       /\ RunnerAt(n, "streaming")
+       /\ run' = [run EXCEPT ![n] = IF MemoryAtCommit
+                                   THEN [r EXCEPT !.pc = "publish_failed", !.mem = StepAsst(r), !.active = TRUE]
+                                   ELSE [r EXCEPT !.pc = "publish_failed"]]
+       /\ faults' = faults \cup {"publication"}
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+
+\* The Step.Ended publication fails (a fault: nothing durable changes) once the Step's tools settled.  The
+\* Step's outcome was produced but is not durable: the runner's error path follows (MarkUnknown), and
+\* recovery settles the started assistant (Step.Interrupted), never replaying the provider call.
+StepEndedFails(n) ==
+    /\ "publication" \in Faults
+    /\ RunnerAt(n, "stepping") /\ run[n].tool >= Tools
+    /\ run' = [run EXCEPT ![n].pc = "publish_failed"]
+    /\ faults' = faults \cup {"publication"}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+
+\* The runner's error path after a failed publication (Tool.Success, Step.Started or Step.Ended): one fenced
+\* update, running -> unknown (the outcome of the call is uncertain; no ordinary update moves it back), and
+\* the runner stops.  Recovery takes the claim after its lease expires and reconciles it as unknown work.
 MarkUnknown(n) ==
     LET r == run[n]
-    IN /\ RunnerAt(n, "tool_failed")
-       /\ IF RetriesFailedTool
+    IN /\ (RunnerAt(n, "tool_failed") \/ RunnerAt(n, "publish_failed"))
+       /\ IF RetriesFailedTool /\ r.pc = "tool_failed"
           THEN /\ run' = [run EXCEPT ![n].pc = "tool_started"]   \* runs the tool again, then publishes again
                /\ UNCHANGED claim
           ELSE /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"]
@@ -1062,6 +1088,8 @@ Next ==
     \/ \E n \in Nodes : ToolRun(n)
     \/ \E n \in Nodes : PublishToolSuccess(n)
     \/ \E n \in Nodes : ToolSuccessFails(n)
+    \/ \E n \in Nodes : StepStartedFails(n)
+    \/ \E n \in Nodes : StepEndedFails(n)
     \/ \E n \in Nodes : MarkUnknown(n)
     \/ \E n \in Nodes : PublishStepFailed(n)
     \/ \E n \in Nodes : StepFailedReturn(n)
@@ -1244,7 +1272,7 @@ FencedMutationStep ==
 \* (a hung listener's Step counts as in flight: its runner never returned from it)
 CallInFlight(m, s) == /\ run[m].sess = s
                       /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed",
-                                       "hung"}
+                                       "publish_failed", "hung"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal] \in effects
 
@@ -1362,6 +1390,8 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
              \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
              \/ \E n \in Nodes : ToolSuccessFails(n)
+             \/ \E n \in Nodes : StepStartedFails(n)
+             \/ \E n \in Nodes : StepEndedFails(n)
              \/ \E n \in Nodes : ListenerHangs(n)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars

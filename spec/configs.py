@@ -175,11 +175,12 @@ SAFETY_ONLY = ("scans",)
 # the actions only a feature's constants (or its fault kind) enable: elsewhere they can never happen, and
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
 FEATURE_ACTIONS = (
-    (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails", "MarkUnknown")),
+    (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails")),
     (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeScan", "WakeServe", "WakeLost")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
+    (lambda cfg: N.PUBLICATION in cfg.faults, ("StepStartedFails", "StepEndedFails", "MarkUnknown")),
     (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryReconvert")),
 )

@@ -115,7 +115,11 @@ PublishStepFailed = _runner_at("stepping")
 StepFailedReturn = _runner_at("failed")
 ToolRun = _runner_at("tool_started")
 PublishToolSuccess = _runner_at("tooling")
-MarkUnknown = _runner_at("tool_failed")
+
+
+def MarkUnknown(cfg, st, n):
+    r = st.run[M.ni(cfg, n)]
+    return _runner_at("publish_failed" if r.pc == "publish_failed" else "tool_failed")(cfg, st, n)
 
 
 def ToolStart(cfg, st, n):
@@ -131,6 +135,22 @@ def ToolSuccessFails(cfg, st, n):
     if "publication" not in cfg.faults:
         return "publication is not among the faults of this configuration"
     return _runner_at("tooling")(cfg, st, n)
+
+
+def _publication_fault(cfg, st, n, event):
+    if n not in cfg.nodes:
+        return f"{n} is a recovery worker: it publishes no {event}"
+    if "publication" not in cfg.faults:
+        return "publication is not among the faults of this configuration"
+    return None
+
+
+def StepStartedFails(cfg, st, n):
+    return _publication_fault(cfg, st, n, "Step.Started") or _runner_at("streaming")(cfg, st, n)
+
+
+def StepEndedFails(cfg, st, n):
+    return _publication_fault(cfg, st, n, "Step.Ended") or PublishStepEnded(cfg, st, n)
 
 
 def PublishStepEnded(cfg, st, n):

@@ -30,7 +30,8 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
-from .tools import ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, MarkUnknown  # noqa: F401
+from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
+                    StepEndedFails, MarkUnknown)
 
 
 # ---------------------------------------------------------------- runner
@@ -455,7 +456,8 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
 RUNNER_STEPS = (
     ("Renew", Renew), ("Dispatch", Dispatch), ("OpenFragment", OpenFragment), ("PublishStepStarted", PublishStepStarted),
     ("StepStartedReturn", StepStartedReturn), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
-    ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails), ("MarkUnknown", MarkUnknown),
+    ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails),
+    ("StepStartedFails", StepStartedFails), ("StepEndedFails", StepEndedFails), ("MarkUnknown", MarkUnknown),
     ("PublishStepFailed", PublishStepFailed),
     ("StepFailedReturn", StepFailedReturn), ("PublishStepEnded", PublishStepEnded),
     ("StepEndedReturn", StepEndedReturn), ("ClearClaim", ClearClaim), ("RunnerStop", RunnerStop), ("RunnerExit", RunnerExit),
@@ -466,11 +468,11 @@ RUNNER_STEPS = (
 # stopped; ListenerHangs: a listener gate)
 _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
-    "streaming": ("OpenFragment", "PublishStepStarted", "RunnerStop"),
+    "streaming": ("OpenFragment", "PublishStepStarted", "StepStartedFails", "RunnerStop"),
     "started": ("StepStartedReturn", "ListenerHangs", "RunnerStop"),
-    "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "RunnerStop"),
+    "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "StepEndedFails", "RunnerStop"),
     "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
-    "tool_failed": ("MarkUnknown", "RunnerStop"),
+    "tool_failed": ("MarkUnknown", "RunnerStop"), "publish_failed": ("MarkUnknown", "RunnerStop"),
     "failed": ("StepFailedReturn", "ListenerHangs", "RunnerStop"), "ended": ("StepEndedReturn", "ListenerHangs", "RunnerStop"),
     "done": ("ClearClaim", "ListenerHangs", "RunnerStop"), "stopped": ("RunnerExit",), "hung": (),
 }

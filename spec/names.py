@@ -19,10 +19,8 @@ ACTIONS = _index([
            "ordinary selection picks a pending non-recovery input and inserts a claim (insert-only)"),
     Action("PromoteContinuation", ("n", "i"), "runner", True,
            "recovery's continuation is promoted exactly: a claim is inserted for it"),
-    Action("Renew", ("n",), "runner", True,
-           "the renewal that precedes each Step's provider dispatch (fenced)"),
-    Action("Dispatch", ("n",), "runner", True,
-           "the provider call begins: an external effect, no transaction"),
+    Action("Renew", ("n",), "runner", True, "the renewal that precedes each Step's provider dispatch (fenced)"),
+    Action("Dispatch", ("n",), "runner", True, "the provider call begins: an external effect, no transaction"),
     Action("OpenFragment", ("n",), "runner", False,
            "the provider's stream has begun: a partial fragment is open in the publisher, whose memory names "
            "no assistant yet (in memory only; constant Fragments; the provider's choice, not fair)"),
@@ -33,14 +31,13 @@ ACTIONS = _index([
     Action("ToolStart", ("n",), "runner", True,
            "the fenced tool start, one transaction: under the exact, live, running claim, renew the lease and "
            "record the Step's local tool call (ToolStarted)"),
-    Action("ToolRun", ("n",), "runner", True,
-           "the physical local tool runs: an external effect, no transaction"),
+    Action("ToolRun", ("n",), "runner", True, "the physical local tool runs: an external effect, no transaction"),
     Action("PublishToolSuccess", ("n",), "runner", True,
            "one transaction: publish Tool.Success (fenced); the runner's tool-settlement flag changes only once "
            "it committed"),
     Action("MarkUnknown", ("n",), "runner", True,
-           "after a failed Tool.Success publication, the runner's fenced update running -> unknown (the tool's "
-           "outcome is uncertain; it is never re-run), then the runner stops"),
+           "after a failed publication (Tool.Success, Step.Started or Step.Ended), the runner's fenced update "
+           "running -> unknown (the call's outcome is uncertain; it is never re-run), then the runner stops"),
     Action("PublishStepFailed", ("n",), "runner", True,
            "one transaction: append Step.Failed and complete the assistant (fenced)"),
     Action("StepFailedReturn", ("n",), "runner", True,
@@ -51,8 +48,7 @@ ACTIONS = _index([
     Action("StepEndedReturn", ("n",), "runner", True,
            "after listeners, the publish returns: publisher memory marks the assistant inactive and the "
            "runner goes on to its next Step (renewal, dispatch, Step.Started with the next assistant id)"),
-    Action("ClearClaim", ("n",), "runner", True,
-           "remove the exact, settled claim (fenced)"),
+    Action("ClearClaim", ("n",), "runner", True, "remove the exact, settled claim (fenced)"),
     Action("RunnerStop", ("n",), "runner", True,
            "the runner observes the interrupt and stops at its next step"),
     Action("RunnerExit", ("n",), "runner", True,
@@ -110,6 +106,10 @@ ACTIONS = _index([
     Action("ToolSuccessFails", ("n",), "fault", False,
            "the Tool.Success publication's transaction fails (the environment's publication fault): nothing "
            "durable changes and the call stays unsettled"),
+    Action("StepStartedFails", ("n",), "fault", False, "the Step.Started publication's transaction fails: "
+           "nothing durable changes; the provider call was made, and the runner's error path follows"),
+    Action("StepEndedFails", ("n",), "fault", False, "the Step.Ended publication's transaction fails (the "
+           "Step's tools settled): nothing durable changes, and the runner's error path follows"),
     Action("ListenerHangs", ("n",), "fault", False,
            "a listener of a committed Step event never returns (Residual R2): the runner stays at its listener "
            "gate, hung, while its node's heartbeat keeps the lease live"),

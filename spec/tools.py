@@ -1,6 +1,7 @@
 """The runner's local tool actions (Tools = 1): the fenced tool start, the physical tool, the Tool.Success
-publication, its failure (a fault) and the runner's error path to `unknown`, each mirroring the TLA+ operator
-of the same name. `spec.model` re-exports them and lists them in its Next.
+publication, its failure (a fault), the failures of Step.Started and Step.Ended (the same fault kind), and the
+runner's error path to `unknown` after any of them, each mirroring the TLA+ operator of the same name.
+`spec.model` re-exports them and lists them in its Next.
 """
 
 from __future__ import annotations
@@ -52,12 +53,33 @@ def ToolSuccessFails(cfg, st, n):
     return st._replace(run=_put(st.run, n, r), faults=st.faults | {"publication"})
 
 
-def MarkUnknown(cfg, st, n):
-    """The error path after a failed Tool.Success: running -> unknown (fenced), and the runner stops."""
-    if not _runner_at(st, n, "tool_failed"):
+def StepStartedFails(cfg, st, n):
+    """The Step.Started publication fails (a fault): nothing durable changes; the provider call was made, so
+    the runner's error path follows (MarkUnknown). Publisher memory is as the commit's step leaves it."""
+    if not ("publication" in cfg.faults and n < len(cfg.nodes) and _runner_at(st, n, "streaming")):
         return None
     r = st.run[n]
-    if cfg.hooks.retries_failed_tool(cfg, st):  # runs the tool again, then publishes again
+    mem = dict(mem=step_asst(cfg, r), active=True) if cfg.hooks.memory_at_commit(cfg, st) else {}
+    return st._replace(run=_put(st.run, n, r._replace(pc="publish_failed", **mem)),
+                       faults=st.faults | {"publication"})
+
+
+def StepEndedFails(cfg, st, n):
+    """The Step.Ended publication fails (a fault) once the Step's tools settled: nothing durable changes."""
+    if not ("publication" in cfg.faults and n < len(cfg.nodes) and _runner_at(st, n, "stepping")
+            and st.run[n].tool >= cfg.tools):
+        return None
+    return st._replace(run=_put(st.run, n, st.run[n]._replace(pc="publish_failed")),
+                       faults=st.faults | {"publication"})
+
+
+def MarkUnknown(cfg, st, n):
+    """The error path after a failed publication (Tool.Success, Step.Started, Step.Ended): running -> unknown
+    (fenced), and the runner stops."""
+    if not (_runner_at(st, n, "tool_failed") or _runner_at(st, n, "publish_failed")):
+        return None
+    r = st.run[n]
+    if r.pc == "tool_failed" and cfg.hooks.retries_failed_tool(cfg, st):  # runs the tool again, publishes again
         return st._replace(run=_put(st.run, n, r._replace(pc="tool_started")))
     s = si(cfg, r.sess)
     claim = st.claim

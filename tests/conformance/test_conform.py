@@ -58,7 +58,7 @@ def test_the_rows_savepoint_also_restores_a_sqlite_file(tmp_path):
     server = Bundled(f"sqlite:///{tmp_path / 'c.db'}")
     rep = C.walk(cfg, server=server)
     server.close()
-    assert rep.complete and rep.savepoint == "rows" and rep.edges == 769
+    assert rep.complete and rep.savepoint == "rows" and rep.edges == 1_037
 
 
 # ---------------------------------------------------------------- mutants, traces, replays

@@ -47,7 +47,7 @@ def _every_path(w: World) -> None:
     n1.acquire(w.prompt["s5", 1])
     for _ in range(6):  # Renew, Dispatch, Step.Started and its return, the tool start, the physical tool
         n1.runner.step()
-    n1.runner.fail_next_publication()
+    n1.runner.fail_next_publication(R.TOOL_SUCCESS_FAILS)
     n1.runner.run_to_completion()  # MarkUnknown, RunnerExit
     w.provider.tools = 0
     w.tick()

@@ -470,7 +470,7 @@ def _tool_publication_fails(w):
     for _ in range(6):  # Renew, Dispatch, Step.Started and its return, the tool start, the physical tool
         node.runner.step()
     assert node.runner.pc == "tooling"
-    node.runner.fail_next_publication()
+    node.runner.fail_next_publication(R.TOOL_SUCCESS_FAILS)
     return node
 
 

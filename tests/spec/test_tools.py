@@ -16,7 +16,7 @@ TOOL_DEFECTS = ("recovery-reruns-unknown-tool", "tool-settled-before-publication
 
 def test_tools_is_small_and_holds_everything_with_liveness():
     res = explore(configs.get("tools"), liveness=True)
-    assert res.ok and res.distinct == 5_199
+    assert res.ok and res.distinct == 7_182
     assert set(res.liveness_checked) == set(N.LIVENESS)
 
 

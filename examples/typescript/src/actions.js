@@ -67,15 +67,9 @@ const STEP = {
   ClearClaim: runner,
   RunnerStop: runner,
   RunnerExit: runner,
-  ToolSuccessFails: async (w, p) => {
-    const node = w.node(p.n);
-    node.publisher.failNext = true;
-    try {
-      return await node.runner.move();
-    } finally {
-      node.publisher.failNext = false;
-    }
-  },
+  ToolSuccessFails: (w, p) => publicationFails(w, p.n, () => w.node(p.n).runner.move()),
+  StepStartedFails: (w, p) => publicationFails(w, p.n, () => fragmented(w, p.n, false)),
+  StepEndedFails: (w, p) => publicationFails(w, p.n, () => decided(w, p.n, "end")),
   ListenerHangs: async (w, p) => w.node(p.n).runner.hang(),
   FinalizerReconcile: finalizer,
   FinalizerSettle: finalizer,
@@ -114,6 +108,19 @@ function decided(w, n, outcome) {
   const node = w.node(n);
   if (node.runner.execution) w.provider.decide(node.runner.execution, outcome);
   return node.runner.move();
+}
+
+/** The environment's publication fault: the runner's next publication (Tool.Success, Step.Started,
+ * Step.Ended) fails as it moves. @param {World} w @param {string} n
+ * @param {() => Promise<ActionName | null>} move */
+async function publicationFails(w, n, move) {
+  const node = w.node(n);
+  node.publisher.failNext = true;
+  try {
+    return await move();
+  } finally {
+    node.publisher.failNext = false;
+  }
 }
 
 /** The provider's stream for the runner's execution opens with a partial fragment (or not); then it moves.

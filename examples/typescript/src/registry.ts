@@ -68,6 +68,8 @@ export interface ActionParams {
   RecoveryReconvert: { r: string };
   Crash: { n: string };
   ToolSuccessFails: { n: string };
+  StepStartedFails: { n: string };
+  StepEndedFails: { n: string };
   ListenerHangs: { n: string };
   CorruptRecoveryRow: { s: string; e: number };
   RecoveryConvertAckLost: { r: string };
@@ -121,7 +123,7 @@ export type WakeReservation = "" | "fresh" | "retry";
 /** spec/names.py RUNNER_PCS */
 export type RunnerPc =
   | "idle" | "acquired" | "renewed" | "streaming" | "started" | "stepping" | "failed" | "ended" | "done" | "stopped"
-  | "tool_started" | "tooling" | "tool_failed" | "hung";
+  | "tool_started" | "tooling" | "tool_failed" | "publish_failed" | "hung";
 
 /** spec/names.py FINALIZER_PCS */
 export type FinalizerPc = "idle" | "settle" | "reconciling" | "clear";

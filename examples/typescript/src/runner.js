@@ -206,7 +206,7 @@ export class Runner extends Actor {
   async publishStepStarted() {
     const a = this.assistant;
     const early = this.cfg.has("memory-before-publish") ? { mem: a, active: true } : {};
-    if (!(await this.publishOk())) throw this.stop("PublishStepStarted", early);
+    if (!(await this.publishOrFail("StepStartedFails", early))) throw this.stop("PublishStepStarted", early);
     this.set(early);
     const { claims } = this;
     await this.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.id }, {
@@ -255,7 +255,8 @@ export class Runner extends Actor {
   /** @param {"Failed" | "Ended"} kind @param {ActionName} action @param {RunnerPc} pc
    *  @param {import('./types.js').Boundary} boundary */
   async publishTerminal(kind, action, pc, boundary) {
-    if (!(await this.publishOk())) throw this.stop(action);
+    const ok = kind === "Ended" ? await this.publishOrFail("StepEndedFails") : await this.publishOk();
+    if (!ok) throw this.stop(action);
     await this.publisher.publish({ session: this.session, kind, assistant: this.assistant, writer: this.id }, {
       project: () => this.claims.checkFence(this.session, this.execution, this.id),
       boundary,
@@ -301,13 +302,29 @@ export class Runner extends Actor {
     }
   }
 
-  /** The error path of a failed Tool.Success: the claim goes unknown (fenced) and the runner stops;
-   * true when it runs the tool again instead (retry-tool-after-failed-publication). */
-  async afterFailedPublication() {
-    this.set({ pc: "tool_failed", took: "ToolSuccessFails" });
-    this.failpoints.fire("tool.publish_failed");
+  /** A Step event's publication fence, or its injected failure (`fault`: StepStartedFails, StepEndedFails):
+   * nothing durable changed, publisher memory stays as `memory` left it, and the error path follows.
+   * @param {ActionName} fault @param {Partial<RunnerMemory>} memory */
+  async publishOrFail(fault, memory = {}) {
+    try {
+      return await this.publishOk();
+    } catch (err) {
+      if (!(err instanceof PublicationFailed)) throw err;
+      this.set(memory);
+      await this.afterFailedPublication(fault, "publish_failed");
+      return false; // not reached: the error path stops the runner
+    }
+  }
+
+  /** The error path of a failed publication (Tool.Success, Step.Started, Step.Ended): the claim goes
+   * unknown (fenced) and the runner stops; true when it runs the tool again instead
+   * (retry-tool-after-failed-publication, after a Tool.Success only).
+   * @param {ActionName} fault @param {RunnerPc} pc */
+  async afterFailedPublication(fault = "ToolSuccessFails", pc = "tool_failed") {
+    this.set({ pc, took: fault });
+    if (pc === "tool_failed") this.failpoints.fire("tool.publish_failed");
     await this.gate();
-    if (this.cfg.has("retry-tool-after-failed-publication")) {
+    if (pc === "tool_failed" && this.cfg.has("retry-tool-after-failed-publication")) {
       this.set({ pc: "tool_started", took: "MarkUnknown" });
       return true;
     }
