@@ -105,9 +105,11 @@ def test_without_the_r1_premise_tlc_finds_the_same_lasso(tlc_or_skip, monkeypatc
         module.write_text(text.replace(premise, "NotExhaustedByPauses(s) == TRUE"))
 
     monkeypatch.setattr(T, "prepare", dropped)
-    res = T.run(configs.get("rows"), liveness=True, only={"SessionsEventuallyAvailable"})
+    # one worker: with two, TLC's lasso on `rows` sometimes closes at a state before the quarantine (seen
+    # in .ci/run), so its first loop state is not the stuck one
+    res = T.run(configs.get("rows"), liveness=True, only={"SessionsEventuallyAvailable"}, workers=1)
     assert res.verdict == "violation" and res.loop is not None, res.output[-500:]
-    stuck = res.steps[res.loop].state.claim[0]  # the cycle (its length varies with TLC's two workers)
+    stuck = res.steps[res.loop].state.claim[0]
     assert stuck.quar and stuck.why == "exhausted" and stuck.tries == configs.get("rows").max_tries
 
 
