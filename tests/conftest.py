@@ -28,6 +28,14 @@ def pytest_unconfigure(config):
         os.environ.pop(tlccache.ENV, None)
 
 
+
+# the files of the longest tests (TLC's checks and graphs), run first: xdist's worksteal hands each worker a
+# contiguous part of the collection, and a long test that starts last is the run's tail
+LONGEST_FIRST = ("tests/engines/test_equivalence.py", "tests/engines/test_defect_table.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))  # stable: the rest keep their order
 @pytest.fixture(scope="session")
 def tlc_or_skip():
     """TLC can run here; else skip with the reason (fail under CI: tests/cikit.py)."""
