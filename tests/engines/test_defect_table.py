@@ -1,11 +1,9 @@
 """The defect table of spec/README.md: each defect on (or assumption off) is a violation of its expected
 invariant for the twin and for TLC; with none on, both engines pass the gate configurations."""
 
-import functools
-
 import pytest
 
-import tlckit
+import smallest
 from serverkit import BUNDLED
 
 from harness.conformance import replay as R
@@ -36,6 +34,8 @@ def test_explorer_detects(name, out_dir):
     w.outcomes["python"] = o
     assert w.detected("python"), (o.verdict, o.violated, w.expected)
     assert o.trace_path is not None and o.trace_path.exists()
+    if w.kind == "defect":
+        _reproduces_on_the_implementation(o, off=True)
 
 
 def _liveness_only(w) -> bool:
@@ -59,20 +59,23 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
                 workers=1 if safety else 2)
     w.outcomes["tlc"] = o
     assert w.detected("tlc"), (o.verdict, o.violated, w.expected, o.reason)
-    py = run_python(cfg, w.config_name, liveness=True, out_dir=None)
-    if safety:
-        assert o.length == py.length  # both search breadth-first: shortest safety counterexamples
+    if safety:  # both search breadth-first: shortest safety counterexamples
+        assert o.length == run_python(cfg, w.config_name, liveness=False, out_dir=None).length
     if w.kind == "defect" and all(v not in N.LIVENESS for v in N.DEFECTS[name].violates):
         _reproduces_on_the_implementation(o)
 
 
-def _reproduces_on_the_implementation(o):
-    """The loop closed (the kill matrix's other half, tests/conformance/test_killmatrix.py): TLC's
+def _reproduces_on_the_implementation(o, off: bool = False):
+    """The loop closed (the kill matrix's other half, tests/conformance/test_killmatrix.py): an engine's
     counterexample, written as a trace, replays on the bundled server with its defect on and breaks what
-    TLC said it breaks; here, where TLC ran it, so the suite pays for each such run once."""
+    the engine said it breaks; `off`: and the correct server, replaying the same steps, does not. Here,
+    where the engine ran it, so the suite pays for each run once."""
     res = R.replay_file(o.trace_path, server=BUNDLED)
     assert res.consumed == len(res.trace.steps)
     assert set(o.violated) <= set(res.violated), res.problems
+    if off:
+        correct = R.replay(res.trace, [], name=str(o.trace_path), server=BUNDLED)
+        assert not set(o.violated) & set(correct.violated), correct.problems
 
 
 # each configuration's one TLC check, which also writes its graph, is tests/engines/test_equivalence.py's, as
@@ -135,39 +138,20 @@ def test_a_defect_reaches_tlc_through_its_hook_override(tlc_or_skip, monkeypatch
     assert missed.distinct == T.run(configs.get("rows"), liveness=False, workers=1, only={"FencedMutation"}).distinct
 
 
-@functools.lru_cache(maxsize=4)
-def _defect_graph(defect, name):
-    """The twin's full graph of configuration `name` with `defect` on (check_leads_to only reads it)."""
-    from harness.engines.explore import explore
-    cfg = configs.get(name, defects=[defect])
-    return explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False).graph
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _drop_the_defect_graph():
     yield
-    _defect_graph.cache_clear()
+    smallest.defect_graph.cache_clear()
 
 
 LIVE_PAIRS = [(d.name, p) for d in N.DEFECTS.values() for p in d.violates if p in N.LIVENESS]
-
-
-@functools.lru_cache(maxsize=None)  # the pair tests' answers, read again by the satisfied-alone test below
-def pair_config(defect: str, prop: str) -> str:
-    """The smallest configuration where the twin's graph with `defect` has a fair lasso breaking `prop`;
-    the defect's witness configuration when none has."""
-    from harness.engines.liveness import check_leads_to
-    for name in tlckit.small_configs():
-        if check_leads_to(configs.get(name, defects=[defect]), _defect_graph(defect, name), prop) is not None:
-            return name
-    return N.DEFECTS[defect].config
 
 
 def _broken_on_both_engines(defect, prop, name):
     from harness.engines import tlc as T
     from harness.engines.liveness import check_leads_to
     cfg = configs.get(name, defects=[defect])
-    assert check_leads_to(cfg, _defect_graph(defect, name), prop) is not None, (defect, prop, name)
+    assert check_leads_to(cfg, smallest.defect_graph(defect, name), prop) is not None, (defect, prop, name)
     tlc = T.run(cfg, liveness=True, only={prop})
     assert tlc.verdict == "violation" and tlc.loop is not None, (defect, prop, name, tlc.output[-500:])
     assert prop in T.liveness_names(cfg, tlc)
@@ -181,7 +165,7 @@ def _broken_on_both_engines(defect, prop, name):
 def test_each_liveness_property_a_defect_lists_is_broken_on_both_engines(defect, prop, tlc_or_skip):
     """Issue 12, item 6, for liveness: each property a defect lists, checked alone, has a fair lasso (a
     cycle that takes no fault step its premise says ceases) on the twin's graph and in TLC."""
-    _broken_on_both_engines(defect, prop, pair_config(defect, prop))
+    _broken_on_both_engines(defect, prop, smallest.liveness_config(defect, prop))
 
 
 @pytest.mark.deep
@@ -202,7 +186,7 @@ def _satisfied_alone(names):
 
 def test_the_correct_protocol_satisfies_each_liveness_property_alone_where_the_pairs_run():
     """The other half: without the defect, the same property holds on each configuration a pair runs on."""
-    _satisfied_alone({pair_config(d, p) for d, p in LIVE_PAIRS})
+    _satisfied_alone({smallest.liveness_config(d, p) for d, p in LIVE_PAIRS})
 
 
 @pytest.mark.deep

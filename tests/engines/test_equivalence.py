@@ -2,13 +2,12 @@
 twin's, for every gate configuration (the correct protocol) and for each defect on its witness configuration;
 and the comparison fails when one guard is weakened on one side only, the twin's or TLC's."""
 
-import functools
-
 import pytest
 
+import smallest
 import tlckit
 from harness.engines import tlc
-from harness.engines.equivalence import compare, twin_graph
+from harness.engines.equivalence import compare
 from harness.engines.explore import explore
 from harness.reports import tlcruns
 from spec import configs
@@ -53,28 +52,16 @@ def test_graphs_are_equal_where_tlc_checks_liveness_only_in_the_deep_profile(nam
 # A defect's graphs are compared on the smallest gate or feature configuration where the defect changes the
 # twin's graph (its hooks are reached there, on both sides), not on its witness configuration whole: 17 of
 # the 32 witnesses are `ci` (95,651 states) or `sessions` (156,295), and TLC writing each one's graph was
-# the test suite's largest cost. The witness configurations whole run in the deep profile (nightly).
-@functools.lru_cache(maxsize=None)
-def _edges(name: str, defect: str | None = None) -> frozenset:
-    cfg = configs.get(name, defects=[defect] if defect else [])
-    _init, keys, edges = twin_graph(cfg)
-    return frozenset((keys[i], a, keys[j]) for i, a, j in edges)
-
-
-def equivalence_config(defect: str) -> str:
-    """The smallest configuration where `defect` changes the twin's graph; its witness's when none does."""
-    for name in tlckit.small_configs():
-        if _edges(name, defect) != _edges(name):
-            return name
-    return N.DEFECTS[defect].config
-
-
+# the test suite's largest cost. Which one is tests/smallest.json's answer (searched again nightly); the
+# test checks the defect does change the graph there. The witness configurations whole run in the deep
+# profile (nightly).
 # a defect no small configuration reaches, whose witness has millions of states (configs.SAFETY_ONLY:
 # scan-window-ignores-fresh-share needs three Sessions and a window of two): nightly
 @pytest.mark.parametrize("defect", [pytest.param(d, marks=pytest.mark.deep)
                                     if N.DEFECTS[d].config in configs.SAFETY_ONLY else d for d in sorted(N.DEFECTS)])
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
-    name = equivalence_config(defect)
+    name = smallest.equivalence_config(defect)
+    assert smallest.changes_graph(name, defect), f"{defect} does not change {name}'s graph: python tests/smallest.py"
     c = compare(configs.get(name, defects=[defect]))
     assert c.equal, (name, c)
 

@@ -151,11 +151,16 @@ def test_tick_never_expires_a_lease_between_renewal_and_dispatch_under_timely_di
 
 
 def test_the_gate_and_feature_configurations_exercise_every_registry_action():
+    """Every action is taken somewhere: the successors are watched as the graphs are built, without the
+    invariants' checks or the edges (2-3x faster than reading a kept graph's edges)."""
     seen = set()
+
+    def watched(cfg, st):
+        for step in M.successors(cfg, st):
+            seen.add(step[0])
+            yield step
     for name in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS:
-        res = explore(configs.get(name), liveness=False, keep_edges=True)
-        for out in res.graph.succ:
-            seen |= {a for a, _p, _j in out}
+        explore(configs.get(name), liveness=False, keep_edges=False, check=False, successors=watched)
     assert seen == set(N.ACTIONS), f"actions never enabled: {set(N.ACTIONS) - seen}"
 
 
