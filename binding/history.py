@@ -70,9 +70,10 @@ def memory(recorded: dict) -> H.Memory | None:
 
 def wakes(cfg: M.Config, rows: list) -> list[H.WakeRow]:
     out = [H.WakeRow(work=False, tries=0, woken="") for _ in range(cfg.wake_rows)]
-    for kind, _item, rank, attempts, reserved in rows:
+    for kind, _item, rank, attempts, reserved, *turned in rows:  # turned: recorded since issue 31 item 3
         if kind == ORDINARY and 1 <= rank <= cfg.wake_rows:
-            out[rank - 1] = H.WakeRow(work=True, tries=attempts, woken=reserved or "")
+            out[rank - 1] = H.WakeRow(work=True, tries=attempts, woken=reserved or "",
+                                       turned=bool(turned and turned[0]))
     return out
 
 

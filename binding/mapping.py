@@ -20,7 +20,7 @@ from binding.actions import wake_item
 # the last execution id issued: a row of id_sequence on sqlite, a sequence on PostgreSQL (impl/db.py next_id)
 _ISSUED = "SELECT value FROM id_sequence WHERE name = 'execution'"
 _ISSUED_PG = f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {pg_sequence('execution')}"
-_WAKES = f"SELECT item, attempts, reserved FROM {wake_row_t.name} WHERE kind = '{{kind}}'"  # the World's queue's kind
+_WAKES = f"SELECT item, attempts, reserved, turned FROM {wake_row_t.name} WHERE kind = '{{kind}}'"  # the World's queue's kind
 
 
 def why_of(recovery_error: str | None) -> str:
@@ -71,7 +71,7 @@ def durable(cfg: M.Config, w, cur) -> Durable:
     rows = {}
     if cfg.wake_rows:
         cur.execute(_WAKES.format(kind=w.wakes.kind))
-        rows = {item: (attempts, reserved or "") for item, attempts, reserved in cur.fetchall()}
+        rows = {item: (attempts, reserved or "", turned) for item, attempts, reserved, turned in cur.fetchall()}
     claims = []
     for s in cfg.sessions:
         c = snap.claims.get(s)
@@ -108,12 +108,12 @@ def actor_fields(cfg: M.Config, w) -> dict:
 
 
 def wakes(cfg: M.Config, rows: dict) -> tuple:
-    """The twin's wake rows from the implementation's (item wake_item(w): attempts, reserved slot); a row
+    """The twin's wake rows from the implementation's (item wake_item(w): attempts, reserved slot, turned); a row
     that is absent has no pending work."""
     out = []
     for w in range(1, cfg.wake_rows + 1):
         got = rows.get(wake_item(w))
-        out.append(M.WAKE_IDLE if got is None else M.Wake(True, got[0], got[1]))
+        out.append(M.WAKE_IDLE if got is None else M.Wake(True, got[0], got[1], bool(got[2])))
     return tuple(out)
 
 

@@ -107,7 +107,7 @@ _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM se
 _INPUTS = ("SELECT id, session_id, kind, src, state, admitted_seq, promoted_seq FROM session_input "
            "WHERE admitted_seq > {p} OR promoted_seq > {p} ORDER BY admitted_seq")
 # the wake rows are few (one per Session and kind at most) and change in place: recorded whole when changed
-_WAKES = "SELECT kind, item, rank, attempts, reserved FROM wake_row ORDER BY kind, rank, item"
+_WAKES = "SELECT kind, item, rank, attempts, reserved, turned FROM wake_row ORDER BY kind, rank, item"
 _HISTORY_COUNT = "SELECT count(*) FROM execution_history"
 _HISTORY_ROWS = "SELECT execution_id, session_id, outcome FROM execution_history WHERE execution_id IN ({ps})"
 _INSERT = f"INSERT INTO commit_history ({', '.join(COLUMNS)}) VALUES ({{ps}})"

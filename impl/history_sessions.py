@@ -60,7 +60,7 @@ _UPSERT = ("INSERT INTO commit_history_session (session_id, seq, claim, marks) V
            "ON CONFLICT (session_id) DO UPDATE SET seq = EXCLUDED.seq, claim = EXCLUDED.claim, "
            "marks = EXCLUDED.marks")
 _HISTORY = "SELECT execution_id, session_id, outcome FROM execution_history WHERE execution_id = %s"
-_WAKES = "SELECT kind, item, rank, attempts, reserved FROM wake_row ORDER BY kind, rank, item"
+_WAKES = "SELECT kind, item, rank, attempts, reserved, turned FROM wake_row ORDER BY kind, rank, item"
 _INSERT = ("INSERT INTO commit_history (seq, actor, process, action, params, now, wall, memory, claims, delta, "
            "marks, changed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 

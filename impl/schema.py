@@ -159,6 +159,7 @@ class WakeRow(SQLModel, table=True):
     max: int
     reserved: Optional[str] = None
     reserved_at: Optional[int] = Field(default=None, sa_type=BigInteger)  # clock ticks of the reservation
+    turned: bool = False  # woken in the current round of retries: waits until every waiting retried row was
 
 
 class ExecutionHistory(SQLModel, table=True):

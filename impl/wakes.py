@@ -7,6 +7,9 @@ rest keeps one retry advancing however much fresh work arrives (`plan_batch` ref
 the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes): its scan plans
 each batch with `plan_batch` and reserves the planned rows by compare-and-set on their attempt counters,
 in one transaction (the twin's WakeScan); a woken redrive then serves the row or releases it as a retry.
+Retried rows take their slots in rounds (`turned`): a row woken in the current round waits until every
+waiting retried row has been, so one poison row woken and lost for ever cannot take every retry slot
+(issue 31 item 3; oldest first alone, the `wake-retry-oldest-first` defect, starves a younger retry).
 """
 
 from __future__ import annotations
@@ -138,13 +141,22 @@ class WakeQueue:
         return self.ctx.db.atomic(body, wakes=True)
 
     def window(self, conn: Connection) -> tuple[list[dict], list[dict]]:
-        """The bounded scan: at most `bound` unreserved fresh rows and `bound` retried ones, oldest first."""
+        """The bounded scan: at most `bound` unreserved fresh rows, oldest first, and `bound` retried ones,
+        those not yet woken in this round first (then oldest first). When the first retried row is turned,
+        every waiting one is: a new round, whose turns the scan clears."""
+        rounds = not self.ctx.has(R.WAKE_RETRY_OLDEST_FIRST)
+
         def rows(retried: bool):
             cond = W.c.attempts > 0 if retried else W.c.attempts == 0
+            order = (W.c.turned, W.c.rank) if retried and rounds else (W.c.rank,)
             return [dict(r) for r in conn.execute(
                 sa.select(W).where(W.c.kind == self.kind, self._unreserved(), cond)
-                .order_by(W.c.rank).limit(self.bound)).mappings()]
-        return rows(False), rows(True)
+                .order_by(*order).limit(self.bound)).mappings()]
+        fresh, retried = rows(False), rows(True)
+        if rounds and retried and retried[0]["turned"]:
+            conn.execute(sa.update(W).where(W.c.kind == self.kind, self._unreserved(), W.c.attempts > 0)
+                         .values(turned=False))
+        return fresh, retried
 
     def scan(self) -> Result:
         """WakeScan, one transaction: plan the batch (`plan_batch`) and reserve each planned row by
@@ -162,7 +174,7 @@ class WakeQueue:
                 n = conn.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == row["item"],
                                                     W.c.attempts == row["attempts"], self._unreserved())
                                  .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
-                                         reserved=row["slot"], reserved_at=self.ctx.now())).rowcount
+                                         reserved=row["slot"], reserved_at=self.ctx.now(), turned=True)).rowcount
                 if n != 1:
                     raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
             return Ok([(row["item"], row["slot"]) for row in batch])

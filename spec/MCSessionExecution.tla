@@ -158,6 +158,10 @@ MCFreshSlots ==
 \* their kind, so retried poison claims fill it ahead of a fresh one
 MCScanPlansByKind ==
     IF Has("scan-window-ignores-fresh-share") THEN FALSE ELSE Protocol!ScanPlansByKind
+\* wake-retry-oldest-first: retried wake rows take their slots oldest first, with no rounds, so a poison
+\* retried row woken and lost for ever takes every retry slot ahead of a younger one
+MCRetryRounds ==
+    IF Has("wake-retry-oldest-first") THEN FALSE ELSE Protocol!RetryRounds
 \* exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
 \* instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
 \* retry appends a second PromptExecutionRequested and the prompt waits to run again

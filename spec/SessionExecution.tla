@@ -23,7 +23,9 @@
 (* Wake scans.  WakeRows wake rows (0 by default: not modelled), each with *)
 (* a bounded wake-attempt counter; WakeScan plans a batch of WakeBatch as  *)
 (* impl/wakes.py's plan_batch does (FreshShare slots for fresh rows first) *)
-(* and reserves it by compare-and-set; see spec/README.md, decision 16.    *)
+(* and reserves it by compare-and-set; retried rows take their slots in  *)
+(* rounds (each waiting retried row once before any twice, `turned`); see *)
+(* spec/README.md, decision 16.                                            *)
 (* Inputs (Admission).  With Admission, prompts are admitted by an action  *)
 (* (Admit) with their execution not yet requested (held); an exact retry   *)
 (* of the same prompt appends its one PromptExecutionRequested, an         *)
@@ -121,7 +123,7 @@ CONSTANTS
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
-  @typeAlias: wake = {work: Bool, tries: Int, woken: Str};
+  @typeAlias: wake = {work: Bool, tries: Int, woken: Str, turned: Bool};
 *)
 SessionExecution_typedefs == TRUE
 
@@ -167,7 +169,8 @@ VARIABLES
     \* @type: Set($effect);
     effects,
     \* the wake rows (durable): pending work, its wake counter (0: fresh, never woken), and the kind of
-    \* reservation it holds ("" none, "fresh", "retry")
+    \* reservation it holds ("" none, "fresh", "retry"), and whether it was woken in the current round of
+    \* retries (turned: a retried row that was waits until every waiting retried row has been)
     \* @type: Int -> $wake;
     wakes
 
@@ -192,7 +195,7 @@ RunnerIdle == [pc |-> "idle", sess |-> "", exec |-> 0, mem |-> 0, active |-> FAL
                tool |-> 0]
 FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
-WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> ""]
+WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> "", turned |-> FALSE]
 WakeRowIds == 1..WakeRows
 
 -----------------------------------------------------------------------------
@@ -311,6 +314,9 @@ FreshSlots == FreshShare
 \* A claim scan of several rows plans its window by kind (impl/wakes.py plan_batch): fresh claims, never
 \* taken over, first up to the fresh share, then retried ones, so retried poison claims never fill it.
 ScanPlansByKind == TRUE
+\* Retried wake rows take their slots in rounds: a row woken in the current round waits until every waiting
+\* retried row has been (issue 31 item 3), so a poison retried row cannot take every retry slot.
+RetryRounds == TRUE
 \* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 \* from the prompt's), so a second retry of a requested prompt appends nothing.
 RetryAppends(j) == ~Requested(j.sess, RequestId(j))
@@ -999,24 +1005,34 @@ RetriedRows == {w \in WakeRowIds : RetriedRow(w)}
 Oldest(S, k) == {w \in S : Cardinality({v \in S : v < w}) < k}
 \* the wake counter's compare-and-set moves it to its successor, from its maximum back to 1
 Rotate(t) == IF t >= MaxWakeTries THEN 1 ELSE t + 1
-\* impl/wakes.py plan_batch: fresh rows first, up to the fresh share; then retried rows; slots one kind
-\* leaves unused go to the other
-PlanRetried == Oldest(RetriedRows, WakeBatch - Cardinality(Oldest(FreshRows, FreshSlots)))
+\* A new round of retries begins when every waiting retried row was woken in the current one.
+NewRound == \A w \in RetriedRows : wakes[w].turned
+\* the retried rows whose turn has not come in this round (all of them in a new round, or without rounds)
+Unturned == IF ~RetryRounds \/ NewRound THEN RetriedRows ELSE {w \in RetriedRows : ~wakes[w].turned}
+\* impl/wakes.py plan_batch: fresh rows first, up to the fresh share; then retried rows, those whose turn
+\* has not come first (each kind oldest first); slots one kind leaves unused go to the other
+RetrySlots == WakeBatch - Cardinality(Oldest(FreshRows, FreshSlots))
+PlanRetried == Oldest(Unturned, RetrySlots)
+               \cup Oldest(RetriedRows \ Unturned, RetrySlots - Cardinality(Oldest(Unturned, RetrySlots)))
 PlanFresh == Oldest(FreshRows, WakeBatch - Cardinality(PlanRetried))
 
 \* Fresh work arrives: a row for a Session with new pending work (a prompt, a continuation), counter 0.
 WakeArrive(w) ==
     /\ ~wakes[w].work
-    /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> ""]]
+    /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 \* One transaction: read the bounded window of unreserved rows, plan the batch, and reserve each planned
-\* row by compare-and-set on the counter it read (the counter rotates) before waking it.
+\* row by compare-and-set on the counter it read (the counter rotates) before waking it.  A reserved row
+\* is turned (woken in this round); a new round first clears the waiting retried rows' turns.
 WakeScan ==
     /\ PlanFresh \cup PlanRetried # {}
     /\ wakes' = [w \in WakeRowIds |->
-                    IF w \in PlanFresh THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "fresh"]
-                    ELSE IF w \in PlanRetried THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "retry"]
+                    IF w \in PlanFresh
+                    THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "fresh", !.turned = TRUE]
+                    ELSE IF w \in PlanRetried
+                    THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "retry", !.turned = TRUE]
+                    ELSE IF RetryRounds /\ NewRound /\ w \in RetriedRows THEN [wakes[w] EXCEPT !.turned = FALSE]
                     ELSE wakes[w]]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
@@ -1176,7 +1192,7 @@ TypeOK ==
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
                         /\ x.step \in 0..MaxSteps
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
-                             /\ wakes[w].woken \in {"", "fresh", "retry"}
+                             /\ wakes[w].woken \in {"", "fresh", "retry"} /\ wakes[w].turned \in BOOLEAN
 
 AtMostOneStart ==
     \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -1453,8 +1469,9 @@ ContinuationsEventuallyPromoted ==
 ArrivalsCease == <>[][~(\E w \in WakeRowIds : WakeArrive(w))]_vars
 FreshWorkKeepsCapacity == ArrivalsCease => \A w \in WakeRowIds : FreshRow(w) ~> ~FreshRow(w)
 
-\* While a retried row waits, some retried row is eventually woken, however much fresh work keeps
-\* arriving and however often woken rows are lost.
-RetryAdvances == (\E w \in WakeRowIds : RetriedRow(w)) ~> (\E w \in WakeRowIds : wakes[w].woken = "retry")
+\* Every retried row is eventually woken, however much fresh work keeps arriving and however often woken
+\* rows (a poison row's every time) are lost: per row, so one poison row woken for ever while a younger
+\* retried row never is fails it (issue 31 item 3).
+RetryAdvances == \A w \in WakeRowIds : RetriedRow(w) ~> (wakes[w].woken = "retry")
 
 =============================================================================

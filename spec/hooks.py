@@ -155,6 +155,12 @@ def scan_plans_by_kind(cfg, st):
     return True
 
 
+# Retried wake rows take their slots in rounds: a row woken in the current round waits until every waiting
+# retried row has been (issue 31 item 3), so a poison retried row cannot take every retry slot.
+def retry_rounds(cfg, st):
+    return True
+
+
 # An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 # from the prompt's), so a second retry of a requested prompt appends nothing.
 def retry_appends(cfg, st, j):

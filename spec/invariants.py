@@ -31,7 +31,7 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_eff = all(x.kind in N.EFFECT_KINDS and x.by in cfg.nodes + cfg.recoverers and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
     ok_wake = all(isinstance(x.work, bool) and 0 <= x.tries <= cfg.max_wake_tries and x.woken in N.WAKE_RESERVATIONS
-                  for x in st.wakes)
+                  and isinstance(x.turned, bool) for x in st.wakes)
     return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff and ok_wake
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
@@ -372,9 +372,9 @@ def leads_to(name: str, cfg: Config):
     if name == "FreshWorkKeepsCapacity":  # one per wake row (none when wake scans are not modelled)
         return [(f"wake row {w}", lambda st, w=w: fresh_row(st, w), lambda st, w=w: not fresh_row(st, w))
                 for w in range(1, cfg.wake_rows + 1)]
-    if name == "RetryAdvances":  # one for all rows: some retried row is woken (none without wake rows)
-        return [("wake rows", lambda st: any(retried_row(st, w) for w in range(1, cfg.wake_rows + 1)),
-                 lambda st: any(x.woken == "retry" for x in st.wakes))] if cfg.wake_rows else []
+    if name == "RetryAdvances":  # one per wake row: the retried row is woken (none without wake rows)
+        return [(f"wake row {w}", lambda st, w=w: retried_row(st, w), lambda st, w=w: st.wakes[w - 1].woken == "retry")
+                for w in range(1, cfg.wake_rows + 1)]
     out = []
     for s, sess in enumerate(cfg.sessions):
         if name == "PendingInputsEventuallyServed":

@@ -120,6 +120,10 @@ MC = {
     # their kind, so retried poison claims fill it ahead of a fresh one
     "ScanPlansByKind": (P.scan_plans_by_kind, {
         "scan-window-ignores-fresh-share": lambda otherwise, cfg, st: False}),
+    # wake-retry-oldest-first: retried wake rows take their slots oldest first, with no rounds, so a poison
+    # retried row woken and lost for ever takes every retry slot ahead of a younger one
+    "RetryRounds": (P.retry_rounds, {
+        "wake-retry-oldest-first": lambda otherwise, cfg, st: False}),
     # exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
     # instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
     # retry appends a second PromptExecutionRequested and the prompt waits to run again

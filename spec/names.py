@@ -284,8 +284,8 @@ INVARIANTS = _index([
               "with fair scheduling and eventually no more fresh arrivals (woken rows may be lost forever: "
               "retry saturation), every fresh wake row is eventually woken"),
     Invariant("RetryAdvances", "liveness",
-              "with fair scheduling (fresh work may keep arriving and woken rows may keep being lost), while "
-              "a retried wake row waits some retried row is eventually woken"),
+              "with fair scheduling (fresh work may keep arriving and woken rows may keep being lost), every "
+              "retried wake row is eventually woken (per row: retried rows take their slots in rounds)"),
     Invariant("ContinuationsEventuallyPromoted", "liveness",
               "with fair scheduling and eventually no more faults, every continuation recovery created is "
               "eventually promoted, or its Session rejected as malformed (or the execution ids run out; "
@@ -428,6 +428,10 @@ DEFECTS = _index([
     Defect("wake-fresh-share-full", ("WakePlanShared", "RetryAdvances"), "R003-PASS-scanner-bounds",
            "the wake scan keeps every slot for fresh rows (fresh share = the batch): while fresh work keeps "
            "arriving no retried row is ever woken", "wakes"),
+    Defect("wake-retry-oldest-first", ("RetryAdvances",), "R003-PASS-scanner-bounds",
+           "retried wake rows take their slots oldest first, with no rounds (issue 31 item 3): a poison retried "
+           "row, woken and lost for ever, takes every retry slot while fresh work keeps arriving, and a younger "
+           "retried row is never woken", "wakes"),
     Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
            "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
            "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "

@@ -111,6 +111,7 @@ class Wake(NamedTuple):
     work: bool
     tries: int  # the counter: 0 never woken; a reservation's compare-and-set rotates it (max -> 1)
     woken: str  # names.WAKE_RESERVATIONS: "" none, "fresh" or "retry" (the slot it was reserved in)
+    turned: bool = False  # woken in the current round of retries (TLA+ NewRound, Unturned)
 
 
 WAKE_IDLE = Wake(False, 0, "")
@@ -389,8 +390,17 @@ def wake_plan(cfg: Config, st: State) -> tuple[list[int], list[int]]:
     fresh = [w for w in rows if fresh_row(st, w)]
     retried = [w for w in rows if retried_row(st, w)]
     first = fresh[:cfg.hooks.fresh_slots(cfg, st)]
-    again = retried[:cfg.wake_batch - len(first)]
+    unturned = retried if new_round(cfg, st) else [w for w in retried if not st.wakes[w - 1].turned]
+    order = unturned + [w for w in retried if w not in unturned]  # those whose turn has not come first
+    again = order[:cfg.wake_batch - len(first)]
     return fresh[:cfg.wake_batch - len(again)], again
+
+
+def new_round(cfg: Config, st: State) -> bool:
+    """TLA+ ~RetryRounds \\/ NewRound: every waiting retried row was woken in the current round (or the
+    rounds are off, the wake-retry-oldest-first defect), so every one may take a retry slot, oldest first."""
+    rows = range(1, cfg.wake_rows + 1)
+    return not cfg.hooks.retry_rounds(cfg, st) or all(st.wakes[w - 1].turned for w in rows if retried_row(st, w))
 # ---------------------------------------------------------------- shared by spec.model and spec.input_actions
 
 def _with_input(st: State, old: Input, state: str) -> frozenset[Input]:

@@ -7,27 +7,32 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 
 from __future__ import annotations
 
-from .state import WAKE_IDLE, Wake, _put, rotate, wake_plan
+from .state import WAKE_IDLE, Wake, _put, new_round, retried_row, rotate, wake_plan
 
 
 def WakeArrive(cfg, st, w):
     """Fresh work arrives: row w is inserted with counter 0."""
     if st.wakes[w - 1].work:
         return None
-    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "")))
+    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "", False)))
 
 
 def WakeScan(cfg, st):
     """One transaction: plan the batch as plan_batch does and reserve each planned row (its counter
-    rotates by compare-and-set)."""
+    rotates by compare-and-set; it is turned: woken in this round). A new round of retries first clears
+    the waiting retried rows' turns."""
     fresh, again = wake_plan(cfg, st)
     if not fresh and not again:
         return None
     wakes = list(st.wakes)
+    if cfg.hooks.retry_rounds(cfg, st) and new_round(cfg, st):
+        for w in range(1, cfg.wake_rows + 1):
+            if retried_row(st, w):
+                wakes[w - 1] = wakes[w - 1]._replace(turned=False)
     for rows, kind in ((fresh, "fresh"), (again, "retry")):
         for w in rows:
             x = wakes[w - 1]
-            wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind)
+            wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind, turned=True)
     return st._replace(wakes=tuple(wakes))
 
 

@@ -37,14 +37,14 @@ class WakeCheck:
         """The twin's wake rows of a recorded table (a row outside 1..WakeRows, or two of one rank, is a
         finding: the history names a row the twin has no place for)."""
         out = [M.WAKE_IDLE] * self.cfg.wake_rows
-        for kind, item, rank, attempts, reserved in rows:
+        for kind, item, rank, attempts, reserved, *turned in rows:  # turned: recorded since issue 31 item 3
             if kind != self.checker.words.ordinary:
                 continue
             if not 1 <= rank <= self.cfg.wake_rows or out[rank - 1] != M.WAKE_IDLE:
                 self.checker.find(c.row, "record", [], None, f"wake row {item} of rank {rank} has no twin row "
                                   f"(1..WakeRows = 1..{self.cfg.wake_rows}, one row each)")
                 continue
-            out[rank - 1] = M.Wake(True, attempts, reserved or "")
+            out[rank - 1] = M.Wake(True, attempts, reserved or "", bool(turned and turned[0]))
         return tuple(out)
 
     def check(self, c: Commit) -> None:

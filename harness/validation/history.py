@@ -85,6 +85,7 @@ class WakeRow(BaseModel):
     work: bool
     tries: int = Field(ge=0)
     woken: Literal[tuple(N.WAKE_RESERVATIONS)]
+    turned: bool = Field(False, description="woken in the current round of retries (absent: false)")
 
 
 class Writes(BaseModel):
@@ -191,7 +192,7 @@ class Line:
         self.recovery = frozenset(M.RecRow(r.exec, r.sess) for r in w.recovery)
         self.inputs = frozenset(M.Input(i.sess, i.kind, i.src, i.state, i.gen) for i in w.inputs)
         self.cancelled = frozenset(M.RecRow(r.exec, r.sess) for r in w.cancelled)
-        self.wakes = None if w.wakes is None else tuple(M.Wake(x.work, x.tries, x.woken) for x in w.wakes)
+        self.wakes = None if w.wakes is None else tuple(M.Wake(x.work, x.tries, x.woken, x.turned) for x in w.wakes)
         if self.wakes is not None and len(self.wakes) != cfg.wake_rows:
             raise HistoryError(f"{where}.writes.wakes: {len(self.wakes)} rows, the configuration has "
                                f"{cfg.wake_rows} (WakeRows)")

@@ -38,7 +38,8 @@ CAUGHT_BY_WALKS = ("cross-session-recovery-collision", "unsupervised-cancel-hear
                    "cancellation-quarantine-strands", "recovery-retries-unbounded",
                    "recovery-input-excluded-everywhere", "heartbeat-extends-lease", "cancel-interrupts-unstarted",
                    "dispatch-after-failed-renewal", "cancel-requeues-continuation", "conversion-retry-mints-new-ids",
-                   "wake-fresh-share-zero", "wake-fresh-share-full", "exact-retry-appends-twice",
+                   "wake-fresh-share-zero", "wake-fresh-share-full", "wake-retry-oldest-first",
+                   "exact-retry-appends-twice",
                    "resume-drains-without-request", "exact-retry-ignores-content")
 # not exact-retry-arms-continuation: a uniform walk first reaches it at seed 340 (a retry naming the
 # continuation after a crash and its conversion); conform's exhaustive walk catches it on `boundary`

@@ -402,6 +402,23 @@ def wake_fresh_share_full(defects):
     return _wake_batch(defects, fresh=2, retried=1)
 
 
+def wake_retry_oldest_first(defects):
+    """Two retried rows and fresh work: row w1 is woken as a retry and lost (a poison row), fresh work
+    arrives again; the next retry slot goes to w2, whose turn has not come (the defect: to w1 again)."""
+    w = World(defects=defects)
+    w.wakes.arrive("w1", 1)
+    w.wakes.arrive("w2", 2)
+    w.wakes.scan()
+    w.wakes.release("w1")
+    w.wakes.release("w2")
+    w.wakes.arrive("w3", 3)
+    w.wakes.scan()  # a new round: w1 (retry) and w3 (fresh)
+    w.wakes.release("w1")
+    w.wakes.serve("w3")
+    w.wakes.arrive("w4", 4)
+    return w.wakes.scan().value
+
+
 def _requests(w) -> int:
     return sum(1 for e in w.snap().events if e.kind == R.REQUESTED)
 
@@ -512,6 +529,8 @@ CASES = {
                               [("w1", "retry"), ("w2", "retry")]),
     "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],
                               [("w2", "fresh"), ("w3", "fresh")]),
+    "wake-retry-oldest-first": (wake_retry_oldest_first, [("w4", "fresh"), ("w2", "retry")],
+                                [("w4", "fresh"), ("w1", "retry")]),
     "exact-retry-appends-twice": (exact_retry_appends_twice, (True, "NotEnabled", 1, "ordinary"),
                                   (True, "Ok", 2, "pending")),
     "exact-retry-arms-continuation": (exact_retry_arms_continuation, ("NotEnabled", R.CONTINUATION, 0),

@@ -31,12 +31,13 @@ def run(cfg, *steps):
 
 
 def test_the_twins_plan_is_plan_batch():
-    """Every reachable state's plan equals plan_batch over its fresh and retried rows, oldest first."""
+    """Every reachable state's plan equals plan_batch over its fresh rows, oldest first, and its retried
+    rows in the order WakeQueue.window reads them: not yet turned in this round first, then oldest first."""
     graph = explore(WAKES, liveness=False, keep_edges=False, check=False).graph
     for st in graph.states:
         rows = range(1, WAKES.wake_rows + 1)
         fresh = [w for w in rows if M.fresh_row(st, w)]
-        retried = [w for w in rows if M.retried_row(st, w)]
+        retried = sorted((w for w in rows if M.retried_row(st, w)), key=lambda w: (st.wakes[w - 1].turned, w))
         planned, again = M.wake_plan(WAKES, st)
         assert sorted(planned + again) == sorted(plan_batch(fresh, retried, WAKES.wake_batch, WAKES.fresh_share))
 
@@ -45,15 +46,16 @@ def test_a_scan_reserves_one_fresh_row_and_one_retry_and_rotates_the_counters():
     st = run(WAKES, ("WakeArrive", (1,)), ("WakeArrive", (2,)), ("WakeScan", ()), ("WakeLost", (1,)),
              ("WakeLost", (2,)), ("WakeArrive", (3,)), ("WakeScan", ()))
     assert [(x.tries, x.woken) for x in st.wakes] == [(2, "retry"), (1, ""), (1, "fresh"), (0, "")]
+    assert [x.turned for x in st.wakes] == [True, False, True, False]  # row 1's retry opened a new round
     st = run(WAKES, ("WakeArrive", (1,)), ("WakeScan", ()), ("WakeLost", (1,)), ("WakeScan", ()),
              ("WakeLost", (1,)), ("WakeScan", ()))
-    assert st.wakes[0] == M.Wake(True, 1, "retry")  # MaxWakeTries 2: 1, 2, then back to 1
+    assert st.wakes[0] == M.Wake(True, 1, "retry", True)  # MaxWakeTries 2: 1, 2, then back to 1
     assert M.apply(WAKES, st, "WakeServe", (1,)).wakes[0] == M.WAKE_IDLE
 
 
 def test_the_reference_holds_every_wake_property():
     res = explore(WAKES)
-    assert res.violation is None and res.distinct == 2401
+    assert res.violation is None and res.distinct == 4621  # 2,401 before the rounds (issue 31 item 3)
     assert set(N.WAKE_PROPERTIES) - {"WakePlanShared"} <= set(res.liveness_checked)
 
 
@@ -67,6 +69,25 @@ def test_each_defect_breaks_its_plan_and_its_liveness_property(defect, prop, len
     assert check_leads_to(cfg, graph, prop) is not None
     other = ({"FreshWorkKeepsCapacity", "RetryAdvances"} - {prop}).pop()
     assert check_leads_to(cfg, graph, other) is None  # each defect breaks its own property only
+
+
+def test_a_poison_retry_takes_every_retry_slot_only_without_rounds():
+    """Issue 31 item 3: row 1 (a poison retry, woken and lost every time) and row 2 (a younger retry) wait
+    while fresh work (row 3) keeps arriving; with one retry slot per batch, the rounds give row 2 the next
+    one, oldest first (wake-retry-oldest-first) gives it to row 1 again, for ever: RetryAdvances (per row)
+    fails on its lasso, in 13 steps to its cycle (TLC: 17 steps)."""
+    start = [("WakeArrive", (1,)), ("WakeArrive", (2,)), ("WakeScan", ()), ("WakeLost", (1,)), ("WakeLost", (2,)),
+             ("WakeArrive", (3,)), ("WakeScan", ())]  # row 1 retried, row 3 fresh: row 1 turned, row 2 not
+    loop = [("WakeLost", (1,)), ("WakeServe", (3,)), ("WakeArrive", (3,)), ("WakeScan", ())]
+    for defect, woken in (([], "retry"), (["wake-retry-oldest-first"], "")):
+        cfg = configs.get("wakes", defect)
+        st = run(cfg, *start, *loop)
+        assert st.wakes[1].woken == woken and st.wakes[0].woken == ("" if defect == [] else "retry")
+    cfg = configs.get("wakes", ["wake-retry-oldest-first"])
+    res = explore(cfg)
+    assert res.violation.invariants == ["RetryAdvances"] and len(res.violation.steps) - 1 == 13
+    graph = explore(cfg, liveness=False, keep_edges=True, only=["none"]).graph
+    assert check_leads_to(cfg, graph, "FreshWorkKeepsCapacity") is None  # it breaks RetryAdvances only
 
 
 def test_the_default_constants_leave_every_configuration_without_wake_rows():

@@ -53,7 +53,8 @@ CREATE TABLE wake_rows (
   item TEXT PRIMARY KEY,
   rank INTEGER NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
-  reserved TEXT NOT NULL DEFAULT ''
+  reserved TEXT NOT NULL DEFAULT '',
+  turned INTEGER NOT NULL DEFAULT 0
 );
 `;
 

@@ -69,7 +69,8 @@ export async function twinState(world) {
   const wakes = [];
   for (let k = 1; k <= cfg.wakeRows; k++) {
     const r = rows.get(`w${k}`);
-    wakes.push(r ? { work: true, tries: r.attempts, woken: r.reserved } : { work: false, tries: 0, woken: "" });
+    wakes.push(r ? { work: true, tries: r.attempts, woken: r.reserved, turned: Number(r.turned) === 1 }
+      : { work: false, tries: 0, woken: "", turned: false });
   }
   return {
     claim,

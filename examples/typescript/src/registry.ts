@@ -18,7 +18,7 @@ export type Defect =
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
-  | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full"
+  | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first"
   | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
   | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input";
 

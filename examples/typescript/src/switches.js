@@ -33,6 +33,7 @@ export const DEFECTS = Object.freeze([
   "conversion-retry-mints-new-ids",
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
+  "wake-retry-oldest-first",
   "scan-window-ignores-fresh-share",
   "exact-retry-appends-twice",
   "exact-retry-arms-continuation",

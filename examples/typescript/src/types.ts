@@ -123,6 +123,8 @@ export interface WakeRow {
   rank: number;
   attempts: number;
   reserved: WakeReservation;
+  /** 1: woken in the current round of retries */
+  turned: number;
 }
 /** `SELECT value FROM id_sequence`. */
 export interface SequenceRow {
@@ -212,6 +214,7 @@ export interface TwinWake {
   work: boolean;
   tries: number;
   woken: WakeReservation;
+  turned: boolean;
 }
 export interface TwinState {
   claim: Record<string, TwinClaim>;

@@ -3,6 +3,8 @@
  * The wake queue: rows of work to redrive, each with a bounded wake-attempt counter. A scan plans its
  * batch (fresh rows first up to the fresh share, then retried rows, unused slots to the other kind) and
  * reserves each planned row by compare-and-set on the counter it read, rotating from its maximum to 1.
+ * Retried rows take their slots in rounds (`turned`): a row woken in the current round waits until every
+ * waiting retried row has been, so a poison row woken and lost for ever cannot take every retry slot.
  */
 /** @typedef {import('./types.js').WakeRow} WakeRow */
 
@@ -29,7 +31,14 @@ export class WakeQueue {
       /** @type {WakeRow[]} */
       const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
       const fresh = rows.filter((r) => r.attempts === 0);
-      const retried = rows.filter((r) => r.attempts > 0);
+      const rounds = !this.cfg.has("wake-retry-oldest-first");
+      const waiting = rows.filter((r) => r.attempts > 0);
+      // a new round when every waiting retried row was woken in this one: its turns are cleared
+      const newRound = rounds && waiting.length > 0 && waiting.every((r) => Number(r.turned) === 1);
+      if (newRound) await this.db.run("UPDATE wake_rows SET turned = 0 WHERE reserved = '' AND attempts > 0", []);
+      // those whose turn has not come first (each oldest first), unless the rounds are off
+      const retried = rounds && !newRound
+        ? [...waiting.filter((r) => Number(r.turned) !== 1), ...waiting.filter((r) => Number(r.turned) === 1)] : waiting;
       const first = fresh.slice(0, this.cfg.freshSlots(batch));
       const again = retried.slice(0, batch - first.length);
       const planned = [...fresh.slice(0, batch - again.length).map((r) => /** @type {const} */ ([r, "fresh"])),
@@ -37,7 +46,7 @@ export class WakeQueue {
       if (planned.length === 0) return false;
       for (const [r, slot] of planned) {
         const next = r.attempts >= this.cfg.maxWakeTries ? 1 : r.attempts + 1;
-        const changed = await this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ? WHERE item = ? AND attempts = ? AND reserved = ''",
+        const changed = await this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ?, turned = 1 WHERE item = ? AND attempts = ? AND reserved = ''",
           [next, slot, r.item, r.attempts]);
         if (changed !== 1) throw new Error(`wake row ${r.item}: its counter moved under the scan`);
       }
