@@ -47,7 +47,8 @@ class World:
         self.boundaries = Boundaries(self.recorder)
         self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools, fragments=cfg.fragments)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=cfg.lease, grace_ticks=cfg.eff_grace)
-        self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, **common) for n in cfg.nodes}
+        self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, delivery_kinds=cfg.delivery_kinds, **common)
+                      for n in cfg.nodes}
         self.workers = {r: RecoveryWorker(self.db, self.clock, r, scan_bound=cfg.scan_bound, max_tries=cfg.max_tries,
                                           fresh_share=cfg.fresh_share, **common)
                         for r in cfg.recoverers}
@@ -58,7 +59,9 @@ class World:
                                bound=cfg.wake_batch, fresh_share=cfg.fresh_share, max_tries=cfg.max_wake_tries)
         self.any_node = any_node = next(iter(self.nodes.values()))
         self.prompts = cfg.prompts
-        admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else any_node.inputs.admit_prompt
+        self.steer_prompts = cfg.steer_prompts
+        admit = (lambda s, k: ids.prompt_id(s, k)) if admitted else \
+            (lambda s, k: any_node.inputs.admit_prompt(s, k, delivery=self.delivery(k)))
         self.prompt = {} if cfg.admission else {(s, k): admit(s, k) for s in cfg.sessions
                                                 for k in range(1, cfg.prompts + 1)}
 
@@ -69,8 +72,13 @@ class World:
             k = len(self.any_node.inputs.prompts_of(conn, session)) + 1
         if k > self.prompts:
             return None
-        self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, requested=False)
+        self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, delivery=self.delivery(k),
+                                                                      requested=False)
         return self.prompt[(session, k)]
+
+    def delivery(self, k: int) -> str:
+        """The delivery the caller chooses for prompt k: steer for the configuration's SteerPrompts."""
+        return "steer" if k in self.steer_prompts else "queue"
 
     def node(self, name="n1") -> Node:
         return self.nodes[name]

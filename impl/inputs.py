@@ -70,8 +70,13 @@ def _insert_prompt(conn: Connection, session_id: str, number: int, delivery: str
 
 
 class InputStore:
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, delivery_kinds: bool = True):
         self.ctx = ctx
+        # the delivery kinds and their order (spec/README.md decision 27): a steer takes steer inputs only,
+        # and no selection takes an input while another of its Session waits ahead of it (steer before
+        # queue, then age). Off only for the model's configurations without DeliveryKinds, which leave the
+        # order free (the binding's World passes the configuration's constant)
+        self.delivery_kinds = delivery_kinds
 
     def admit_prompt(self, session_id: str, number: int, delivery: str = "queue", requested: bool = True) -> str:
         """Admit the number-th prompt of a Session (idempotent: its id is deterministic); without
@@ -155,16 +160,34 @@ class InputStore:
         return InputRow(**row) if row else None
 
     def steer(self, conn: Connection, session_id: str, input_id: str) -> Result:
-        """Steer selection: a pending input of the Session, never a recovery-owned one (as the queue), is
-        marked steered (in the runner's fenced transaction)."""
+        """Steer selection: a pending steer input of the Session, never a recovery-owned one (as the queue),
+        none waiting ahead of it, is marked steered (in the runner's fenced transaction)."""
         row = self.get(conn, input_id)
         if row is None or row.session_id != session_id or row.state != "pending":
             return NotEnabled(f"input {input_id} is not a pending input of {session_id}")
         if not self.ctx.has(R.STEER_SELECTS_RECOVERY_INPUT) and not run(
                 conn, _SELECTABLE[False], {"id": input_id}).scalar_one():
             return NotEnabled(f"input {input_id} is recovery-owned: steer selection excludes it")
+        if self.delivery_kinds and row.delivery != "steer" and not self.ctx.has(R.STEER_TAKES_QUEUED_INPUT):
+            return NotEnabled(f"input {input_id} was admitted with queue delivery: it waits for the drain")
+        ahead = self.waiting_ahead(conn, row)
+        if ahead is not None:
+            return NotEnabled(f"input {ahead.id} waits ahead of {input_id} (steer before queue, then age)")
         n = run(conn, _STEER, {"input": input_id, "seq": next_id(conn, "input")}).rowcount
         return Ok() if n == 1 else Lost(f"input {input_id} is no longer pending")
+
+    def waiting_ahead(self, conn: Connection, row: InputRow) -> InputRow | None:
+        """The input of the Session ordinary selection must take before `row` (a steer input before a queue
+        input; within a kind, the older prompt), or None; always None without delivery kinds."""
+        if not self.delivery_kinds:
+            return None
+        for j in self.select_ordinary(conn, row.session_id, limit=None):
+            kind = j.delivery == "steer" and row.delivery == "queue" and not self.ctx.has(R.QUEUE_BEFORE_STEER)
+            age = (j.delivery == row.delivery and j.kind == row.kind == "prompt" and j.src < row.src
+                   and not self.ctx.has(R.SELECTION_IGNORES_AGE))
+            if j.id != row.id and (kind or age):
+                return j
+        return None
 
     def get(self, conn: Connection, input_id: str) -> InputRow | None:
         row = run(conn, _GET, {"id": input_id}).mappings().first()
@@ -175,7 +198,7 @@ class InputStore:
             return sa.true()
         return sa.not_(_owned_by_recovery())
 
-    def select_ordinary(self, conn: Connection, session_id: str, limit: int = 1) -> list[InputRow]:
+    def select_ordinary(self, conn: Connection, session_id: str, limit: int | None = 1) -> list[InputRow]:
         """Ordinary steer/queue selection: pending, not recovery-owned; steer before queue, then age."""
         rows = conn.execute(
             sa.select(T).where(T.c.session_id == session_id, T.c.state == "pending", self._ordinary_filter())

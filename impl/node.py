@@ -27,13 +27,13 @@ from .runner import Runner, Settling
 class Node:
     def __init__(self, db: Database, clock: Clock, owner_id: str, *, defects: Iterable[str] = (),
                  boundaries: Boundaries | None = None, lease_ticks: int = 1, grace_ticks: int = 0,
-                 provider: ScriptedProvider | None = None):
+                 provider: ScriptedProvider | None = None, delivery_kinds: bool = True):
         self.ctx = Context(db, clock, boundaries or Boundaries(), frozenset(defects), lease_ticks,
                            grace_ticks)
         self.owner_id = owner_id
         self.claims = ClaimStore(self.ctx)
         self.publisher = Publisher(self.ctx, self.claims)
-        self.inputs = InputStore(self.ctx)
+        self.inputs = InputStore(self.ctx, delivery_kinds)
         self.provider = provider or ScriptedProvider()
         # each actor receives what it uses, never the node; they share Settling (the finalizer's execution)
         stores = dict(claims=self.claims, publisher=self.publisher, inputs=self.inputs, provider=self.provider)
@@ -99,6 +99,9 @@ class Node:
             elif ordinary:
                 if not self.inputs.ordinary_selectable(conn, input_id):
                     return NotEnabled(f"input {input_id} is not ordinarily selectable")
+                ahead = self.inputs.waiting_ahead(conn, row)
+                if ahead is not None:
+                    return NotEnabled(f"input {ahead.id} waits ahead of {input_id} (steer before queue, then age)")
             else:
                 allowed = self.inputs.check_continuation(conn, row)
                 if not allowed:

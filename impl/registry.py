@@ -52,6 +52,9 @@ EXACT_RETRY_ARMS_CONTINUATION = _pick(N.DEFECTS, "exact-retry-arms-continuation"
 EXACT_RETRY_IGNORES_CONTENT = _pick(N.DEFECTS, "exact-retry-ignores-content")
 RESUME_DRAINS_WITHOUT_REQUEST = _pick(N.DEFECTS, "resume-drains-without-request")
 STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
+STEER_TAKES_QUEUED_INPUT = _pick(N.DEFECTS, "steer-takes-queued-input")
+QUEUE_BEFORE_STEER = _pick(N.DEFECTS, "queue-before-steer")
+SELECTION_IGNORES_AGE = _pick(N.DEFECTS, "selection-ignores-age")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")

@@ -188,6 +188,18 @@ MCResumeRequests ==
 \* steer-selects-recovery-input: steer selection omits the exclusion of recovery-owned inputs
 MCSteerSelects(i) ==
     IF Has("steer-selects-recovery-input") THEN TRUE ELSE Protocol!SteerSelects(i)
+
+\* steer-takes-queued-input: steer selection ignores the delivery kind
+MCSteerTakesKind(i) ==
+    IF Has("steer-takes-queued-input") THEN TRUE ELSE Protocol!SteerTakesKind(i)
+
+\* queue-before-steer: the drain orders by age alone (no steer input goes ahead of a queue one)
+MCKindAhead(j, i) ==
+    IF Has("queue-before-steer") THEN FALSE ELSE Protocol!KindAhead(j, i)
+
+\* selection-ignores-age: ordinary selection takes any waiting input of a delivery kind, not the oldest
+MCAgeAhead(j, i) ==
+    IF Has("selection-ignores-age") THEN FALSE ELSE Protocol!AgeAhead(j, i)
 \* tool-settled-before-publication: the runner's tool-settlement flag is set before Tool.Success is
 \* published, so after a failed publication the runner goes on as if the call were settled
 MCSettlementFlagEarly ==

@@ -33,6 +33,12 @@
 (* then may the drain (Acquire) or a running execution's steer take them.  *)
 (* With Steering, a runner steers pending inputs into its execution at a   *)
 (* Step's start, excluding recovery-owned ones as the queue does.          *)
+(* Delivery kinds (DeliveryKinds).  Each prompt carries the delivery its   *)
+(* caller chose at admission (steer for the prompt numbers SteerPrompts,   *)
+(* queue for the rest and for every continuation): Steer takes only steer  *)
+(* inputs, oldest first; the drain (Acquire) takes steer inputs before     *)
+(* queue ones, each kind oldest first (spec/README.md, decision 27).       *)
+(* Without DeliveryKinds the selection's order is left free.               *)
 (* Local tools.  With Tools = 1 a Step runs one local tool call after its  *)
 (* Step.Started: a fenced start that renews the lease and records the     *)
 (* call (ToolStart), the physical tool (ToolRun, an effect of kind         *)
@@ -111,6 +117,10 @@ CONSTANTS
     Admission,      \* prompts are admitted by Admit (not at Init), armed by ExactRetry or Resume
     \* @type: Bool;
     Steering,       \* a running execution steers pending inputs into itself at a Step's start (Steer)
+    \* @type: Bool;
+    DeliveryKinds,  \* inputs carry their delivery kind: Steer takes steer inputs, the drain steer before queue
+    \* @type: Set(Int);
+    SteerPrompts,   \* with DeliveryKinds, the prompt numbers admitted with steer delivery (the rest: queue)
     \* @type: Int;
     Fragments       \* 0 or 1: a provider stream may open a partial fragment before its Step's Step.Started
 
@@ -232,6 +242,12 @@ PromptsOf(s) == {i \in inputs : i.sess = s /\ i.kind = "prompt"}
 OpenCall(a) == /\ \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a
                /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
 
+\* The delivery its caller chose for input i (DeliveryKinds): steer for the prompts SteerPrompts names, queue
+\* for the others and for every continuation (recovery creates it with queue delivery).
+Delivery(i) == IF i.kind = "prompt" /\ i.src \in SteerPrompts THEN "steer" ELSE "queue"
+\* j was admitted before i (age: a Session's prompts are numbered in admission order)
+OlderPrompt(j, i) == j.kind = "prompt" /\ i.kind = "prompt" /\ j.src < i.src
+
 \* exact Session, execution, owner and an unexpired lease
 Fenced(s, e, o) == claim[s].exec = e /\ claim[s].owner = o /\ claim[s].ttl > 0
 \* an ordinary (runner) update: fenced, and phases never move backwards from running
@@ -333,6 +349,12 @@ RetryContentMatches(d) == d = "admitted"
 ResumeRequests == TRUE
 \* Steer selection is ordinary selection: it excludes recovery-owned inputs exactly as the queue does.
 SteerSelects(i) == OrdinarySelects(i)
+\* Steer takes only inputs their caller admitted with steer delivery (with DeliveryKinds; without, any).
+SteerTakesKind(i) == ~DeliveryKinds \/ Delivery(i) = "steer"
+\* Ordinary selection takes a waiting steer input j before a queue input i (steer before queue) ...
+KindAhead(j, i) == Delivery(j) = "steer" /\ Delivery(i) = "queue"
+\* ... and, within a delivery kind, the oldest first.
+AgeAhead(j, i) == Delivery(j) = Delivery(i) /\ OlderPrompt(j, i)
 \* The runner's tool-settlement flag changes only after Tool.Success is published, so a failed publication
 \* leaves the call unsettled.
 SettlementFlagEarly == FALSE
@@ -347,6 +369,11 @@ RetriesFailedTool == FALSE
 \* ordinary steer/queue selection excludes recovery-owned inputs (those with a recovery row)
 Selectable(i) == /\ i.state = "pending"
                  /\ OrdinarySelects(i)
+
+\* With DeliveryKinds, ordinary selection (the drain, a steer) takes i only if no selectable input of its
+\* Session waits ahead of it: steer before queue, then age (a steer takes steer inputs only, so its oldest).
+InOrder(i) == ~DeliveryKinds \/ ~\E j \in inputs : /\ j.sess = i.sess /\ Selectable(j) /\ ~SameInput(j, i)
+                                                 /\ (KindAhead(j, i) \/ AgeAhead(j, i))
 
 Eligible(s) == claim[s].phase # "none" /\ claim[s].ttl <= -Grace /\ ~claim[s].quar
 
@@ -427,7 +454,7 @@ AcquireBy(n, i, ordinary) ==
        /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
-Acquire(n, i) == Selectable(i) /\ AcquireBy(n, i, TRUE)
+Acquire(n, i) == Selectable(i) /\ InOrder(i) /\ AcquireBy(n, i, TRUE)
 
 \* Recovery promotes its own continuation exactly.
 PromoteContinuation(n, i) ==
@@ -680,13 +707,15 @@ Resume(n, s) ==
 
 \* At the start of a Step (before its renewal) runner n steers a pending input of its Session into its
 \* running execution: one fenced transaction marking the input steered.  Steer selection excludes
-\* recovery-owned inputs exactly as queue selection does.
+\* recovery-owned inputs exactly as queue selection does; with DeliveryKinds it takes steer inputs only,
+\* the oldest first.
 Steer(n, i) ==
     LET r == run[n]
     IN /\ Steering
        /\ RunnerAt(n, "acquired")
        /\ i \in inputs /\ i.sess = r.sess /\ i.state = "pending"
        /\ SteerSelects(i)
+       /\ SteerTakesKind(i) /\ InOrder(i)
        /\ OrdinaryOK(r.sess, r.exec, n)
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = "steered"]}
        /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
@@ -1230,6 +1259,9 @@ RequestsNameAdmittedPrompts ==
 \* Steer selection never takes a recovery-owned input: no continuation is steered.
 SteerExcludesRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "steered")
 
+\* With delivery kinds, a steer takes only an input its caller admitted with steer delivery.
+SteerTakesSteerInputs == DeliveryKinds => \A i \in inputs : i.state = "steered" => Delivery(i) = "steer"
+
 \* The claim scan's window (R003-MUST-FIX-3, R003-PASS-scanner-bounds): it holds the oldest eligible claims
 \* of each kind, as many as the bound allows; with a bound of two or more, fresh claims (never taken over)
 \* keep the fresh share whenever they wait, and retried ones the rest, so N poison claims retried again and
@@ -1380,6 +1412,15 @@ WakePlanSharedStep ==
     IN woke # {} =>
         /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
         /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+\* With delivery kinds, a prompt ordinary selection takes in the step (the drain's Acquire, a steer) had no
+\* prompt of its Session waiting (pending) ahead of it: no queue input is taken while a steer input waits,
+\* and none while an older input of its kind waits.  Stated from the constants, not from the hooks.
+DeliveryOrderStep ==
+    DeliveryKinds =>
+        \A i \in inputs' : (i.kind = "prompt" /\ i.state \in {"ordinary", "steered"} /\ i \notin inputs)
+            => ~\E j \in inputs : /\ j.sess = i.sess /\ j.kind = "prompt" /\ j.state = "pending" /\ j.src # i.src
+                                /\ \/ Delivery(j) = "steer" /\ Delivery(i) = "queue"
+                                   \/ Delivery(j) = Delivery(i) /\ j.src < i.src
 \* Ordinary selection (the drain's Acquire, a steer) takes a prompt only once its execution was durably
 \* requested (pending): an explicit resume requests before it drains, and a held prompt is never taken.
 ResumeRequestedBeforeDrainStep ==
@@ -1396,6 +1437,7 @@ NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
 WakePlanShared == [][WakePlanSharedStep]_vars
 ResumeRequestedBeforeDrain == [][ResumeRequestedBeforeDrainStep]_vars
+DeliveryOrder == [][DeliveryOrderStep]_vars
 ToolStartsOnce == [][ToolStartsOnceStep]_vars
 UnknownNeverReexecuted == [][UnknownNeverReexecutedStep]_vars
 

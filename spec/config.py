@@ -36,6 +36,10 @@ class Config:
     process_local_routing: bool = True
     admission: bool = False  # Admission: prompts admitted by Admit (held), armed by ExactRetry or Resume
     steering: bool = False  # Steering: a running execution steers pending inputs into itself (Steer)
+    # DeliveryKinds: inputs carry their delivery (steer for the prompt numbers steer_prompts, SteerPrompts;
+    # queue otherwise): Steer takes steer inputs only, the drain steer before queue, each kind oldest first
+    delivery_kinds: bool = False
+    steer_prompts: frozenset[int] = frozenset()
     fragments: int = 0  # Fragments: 0 or 1, a stream may open a partial fragment before Step.Started (OpenFragment)
     defects: frozenset[str] = field(default_factory=frozenset)
     wake_rows: int = 0  # WakeRows: wake rows 1..wake_rows, oldest first; 0 = wake scans not modelled

@@ -114,6 +114,14 @@ CONFIGS: dict[str, Config] = {
     "steer": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=2, max_exec=2, lease=1,
                     scan_bound=1, grace=1, supervision_lag=1, max_tries=1, faults=frozenset({"pause"}),
                     steering=True),
+    # delivery kinds and their order (DeliveryKinds, issue 31 item 4, spec/README.md decision 27): three
+    # prompts at Init, steer, queue, steer (SteerPrompts {1, 3}), one node, no faults: the drain takes
+    # prompt 1 (steer before queue, then age) and the running execution may steer prompt 3 but never the
+    # queued prompt 2 (`steer-takes-queued-input`); the drain taking 2 or 3 first breaks the order
+    # (`queue-before-steer`, `selection-ignores-age`). MaxExec 2: prompt 2 runs after, or stays the bound's
+    "delivery": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=3, max_exec=2, lease=1,
+                       scan_bound=1, grace=1, supervision_lag=1, max_tries=1, faults=frozenset(),
+                       steering=True, delivery_kinds=True, steer_prompts=frozenset({1, 3})),
     # a partial stream fragment (Fragments 1, issue 30 item 2, R000-v18-flush): between the provider dispatch
     # and Step.Started the publisher holds an open fragment while its memory names no assistant, and a
     # cancellation's finalizer flushes it (`flush-without-assistant`). One Session, one node, pauses (Grace 1
@@ -167,7 +175,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
 FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
-                   "fragments", "listeners")
+                   "delivery", "fragments", "listeners")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
@@ -279,6 +287,8 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  MaxWakeTries = {cfg.max_wake_tries}",
         f"  Admission = {b(cfg.admission)}",
         f"  Steering = {b(cfg.steering)}",
+        f"  DeliveryKinds = {b(cfg.delivery_kinds)}",
+        "  SteerPrompts = {" + ", ".join(str(p) for p in sorted(cfg.steer_prompts)) + "}",
         f"  Fragments = {cfg.fragments}",
     ]
     if not protocol_only:

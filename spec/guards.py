@@ -71,8 +71,18 @@ def _acquire_by(cfg: Config, st: State, n: str, i: Input, ordinary: bool) -> str
     return None
 
 
+def _in_order(cfg: Config, st: State, i: Input) -> str | None:
+    """Why ordinary selection may not take i yet (DeliveryKinds): the input of its Session waiting ahead."""
+    if M.in_order(cfg, st, i):
+        return None
+    ahead = sorted(j for j in st.inputs if j.sess == i.sess and M.selectable(cfg, st, j) and not same_input(j, i)
+                   and (cfg.hooks.kind_ahead(cfg, st, j, i) or cfg.hooks.age_ahead(cfg, st, j, i)))[0]
+    return (f"{M.delivery(cfg, ahead)} input {show_input(ahead)} waits ahead of {M.delivery(cfg, i)} input "
+            f"{show_input(i)} (steer before queue, then age)")
+
+
 def Acquire(cfg, st, n, i):
-    return _selectable(cfg, st, i) or _acquire_by(cfg, st, n, i, True)
+    return _selectable(cfg, st, i) or _in_order(cfg, st, i) or _acquire_by(cfg, st, n, i, True)
 
 
 def PromoteContinuation(cfg, st, n, i):
@@ -450,6 +460,11 @@ def Steer(cfg, st, n, i):
     if not cfg.hooks.steer_selects(cfg, st, i):
         return (f"continuation {show_input(i)} is recovery-owned (it has a session_recovery row): steer "
                 "selection excludes it")
+    if not cfg.hooks.steer_takes_kind(cfg, st, i):
+        return f"input {show_input(i)} was admitted with queue delivery: it waits for the drain, never steered"
+    guard = _in_order(cfg, st, i)
+    if guard:
+        return guard
     if not M.ordinary_ok(st, M.si(cfg, r.sess), r.exec, n):
         return f"the claim for {r.sess} is not runner {n}'s exact, live, running claim ({_claim(st.claim[M.si(cfg, r.sess)])})"
     return None

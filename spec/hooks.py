@@ -10,7 +10,7 @@ through that table, as TLC overrides it inside Protocol!SteerSelects too.
 
 from __future__ import annotations
 
-from .state import completed, fenced, has_row, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
+from .state import completed, delivery, older_prompt, fenced, has_row, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
 
 
 # The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
@@ -193,6 +193,21 @@ def resume_requests(cfg, st):
 # Steer selection is ordinary selection: it excludes recovery-owned inputs exactly as the queue does.
 def steer_selects(cfg, st, i):
     return cfg.hooks.ordinary_selects(cfg, st, i)
+
+
+# Steer takes only inputs their caller admitted with steer delivery (with DeliveryKinds; without, any).
+def steer_takes_kind(cfg, st, i):
+    return not cfg.delivery_kinds or delivery(cfg, i) == "steer"
+
+
+# Ordinary selection takes a waiting steer input j before a queue input i (steer before queue) ...
+def kind_ahead(cfg, st, j, i):
+    return delivery(cfg, j) == "steer" and delivery(cfg, i) == "queue"
+
+
+# ... and, within a delivery kind, the oldest first.
+def age_ahead(cfg, st, j, i):
+    return delivery(cfg, j) == delivery(cfg, i) and older_prompt(j, i)
 
 
 # The runner's tool-settlement flag changes only after Tool.Success is published, so a failed publication

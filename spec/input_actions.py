@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import names as N
 from .config import Config
-from .state import (Event, Input, State, _acquire, _runner_at, _with_input, ordinary_ok, prompts_of, request_id,
+from .state import (Event, Input, State, _acquire, _runner_at, _with_input, in_order, ordinary_ok, prompts_of, request_id,
                     same_input, si)
 
 
@@ -73,6 +73,8 @@ def Steer(cfg, st, n, i):
             and i.state == "pending"):
         return None
     if not cfg.hooks.steer_selects(cfg, st, i):
+        return None
+    if not (cfg.hooks.steer_takes_kind(cfg, st, i) and in_order(cfg, st, i)):
         return None
     if not ordinary_ok(st, si(cfg, r.sess), r.exec, cfg.nodes[n]):
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, eligible, exec_of, fenced, fresh_row, justified,
+from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, delivery, eligible, exec_of, fenced, fresh_row, justified,
                     open_call, retried_row, row_for_exec, scan_window, si)
 
 
@@ -95,6 +95,11 @@ def RequestsNameAdmittedPrompts(cfg: Config, st: State) -> bool:
 
 def SteerExcludesRecoveryOwned(cfg: Config, st: State) -> bool:
     return all(not (i.kind == "cont" and i.state == "steered") for i in st.inputs)
+
+
+def SteerTakesSteerInputs(cfg: Config, st: State) -> bool:
+    """With delivery kinds, every steered input was admitted with steer delivery."""
+    return not cfg.delivery_kinds or all(delivery(cfg, i) == "steer" for i in st.inputs if i.state == "steered")
 
 
 def ScanWindowShared(cfg: Config, st: State) -> bool:
@@ -259,6 +264,21 @@ def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
     if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
         return False
     return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
+
+
+def DeliveryOrder(cfg: Config, st: State, nx: State) -> bool:
+    """With delivery kinds, a prompt taken in the step (the drain's or a steer) had no prompt of its Session
+    waiting ahead of it: no steer input before a queue one, no older one of its kind."""
+    if not cfg.delivery_kinds:
+        return True
+    for i in nx.inputs - st.inputs:
+        if i.kind == "prompt" and i.state in ("ordinary", "steered"):
+            for j in st.inputs:
+                if (j.sess == i.sess and j.kind == "prompt" and j.state == "pending" and j.src != i.src
+                        and ((delivery(cfg, j), delivery(cfg, i)) == ("steer", "queue")
+                             or (delivery(cfg, j) == delivery(cfg, i) and j.src < i.src))):
+                    return False
+    return True
 
 
 def ResumeRequestedBeforeDrain(cfg: Config, st: State, nx: State) -> bool:
@@ -430,7 +450,7 @@ READS = {
     "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
     "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",), "ScanWindowShared": ("claim",),
     "RequestsNameAdmittedPrompts": ("log", "inputs"),
-    "ResumeRequestedBeforeDrain": ("inputs",),
+    "ResumeRequestedBeforeDrain": ("inputs",), "SteerTakesSteerInputs": ("inputs",), "DeliveryOrder": ("inputs",),
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects", "rec"), "NoPhysicalReplay": ("run",),

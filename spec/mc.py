@@ -146,6 +146,15 @@ MC = {
     # steer-selects-recovery-input: steer selection omits the exclusion of recovery-owned inputs
     "SteerSelects": (P.steer_selects, {
         "steer-selects-recovery-input": lambda otherwise, cfg, st, i: True}),
+    # steer-takes-queued-input: steer selection ignores the delivery kind
+    "SteerTakesKind": (P.steer_takes_kind, {
+        "steer-takes-queued-input": lambda otherwise, cfg, st, i: True}),
+    # queue-before-steer: the drain orders by age alone (no steer input goes ahead of a queue one)
+    "KindAhead": (P.kind_ahead, {
+        "queue-before-steer": lambda otherwise, cfg, st, j, i: False}),
+    # selection-ignores-age: ordinary selection takes any waiting input of a delivery kind, not the oldest
+    "AgeAhead": (P.age_ahead, {
+        "selection-ignores-age": lambda otherwise, cfg, st, j, i: False}),
     # tool-settled-before-publication: the runner's tool-settlement flag is set before Tool.Success is
     # published, so after a failed publication the runner goes on as if the call were settled
     "SettlementFlagEarly": (P.settlement_flag_early, {

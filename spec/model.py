@@ -21,7 +21,7 @@ from .hooks import heartbeat_accepts as protocol_heartbeat_accepts
 from .state import (  # noqa: F401 - re-exported: callers use spec.model for the state types too
     Claim, NO_CLAIM, Event, Effect, RecRow, Input, Runner, Fin, Rec, RUNNER_IDLE, FIN_IDLE, REC_IDLE, State,
     VARIABLES, init, _put, si, ni, owner_id, started, completed, has_row, row_for_exec, fenced, ordinary_ok,
-    active_on, owner_active, selectable, eligible, scan_window, run_stale, fin_stale,
+    active_on, owner_active, selectable, in_order, delivery, eligible, scan_window, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation,
@@ -37,7 +37,7 @@ from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, St
 # ---------------------------------------------------------------- runner
 
 def Acquire(cfg, st, n, i):
-    if not selectable(cfg, st, i):
+    if not (selectable(cfg, st, i) and in_order(cfg, st, i)):
         return None
     return _acquire(cfg, st, n, i, ordinary=True)
 

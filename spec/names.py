@@ -147,19 +147,20 @@ ACTIONS = _index([
            "ordinary execution (every held prompt now waits), before the drain it forces (Acquire)"),
     Action("Steer", ("n", "i"), "runner", False,
            "at a Step's start runner n steers a pending input of its Session into its running execution "
-           "(fenced); steer selection excludes recovery-owned inputs as queue selection does"),
+           "(fenced); steer selection excludes recovery-owned inputs as queue selection does; with "
+           "DeliveryKinds it takes steer-delivery inputs only, the oldest first"),
 ])
 
 STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptOnlyAfterStart",
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
                     "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "RequestsNameAdmittedPrompts",
-                    "ScanWindowShared")
+                    "ScanWindowShared", "SteerTakesSteerInputs")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
                      "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared",
-                     "ResumeRequestedBeforeDrain")
+                     "ResumeRequestedBeforeDrain", "DeliveryOrder")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, picked
 # from its record): the server refuses every instance the twin does not enable (probes, `refused` steps).
 ATTEMPTS = ("Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "RecoveryScan", "Admit", "ExactRetry",
@@ -260,6 +261,13 @@ INVARIANTS = _index([
               "allows; with a bound of two or more, fresh claims (never taken over) keep the fresh share "
               "whenever they wait and retried ones the rest: N poison claims never fill a window of N ahead of "
               "claim N+1"),
+    Invariant("SteerTakesSteerInputs", "state",
+              "with delivery kinds, a steer takes only an input its caller admitted with steer delivery (a "
+              "queue input waits for the drain)"),
+    Invariant("DeliveryOrder", "action",
+              "with delivery kinds, ordinary selection (the drain's acquisition, a steer) takes no prompt while "
+              "another of its Session waits ahead of it: no queue input while a steer input waits, and none "
+              "while an older input of its delivery kind waits"),
     Invariant("ResumeRequestedBeforeDrain", "action",
               "ordinary selection (the drain's acquisition, a steer) takes a prompt only once its execution was "
               "durably requested (by its exact retry or an explicit resume): a resume requests before it drains"),
@@ -458,6 +466,19 @@ DEFECTS = _index([
            "R000-PASS-recovery-identity (steer selection)",
            "steer selection omits the exclusion of recovery-owned inputs that queue selection has: a running "
            "execution steers recovery's continuation into itself, which only recovery may promote", "steer"),
+    # delivery kinds (constant DeliveryKinds; spec/README.md decision 27)
+    Defect("steer-takes-queued-input", ("SteerTakesSteerInputs",),
+           "R000-PASS-recovery-identity (ordinary steer/queue selection)",
+           "steer selection ignores the delivery kind: a running execution steers an input its caller "
+           "queued, which was to wait for the drain after the execution", "delivery"),
+    Defect("queue-before-steer", ("DeliveryOrder",),
+           "R000-PASS-recovery-identity (ordinary steer/queue selection)",
+           "the drain orders its selection by age alone, not steer before queue: it takes a queue input "
+           "while a steer input of the Session waits", "delivery"),
+    Defect("selection-ignores-age", ("DeliveryOrder",),
+           "R000-PASS-recovery-identity (ordinary steer/queue selection)",
+           "ordinary selection takes any waiting input of a delivery kind, not the oldest: a younger input "
+           "runs while an older one of its kind waits", "delivery"),
 ])
 
 class UnknownName(ValueError):

@@ -310,6 +310,26 @@ def selectable(cfg: Config, st: State, i: Input) -> bool:
     return i.state == "pending" and cfg.hooks.ordinary_selects(cfg, st, i)
 
 
+def delivery(cfg: Config, i: Input) -> str:
+    """TLA+ Delivery: the delivery its caller chose: steer for the prompts SteerPrompts names, else queue."""
+    return "steer" if i.kind == "prompt" and i.src in cfg.steer_prompts else "queue"
+
+
+def older_prompt(j: Input, i: Input) -> bool:
+    """TLA+ OlderPrompt: j was admitted before i (a Session's prompts are numbered in admission order)."""
+    return j.kind == "prompt" and i.kind == "prompt" and j.src < i.src
+
+
+def in_order(cfg: Config, st: State, i: Input) -> bool:
+    """TLA+ InOrder: with DeliveryKinds, no selectable input of i's Session waits ahead of it (steer before
+    queue, then age: the hooks KindAhead and AgeAhead)."""
+    if not cfg.delivery_kinds:
+        return True
+    h = cfg.hooks
+    return not any(j.sess == i.sess and selectable(cfg, st, j) and not same_input(j, i)
+                   and (h.kind_ahead(cfg, st, j, i) or h.age_ahead(cfg, st, j, i)) for j in st.inputs)
+
+
 def eligible(cfg: Config, st: State, s: int) -> bool:
     c = st.claim[s]
     return c.phase != "none" and c.ttl <= -cfg.eff_grace and not c.quar

@@ -132,8 +132,10 @@ class NodeProcess:
         if args.pause_before_dispatch:
             self.provider.pause_hook = self.pause_before_dispatch
         defects = args.defect or ()
+        # delivery kinds off: the history check's configuration has no DeliveryKinds (its callers admit
+        # queue prompts and steer any pending one), so the order is left free there too
         self.node = Node(self.db, self.clock, args.owner, defects=defects, lease_ticks=args.lease_ticks,
-                         provider=self.provider, grace_ticks=args.grace_ticks)
+                         provider=self.provider, grace_ticks=args.grace_ticks, delivery_kinds=False)
         self.worker = RecoveryWorker(self.db, self.clock, args.worker, defects=defects,
                                      lease_ticks=args.lease_ticks, scan_bound=args.scan_bound,
                                      grace_ticks=args.grace_ticks)

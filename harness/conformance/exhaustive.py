@@ -26,6 +26,7 @@ from harness.conformance import conform as C
 SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 7,052)
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
+    "delivery": ("delivery", {}),  # delivery kinds: steer before queue, then age
     "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused

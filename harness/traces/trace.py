@@ -93,9 +93,8 @@ class TraceConfig(BaseModel):
                                   description="Steps per execution, one assistant each (MaxSteps); absent: 1")
     tools: int | None = Field(None, ge=0, le=1,
                               description="local tool calls per Step (Tools: 0 or 1); absent: 0")
-    fragments: int | None = Field(None, ge=0, le=1,
-                                  description="a provider stream may open a partial fragment before its Step's "
-                                              "Step.Started (Fragments: 0 or 1); absent: 0")
+    fragments: int | None = Field(None, ge=0, le=1, description="a provider stream may open a partial fragment "
+                                  "before its Step's Step.Started (Fragments: 0 or 1); absent: 0")
     lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")
     scan_bound: int = Field(ge=1, le=MAX_SCAN, description="rows a recovery scan looks at")
     grace: int = Field(1, ge=0, le=MAX_LEASE,
@@ -111,6 +110,9 @@ class TraceConfig(BaseModel):
                                                      "a resume requests them (Admission); absent: false")
     steering: bool | None = Field(None, description="a running execution steers pending inputs into itself "
                                                     "(Steering); absent: false")
+    delivery_kinds: bool | None = Field(None, description="inputs carry their delivery kind (DeliveryKinds)")
+    steer_prompts: list[Annotated[int, Field(ge=1, le=MAX_PROMPTS)]] | None = Field(
+        None, description="prompts admitted with steer delivery (SteerPrompts); absent: none")
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
     wake_rows: int | None = Field(None, ge=0, le=MAX_PROMPTS,
@@ -175,13 +177,12 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
-                       max_steps=None if cfg.max_steps == 1 else cfg.max_steps,
-                       tools=None if cfg.tools == 0 else cfg.tools,
-                       fragments=None if cfg.fragments == 0 else cfg.fragments, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
+                       max_steps=None if cfg.max_steps == 1 else cfg.max_steps, tools=cfg.tools or None,
+                       fragments=cfg.fragments or None, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
-                       admission=cfg.admission or None, steering=cfg.steering or None,
-                       defects=sorted(cfg.defects), assumptions_off=off,
-                       **_wake_fields(cfg))
+                       admission=cfg.admission or None, steering=cfg.steering or None, delivery_kinds=cfg.delivery_kinds
+                       or None, steer_prompts=sorted(cfg.steer_prompts) or None, defects=sorted(cfg.defects),
+                       assumptions_off=off, **_wake_fields(cfg))
 
 
 _WAKE_DEFAULTS = {"wake_rows": 0, "wake_batch": 2, "fresh_share": 1, "max_wake_tries": 2}  # trace_to_config's
@@ -228,11 +229,10 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         raise TraceError(f"{prefix}{problem.split(' ', 1)[0]}: {problem}")
     return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                     prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
-                    fragments=tc.fragments or 0, lease=tc.lease,
-                    scan_bound=tc.scan_bound,
-                    grace=tc.grace, supervision_lag=tc.supervision_lag, max_tries=tc.max_tries,
-                    faults=frozenset(tc.faults), admission=bool(tc.admission), steering=bool(tc.steering),
-                    defects=frozenset(chosen), **off)
+                    fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
+                    supervision_lag=tc.supervision_lag, max_tries=tc.max_tries, faults=frozenset(tc.faults),
+                    admission=bool(tc.admission), steering=bool(tc.steering), delivery_kinds=bool(tc.delivery_kinds),
+                    steer_prompts=frozenset(tc.steer_prompts or ()), defects=frozenset(chosen), **off)
 
 
 # ---------------------------------------------------------------- steps <-> twin

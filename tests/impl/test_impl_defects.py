@@ -480,6 +480,35 @@ def steer_selects_recovery_input(defects):
     return (type(steered).__name__, {i.id: i.state for i in w.snap().inputs}[ids.continuation_id("s1", 1)])
 
 
+def _delivery_world(defects):
+    """Three pending prompts, steer, queue, steer (the configuration `delivery`)."""
+    return World(defects=defects, prompts=3, steer_prompts=(1, 3))
+
+
+def steer_takes_queued_input(defects):
+    """Execution 1 (prompt 1) has steered prompt 3; the queued prompt 2 waits for the drain."""
+    w = _delivery_world(defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.runner.steer(w.prompt["s1", 3])
+    steered = node.runner.steer(w.prompt["s1", 2])
+    return (type(steered).__name__, {i.id: i.state for i in w.snap().inputs}[w.prompt["s1", 2]])
+
+
+def queue_before_steer(defects):
+    """The drain asked for the queued prompt 2 while the steer prompts 1 and 3 wait."""
+    w = _delivery_world(defects)
+    taken = w.node().acquire(w.prompt["s1", 2])
+    return (type(taken).__name__, {i.id: i.state for i in w.snap().inputs}[w.prompt["s1", 2]])
+
+
+def selection_ignores_age(defects):
+    """The drain asked for steer prompt 3 while the older steer prompt 1 waits."""
+    w = _delivery_world(defects)
+    taken = w.node().acquire(w.prompt["s1", 3])
+    return (type(taken).__name__, {i.id: i.state for i in w.snap().inputs}[w.prompt["s1", 3]])
+
+
 def _tool_publication_fails(w):
     """One Step with a local tool, up to its physical run; then the Tool.Success publication fails."""
     node = w.node()
@@ -539,6 +568,9 @@ CASES = {
                                     ("Ok", "", 1, "pending")),
     "resume-drains-without-request": (resume_drains_without_request, ("Ok", "pending"), ("NotEnabled", "held")),
     "steer-selects-recovery-input": (steer_selects_recovery_input, ("NotEnabled", "pending"), ("Ok", "steered")),
+    "steer-takes-queued-input": (steer_takes_queued_input, ("NotEnabled", "pending"), ("Ok", "steered")),
+    "queue-before-steer": (queue_before_steer, ("NotEnabled", "pending"), ("Ok", "ordinary")),
+    "selection-ignores-age": (selection_ignores_age, ("NotEnabled", "pending"), ("Ok", "ordinary")),
     "retry-tool-after-failed-publication": (retry_tool_after_failed_publication, (1, {"s1": "unknown"}), (2, {})),
     "recovery-reruns-unknown-tool": (recovery_reruns_unknown_tool, (1, ["ToolStarted", "ToolFailed"], []),
                                      (2, ["ToolStarted", "ToolSucceeded"], [])),

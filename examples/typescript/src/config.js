@@ -23,6 +23,10 @@ export class Settings {
     this.maxTries = raw.max_tries ?? 2;
     this.admission = Boolean(raw.admission);
     this.steering = Boolean(raw.steering);
+    // delivery kinds (DeliveryKinds): the prompts SteerPrompts names are admitted steer, the rest queue
+    this.deliveryKinds = Boolean(raw.delivery_kinds);
+    /** @type {ReadonlySet<number>} */
+    this.steerPrompts = new Set(raw.steer_prompts ?? []);
     this.wakeRows = raw.wake_rows ?? 0;
     this.wakeBatch = raw.wake_batch ?? 2;
     this.freshShare = raw.fresh_share ?? 1;

@@ -41,6 +41,7 @@ CREATE TABLE inputs (
   kind TEXT NOT NULL CHECK (kind IN ('prompt', 'cont')),
   src INTEGER NOT NULL,
   gen INTEGER NOT NULL DEFAULT 0,
+  delivery TEXT NOT NULL DEFAULT 'queue' CHECK (delivery IN ('steer', 'queue')),
   state TEXT NOT NULL
 );
 CREATE TABLE cancelled_executions (

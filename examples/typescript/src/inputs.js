@@ -35,8 +35,9 @@ export class Inputs {
   /** Admit prompt k of a Session: held (its execution not yet requested) or pending.
    * @param {string} session @param {number} k @param {"held" | "pending"} state */
   async insertPrompt(session, k, state) {
-    await this.db.run("INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'prompt', ?, 0, ?)",
-      [promptId(session, k), session, k, state]);
+    const delivery = this.cfg.steerPrompts.has(k) ? "steer" : "queue"; // the caller's choice
+    await this.db.run("INSERT INTO inputs (input_id, session_id, kind, src, gen, delivery, state) VALUES (?, ?, 'prompt', ?, 0, ?, ?)",
+      [promptId(session, k), session, k, delivery, state]);
   }
 
   /** @param {string} session @param {number} execution @param {number} gen */
@@ -69,6 +70,22 @@ export class Inputs {
     if (row.state !== "pending") return false;
     if (row.kind === "prompt") return true;
     return this.cfg.has("recovery-input-in-ordinary-queue") || !(await this.recoveryOwned(row.session_id, row.src));
+  }
+
+  /** With delivery kinds, the input of the Session ordinary selection takes before `row` (a steer input
+   * before a queue input; within a kind the older prompt), if one waits. @param {InputRow} row */
+  async waitingAhead(row) {
+    if (!this.cfg.deliveryKinds) return undefined;
+    /** @type {InputRow[]} */
+    const rows = await this.db.all("SELECT * FROM inputs WHERE session_id = ? AND state = 'pending'", [row.session_id]);
+    for (const j of rows) {
+      if (j.input_id === row.input_id || !(await this.selectable(j))) continue;
+      const kind = j.delivery === "steer" && row.delivery === "queue" && !this.cfg.has("queue-before-steer");
+      const age = j.delivery === row.delivery && j.kind === "prompt" && row.kind === "prompt" && j.src < row.src
+        && !this.cfg.has("selection-ignores-age");
+      if (kind || age) return j;
+    }
+    return undefined;
   }
 
   /** Caller: admit the Session's next prompt, held. @param {string} session */

@@ -39,7 +39,8 @@ export class Node {
    * @param {InputRecord} i */
   async acquire(i) {
     const row = await this.inputs.named(i);
-    return Boolean(row && (await this.inputs.selectable(row)) && (await this.take(row, "ordinary")));
+    return Boolean(row && (await this.inputs.selectable(row)) && !(await this.inputs.waitingAhead(row))
+      && (await this.take(row, "ordinary")));
   }
 
   /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns.
@@ -120,6 +121,9 @@ export class Node {
     if (!row || row.session_id !== r.session || row.state !== "pending") return false;
     const owned = row.kind === "cont" && (await this.inputs.recoveryOwned(row.session_id, row.src));
     if (owned && !this.cfg.has("steer-selects-recovery-input")) return false;
+    // with delivery kinds a steer takes steer inputs only, none waiting ahead of it
+    if (this.cfg.deliveryKinds && row.delivery !== "steer" && !this.cfg.has("steer-takes-queued-input")) return false;
+    if (await this.inputs.waitingAhead(row)) return false;
     if (!(await this.claims.runningFenced(r.session, r.execution, this.id))) return false;
     await this.db.tx(() => this.inputs.setState(row.input_id, "steered"));
     return true;

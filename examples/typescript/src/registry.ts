@@ -20,7 +20,8 @@ export type Defect =
   | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
   | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first"
   | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
-  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input";
+  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input"
+  | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =

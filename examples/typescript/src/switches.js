@@ -40,4 +40,7 @@ export const DEFECTS = Object.freeze([
   "exact-retry-ignores-content",
   "resume-drains-without-request",
   "steer-selects-recovery-input",
+  "steer-takes-queued-input",
+  "queue-before-steer",
+  "selection-ignores-age",
 ]);

@@ -43,6 +43,8 @@ export interface TraceConfig {
   faults: string[];
   admission?: boolean;
   steering?: boolean;
+  delivery_kinds?: boolean;
+  steer_prompts?: number[];
   defects?: string[];
   assumptions_off?: Assumption[];
   wake_rows?: number;
@@ -107,6 +109,7 @@ export interface InputRow {
   kind: InputKind;
   src: number;
   gen: number;
+  delivery: "steer" | "queue";
   state: InputState;
 }
 export interface RecoveryRow {
