@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from spec import configs
+from spec import model as M
 from spec import names as N
 
 from harness.engines import fences as F
@@ -12,14 +13,28 @@ from harness.engines.explore import explore
 from harness.reports.fences import fence_branches
 
 
-def _tally(cfg):
-    """Edges per (fenced action, branch) on `cfg`'s whole graph."""
-    res = explore(cfg, liveness=False, keep_edges=True, check=False)
-    return F.tally(res.cfg, res.graph)
+def _walk(cfg, taken: set) -> Counter:
+    """Edges per (fenced action, branch) on `cfg`'s whole graph (F.tally's counts, each successor watched as
+    the graph is built); every action taken is added to `taken`."""
+    counts: Counter = Counter()
+
+    def watched(cfg, st):
+        for step in M.successors(cfg, st):
+            taken.add(step[0])
+            b = F.branch(cfg, st, step[0], step[1])
+            if b is not None:
+                counts[step[0], b] += 1
+            yield step
+    explore(cfg, liveness=False, keep_edges=False, check=False, successors=watched)
+    return counts
 
 
-def test_the_gate_configurations_reach_every_branch_the_registry_does_not_explain():
-    cells = F.table((n, _tally(configs.get(n))) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
+def test_the_gate_configurations_take_every_action_and_reach_every_branch_the_registry_does_not_explain():
+    """One pass over the gate and feature configurations' graphs: every registry action is taken somewhere,
+    and every fence branch is reached but those the protocol rules out (names.FENCE_UNREACHABLE)."""
+    taken: set = set()
+    cells = F.table((n, _walk(configs.get(n), taken)) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
+    assert taken == set(N.ACTIONS), f"actions never taken: {set(N.ACTIONS) - taken}"
     assert F.problems(cells) == []
     assert cells["Renew", F.HELD][0] > 0 and cells["Renew", F.EXPIRED][0] > 0
     assert cells["RecoveryReconvert", F.REPLACED][1] == "retries"  # the retry finds its claim converted
@@ -30,6 +45,13 @@ def test_the_gate_configurations_reach_every_branch_the_registry_does_not_explai
     assert cells["RecoveryTakeover", F.HELD][1] == "takeovers"
     # a tool's runner outlives its lease only under pauses: its fences' expired branches are toolpauses'
     assert all(cells[a, F.EXPIRED][1] == "toolpauses" for a in ("ToolStart", "PublishToolSuccess", "MarkUnknown"))
+
+
+def test_an_action_no_configuration_takes_is_missed():
+    """The other half of the first test: without the feature configurations, their actions are never taken."""
+    taken: set = set()
+    _walk(configs.get("rows"), taken)
+    assert {"WakeScan", "Steer", "ExactRetry", "ToolStart"}.isdisjoint(taken) and "Renew" in taken
 
 
 def test_a_branch_no_configuration_reaches_fails_the_stage():
@@ -68,8 +90,8 @@ def test_a_successor_meets_runners_and_finalizers_only_with_the_clock_assumption
     from dataclasses import replace
     off = ("SynchronizedClocks",)
     tools = replace(configs.get("tools", assumptions_off=off), faults=frozenset({"pause", "publication"}), grace=1)
-    cells = F.table([("heartbeat", _tally(configs.get("heartbeat", assumptions_off=off))),
-                     ("tools", _tally(tools))])
+    cells = F.table([("heartbeat", _walk(configs.get("heartbeat", assumptions_off=off), set())),
+                     ("tools", _walk(tools, set()))])
     supervised = [key for key, why in N.FENCE_UNREACHABLE.items() if why.startswith("ruled out under SynchronizedClocks")]
     assert len(supervised) == 11 and all(cells[key][0] > 0 for key in supervised), \
         [key for key in supervised if not cells[key][0]]
