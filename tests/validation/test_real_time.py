@@ -7,7 +7,11 @@ the clock before a commit ordered ahead of them (line 204: n1's heartbeat of s7 
 line 304: an acquisition 3 ticks old), and node n2, paused by a stall for 43 ticks after it read its clock,
 tries to renew its claim of s2 (line 986, which commits nothing) after r1 took that claim over at line 985.
 With one clock for the twin (the readings raised to the latest, as the converter did) this history failed at
-its line 44 on `ttl`, and at line 986 on n2's memory."""
+its line 44 on `ttl`, and at line 986 on n2's memory.
+
+Recorded before the wake rows' turned column (issue 31 item 3), by a server whose wake scan planned
+retried rows oldest first: its header's twin has that plan (defect wake-retry-oldest-first) and its rows'
+turned is filled from the recorded rows (tests/validation/fill_turned.py)."""
 
 from __future__ import annotations
 
