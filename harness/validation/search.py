@@ -134,10 +134,16 @@ class Search:
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
         if self.ticks_first and ticks is not None and ticks > 0:
-            # lazy (judge.py): the ticks first, a step before the last only where the clock cannot move
-            nxt = (self.tick(cfg, st) if view is None else view_tick(cfg, st, view[1]))
-            if nxt is not None and nxt != st:
-                yield _strip(nxt), ticks - 1
+            # lazy (judge.py): the ticks first, a step before the last only where the clock cannot move; the
+            # ticks up to there taken at once (the states between, where only the clock moves, not kept)
+            cur = st
+            while ticks > 0:
+                nxt = (self.tick(cfg, cur) if view is None else view_tick(cfg, cur, view[1]))
+                if nxt is None or nxt == cur:
+                    break
+                cur, ticks = nxt, ticks - 1
+            if cur is not st:
+                yield _strip(cur), ticks
                 return
         key = (st, None if view is None else view[1])
         steps = self.moves.get(key)
