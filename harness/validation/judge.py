@@ -60,6 +60,8 @@ class Validation:
         t0 = time.perf_counter()
         self.res.lines = len(lines)
         low, ahead = floors(lines), next_readings(lines)
+        if self.k == 0 and upto > 0 and self.lazy and not any(line.memory is not None for line in lines[:upto]):
+            self.lazy = False  # a log without memory: the other actors' memory is unchecked, kept in every combination
         while self.k < upto and self.res.failure is None:
             self._line(lines, self.k, low, ahead)
             if self.res.failure is None:
@@ -74,21 +76,21 @@ class Validation:
 
     def _line(self, lines: list[Line], k: int, low: list, ahead: list) -> None:
         """One line, first (`lazy`) with the silent steps of its own process's actors alone, taken after the
-        clock's ticks where the clock can move (search.py, `ticks_first`), then at any tick, then, if no state
-        explains it so, with every actor's.
+        clock's ticks where the clock can move (search.py, `ticks_first`), then at any tick, then every actor's
+        after the ticks, then, if no state explains it so, every actor's at any tick.
 
         Why (docs/history.md, "Speed"): the states of a closure are mostly the other processes' actors' memory
         steps in every combination (4 node processes: ~100 states a line, 8: thousands), and a process's
         memory steps are mostly taken just before its own next line. A lazy search keeps a subset of the
         states the whole one keeps (every state it reaches is the twin's, by the twin's steps), so a history it
-        explains is valid; a line neither explains makes `take` search again from the start with every
+        explains is valid; a line none of them explains makes `take` search again from the start with every
         actor's steps, whose verdict and report are the ones given."""
         search = self.search
         if self.lazy:
             run, fin, rec = committers(self.cfg, lines[k])
             own = frozenset({self.cfg.nodes[j] for j in run | fin} | {self.cfg.recoverers[j] for j in rec})
             bounded = search.bounded
-            for search.only, search.ticks_first in ((own, True), (own, False)):
+            for search.only, search.ticks_first in ((own, True), (own, False), (None, True)):
                 self._line_from(lines, k, low, ahead)
                 search.only, search.ticks_first = None, False
                 if self.res.failure is None:
