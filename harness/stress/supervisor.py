@@ -383,7 +383,7 @@ def _fresh_dir(parent: Path, name: str) -> Path:
     raise FileExistsError(parent / name)
 
 
-VALIDATED_NODES = 4  # validate's real-time search explains correct histories of this many node processes (docs/history.md)
+VALIDATED_NODES = 8  # validate's real-time search explains correct histories of this many node processes (docs/history.md)
 
 
 def run(opts: StressOptions, server: StressServer, validate_history=None, watch_history=None) \

@@ -83,10 +83,27 @@ def next_readings(lines: list[Line]) -> list[dict]:
     return out
 
 
+_NEW = tuple.__new__  # a namedtuple made without _make's checks: a tick is most of a lazy search's steps
+assert M.State._fields[0] == "claim" and M.Claim._fields[2] == "ttl"
+
+
+def run_down(cfg: M.Config, claims: tuple) -> tuple | None:
+    """The claims one tick on: each lease that still runs down (spec `_ticking`) one tick shorter; None when
+    none runs down."""
+    floor, out, moved = -cfg.eff_grace, [], False
+    for c in claims:
+        if c[3] != "none" and c[2] > floor:
+            c = _NEW(M.Claim, (c[0], c[1], c[2] - 1, *c[3:]))
+            moved = True
+        out.append(c)
+    return tuple(out) if moved else None
+
+
 def view_tick(cfg: M.Config, st: M.State, nodes) -> M.State | None:
     """A tick seen by one process: every lease runs down, and only that process's own actors hold the clock
     (its supervision overdue, TimelyDispatch between its renewal and its dispatch)."""
-    if not any(_ticking(cfg, c) for c in st.claim):
+    claims = run_down(cfg, st.claim)
+    if claims is None:
         return None
     for n in nodes:
         r = st.run[n]
@@ -96,7 +113,7 @@ def view_tick(cfg: M.Config, st: M.State, nodes) -> M.State | None:
             c = st.claim[M.si(cfg, r.sess)]
             if c.exec == r.exec and c.ttl == 1:
                 return None
-    return st._replace(claim=tuple(c._replace(ttl=c.ttl - 1) if _ticking(cfg, c) else c for c in st.claim))
+    return _NEW(M.State, (claims, *st[1:]))
 
 
 def _overdue_by_own_clock(cfg: M.Config, st: M.State, n: int) -> bool:

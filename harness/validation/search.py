@@ -23,7 +23,9 @@ which guard conjunct failed (spec.guards.why_not) or which written row differs f
 
 Cost (docs/history.md, "Speed"): a step's log keeps its hash (search_state.Log), a line's view from its
 process's reading is computed once for the states that differ only in other actors' memory (`view_closure`),
-and each state's silent steps are taken once per line; none of them changes a state searched.
+and each state's silent steps are taken once per line; none of them changes a state searched. A lazy search
+(judge.py) first takes only the committing process's actors' silent steps (`only`), the ticks first where the
+clock can move (`ticks_first`): a subset of the states, then the whole search when it explains nothing.
 
 Bounds (`Limits`): silent steps between two lines (`max_silent`, Ticks not counted) and states one
 closure may visit (`max_states`); a search that hits one says so (a failure under a bound is reported as
@@ -123,18 +125,32 @@ class Search:
         self.indexed = Indexed()  # the logs and inputs the line's steps make, each once (search_state.py)
         self.views: dict = {}  # view_closure's closures, by the state without the other actors' memory
         self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
+        self.only = None  # the actors whose silent steps `closure` takes without a view (None: all; judge.py, lazy)
+        self.ticks_first = False  # the ticks a closure takes before its silent steps, where it can (judge.py, lazy)
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
         actor names and node indexes): only its own steps, and the clock held back only by its own actors
         (a line seen from its process's later reading: the others' memory is not kept, `held_back`)."""
         cfg = self.cfg
+        if self.ticks_first and ticks is not None and ticks > 0:
+            # lazy (judge.py): the ticks first, a step before the last only where the clock cannot move; the
+            # ticks up to there taken at once (the states between, where only the clock moves, not kept)
+            cur = st
+            while ticks > 0:
+                nxt = (self.tick(cfg, cur) if view is None else view_tick(cfg, cur, view[1]))
+                if nxt is None or nxt == cur:
+                    break
+                cur, ticks = nxt, ticks - 1
+            if cur is not st:
+                yield _strip(cur), ticks
+                return
         key = (st, None if view is None else view[1])
         steps = self.moves.get(key)
         if steps is None:
             steps = self.moves[key] = [_strip(nxt if nxt.log is st.log else nxt._replace(log=st.log))
                                        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
-                                                                                   None if view is None else view[0])
+                                                                                   self.only if view is None else view[0])
                                        if not (_name == R.RECOVERY_SCAN
                                                and self.scans_placed.get(params[0], params[1]) != params[1])]
         for nxt in steps:  # a silent step leaves the log as it was: the same object (its hash kept)
@@ -187,7 +203,7 @@ class Search:
         differ mostly in other actors' memory (4 node processes: ~3 in 4 of these closures are found kept)."""
         nodes = view[1]
         recs = frozenset(k for k, r in enumerate(self.cfg.recoverers) if r in view[0])
-        key = (_only(w, nodes, recs), ticks, frozenset(view[0]),
+        key = (_only(w, nodes, recs), ticks, frozenset(view[0]), self.ticks_first,
                tuple(sorted((r, s) for r, s in self.scans_placed.items() if r in view[0])))
         kept = self.views.get(key)
         if kept is None:

@@ -11,7 +11,10 @@ view, this history failed at line 1741 (`memory.rec.r2.pc: recorded 'scanned', t
 
 Recorded before the reconciliation spans (spec v3): the only change since is the memory vocabulary of the
 span's end, on the lines that close a span (a FinalizerSettle's finalizer `settle` -> `reconciling`, a
-RecoveryConvert's worker `converting` -> `reconciled`), which is what the server now records there."""
+RecoveryConvert's worker `converting` -> `reconciled`), which is what the server now records there.
+Recorded before the wake rows' turned column (issue 31 item 3), by a server whose wake scan planned
+retried rows oldest first: its header's twin has that plan (defect wake-retry-oldest-first) and its rows'
+turned is filled from the recorded rows (tests/validation/fill_turned.py)."""
 
 from __future__ import annotations
 
