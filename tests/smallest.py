@@ -1,4 +1,4 @@
-"""Where each defect's per-run checks on TLC run: the smallest gate or feature configuration (tlckit.SMALL) where
+"""Where each defect's per-run checks on TLC run: the smallest registered configuration (tlckit.small_configs) where
 the defect changes the twin's graph (the twin = TLC comparison with the defect on), and where the twin finds a
 fair lasso breaking each liveness property it lists (the pair tests). Searching for them explored up to a dozen
 configurations twice per defect in every test run (76 s of a run); the answers are kept in smallest.json,

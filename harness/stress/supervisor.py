@@ -403,11 +403,11 @@ def run(opts: StressOptions, server: StressServer, validate_history=None, watch_
         if v.state == NOT_VALIDATED:
             res.not_validated = v.reason
         elif v.state == NOT_VALID and opts.nodes > VALIDATED_NODES:
-            # beyond the node counts validate's real-time search is shown to explain (docs/history.md, "Known
-            # limits"), its NOT VALID may be the search's limit, not the server's bug: said, and never OK
+            # beyond the node counts validate's real-time search is shown to explain (docs/history.md, "Numbers"),
+            # its NOT VALID may be the search's limit, not the server's bug: said, and never OK
             res.validation_ok = True
             res.not_validated = f"{opts.nodes} node processes, beyond the {VALIDATED_NODES} validate's search is shown to explain"
-            res.validation = [f"NOT VALIDATED: {res.not_validated} (docs/history.md, Known limits); its report:"] \
+            res.validation = [f"NOT VALIDATED: {res.not_validated} (docs/history.md, Numbers); its report:"] \
                 + res.validation
         elif v.state == NOT_VALID and v.seq is not None:  # the first unexplained line, as a replayable trace
             res.traces.extend(validation_trace(res.checker, v.seq, opts.defects, sup.out))
