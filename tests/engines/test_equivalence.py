@@ -35,15 +35,17 @@ def test_ci_graphs_are_equal_and_tlc_passes_ci(tlc_or_skip):
 # feature configurations it checks every invariant and the refinement in every run (its liveness check costs
 # 2-3x: steer 47 s against 17 s, inputs 27 against 13, listeners 23 against 9, measured side by side; wakes'
 # per-row RetryAdvances 85 s) and the liveness properties nightly; the explorer checks every liveness property
-# on them in every run (tests/spec/test_twin.py: 20 s for all of them). `sessions` (156,295 states): its graph and its check are nightly (its TLC
-# liveness check takes minutes); `rows` is the two-Session graph compared in every run.
+# on them in every run (tests/spec/test_twin.py: 20 s for all of them). `sessions` (156,295 states): its graph
+# and its check are nightly (its TLC liveness check takes minutes); `rows` is the two-Session graph compared in
+# every run.
 TLC_LIVENESS = configs.GATE_CONFIGS
 EVERY_RUN = [c for c in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS if c not in ("ci", "sessions")]
 
 
 @pytest.mark.parametrize("name", EVERY_RUN)
 def test_graphs_are_equal_and_tlc_passes_on_each_configuration(name, tlc_or_skip):
-    _graphs_are_equal_and_tlc_passes(name, 500, liveness=name in TLC_LIVENESS)  # (the smallest, `delivery`, has 705 states)
+    # (the smallest, `delivery`, has 705 states)
+    _graphs_are_equal_and_tlc_passes(name, 500, liveness=name in TLC_LIVENESS)
 
 
 @pytest.mark.deep
