@@ -128,6 +128,12 @@ def cmd_itf(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.beside and not args.gate:
+        raise UsageError("claimcheck bench: --beside is for --gate (a CPU-bound job beside the two gates)")
+    if args.gate:
+        from binding.server import Bundled
+        from harness.reports.gate_bench import bench_gate
+        return bench_gate(Bundled(None), beside=args.beside)
     if args.validate is not None:
         from binding.history import read_database
         from binding.stress import BUNDLED
@@ -309,6 +315,10 @@ def _add_bench(sub) -> None:
     b.add_argument("--validate", nargs="?", const=[1_000, 10_000, 100_000], type=A.sizes, metavar="N,N,...",
                    help="instead: record stress histories of the bundled server of these many lines (default "
                         "1000,10000,100000) and print validation's lines/s beside the time each took to record")
+    b.add_argument("--gate", action="store_true",
+                   help="instead: the whole gate in the layout before issue 34 and in today's, one after the other, "
+                        "nothing reused, each stage's time side by side")
+    b.add_argument("--beside", action="store_true", help="with --gate: a CPU-bound process runs beside both gates")
     b.set_defaults(func=cmd_bench)
 
 

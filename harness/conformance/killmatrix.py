@@ -69,11 +69,13 @@ def counterexamples(defects, workers: int = 2) -> dict[str, T.Trace]:
     return {d: counterexample(d) for d in defects}
 
 
-def rows(root: Path = TRACES, defects=None, progress=None, *, server) -> list[Row]:
+def rows(root: Path = TRACES, defects=None, progress=None, *, server, first: bool = False) -> list[Row]:
     """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
     counterexample for each defect no committed trace detects, replayed against `server` (harness.port),
     each defect switched on in it by `start`. `progress(done=, replays=)` after each defect (`done` of all
-    of them)."""
+    of them). `first`: a defect's replays stop at the first trace that detects it, its own traces (whose
+    `meta.defect` names it) tried first: whether each defect is detected, not by how many traces (the
+    gate's question; the whole table is the `kill-matrix` command's)."""
     paths = committed_traces(root)
     traces = [(str(p), T.load(p)) for p in paths]
     out = []
@@ -81,9 +83,12 @@ def rows(root: Path = TRACES, defects=None, progress=None, *, server) -> list[Ro
         if progress:
             progress(done=k, replays=len(out))
         mine = []
-        for name, tr in traces:
+        order = sorted(traces, key=lambda t: t[1].meta.defect != defect) if first else traces
+        for name, tr in order:
             res = replay_through(tr, [defect], name, server)
             mine.append(Row(defect, name, detects(defect, res), res.violated, res.problems))
+            if first and mine[-1].detected:
+                break
         if not any(r.detected for r in mine):
             res = replay_through(counterexample(defect), None, EXPLORER, server)
             mine.append(Row(defect, EXPLORER, detects(defect, res), res.violated, res.problems))

@@ -53,8 +53,11 @@ def _label(cfg: M.Config, config_name: str) -> str:
 
 
 def run_python(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None,
-               progress=None) -> Outcome:
-    res = explore(cfg, liveness=liveness, keep_edges=liveness, progress=progress)
+               progress=None, keep: list | None = None) -> Outcome:
+    """`keep`: a list the explorer's result is appended to (the gate compares its graph with TLC's)."""
+    res = explore(cfg, liveness=liveness, keep_edges=liveness or keep is not None, progress=progress)
+    if keep is not None:
+        keep.append(res)
     o = Outcome("python", config_name, cfg, "ok", res.distinct, res.generated, res.depth, res.seconds,
                 _checked(liveness), liveness)
     if res.graph is not None and res.graph.succ is not None:

@@ -53,7 +53,12 @@ def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | No
         succ = quotient(succ, S.perms(cfg, symmetry))
     res = explore(cfg, liveness=False, keep_edges=True, stop_on_violation=False, check=False,
                   successors=succ, progress=progress)
-    g = res.graph
+    return graph_keys(cfg, res.graph, progress)
+
+
+def graph_keys(cfg: M.Config, g, progress=None):
+    """`twin_graph`'s form of an explored graph (harness.engines.explore's, with its edges): a whole one,
+    e.g. the gate's explorer check of a configuration that held, so the twin is not explored twice."""
     if progress:
         progress(phase="canonical form of every state")
     keys = [twin_key(cfg, st) for st in g.states]
@@ -64,15 +69,16 @@ def twin_graph(cfg: M.Config, successors=None, progress=None, symmetry: str | No
 
 
 def compare(cfg: M.Config, *, successors=None, timeout: float | None = None, progress_twin=None,
-            progress_tlc=None, symmetry: str | None = None, tlc_graph=None) -> Comparison:
+            progress_tlc=None, symmetry: str | None = None, tlc_graph=None, twin=None) -> Comparison:
     """Both graphs of `cfg`; `progress_twin` and `progress_tlc` follow the two searches, which run at once.
     With `symmetry`, both quotient graphs (TLC's SYMMETRY; each side's states mapped to the twin's orbit
     representatives, edges between orbits). `tlc_graph`: TLC's side already under way elsewhere (the gate's
     check of `cfg`, which writes its graph as it checks: harness/reports/tlcruns.py), a function that
-    waits for it and returns the graph as tlc.state_graph does."""
+    waits for it and returns the graph as tlc.state_graph does. `twin`: the twin's side already built
+    (graph_keys of a whole explored graph)."""
     # TLC runs on one core while the twin explores on the other
     finish = tlc_graph or tlc.start_state_graph(cfg, progress=progress_tlc, symmetry=symmetry)
-    t_init, t_keys, t_edges = twin_graph(cfg, successors, progress_twin, symmetry)
+    t_init, t_keys, t_edges = twin or twin_graph(cfg, successors, progress_twin, symmetry)
     c_init, c_keys, c_edges = finish(timeout)
     # one numbering of the states of both sides: each key hashed once, edges compared as numbers
     number: dict = {}

@@ -34,19 +34,24 @@ class Stage:
 
 class Gate:
     def __init__(self, out_dir: Path, *, server, quick: bool = False, apalache: str | None = None,
-                 progress: Reporter | None = None, reuse: Path | None = None):
+                 progress: Reporter | None = None, reuse: Path | None = None, serial: bool = False):
         """`server`: the system under test (harness.port: the bundled server, or one behind a driver) that
         the traces, lockstep, conformance and kill matrix stages drive. `reuse`: the directory of TLC
-        outcomes kept between gate runs (None: every TLC check runs now)."""
+        outcomes kept between gate runs (None: every TLC check runs now). `serial`: the layout before
+        issue 34 (`claimcheck bench --gate` measures both): each TLC check in its stage's turn with two
+        workers, twin = TLC exploring the twin itself, the whole kill matrix (SERIAL_ORDER)."""
         from harness.reports.tlcruns import TlcRuns
         self.out_dir = out_dir
-        self.tlc = TlcRuns(out_dir, reuse)  # one TLC run per configuration, shared by twin = TLC and TLC
+        self.serial = serial
+        # one TLC run per configuration, shared by twin = TLC and TLC
+        self.tlc = TlcRuns(out_dir, reuse, **({"parallel": 1, "workers": 2} if serial else {}))
         self.server = server
         self.progress = progress or QUIET  # live progress of the long stages (harness.progress)
         self.quick = quick
         self.apalache = apalache
         self.results: list[StageResult] = []
         self.coverage: dict = {}  # what the conformance stage walked (harness.reports.switchless reads it)
+        self.twin_sides: dict = {}  # the explorer stage's graphs of GRAPH_CONFIGS, for twin = TLC to compare
 
 
 # ---------------------------------------------------------------- stages
@@ -82,9 +87,11 @@ def stage_equivalence(g: Gate) -> StageResult:
     except tlc.TlcUnavailable as exc:
         return StageResult("twin = TLC", SKIP, str(exc))
     (name,) = GRAPH_CONFIGS
-    with g.progress.task(f"twin = TLC: twin {name}") as twin, g.progress.task(f"twin = TLC: TLC {name}") as run:
-        try:
-            c = compare(configs.get(name), progress_twin=twin, tlc_graph=g.tlc.start(name, progress=run))
+    twin_side = g.twin_sides.pop(name, None)  # the explorer stage's graph, when its check held
+    with g.progress.task(f"twin = TLC: twin {name}") as twin:
+        try:  # TLC's side: the TLC stage's check of `name`, queued first (run_gate), or queued now
+            c = compare(configs.get(name), progress_twin=twin, twin=twin_side,
+                        tlc_graph=g.tlc.start(name, task=lambda: g.progress.task(f"TLC {name}")))
         except GraphUnavailable as exc:
             return StageResult("twin = TLC", FAIL, str(exc), kind="GraphUnavailable")
     reused = g.tlc.get(name, liveness=True).outcome.reused
@@ -93,7 +100,8 @@ def stage_equivalence(g: Gate) -> StageResult:
         return StageResult("twin = TLC", FAIL, f"graphs differ: twin {c.twin_states:,}/{c.twin_edges:,}, "
                                                f"TLC {c.tlc_states:,}/{c.tlc_edges:,}{how}", kind="GraphsDiffer",
                            reused=reused)
-    detail = f"{name}: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides{how}"
+    detail = (f"{name}: {c.twin_states:,} states, {c.twin_edges:,} labelled edges on both sides{how}"
+              + ("; the twin's side is the explorer stage's graph" if twin_side else ""))
     return StageResult("twin = TLC", PASS, detail, reused=reused)
 
 
@@ -102,18 +110,25 @@ def _model_check(g: Gate, engine: str) -> StageResult:
     on all of them; TLC on the gate's, and on the feature configurations safety and the refinement only
     (their liveness in TLC costs a minute, so the test suite checks it: tests/engines/test_defect_table.py)."""
     from harness.engines.check import run_python
+    from harness.engines.equivalence import graph_keys
+    from harness.reports.tlcruns import GRAPH_CONFIGS
     label = "TLC" if engine == "tlc" else "explorer"
     names = configs.GATE_CONFIGS + configs.FEATURE_CONFIGS
     parts, checks, status, outcomes = [], [], PASS, []
+    if engine == "tlc" and not g.serial:
+        prefetch_tlc(g)  # queued already when run_gate runs this stage (a caller of the stage alone: now)
     for k, name in enumerate(names):
         liveness = engine == "python" or name in configs.GATE_CONFIGS
-        with g.progress.task(f"{label} {name}") as task:
-            if engine == "python":
-                o, how = run_python(configs.get(name), name, liveness=liveness, out_dir=g.out_dir, progress=task), ""
-            else:  # the one TLC run of this configuration (tlcruns): run now, by twin = TLC, or reused
-                run = g.tlc.get(name, liveness=liveness, progress=task)
-                o = run.outcome
-                how = ", reused" if o.reused else ", run by twin = TLC" if run.shared else ""
+        if engine == "python":
+            kept = [] if name in GRAPH_CONFIGS and not g.serial else None
+            with g.progress.task(f"{label} {name}") as task:
+                o, how = run_python(configs.get(name), name, liveness=liveness, out_dir=g.out_dir, progress=task,
+                                    keep=kept), ""
+                if kept and o.verdict == "ok":  # whole: twin = TLC compares it instead of exploring again
+                    g.twin_sides[name] = graph_keys(configs.get(name), kept[0].graph, task)
+        else:  # the one TLC run of this configuration (tlcruns): run in the background, or reused
+            o = g.tlc.get(name, liveness=liveness, task=lambda n=name: g.progress.task(f"TLC {n}")).outcome
+            how = ", reused" if o.reused else ", run by twin = TLC" if name in g.tlc.graphs else ""
         outcomes.append(o)
         checks.append(_model_check_result(f"{label} {name}", o))
         if o.verdict == "skipped":
@@ -150,6 +165,17 @@ def _model_check_result(name: str, o) -> Check:
     where = next((w for w in (locate.tla_definition(v) for v in o.violated) if w), (None, None))
     return Check(name, FAIL, detail, o.seconds, kind="InvariantViolation" if o.verdict == "violation" else "EngineError",
                  file=where[0], line=where[1])
+
+
+def tlc_checks() -> list[tuple[str, bool]]:
+    """The TLC stage's checks, `(configuration, liveness)`, in the order they run: `ci` first, whose graph
+    twin = TLC compares, then the gate's (liveness too), then the feature configurations (safety)."""
+    return [(n, n in configs.GATE_CONFIGS) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS]
+
+
+def prefetch_tlc(g: Gate) -> None:
+    """Queue every TLC check of the TLC stage on its background thread (harness/reports/tlcruns.py)."""
+    g.tlc.prefetch(tlc_checks(), task=lambda name: g.progress.task(f"TLC {name}"))
 
 
 def stage_tlc(g: Gate) -> StageResult:
@@ -283,7 +309,7 @@ def stage_kill_matrix(g: Gate) -> StageResult:
         return skip
     defects = S.partial(g)
     with g.progress.task("kill matrix", unit="defects", key="done", total=len(defects)) as task:
-        table = K.rows(defects=defects, progress=task, server=g.server)
+        table = K.rows(defects=defects, progress=task, server=g.server, first=not g.serial)
     missed = K.undetected(table)
     with g.progress.task("kill matrix: correct implementation", unit="traces", key="done",
                          total=len(committed_traces())) as task:
@@ -346,24 +372,36 @@ def _save_apalache_trace(tr, out_dir: Path):
     return T.save(tr, T.found_path(out_dir, "apalache"))
 
 
+# TLC's checks run in the background from the start (run_gate), so the stages that need TLC come after
+# those that run in claimcheck's own process and report what TLC did meanwhile; the explorer's graph of
+# `ci` is the twin's side of twin = TLC
 STAGES = [
     Stage("parse", stage_parse),
-    Stage("twin = TLC", stage_equivalence),
-    Stage("TLC", stage_tlc),
     Stage("explorer", stage_explorer),
     Stage("traces", stage_traces),
     Stage("lockstep", stage_lockstep),
     Stage("conformance", stage_conformance),
     Stage("kill matrix", stage_kill_matrix),
+    Stage("twin = TLC", stage_equivalence),
+    Stage("TLC", stage_tlc),
     Stage("Apalache", stage_apalache),
 ]
+# the order before TLC ran in the background (Gate(serial=True))
+SERIAL_ORDER = ["parse", "twin = TLC", "TLC", "explorer", "traces", "lockstep", "conformance", "kill matrix",
+                "Apalache"]
 
 
 # ---------------------------------------------------------------- running and reporting
 
 def run_gate(g: Gate, stages=None) -> list[StageResult]:
     stages = stages or STAGES
+    if g.serial:
+        stages = sorted(stages, key=lambda s: SERIAL_ORDER.index(s.name))
     total = len(stages)
+    if any(s.run is stage_tlc for s in stages) and not g.serial:
+        prefetch_tlc(g)
+        print(f"TLC checks {len(tlc_checks())} configurations in the background, one at a time, from now on; "
+              "its stage reports them when the stages before it are done", flush=True)
     for k, stage in enumerate(stages, start=1):
         print(f"[{k}/{total}] {stage.name} …", flush=True)
         t0 = time.perf_counter()
@@ -483,7 +521,10 @@ def main_gate(args, server) -> int:
     with Reporter() as progress:
         g = Gate(Path(args.out), server=server, apalache=getattr(args, "apalache", None), progress=progress,
                  reuse=reuse)
-        results = run_gate(g, stages)
+        try:
+            results = run_gate(g, stages)
+        finally:
+            g.tlc.close()
     print(summary(results, strict=strict, allowed=allowed))
     if args.json:
         write_json(results, Path(args.json), strict=strict, allowed=allowed)

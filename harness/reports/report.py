@@ -53,7 +53,7 @@ class CheckReport(_Strict):
 
 class StageReport(CheckReport):
     """One gate stage, in the order they ran; `checks` are its sub-checks (empty for a single check)."""
-    name: str = Field(description="parse, twin = TLC, TLC, explorer, traces, lockstep, conformance, kill matrix, Apalache")
+    name: str = Field(description="parse, explorer, traces, lockstep, conformance, kill matrix, twin = TLC, TLC, Apalache")
     checks: list[CheckReport]
 
 

@@ -19,6 +19,22 @@ def test_every_defect_is_killed_and_the_correct_implementation_passes_every_trac
         assert row.detected and N.DEFECTS[race].violates[0] in row.violated
     assert K.correct_failures(server=BUNDLED) == []
     assert "SURVIVES" not in K.render(table)
+    # the gate's form: the same verdict per defect, each from its first detecting trace (its own first)
+    first = K.rows(server=BUNDLED, first=True)
+    assert {r.defect: r.detected for r in first if r.detected} == {d: True for d in N.DEFECTS}
+    assert len(first) < len(table) / 5, (len(first), len(table))
+    own = {r.defect: r.trace for r in first if r.detected}
+    assert own["silent-quarantine-noop"].endswith("/silent-quarantine-noop.json")
+
+
+def test_the_first_detection_form_still_reports_a_survivor(tmp_path):
+    """`first` stops at a detection only: a defect no trace detects is replayed against every trace, then
+    the explorer's counterexample, as in the whole table."""
+    for name in ("memory-before-publish", "silent-quarantine-noop"):
+        (tmp_path / f"{name}.json").write_text((R.TRACES / f"{name}.json").read_text())
+    table = K.rows(tmp_path, defects=["step-failed-duplicate-interrupt"], server=BUNDLED, first=True)
+    assert [r.trace.split("/")[-1] for r in table] == ["memory-before-publish.json", "silent-quarantine-noop.json",
+                                                       K.EXPLORER.split("/")[-1]]
 
 
 def test_a_defect_no_trace_catches_is_reported_as_surviving(tmp_path):

@@ -117,3 +117,46 @@ def test_the_summary_prints_every_stage_time_on_one_line():
           gate.StageResult("Apalache", gate.SKIP, "not chosen (--stage)", kind="NotChosen")]
     line = gate.summary(rs).splitlines()[-1]
     assert line == "gate: stage times: parse 2.2 s, TLC 61.0 s; total 63.2 s"
+
+
+def test_tlc_checks_run_in_the_background_while_the_explorer_runs(tlc_or_skip, small, tmp_path, monkeypatch):
+    """run_gate queues the TLC checks first: the explorer stage here does not return until TLC's check has
+    started on its own thread, which a gate running TLC in its turn (after the explorer) would never do."""
+    import threading
+    started, threads = threading.Event(), []
+    real_tlc, real_python = check.run_tlc, check.run_python
+
+    def tlc_started(cfg, name, **kw):
+        threads.append(threading.current_thread().name)
+        started.set()
+        return real_tlc(cfg, name, **kw)
+
+    def python_after_tlc(cfg, name, **kw):
+        assert started.wait(300), "TLC's check did not start while the explorer stage ran"
+        return real_python(cfg, name, **kw)
+    monkeypatch.setattr(check, "run_tlc", tlc_started)
+    monkeypatch.setattr(check, "run_python", python_after_tlc)
+    g = gate.Gate(tmp_path / "found", server=BUNDLED)
+    try:
+        rs = gate.run_gate(g, [s for s in gate.STAGES if s.name in ("explorer", "twin = TLC", "TLC")])
+    finally:
+        g.tlc.close()
+    assert [r.status for r in rs[1:]] == [gate.PASS] * 2, rs  # (the explorer's fence branches need more configurations)
+    assert threads and all(t.startswith("tlc") for t in threads), threads
+
+
+def test_twin_side_is_the_explorer_stages_graph_and_still_fails_when_altered(tlc_or_skip, small, tmp_path,
+                                                                            monkeypatch):
+    """After the explorer stage held on a configuration twin = TLC compares, its graph is the twin's side
+    (the twin is not explored a second time); a one-sided change to the twin still makes the graphs differ."""
+    from harness.engines import equivalence
+    explored = []
+    real = equivalence.twin_graph
+    monkeypatch.setattr(equivalence, "twin_graph", lambda *a, **kw: explored.append(a) or real(*a, **kw))
+    chosen = [s for s in gate.STAGES if s.name in ("explorer", "twin = TLC")]
+    eq = gate.run_gate(gate.Gate(tmp_path / "a", server=BUNDLED), chosen)[1]
+    assert eq.status == gate.PASS and "explorer stage's graph" in eq.detail and not explored, eq
+    steps = tuple((n, tlckit.renew_without_lease_check if n == "Renew" else f) for n, f in M.RUNNER_STEPS)
+    monkeypatch.setattr(M, "RUNNER_STEPS", steps)
+    eq = gate.run_gate(gate.Gate(tmp_path / "b", server=BUNDLED), chosen)[1]
+    assert eq.status == gate.FAIL and eq.kind == "GraphsDiffer", eq
