@@ -64,7 +64,9 @@ class World:
             (lambda s, k: any_node.inputs.admit_prompt(s, k, delivery=self.delivery(k)))
         self.prompt = {} if cfg.admission else {(s, k): admit(s, k) for s in cfg.sessions
                                                 for k in range(1, cfg.prompts + 1)}
-        if cfg.left_claims and not admitted:
+        if cfg.left_claims and admitted:  # a restored seed holds the left rows: the clock stands where they left it
+            self.tick(2 * (cfg.lease + cfg.eff_grace))
+        elif cfg.left_claims:
             self.leave_claims(cfg)
 
     def leave_claims(self, cfg: M.Config) -> None:
@@ -72,8 +74,9 @@ class World:
         written by the code paths that leave them, as the twin's Init has them. Each left Session's prompt 1
         is acquired (executions 1.., in the order of `cfg.sessions`) by a node that dies; once the leases
         and the grace have run out the recovery worker takes each over (one attempt, phase recovering) and
-        dies too; then its lease and the grace run out. The clock stands at the end of that: a row's lease
-        expired past the grace (the twin's ttl -Grace). Nothing of it is kept in the boundary record."""
+        dies too; then its lease and the grace run out. The clock stands at the end of that, 2 (Lease + Grace):
+        a row's lease expired past the grace (the twin's ttl -Grace). Nothing of it is kept in the boundary
+        record."""
         left = [s for s in cfg.sessions if s in cfg.left_claims]
         node, (worker,) = self.any_node, self.workers.values()
         for s in left:
