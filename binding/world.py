@@ -64,6 +64,32 @@ class World:
             (lambda s, k: any_node.inputs.admit_prompt(s, k, delivery=self.delivery(k)))
         self.prompt = {} if cfg.admission else {(s, k): admit(s, k) for s in cfg.sessions
                                                 for k in range(1, cfg.prompts + 1)}
+        if cfg.left_claims and admitted:  # a restored seed holds the left rows: the clock stands where they left it
+            self.tick(2 * (cfg.lease + cfg.eff_grace))
+        elif cfg.left_claims:
+            self.leave_claims(cfg)
+
+    def leave_claims(self, cfg: M.Config) -> None:
+        """LeftClaims (spec/README.md, decision 16): the rows earlier processes left on the shared database,
+        written by the code paths that leave them, as the twin's Init has them. Each left Session's prompt 1
+        is acquired (executions 1.., in the order of `cfg.sessions`) by a node that dies; once the leases
+        and the grace have run out the recovery worker takes each over (one attempt, phase recovering) and
+        dies too; then its lease and the grace run out. The clock stands at the end of that, 2 (Lease + Grace):
+        a row's lease expired past the grace (the twin's ttl -Grace). Nothing of it is kept in the boundary
+        record."""
+        left = [s for s in cfg.sessions if s in cfg.left_claims]
+        node, (worker,) = self.any_node, self.workers.values()
+        for s in left:
+            taken = node.acquire(self.prompt[(s, 1)])
+            assert taken, f"left_claims: {s}'s prompt 1 was not acquired: {taken}"
+            node.crash()
+        self.tick(cfg.lease + cfg.eff_grace)
+        for s in left:
+            taken = worker.takeover(s)
+            assert taken, f"left_claims: {s}'s claim was not taken over: {taken}"
+            worker.crash()
+        self.tick(cfg.lease + cfg.eff_grace)
+        self.recorder.hits.clear()
 
     def admit(self, session: str):
         """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested

@@ -122,7 +122,9 @@ CONSTANTS
     \* @type: Set(Int);
     SteerPrompts,   \* with DeliveryKinds, the prompt numbers admitted with steer delivery (the rest: queue)
     \* @type: Int;
-    Fragments       \* 0 or 1: a provider stream may open a partial fragment before its Step's Step.Started
+    Fragments,      \* 0 or 1: a provider stream may open a partial fragment before its Step's Step.Started
+    \* @type: Set(Str);
+    LeftClaims      \* Sessions whose claim earlier processes left at Init: a poison row each (a restart)
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
@@ -140,6 +142,12 @@ SessionExecution_typedefs == TRUE
 \* one local tool call per Step at most: a second call in a Step repeats the same units under the same
 \* Step's assistant (spec/README.md, decision 19)
 ASSUME Tools \in 0..1
+
+\* a left claim's execution took its Session's prompt 1 (admitted at Init), and its owner is the one
+\* recovery worker (spec/README.md, decision 16)
+ASSUME LeftClaims \subseteq Sessions
+ASSUME LeftClaims # {} => /\ ~Admission /\ Prompts >= 1 /\ Cardinality(Recoverers) = 1
+                          /\ Cardinality(LeftClaims) <= MaxExec
 
 VARIABLES
     \* the execution claim of each Session (NoClaim when there is none)
@@ -420,13 +428,28 @@ Digests == {"admitted", "other"}
 RequestContent(d) == IF d = "admitted" THEN "" ELSE d
 
 -----------------------------------------------------------------------------
+\* Claims left at Init (LeftClaims; spec/README.md, decision 16): a server restarting on a shared database
+\* finds the rows earlier processes left.  Each is what a crashed recovery worker leaves: its execution
+\* (1.., one each, before any fresh one) taken over once (tries 1, owner the recovery worker, phase
+\* recovering, no Step opened) and expired past the grace, its Session's prompt 1 taken.  The left
+\* executions are numbered in some fixed order of their Sessions (TLC's CHOOSE: the order the generated cfg
+\* first names them, sorted, as the twin numbers them); they are alike at Init, so which is the older
+\* changes no state count.
+LeftExec == CHOOSE f \in [LeftClaims -> 1..Cardinality(LeftClaims)] :
+                \A s, t \in LeftClaims : f[s] = f[t] => s = t
+LeftOwner == CHOOSE r \in Recoverers : TRUE
+LeftClaim(s) == [exec |-> LeftExec[s], owner |-> LeftOwner, ttl |-> -Grace, phase |-> "recovering",
+                 asst |-> 0, quar |-> FALSE, tries |-> 1, why |-> ""]
+\* a prompt admitted at Init: pending, or taken by its Session's left execution
+InitialPrompt(s, k) == [sess |-> s, kind |-> "prompt", src |-> k, gen |-> 0,
+                        state |-> IF k = 1 /\ s \in LeftClaims THEN "ordinary" ELSE "pending"]
+
 Init ==
-    /\ claim = [s \in Sessions |-> NoClaim]
-    /\ nextExec = 1
+    /\ claim = [s \in Sessions |-> IF s \in LeftClaims THEN LeftClaim(s) ELSE NoClaim]
+    /\ nextExec = Cardinality(LeftClaims) + 1
     /\ log = <<>>
     /\ recovery = {}
-    /\ inputs = IF Admission THEN {}
-                ELSE [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
+    /\ inputs = IF Admission THEN {} ELSE {InitialPrompt(s, k) : s \in Sessions, k \in 1..Prompts}
     /\ run = [n \in Nodes |-> RunnerIdle]
     /\ fin = [n \in Nodes |-> FinIdle]
     /\ rec = [r \in Recoverers |-> RecIdle]

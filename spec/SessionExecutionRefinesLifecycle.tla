@@ -75,7 +75,10 @@ LInputs == {[sess |-> i.sess, kind |-> i.kind, src |-> i.src,
 
 Lifecycle == INSTANCE SessionLifecycle
     WITH Execs <- 1..MaxExec, Steps <- MaxSteps,
-         InitialInputs <- [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}],
+         InitialInputs <- {[sess |-> s, kind |-> "prompt", src |-> k,
+                             state |-> IF k = 1 /\ s \in LeftClaims THEN "taken" ELSE "pending"] :
+                            s \in Sessions, k \in 1..Prompts},
+         InitialClaims <- {[sess |-> s, exec |-> LeftExec[s], owner |-> LeftOwner] : s \in LeftClaims},
          exec <- LExec, owner <- LOwner, live <- LLive, outcome <- LOutcome, status <- LStatus,
          by <- LBy, effects <- LEffects, inputs <- LInputs
 

@@ -47,7 +47,9 @@ CONSTANTS
     \* @type: Int;
     Steps,          \* Steps per execution: Step k of execution e has assistant (e - 1) * Steps + k
     \* @type: Set({sess: Str, kind: Str, src: Int, state: Str});
-    InitialInputs   \* the inputs admitted before anything runs
+    InitialInputs,  \* the inputs admitted before anything runs
+    \* @type: Set({sess: Str, exec: Int, owner: Str});
+    InitialClaims   \* executions earlier processes left recovering, their owners' leases lapsed (a restart)
 
 (*
   @typeAlias: effect = {sess: Str, exec: Int, by: Str};
@@ -99,11 +101,15 @@ ExecOfAsst(a) == (a - 1) \div Steps + 1
 OpenOf(e) == {a \in AsstsOf(e) : status[a] = "open"}
 
 -----------------------------------------------------------------------------
+\* A restart on a shared database finds the executions earlier processes left (InitialClaims): each the
+\* current execution of its Session, recovering, owned by a recovery worker whose lease lapsed, as Start,
+\* Lapse, Recover's takeover and Lapse again leave it (its input taken, in InitialInputs).
+LeftOf(s) == {c \in InitialClaims : c.sess = s}
 Init ==
-    /\ exec = [s \in Sessions |-> 0]
-    /\ owner = [s \in Sessions |-> ""]
+    /\ exec = [s \in Sessions |-> IF LeftOf(s) = {} THEN 0 ELSE (CHOOSE c \in LeftOf(s) : TRUE).exec]
+    /\ owner = [s \in Sessions |-> IF LeftOf(s) = {} THEN "" ELSE (CHOOSE c \in LeftOf(s) : TRUE).owner]
     /\ live = [s \in Sessions |-> FALSE]
-    /\ outcome = [e \in Execs |-> "none"]
+    /\ outcome = [e \in Execs |-> IF \E c \in InitialClaims : c.exec = e THEN "recovering" ELSE "none"]
     /\ status = [a \in Assts |-> "none"]
     /\ by = [a \in Assts |-> ""]
     /\ effects = {}

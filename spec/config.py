@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 
 from . import names as N
 from .mc import Hooks, resolve
-from .state import wake_constants_problem
+from .state import left_claims_problem, wake_constants_problem
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,10 @@ class Config:
     wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
     fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
     max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
+    # LeftClaims: Sessions whose claim earlier processes left at Init (a restart on a shared database): each a
+    # poison row as a crashed recovery worker leaves it (executions 1.. in the order of `sessions`; phase
+    # recovering, owner the recovery worker, one takeover, expired past the grace) and its prompt 1 taken
+    left_claims: frozenset[str] = frozenset()
     # the protocol's hooks as these defects decide them (spec.mc, as TLC's `Hook <- MCHook`): not a constant,
     # resolved once in __post_init__, since the explorer calls them on every successor (set there, with the
     # fields, so the instance keeps its compact attributes: a cached_property writing it later made every
@@ -53,7 +57,8 @@ class Config:
     hooks: Hooks = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        problem = wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
+        problem = (wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
+                   or left_claims_problem(self))
         if problem:
             raise ValueError(problem)
         object.__setattr__(self, "hooks", resolve(frozenset(self.defects)))

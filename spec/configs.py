@@ -44,6 +44,19 @@ CONFIGS: dict[str, Config] = {
     # (spec/README.md decision 16)
     "scans": Config(sessions=("s1", "s2", "s3"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=3,
                     lease=1, scan_bound=2, grace=1, max_tries=2, faults=frozenset({"pause"}), fresh_share=1),
+    # the scan window of two rows on a restart (issue 31 item 2, R003-MUST-FIX-3 with N = ScanBound = 2): s1's
+    # and s2's claims were left at Init as poison rows (LeftClaims: executions 1 and 2, recovering, taken over
+    # once by r1, which crashed; spec/README.md decision 16), so the window's order, fresh share and durable
+    # advance matter from the first scan, not after the 19 steps `scans` needs to make them. s3's one prompt
+    # makes the fresh claim behind them (FreshShare 1 keeps its slot: `scan-window-ignores-fresh-share`);
+    # pauses make its conversion, and the poison rows' retries, lose their lease; MaxTries 1, so a retry whose
+    # conversion loses its lease quarantines the row, exhausted (the durable advance: `silent-quarantine-noop`,
+    # `recovery-retries-unbounded`); MaxExec 3: each left execution's continuation, or s3's prompt, may run;
+    # Grace 1 = SupervisionLag 1 (the clock assumption holds with pauses, as on `sessions`); one node and one
+    # recovery worker, the least the window needs
+    "leftclaims": Config(sessions=("s1", "s2", "s3"), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=3,
+                         lease=1, scan_bound=2, grace=1, max_tries=1, faults=frozenset({"pause"}), fresh_share=1,
+                         left_claims=frozenset({"s1", "s2"})),
     # recovery rows of two Sessions: one execution, a forged row under the other Session's name
     # (CorruptRecoveryRow needs a second Session): the cross-Session recovery collision
     # (Grace 1: the clock assumption holds with pauses, as on `sessions`)
@@ -173,12 +186,13 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
 # `generations` (MaxExec 3: a continuation's execution recovered in turn), `fragments` (a partial stream
 # fragment before Step.Started: Fragments 1), `listeners` (a listener that never returns: the fault
-# "hang"), and `sessions`, the scan window
-# over two Sessions:
-# 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
-# budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
-                   "delivery", "fragments", "listeners")
+# "hang"), and `leftclaims` (the scan window of two rows, behind claims left at Init: a restart).
+# `sessions` (the scan window over two Sessions, 156,295 states since the reconciliation spans) left the
+# gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
+# (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
+# (spec/README.md, "The gate's configurations")
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
+                   "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
@@ -293,6 +307,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  DeliveryKinds = {b(cfg.delivery_kinds)}",
         "  SteerPrompts = {" + ", ".join(str(p) for p in sorted(cfg.steer_prompts)) + "}",
         f"  Fragments = {cfg.fragments}",
+        f"  LeftClaims = {_tla_set(cfg.left_claims)}",
     ]
     if not protocol_only:
         lines += [f"  Defects = {_tla_set(cfg.defects)}"] + [f"  {h} <- MC{h}" for h in HOOKS]

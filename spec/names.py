@@ -443,7 +443,7 @@ DEFECTS = _index([
     Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
            "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
            "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "
-           "claim behind them waits", "scans"),
+           "claim behind them waits", "leftclaims"),
     Defect("exact-retry-appends-twice", ("OneExecutionRequestPerPrompt",),
            "R003-PASS-prompt-intent-replay",
            "the exact retry's idempotency check reads the input's projection (is it waiting?) instead of the "

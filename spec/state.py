@@ -35,6 +35,34 @@ def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: i
     return None
 
 
+def left_claims_problem(cfg) -> str | None:
+    """Why LeftClaims is refused (None when it is not): its Sessions must be the configuration's, each with a
+    prompt its left execution took (so no Admission), an execution id each, and one recovery worker (the
+    left rows' owner); Sessions in sorted order, the order TLC numbers the left executions in (the TLA+
+    `LeftExec`: its CHOOSE picks the Sessions in the order the generated cfg first names them)."""
+    left = cfg.left_claims
+    if not left:
+        return None
+    if not set(left) <= set(cfg.sessions):
+        return f"left_claims must name Sessions of the configuration (got {sorted(set(left) - set(cfg.sessions))})"
+    if cfg.admission or cfg.prompts < 1:
+        return "left_claims needs prompts admitted at Init (prompts >= 1, no admission): a left execution took one"
+    if len(left) > cfg.max_exec:
+        return f"left_claims names {len(left)} Sessions, more than max_exec = {cfg.max_exec} execution ids"
+    if len(cfg.recoverers) != 1:
+        return "left_claims needs exactly one recovery worker (the left rows' owner)"
+    if list(cfg.sessions) != sorted(cfg.sessions):
+        return "left_claims needs the Sessions in sorted order (the order the left executions are numbered in)"
+    return None
+
+
+def left_claim(cfg, s: str) -> "Claim":
+    """TLA+ LeftClaim(s): the poison row a crashed recovery worker left (its takeover, then the crash), of
+    execution LeftExec[s] (1.., in the order of cfg.sessions)."""
+    e = [t for t in cfg.sessions if t in cfg.left_claims].index(s) + 1
+    return Claim(e, cfg.recoverers[0], -cfg.eff_grace, "recovering", 0, False, 1, "")
+
+
 class Claim(NamedTuple):
     exec: int
     owner: str
@@ -141,12 +169,13 @@ VARIABLES = State._fields
 
 def init(cfg: Config) -> State:
     return State(
-        claim=tuple(NO_CLAIM for _ in cfg.sessions),
-        nextExec=1,
+        claim=tuple(left_claim(cfg, s) if s in cfg.left_claims else NO_CLAIM for s in cfg.sessions),
+        nextExec=len(cfg.left_claims) + 1,
         log=(),
         recovery=frozenset(),
         inputs=frozenset() if cfg.admission else frozenset(
-            Input(s, "prompt", k, "pending") for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
+            Input(s, "prompt", k, "ordinary" if k == 1 and s in cfg.left_claims else "pending")
+            for s in cfg.sessions for k in range(1, cfg.prompts + 1)),
         run=tuple(RUNNER_IDLE for _ in cfg.nodes),
         fin=tuple(FIN_IDLE for _ in cfg.nodes),
         rec=tuple(REC_IDLE for _ in cfg.recoverers),

@@ -36,6 +36,9 @@ def perms(cfg: Config, scope: str = "nodes") -> list[Perm]:
     """Every permutation of Nodes (and, with scope "sessions", of Sessions too), identity first."""
     if scope not in SCOPES:
         raise ValueError(f"unknown symmetry {scope!r}; known: {', '.join(SCOPES)}")
+    if scope == "sessions" and cfg.left_claims:
+        raise ValueError(f"symmetry 'sessions' is refused with left_claims: a Session whose claim is left at "
+                         f"Init is not like the others")
     n, s = range(len(cfg.nodes)), range(len(cfg.sessions))
     out = []
     for np in itertools.permutations(n):

@@ -20,7 +20,6 @@ from spec import configs
 from spec import guards
 from spec import model as M
 from spec import names as N
-from spec.state import wake_constants_problem
 
 from harness import registry as R
 from harness.traces import stepschema
@@ -113,6 +112,7 @@ class TraceConfig(BaseModel):
     delivery_kinds: bool | None = Field(None, description="inputs carry their delivery kind (DeliveryKinds)")
     steer_prompts: list[Annotated[int, Field(ge=1, le=MAX_PROMPTS)]] | None = Field(
         None, description="prompts admitted with steer delivery (SteerPrompts); absent: none")
+    left_claims: Names | None = Field(None, max_length=MAX_NAMES, description="Sessions whose claim earlier processes left at Init, a poison row each (LeftClaims); absent: none")
     defects: Annotated[list[DefectName], AfterValidator(_unique)] = Field(default_factory=list)
     assumptions_off: Annotated[list[AssumptionName], AfterValidator(_unique)] = Field(default_factory=list)
     wake_rows: int | None = Field(None, ge=0, le=MAX_PROMPTS,
@@ -182,7 +182,7 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
                        admission=cfg.admission or None, steering=cfg.steering or None, delivery_kinds=cfg.delivery_kinds
                        or None, steer_prompts=sorted(cfg.steer_prompts) or None, defects=sorted(cfg.defects),
-                       assumptions_off=off, **_wake_fields(cfg))
+                       left_claims=[x for x in cfg.sessions if x in cfg.left_claims] or None, assumptions_off=off, **_wake_fields(cfg))
 
 
 _WAKE_DEFAULTS = {"wake_rows": 0, "wake_batch": 2, "fresh_share": 1, "max_wake_tries": 2}  # trace_to_config's
@@ -222,17 +222,17 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     if set(tc.nodes) & set(tc.recoverers):
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
-                fresh_share=1 if tc.fresh_share is None else tc.fresh_share,
-                max_wake_tries=tc.max_wake_tries or 2)
-    problem = wake_constants_problem(wake["wake_batch"], wake["fresh_share"], wake["max_wake_tries"], tc.scan_bound)
-    if problem:
-        raise TraceError(f"{prefix}{problem.split(' ', 1)[0]}: {problem}")
-    return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
-                    prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
-                    fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
-                    supervision_lag=tc.supervision_lag, max_tries=tc.max_tries, faults=frozenset(tc.faults),
-                    admission=bool(tc.admission), steering=bool(tc.steering), delivery_kinds=bool(tc.delivery_kinds),
-                    steer_prompts=frozenset(tc.steer_prompts or ()), defects=frozenset(chosen), **off)
+                fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2)
+    try:  # the constants it refuses (spec.state: wake_constants_problem, left_claims_problem) name their field first
+        return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
+                        prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
+                        fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
+                        supervision_lag=tc.supervision_lag, max_tries=tc.max_tries, faults=frozenset(tc.faults),
+                        admission=bool(tc.admission), steering=bool(tc.steering), delivery_kinds=bool(tc.delivery_kinds),
+                        steer_prompts=frozenset(tc.steer_prompts or ()), left_claims=frozenset(tc.left_claims or ()),
+                        defects=frozenset(chosen), **off)
+    except ValueError as exc:
+        raise TraceError(f"{prefix}{str(exc).split(' ', 1)[0]}: {exc}") from None
 
 
 # ---------------------------------------------------------------- steps <-> twin

@@ -3,7 +3,9 @@ ScanWindowShared holds on the reference window and each of its clauses fails whe
 wrongly (the registry's defects, and a stand-in window for the ordering); the trace "claim 3 behind 2
 poison rows" passes on the reference and fails under `scan-window-ignores-fresh-share` (and, since the
 poison rows are retried until quarantined, under the other R003-MUST-FIX-3 defects). The explorer's and
-TLC's runs on `scans` (millions of states) are the deep profile's: these use the trace's states."""
+TLC's runs on `scans` (millions of states) are the deep profile's: these use the trace's states. The same
+window behind claims left at Init (`leftclaims`, 35,666 states) is checked whole on both engines in every
+run (tests/engines, tests/spec/test_left_claims.py, traces/left-claims-poison-rows.json)."""
 
 from dataclasses import replace
 

@@ -45,6 +45,7 @@ export interface TraceConfig {
   steering?: boolean;
   delivery_kinds?: boolean;
   steer_prompts?: number[];
+  left_claims?: string[];
   defects?: string[];
   assumptions_off?: Assumption[];
   wake_rows?: number;

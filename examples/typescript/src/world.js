@@ -25,7 +25,36 @@ export class World {
         }
       });
     }
+    if (world.cfg.leftClaims.length > 0) await world.leaveClaims();
     return world;
+  }
+
+  /** LeftClaims (spec/README.md, decision 16): the rows earlier processes left on the shared database,
+   * written by the code paths that leave them, as the twin's Init has them. Each left Session's prompt 1 is
+   * acquired (executions 1.., in the order of the configuration's Sessions) by a node that dies; once the
+   * leases and the grace have run out the recovery worker takes each over (one attempt, phase recovering)
+   * and dies too; then its lease and the grace run out. */
+  async leaveClaims() {
+    const { step } = await import("./actions.js");
+    const cfg = this.cfg;
+    const n = cfg.nodes[0] ?? "";
+    const r = cfg.recoverers[0] ?? "";
+    /** @param {string} action @param {import('./types.js').Params} params */
+    const must = async (action, params) => {
+      const took = await step(this, action, params);
+      if (took !== action) throw new Error(`left_claims: ${action} ${JSON.stringify(params)} was not taken (${took})`);
+    };
+    for (const s of cfg.leftClaims) {
+      await must("Acquire", { n, i: { sess: s, kind: "prompt", src: 1, state: "pending" } });
+      await must("Crash", { n });
+    }
+    this.clock.advance(cfg.lease + cfg.grace);
+    for (const s of cfg.leftClaims) {
+      await must("RecoveryScan", { r, s });
+      await must("RecoveryTakeover", { r });
+      await must("Crash", { n: r });
+    }
+    this.clock.advance(cfg.lease + cfg.grace);
   }
 
   /** @param {Settings} cfg @param {import('./types.js').Database} db */
