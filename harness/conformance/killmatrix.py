@@ -73,9 +73,9 @@ def rows(root: Path = TRACES, defects=None, progress=None, *, server, first: boo
     """(defect, trace, detected?) for every defect against every committed trace, plus the explorer's
     counterexample for each defect no committed trace detects, replayed against `server` (harness.port),
     each defect switched on in it by `start`. `progress(done=, replays=)` after each defect (`done` of all
-    of them). `first`: a defect's replays stop at the first trace that detects it, its own traces (whose
-    `meta.defect` names it) tried first: whether each defect is detected, not by how many traces (the
-    gate's question; the whole table is the `kill-matrix` command's)."""
+    of them). `first`: a defect's replays stop at the first trace that detects it, the traces written for
+    it tried first (`_likely`): whether each defect is detected, not by how many traces (the gate's
+    question; without `first`, the whole table)"""
     paths = committed_traces(root)
     traces = [(str(p), T.load(p)) for p in paths]
     out = []
@@ -83,7 +83,7 @@ def rows(root: Path = TRACES, defects=None, progress=None, *, server, first: boo
         if progress:
             progress(done=k, replays=len(out))
         mine = []
-        order = sorted(traces, key=lambda t: t[1].meta.defect != defect) if first else traces
+        order = sorted(traces, key=lambda t: _likely(defect, t[1])) if first else traces
         for name, tr in order:
             res = replay_through(tr, [defect], name, server)
             mine.append(Row(defect, name, detects(defect, res), res.violated, res.problems))
@@ -96,6 +96,14 @@ def rows(root: Path = TRACES, defects=None, progress=None, *, server, first: boo
     if progress:
         progress(done=len(defects or N.DEFECTS), replays=len(out))
     return out
+
+
+def _likely(defect: str, tr: T.Trace) -> int:
+    """`rows(first=True)`'s order of a defect's replays: the traces written for it, then those written
+    for what it violates, then the rest (each group in the committed order)."""
+    if tr.meta.defect == defect:
+        return 0
+    return 1 if set(tr.meta.invariants) & set(N.DEFECTS[defect].violates) else 2
 
 
 def undetected(table: list[Row]) -> list[str]:

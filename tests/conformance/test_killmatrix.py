@@ -22,7 +22,7 @@ def test_every_defect_is_killed_and_the_correct_implementation_passes_every_trac
     # the gate's form: the same verdict per defect, each from its first detecting trace (its own first)
     first = K.rows(server=BUNDLED, first=True)
     assert {r.defect: r.detected for r in first if r.detected} == {d: True for d in N.DEFECTS}
-    assert len(first) < len(table) / 5, (len(first), len(table))
+    assert len(first) < len(table) / 4, (len(first), len(table))  # four defects only the explorer detects
     own = {r.defect: r.trace for r in first if r.detected}
     assert own["silent-quarantine-noop"].endswith("/silent-quarantine-noop.json")
 

@@ -64,7 +64,7 @@ def test_the_summary_table_is_appended(monkeypatch, tmp_path, capsys, actions):
     text = actions.read_text()
     assert text.startswith("earlier step\n") and "## claimcheck gate: FAILED" in text
     assert "| stage | check | result | time | detail |" in text
-    assert "| | TLC sessions | ✅ pass |" in text and "| | kill renew-after-expiry | ✅ pass |" in text
+    assert "| | TLC leftclaims | ✅ pass |" in text and "| | kill renew-after-expiry | ✅ pass |" in text
     assert "(`traces/memory-before-publish.json:77`)" in text and "| **Apalache** | | ⚠️ skip |" in text
     assert "target 300 s: met" in text
 

@@ -56,7 +56,7 @@ def test_the_report_validates_with_xmlschema_against_the_xsd(monkeypatch, tmp_pa
 def test_one_testcase_per_check(monkeypatch, tmp_path):
     root = report(monkeypatch, tmp_path, reportkit.results())
     names = [c.get("name") for c in root.iter("testcase")]
-    assert {"TLC ci", "TLC sessions", "explorer ci", "explorer sessions", "lockstep ci"} <= set(names)
+    assert {"TLC ci", "TLC leftclaims", "explorer ci", "explorer leftclaims", "lockstep ci"} <= set(names)
     assert sum(n.startswith("replay ") for n in names) == 6 and sum(n.startswith("kill ") for n in names) == len(N.DEFECTS)
     assert "parse" in names and "Apalache" in names  # the stages with no sub-checks are one case each
     assert root.tag == "testsuites" and root.get("tests") == str(len(names)) == str(10 + 3 * len(configs.GATE_CONFIGS) + 2 * len(configs.FEATURE_CONFIGS) + len(N.DEFECTS))
