@@ -181,7 +181,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # over two Sessions:
 # 156,295 states since the reconciliation spans (Grace 1), whose TLC liveness run alone cost the gate's
 # budget (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
+FEATURE_CONFIGS = ("sessions", "takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "inputs", "steer",
                    "delivery", "fragments", "listeners")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
