@@ -29,8 +29,10 @@ export async function convertInTransaction(w, claim, cancellation) {
   if (!cancellation) return commit(w, generation(w, 0));
   const a = claim.assistant_id;
   const base = { session: w.session, writer: w.id };
-  for (const call of a === null ? [] : await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
-    await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+  if (a !== null) {
+    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+      await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+    }
   }
   if (a !== null && !(await completed(w.db, a))) await w.publisher.append({ ...base, kind: "Interrupted", assistant: a });
   await w.db.run("DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?",
@@ -55,12 +57,14 @@ async function commit(w, gen) {
   const a = fenced && c ? c.assistant_id : null; // fenced: the claim row is there
   const base = { session: w.session, writer: w.id };
   // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
-  for (const call of a === null ? [] : await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
-    if (w.cfg.has("recovery-reruns-unknown-tool")) {
-      w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1], call });
-      await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a, call });
-    } else {
-      await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+  if (a !== null) {
+    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+      if (w.cfg.has("recovery-reruns-unknown-tool")) {
+        w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1], call });
+        await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a, call });
+      } else {
+        await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+      }
     }
   }
   if (a !== null && !(await completed(w.db, a)) && !w.cfg.has("conversion-leaves-assistant-open")) {

@@ -132,8 +132,10 @@ export class Finalizer extends Actor {
     await db.tx(async () => {
       const w = { session: this.session, writer: this.owner };
       // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
-      for (const call of a === null ? [] : await openToolCalls(db, a, cfg.has("tool-call-identified-by-step"))) {
-        await publisher.append({ ...w, kind: "ToolFailed", assistant: a, call });
+      if (a !== null) {
+        for (const call of await openToolCalls(db, a, cfg.has("tool-call-identified-by-step"))) {
+          await publisher.append({ ...w, kind: "ToolFailed", assistant: a, call });
+        }
       }
       if (cfg.has("cancel-restarts-assistant") && a !== null && mem === null) {
         await publisher.append({ ...w, kind: "Started", assistant: a });
