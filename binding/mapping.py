@@ -84,7 +84,7 @@ def durable(cfg: M.Config, w, cur) -> Durable:
     return Durable(
         claims=tuple(claims), nextExec=issued + 1,
         log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
-                  M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer) for e in snap.events),
+                  M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer, e.call) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
         inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
                          for i in snap.inputs),
@@ -123,5 +123,6 @@ def effects(w) -> frozenset:
     calls = {M.Effect(c.session_id, c.execution_id, c.owner_id, c.owner_id, "dispatch", c.step) for c in w.provider.calls}
     done = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "reconcile")
             for x in w.provider.reconciliations}
-    tools = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "tool", x.step) for x in w.provider.tool_runs}
+    tools = {M.Effect(x.session_id, x.execution_id, x.owner_id, x.node_id, "tool", x.step, x.call)
+             for x in w.provider.tool_runs}
     return frozenset(calls | done | tools)

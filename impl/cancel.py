@@ -18,7 +18,7 @@ from .actor import CLEAR, IDLE, RECONCILING, SETTLE, Actor, Step
 from .claims import ClaimStore, Ident
 from .context import Context
 from .db import dialect_insert
-from .events import Fence, Publisher, StepEvent, assistant_row, open_call, reserve_assistant
+from .events import Fence, Publisher, StepEvent, assistant_row, open_calls, reserve_assistant
 from .inputs import InputStore
 from .provider import ScriptedProvider
 from .results import Abort, Fenced, Malformed, NotEnabled, Ok, Result
@@ -153,11 +153,11 @@ class Finalizer(Actor):
             if claim is None or claim.ident != ident or not claim.live(now) or claim.phase != "cancelling":
                 raise Abort(Fenced(self.claims.why(conn, ident, now, ("cancelling",))))
             a = claim.assistant_id
-            if a is not None and open_call(conn, a):
-                # the durable failure reconciliation of the Step's local tool call (its outcome is
-                # uncertain): recorded as failed, never re-run
+            # the durable failure reconciliation of every open local tool call of the Step, each by its call
+            # index (its outcome is uncertain): recorded as failed, never re-run
+            for call in ([] if a is None else open_calls(conn, a, by_step=ctx.has(R.TOOL_CALL_IDENTIFIED_BY_STEP))):
                 self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
-                                                      ident.owner_id), Fence(ident, "cancelling"))
+                                                      ident.owner_id, call), Fence(ident, "cancelling"))
             if active and mem is None and ctx.has(R.FLUSH_WITHOUT_ASSISTANT):
                 # the flush of publisher memory's open fragment: the reference drops a fragment memory names
                 # no assistant for (nothing of it is durable); the defect raises for want of an assistant id

@@ -37,6 +37,7 @@ class StepEvent:
     assistant_id: str
     kind: str
     writer: str
+    call: int = 0  # a tool event's call index in its Step (0 for every other event)
 
     @property
     def durable_kind(self) -> str:
@@ -117,7 +118,7 @@ class Publisher:
 
     def _append(self, conn: Connection, event: StepEvent) -> int:
         return append_event(conn, event.session_id, kind=event.durable_kind, assistant_id=event.assistant_id,
-                            execution_id=event.execution_id, writer=event.writer)
+                            execution_id=event.execution_id, writer=event.writer, tool_call=event.call)
 
 
 # built once (a SQLAlchemy expression per call cost more than the statement)
@@ -128,7 +129,7 @@ _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(event_t.c.seq), 0) + 1) \
     .where(event_t.c.session_id == sa.bindparam("session"))
 _INSERT_ASSISTANT = assistant_t.insert()
 _INSERT_EVENT = event_t.insert()
-_KINDS = sa.select(event_t.c.kind).where(event_t.c.assistant_id == sa.bindparam("assistant"))
+_CALLS = sa.select(event_t.c.kind, event_t.c.tool_call).where(event_t.c.assistant_id == sa.bindparam("assistant"))
 _ASSISTANT = sa.select(assistant_t).where(assistant_t.c.assistant_id == sa.bindparam("assistant"))
 
 
@@ -146,10 +147,18 @@ def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, exec
                                             execution_id=execution_id, started=False, completed=False, outcome=None))
 
 
-def open_call(conn: Connection, assistant_id: str) -> bool:
-    """The assistant's Step has a local tool call whose start is recorded and whose outcome is not."""
-    kinds = run(conn, _KINDS, {"assistant": assistant_id}).scalars().all()
-    return R.DURABLE_KIND[R.TOOL_STARTED] in kinds and not any(R.DURABLE_KIND[k] in kinds for k in R.TOOL_OUTCOMES)
+def open_calls(conn: Connection, assistant_id: str, *, by_step: bool = False) -> list[int]:
+    """The assistant's Step's local tool calls whose start is recorded and whose outcome is not, in index
+    order: a call is identified by (Session, execution, Step, call index), so each outcome settles its own
+    call. `by_step` is the tool-call-identified-by-step defect: an outcome of any call of the Step reads
+    as the outcome of every call."""
+    rows = run(conn, _CALLS, {"assistant": assistant_id}).all()
+    started = sorted({c for k, c in rows if k == R.DURABLE_KIND[R.TOOL_STARTED]})
+    outcomes = {R.DURABLE_KIND[k] for k in R.TOOL_OUTCOMES}
+    settled = {c for k, c in rows if k in outcomes}
+    if by_step and settled:
+        return []
+    return [c for c in started if c not in settled]
 
 
 def assistant_row(conn: Connection, assistant_id: str):

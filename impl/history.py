@@ -99,7 +99,7 @@ _CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, 
 # an input event (PromptExecutionRequested) carries its input's number as the twin's RequestId: a prompt's,
 # or a continuation's execution negated
 _EVENTS = ("SELECT e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e.writer, "
-           "CASE WHEN i.kind = 'cont' THEN -i.src ELSE i.src END "
+           "CASE WHEN i.kind = 'cont' THEN -i.src ELSE i.src END, e.tool_call "
            "FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id "
            "WHERE e.id > {p} ORDER BY e.id")
 _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM session_recovery "

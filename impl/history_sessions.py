@@ -47,7 +47,7 @@ SELECT (SELECT seq FROM m), (SELECT claim FROM m), (SELECT marks FROM m),
   (SELECT json_build_array(session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id,
                            recovery_error, recovery_attempts) FROM execution_claim WHERE session_id = %(s)s),
   (SELECT json_agg(json_build_array(e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e.writer, i.src,
-                                    e.seq) ORDER BY e.seq)
+                                    e.seq, e.tool_call) ORDER BY e.seq)
      FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id, k WHERE e.session_id = %(s)s AND e.seq > k.ev),
   (SELECT json_agg(json_build_array(r.id, r.execution_id, r.session_id, r.continuation_input_id) ORDER BY r.id)
      FROM session_recovery r, k WHERE r.session_id = %(s)s AND r.id > k.rc),
@@ -93,7 +93,7 @@ def record(conn: Connection, step, process: str) -> int:
         new = {"event": events[-1][7] if events else marks["event"],
                "recovery": recovery[-1][0] if recovery else marks["recovery"],
                "input": max([marks["input"]] + [x for i in inputs for x in (i[5], i[6]) if x is not None])}
-        for key, rows in (("events", [e[:7] for e in events]), ("recovery", recovery), ("inputs", inputs),
+        for key, rows in (("events", [e[:7] + e[8:9] for e in events]), ("recovery", recovery), ("inputs", inputs),
                           ("history", history)):
             if rows:
                 delta.setdefault(key, []).extend(rows)

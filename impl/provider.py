@@ -28,13 +28,14 @@ class ProviderCall:
 
 @dataclass(frozen=True)
 class ToolRun:
-    """A local tool's physical run (an external effect): the call of Step `step` of an execution."""
+    """A local tool's physical run (an external effect): call `call` of Step `step` of an execution."""
     session_id: str
     execution_id: int
     owner_id: str  # the claim identity it works under
     node_id: str  # the node (or recovery worker) it runs on
     at: int
     step: int = 1
+    call: int = 1  # the call's index in its Step
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ class ScriptedProvider:
         if execution_id not in self._script and self._sequence:
             self._script[execution_id] = self._sequence.pop(0)
 
-    def run_tool(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int, step: int) -> None:
-        self.tool_runs.append(ToolRun(session_id, execution_id, owner_id, node_id, at, step))
+    def run_tool(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int, step: int,
+                 call: int) -> None:
+        self.tool_runs.append(ToolRun(session_id, execution_id, owner_id, node_id, at, step, call))
 
     def reconcile(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int) -> None:
         self.reconciliations.append(Reconciliation(session_id, execution_id, owner_id, node_id, at))

@@ -35,7 +35,7 @@ from .claims import ClaimRow, ClaimStore, Ident, known_phase
 from .clock import Clock
 from .context import Context
 from .db import Database, dialect_insert, guarded
-from .events import Fence, Publisher, StepEvent, assistant_row, open_call
+from .events import Fence, Publisher, StepEvent, assistant_row, open_calls
 from .inputs import InputStore
 from .prepared import run
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
@@ -373,18 +373,20 @@ class RecoveryWorker(Actor):
         return event
 
     def _settle_tool(self, conn, claim: ClaimRow, rerun: bool = False) -> None:
-        """A local tool call of the claim's Step whose outcome is not recorded is reconciled, in this
-        transaction: Tool.Failed (its outcome is uncertain), never re-run. The recovery-reruns-unknown-tool
-        defect runs the physical tool again and publishes its Tool.Success."""
+        """Every local tool call of the claim's Step whose outcome is not recorded is reconciled, each by its
+        call index, in index order, in this transaction: Tool.Failed (its outcome is uncertain), never
+        re-run. The recovery-reruns-unknown-tool defect runs the physical tool again and publishes its
+        Tool.Success."""
         ident, a = self.ident, claim.assistant_id
-        if a is None or not open_call(conn, a):
+        if a is None:
             return
-        if rerun:
-            self.provider.run_tool(ident.session_id, ident.execution_id, self.owner_id, self.owner_id,
-                                   self.ctx.now(), ids.assistant_step(a)[1])
-        kind = R.TOOL_SUCCEEDED if rerun else R.TOOL_FAILED
-        self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, kind, self.owner_id),
-                              Fence(ident, claim.phase))
+        for call in open_calls(conn, a, by_step=self.ctx.has(R.TOOL_CALL_IDENTIFIED_BY_STEP)):
+            if rerun:
+                self.provider.run_tool(ident.session_id, ident.execution_id, self.owner_id, self.owner_id,
+                                       self.ctx.now(), ids.assistant_step(a)[1], call)
+            kind = R.TOOL_SUCCEEDED if rerun else R.TOOL_FAILED
+            self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, kind, self.owner_id,
+                                                  call), Fence(ident, claim.phase))
 
     def _finish_cancellation(self, conn, claim: ClaimRow, now: int) -> Result:
         """Expired cancellation-owned work: Step.Interrupted once for an open assistant (read from the

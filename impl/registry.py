@@ -40,6 +40,7 @@ CANCEL_TRUSTS_PREVIOUS_STEP_MEMORY = _pick(N.DEFECTS, "cancel-trusts-previous-st
 RECOVERY_RERUNS_UNKNOWN_TOOL = _pick(N.DEFECTS, "recovery-reruns-unknown-tool")
 TOOL_SETTLED_BEFORE_PUBLICATION = _pick(N.DEFECTS, "tool-settled-before-publication")
 RETRY_TOOL_AFTER_FAILED_PUBLICATION = _pick(N.DEFECTS, "retry-tool-after-failed-publication")
+TOOL_CALL_IDENTIFIED_BY_STEP = _pick(N.DEFECTS, "tool-call-identified-by-step")
 FLUSH_WITHOUT_ASSISTANT = _pick(N.DEFECTS, "flush-without-assistant")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-ids")

@@ -163,8 +163,14 @@ class Runner(Actor):
         """The current Step's assistant id."""
         return ids.assistant_id(self.execution_id, self.ordinal)
 
-    def _event(self, kind: str) -> StepEvent:
-        return StepEvent(self.session_id, self.execution_id, self.assistant, kind, self.owner_id)
+    def _event(self, kind: str, call: int = 0) -> StepEvent:
+        return StepEvent(self.session_id, self.execution_id, self.assistant, kind, self.owner_id, call)
+
+    @property
+    def call(self) -> int:
+        """The index of the Step's current local tool call: the calls run one after the other, so it is
+        the next after those whose Tool.Success was published."""
+        return self.tool + 1
 
     def _publish_step_started(self) -> Result:
         event = self._event(R.STARTED)
@@ -187,7 +193,7 @@ class Runner(Actor):
 
     def _tool_start(self) -> Result:
         """The fenced tool start: one transaction renews the lease and records the call (Tool.Started)."""
-        result = self.publisher.publish(self._event(R.TOOL_STARTED), self.fence, by_runner=True)
+        result = self.publisher.publish(self._event(R.TOOL_STARTED, self.call), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result
@@ -198,7 +204,7 @@ class Runner(Actor):
     def _tool_run(self) -> Result:
         """The physical tool: an external effect (the outside world records it), no transaction."""
         self.provider.run_tool(self.session_id, self.execution_id, self.owner_id, self.owner_id, self.ctx.now(),
-                               self.ordinal)
+                               self.ordinal, self.call)
         self.pc = TOOLING
         self._hit(R.B_TOOL_RAN)
         return Ok()
@@ -229,6 +235,7 @@ class Runner(Actor):
     def _publish_tool_success(self) -> Result:
         """Tool.Success (fenced); the settlement flag changes only once the publication committed."""
         early = self.ctx.has(R.TOOL_SETTLED_BEFORE_PUBLICATION)
+        call = self.call  # the call this Tool.Success settles (before the defect's early flag moves it)
         if early:
             self.tool += 1  # the defect: the flag is set before the publication
         injected, self.fail_publication = self.fail_publication, False
@@ -237,7 +244,7 @@ class Runner(Actor):
             if not early:
                 self._hit(R.B_TOOL_PUBLISH_FAILED)
             return Fenced("the Tool.Success publication failed")
-        result = self.publisher.publish(self._event(R.TOOL_SUCCEEDED), self.fence, by_runner=True)
+        result = self.publisher.publish(self._event(R.TOOL_SUCCEEDED, call), self.fence, by_runner=True)
         if not result:
             self._stop()
             return result

@@ -88,6 +88,9 @@ class SessionEvent(SQLModel, table=True):
     # from the prompt's, so a second exact retry conflicts instead of appending)
     input_id: Optional[str] = None
     event_key: Optional[str] = Field(default=None, unique=True)
+    # a tool event's call index in its Step (1, 2, ...: the Step's local tool calls, run one after the
+    # other); 0 for every other event. A call is identified by (Session, execution, Step, call index).
+    tool_call: int = 0
 
 
 class SessionRecovery(SQLModel, table=True):

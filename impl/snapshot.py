@@ -47,6 +47,7 @@ class EventView:
     execution: int
     writer: str
     input: str | None = None  # an input event's prompt (PromptExecutionRequested)
+    call: int = 0  # a tool event's call index in its Step (0 for every other event)
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def snapshot(db: Database) -> Snapshot:
 _CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, assistant_id, recovery_error, "
            "recovery_attempts "
            "FROM execution_claim")
-_EVENTS = "SELECT session_id, kind, assistant_id, execution_id, writer, input_id FROM session_event ORDER BY id"
+_EVENTS = ("SELECT session_id, kind, assistant_id, execution_id, writer, input_id, tool_call FROM session_event "
+           "ORDER BY id")
 _RECOVERY = "SELECT execution_id, session_id FROM session_recovery"
 _INPUTS = "SELECT id, session_id, kind, src, state FROM session_input ORDER BY admitted_seq"
 _CANCELLED = "SELECT execution_id, session_id FROM execution_history WHERE outcome = 'cancelled'"
@@ -114,7 +116,7 @@ def read_cursor(cur, *, assistants: bool = True) -> Snapshot:
         cur.execute(sql)
         return cur.fetchall()
     claims = {r[0]: ClaimView(*r[1:]) for r in q(_CLAIMS)}
-    events = [EventView(s, R.SHORT_KIND[k], a, e, w, i) for s, k, a, e, w, i in q(_EVENTS)]
+    events = [EventView(s, R.SHORT_KIND[k], a, e, w, i, c) for s, k, a, e, w, i, c in q(_EVENTS)]
     recovery = frozenset(tuple(r) for r in q(_RECOVERY))
     inputs = [InputView(i, s, "cont" if k == "continuation" else "prompt", src, st)
               for i, s, k, src, st in q(_INPUTS)]

@@ -215,6 +215,13 @@ MCConversionReruns ==
 MCRetriesFailedTool ==
     IF Has("retry-tool-after-failed-publication") THEN TRUE ELSE Protocol!RetriesFailedTool
 
+\* tool-call-identified-by-step: a reconciliation identifies a tool call by its Step alone (no call index):
+\* an outcome of any call of the Step reads as the outcome of every call started in it
+MCReconcilesCall(a, i) ==
+    IF Has("tool-call-identified-by-step")
+    THEN CallStarted(a, i) /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
+    ELSE Protocol!ReconcilesCall(a, i)
+
 \* symmetry (TLC's SYMMETRY; spec/symmetry.py says why it is sound, and the twin's canonical form): with
 \* Nodes (and Sessions) as model values in the generated .cfg, the permutations TLC reduces states by
 NodeSymmetry == Permutations(Nodes)

@@ -40,8 +40,9 @@
 (* queue ones, each kind oldest first (spec/README.md, decision 27).       *)
 (* Without DeliveryKinds the selection's order is left free.               *)
 (* Local tools.  With Tools = 1 a Step runs one local tool call after its  *)
-(* Step.Started: a fenced start that renews the lease and records the     *)
-(* call (ToolStart), the physical tool (ToolRun, an effect of kind         *)
+(* Step.Started (with Tools = 2, two, one after the other, each named by   *)
+(* its call index), each: a fenced start that renews the lease and records *)
+(* the call (ToolStart), the physical tool (ToolRun, an effect of kind     *)
 (* "tool"), then the Tool.Success publication (PublishToolSuccess; the     *)
 (* runner's settlement flag changes only once it committed).  A failed     *)
 (* publication (ToolSuccessFails, the environment's "publication" fault)   *)
@@ -88,7 +89,7 @@ CONSTANTS
     \* @type: Int;
     MaxSteps,       \* Steps per execution; Step k of execution e writes assistant (e - 1) * MaxSteps + k
     \* @type: Int;
-    Tools,          \* local tool calls per Step (0 or 1; 0: the model without tools)
+    Tools,          \* local tool calls per Step (0, 1 or 2; 0: the model without tools)
     \* @type: Int;
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
@@ -128,20 +129,20 @@ CONSTANTS
 
 (*
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
-  @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str};
+  @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str, call: Int};
   @typeAlias: row = {exec: Int, sess: Str};
   @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str, gen: Int};
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int, tool: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
-  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int};
+  @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int, call: Int};
   @typeAlias: wake = {work: Bool, tries: Int, woken: Str, turned: Bool};
 *)
 SessionExecution_typedefs == TRUE
 
-\* one local tool call per Step at most: a second call in a Step repeats the same units under the same
-\* Step's assistant (spec/README.md, decision 19)
-ASSUME Tools \in 0..1
+\* up to two local tool calls per Step, run one after the other; a call is identified by (Session,
+\* execution, Step, call index), and its events and effect carry the index (spec/README.md, decision 19)
+ASSUME Tools \in 0..2
 
 \* a left claim's execution took its Session's prompt 1 (admitted at Init), and its owner is the one
 \* recovery worker (spec/README.md, decision 16)
@@ -246,9 +247,15 @@ SameInput(j, i) == j.sess = i.sess /\ j.kind = i.kind /\ j.src = i.src /\ j.gen 
 Requested(s, p) == \E k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p
 RequestsOf(s, p) == {k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p}
 PromptsOf(s) == {i \in inputs : i.sess = s /\ i.kind = "prompt"}
-\* assistant a's Step has a tool call whose start is recorded and whose outcome is not (one call per Step)
-OpenCall(a) == /\ \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a
-               /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
+\* the call indices a Step's local tool calls may have (both constants' values: Tools is at most 2)
+CallIndices == 1..2
+\* call i of assistant a's Step: its start is recorded; it has an outcome (each matched by the call index)
+CallStarted(a, i) == \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a /\ log[k].call = i
+CallSettled(a, i) == \E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a /\ log[k].call = i
+\* call i of assistant a's Step has its start recorded and no outcome
+OpenCall(a, i) == CallStarted(a, i) /\ ~CallSettled(a, i)
+\* a tool event of call i (a start or an outcome) for assistant a's Step, written under owner nd
+ToolEvent(s, kind, a, nd, i) == [sess |-> s, kind |-> kind, asst |-> a, node |-> nd, call |-> i]
 
 \* The delivery its caller chose for input i (DeliveryKinds): steer for the prompts SteerPrompts names, queue
 \* for the others and for every continuation (recovery creates it with queue delivery).
@@ -370,9 +377,19 @@ SettlementFlagEarly == FALSE
 ConversionReruns == FALSE
 \* After a failed Tool.Success the runner's error path marks the claim unknown; it never runs the tool again.
 RetriesFailedTool == FALSE
+\* A reconciliation (recovery's conversion, the finalizer's settlement, recovery's finishing of a
+\* cancellation) settles call i of assistant a's Step when that call, matched by its index, is open.
+ReconcilesCall(a, i) == OpenCall(a, i)
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
+
+\* the calls of assistant a's Step a reconciliation settles (none without an assistant)
+ReconciledCalls(a) == IF a = 0 THEN {} ELSE {i \in CallIndices : ReconcilesCall(a, i)}
+\* lg with one tool event of `kind` appended per call in cs, in index order (every open call of the Step)
+WithCalls(lg, s, kind, a, nd, cs) ==
+    LET one == IF 1 \in cs THEN Append(lg, ToolEvent(s, kind, a, nd, 1)) ELSE lg
+    IN IF 2 \in cs THEN Append(one, ToolEvent(s, kind, a, nd, 2)) ELSE one
 
 \* ordinary steer/queue selection excludes recovery-owned inputs (those with a recovery row)
 Selectable(i) == /\ i.state = "pending"
@@ -502,7 +519,7 @@ Dispatch(n) ==
     /\ RunnerAt(n, "renewed")
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
-                                 kind |-> "dispatch", step |-> run[n].ordinal]}
+                                 kind |-> "dispatch", step |-> run[n].ordinal, call |-> 0]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
 
 \* The provider's stream has begun: a partial fragment is open in the publisher, whose memory still names
@@ -525,7 +542,7 @@ PublishStepStarted(n) ==
        /\ IF PublishOK(n)
           THEN /\ claim' = IF claim[r.sess].exec = r.exec
                            THEN [claim EXCEPT ![r.sess].asst = a] ELSE claim
-               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> a, node |-> n])
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> a, node |-> n, call |-> 0])
                /\ run' = [run EXCEPT ![n] = IF early
                                            THEN [r EXCEPT !.pc = "started", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "started"]]
@@ -548,7 +565,7 @@ ToolStart(n) ==
     IN /\ RunnerAt(n, "stepping") /\ r.tool < Tools
        /\ IF PublishOK(n)
           THEN /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].ttl = Lease] ELSE claim
-               /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolStarted", asst |-> StepAsst(r), node |-> n])
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolStarted", asst |-> StepAsst(r), node |-> n, call |-> r.tool + 1])
                /\ run' = [run EXCEPT ![n].pc = "tool_started"]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED <<claim, log>>
@@ -559,7 +576,7 @@ ToolRun(n) ==
     /\ RunnerAt(n, "tool_started")
     /\ run' = [run EXCEPT ![n].pc = "tooling"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
-                                 kind |-> "tool", step |-> run[n].ordinal]}
+                                 kind |-> "tool", step |-> run[n].ordinal, call |-> run[n].tool + 1]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
 
 \* One transaction: publish Tool.Success (fenced).  The runner's settlement flag (`tool`) changes only in
@@ -568,7 +585,7 @@ PublishToolSuccess(n) ==
     LET r == run[n]
     IN /\ RunnerAt(n, "tooling")
        /\ IF PublishOK(n)
-          THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n])
+          THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n, call |-> r.tool + 1])
                /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].tool = r.tool + 1]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped",
                                       ![n].tool = IF SettlementFlagEarly THEN r.tool + 1 ELSE r.tool]
@@ -627,7 +644,7 @@ MarkUnknown(n) ==
 PublishTerminal(n, kind, pc) ==
     LET r == run[n]
     IN IF PublishOK(n)
-       THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> kind, asst |-> StepAsst(r), node |-> n])
+       THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> kind, asst |-> StepAsst(r), node |-> n, call |-> 0])
             /\ run' = [run EXCEPT ![n].pc = pc]
        ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
             /\ UNCHANGED log
@@ -709,7 +726,7 @@ ExactRetry(s, i, d) ==
         /\ SameInput(j, i)
         /\ RetryAppends(j)
         /\ log' = Append(log, [sess |-> j.sess, kind |-> RequestKind, asst |-> RequestId(j),
-                               node |-> RequestContent(d)])
+                               node |-> RequestContent(d), call |-> 0])
         /\ inputs' = IF RequestArms(j) THEN (inputs \ {j}) \cup {[j EXCEPT !.state = "pending"]} ELSE inputs
     /\ UNCHANGED <<claim, nextExec, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
 
@@ -772,7 +789,7 @@ FinalizerReconcile(n) ==
           THEN /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED effects
           ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
-                                             kind |-> "reconcile", step |-> 0]}
+                                             kind |-> "reconcile", step |-> 0, call |-> 0]}
                /\ fin' = [fin EXCEPT ![n].pc = "reconciling"]
        /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, rec, cancelled, faults, wakes>>
 
@@ -790,11 +807,9 @@ FinalizerSettle(n) ==
         active == IF r.exec = f.exec THEN r.active ELSE FALSE
         settle == SettledAssistant(f, c, mem)   \* the assistant it settles
         interrupt == InterruptOwed(settle, a, mem, active)
-        reconciled == IF a # 0 /\ OpenCall(a)
-                      THEN Append(log, [sess |-> f.sess, kind |-> "ToolFailed", asst |-> a, node |-> f.owner])
-                      ELSE log
+        reconciled == WithCalls(log, f.sess, "ToolFailed", a, f.owner, ReconciledCalls(a))
         restarted == IF RestartCommits(a, mem)
-                     THEN Append(reconciled, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner])
+                     THEN Append(reconciled, [sess |-> f.sess, kind |-> "Started", asst |-> a, node |-> f.owner, call |-> 0])
                      ELSE reconciled
     IN /\ f.pc = "reconciling"
        /\ IF ~(Fenced(f.sess, f.exec, f.owner) /\ c.phase = "cancelling")
@@ -805,7 +820,7 @@ FinalizerSettle(n) ==
           ELSE /\ claim' = [claim EXCEPT ![f.sess].phase = "cancelled"]
                /\ log' = IF interrupt
                          THEN Append(restarted, [sess |-> f.sess, kind |-> "Interrupted", asst |-> settle,
-                                                 node |-> f.owner])
+                                                 node |-> f.owner, call |-> 0])
                          ELSE restarted
                /\ fin' = [fin EXCEPT ![n].pc = "clear"]
        /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, effects, wakes>>
@@ -942,18 +957,15 @@ ConversionCommit(r, w, g) ==
         fenced == Fenced(w.sess, w.exec, r)
         a == c.asst
         k == Continuation(w.sess, w.exec, g)
-        call == fenced /\ a # 0 /\ OpenCall(a)
-        rerun == call /\ ConversionReruns
-        reconciled == IF call THEN Append(log, [sess |-> w.sess, kind |-> "ToolFailed", asst |-> a, node |-> r])
-                      ELSE log
-        converted == IF rerun THEN Append(log, [sess |-> w.sess, kind |-> "ToolSucceeded", asst |-> a, node |-> r])
-                     ELSE reconciled
+        calls == IF fenced THEN ReconciledCalls(a) ELSE {}
+        rerun == calls # {} /\ ConversionReruns
+        converted == WithCalls(log, w.sess, IF rerun THEN "ToolSucceeded" ELSE "ToolFailed", a, r, calls)
     IN /\ log' = IF fenced /\ a # 0 /\ ~Completed(a) /\ ConversionSettles
-                 THEN Append(converted, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+                 THEN Append(converted, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r, call |-> 0])
                  ELSE converted
        /\ effects' = IF rerun
                      THEN effects \cup {[sess |-> w.sess, exec |-> w.exec, owner |-> r, by |-> r,
-                                         kind |-> "tool", step |-> StepOf(a)]}
+                                         kind |-> "tool", step |-> StepOf(a), call |-> i] : i \in calls}
                      ELSE effects
        /\ recovery' = IF RowForExec(w.exec) THEN recovery   \* the insert's conflict
                       ELSE recovery \cup {[exec |-> w.exec, sess |-> w.sess]}
@@ -975,9 +987,7 @@ RecoveryConvert(r) ==
         c == claim[w.sess]
         a == c.asst
         open == a # 0 /\ ~Completed(a)
-        call == a # 0 /\ OpenCall(a)
-        reconciled == IF call THEN Append(log, [sess |-> w.sess, kind |-> "ToolFailed", asst |-> a, node |-> r])
-                      ELSE log
+        reconciled == WithCalls(log, w.sess, "ToolFailed", a, r, ReconciledCalls(a))
         conflict == ConversionConflict(w)
         mine == c.exec = w.exec /\ c.owner = r /\ ~c.quar
         retry == MayRetry(c)
@@ -988,7 +998,7 @@ RecoveryConvert(r) ==
                          ELSE [rec EXCEPT ![r].pc = "quarantining", ![r].why = "exhausted"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
           ELSE IF finishCancel
-          THEN /\ log' = IF open THEN Append(reconciled, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r])
+          THEN /\ log' = IF open THEN Append(reconciled, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r, call |-> 0])
                          ELSE reconciled
                /\ claim' = [claim EXCEPT ![w.sess] = NoClaim]
                /\ cancelled' = cancelled \cup {[exec |-> w.exec, sess |-> w.sess]}
@@ -1238,11 +1248,12 @@ TypeOK ==
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "reconciled", "quarantining",
                                             "reconverting"}
     /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
+                          /\ log[k].call \in IF log[k].kind \in ToolKinds THEN 1..Tools ELSE {0}
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
     /\ nextExec \in 1..(MaxExec + 1)
     /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication", "hang"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
-                        /\ x.step \in 0..MaxSteps
+                        /\ x.step \in 0..MaxSteps /\ x.call \in IF x.kind = "tool" THEN 1..Tools ELSE {0}
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
                              /\ wakes[w].woken \in {"", "fresh", "retry"} /\ wakes[w].turned \in BOOLEAN
 
@@ -1345,7 +1356,7 @@ CallInFlight(m, s) == /\ run[m].sess = s
                       /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed",
                                        "publish_failed", "hung"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
-                          step |-> run[m].ordinal] \in effects
+                          step |-> run[m].ordinal, call |-> 0] \in effects
 
 \* node m's finalizer on Session s works under a claim identity other than (e, o) and is in flight: from
 \* the interrupt until it has settled and cleared, been stopped by its supervisor, or died with its node
@@ -1358,7 +1369,7 @@ OlderFinalizer(m, s, e, o) == fin[m].pc # "idle" /\ fin[m].sess = s /\ ~(fin[m].
 \* the effects recovery workers begin in this step: a takeover (scanned -> converting) and a
 \* reconciliation (converting -> reconciled under the worker's own exact, live claim)
 RecoveryEffectsBegun ==
-    {[sess |-> rec[r].sess, exec |-> rec[r].exec, owner |-> r, by |-> r, step |-> 0,
+    {[sess |-> rec[r].sess, exec |-> rec[r].exec, owner |-> r, by |-> r, step |-> 0, call |-> 0,
       kind |-> IF rec[r].pc = "scanned" THEN "takeover" ELSE "reconcile"] :
         r \in {q \in Recoverers : \/ rec[q].pc = "scanned" /\ rec'[q].pc = "converting"
                                   \/ rec[q].pc = "converting" /\ rec'[q].pc = "reconciled"
@@ -1383,13 +1394,13 @@ NoPhysicalReplayStep ==
         LET c == claim[run[n].sess] IN c.exec = run[n].exec /\ c.owner = n /\ c.ttl > 0
 
 \* No physical tool call starts twice: a tool effect that begins is the first of its call (Session,
-\* execution, Step), and a runner starts its physical tool only for a call none has run yet (its own
+\* execution, Step, call index), and a runner starts its physical tool only for a call none has run yet (its own
 \* second run would add no new element to the history).
-ToolRan(s, e, k) == \E y \in effects : y.kind = "tool" /\ y.sess = s /\ y.exec = e /\ y.step = k
+ToolRan(s, e, k, i) == \E y \in effects : y.kind = "tool" /\ y.sess = s /\ y.exec = e /\ y.step = k /\ y.call = i
 ToolStartsOnceStep ==
-    /\ \A x \in effects' \ effects : x.kind = "tool" => ~ToolRan(x.sess, x.exec, x.step)
+    /\ \A x \in effects' \ effects : x.kind = "tool" => ~ToolRan(x.sess, x.exec, x.step, x.call)
     /\ \A n \in Nodes : (run[n].pc = "tool_started" /\ run'[n].pc = "tooling") =>
-          ~ToolRan(run[n].sess, run[n].exec, run[n].ordinal)
+          ~ToolRan(run[n].sess, run[n].exec, run[n].ordinal, run[n].tool + 1)
 
 \* Unknown work is reconciled, never re-executed: a tool begins only for running work (never for unknown,
 \* recovering or cancellation-owned work), and a claim is removed only with every tool call of its execution
@@ -1397,7 +1408,7 @@ ToolStartsOnceStep ==
 UnknownNeverReexecutedStep ==
     /\ \A x \in effects' \ effects : x.kind = "tool" => claim[x.sess].phase = "running"
     /\ \A s \in Sessions : (claim[s].phase # "none" /\ claim'[s].phase = "none") =>
-          \A a \in Assistants : ExecOf(a) = claim[s].exec => ~(OpenCall(a))'
+          \A a \in Assistants, i \in CallIndices : ExecOf(a) = claim[s].exec => ~(OpenCall(a, i))'
 
 PhaseMonotonicStep ==
     \A s \in Sessions : LET c == claim[s]

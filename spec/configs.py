@@ -173,6 +173,13 @@ CONFIGS: dict[str, Config] = {
     "toolpauses": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, tools=1,
                          lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
                          faults=frozenset({"pause", "publication"})),
+    # two local tools in a Step (Tools 2; issue 31 item 4, its last part): `tools`' one Session and node, call 1
+    # then call 2, each with its fenced start, physical run and Tool.Success; a failed publication or a crash
+    # leaves call 2 open after call 1 settled, and every reconciliation must settle that call by its index
+    # (`tool-call-identified-by-step`)
+    "tools2": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, tools=2,
+                     lease=1, scan_bound=1, grace=0, supervision_lag=1, max_tries=1,
+                     faults=frozenset({"crash", "publication"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -191,8 +198,8 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "retries", "wakes", "inputs", "steer",
-                   "delivery", "fragments", "listeners", "leftclaims")
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "inputs",
+                   "steer", "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import names as N
 from .config import Config
 from .state import (NO_CLAIM, REC_IDLE, Effect, Event, Rec, RecRow, State, _put, completed, continuation, fenced,
-                    has_continuation, has_row, open_call, row_for_exec, si, step_of)
+                    has_continuation, has_row, reconciled_calls, row_for_exec, si, step_of, with_calls)
 
 
 def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
@@ -19,14 +19,13 @@ def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> Stat
     me = cfg.recoverers[r]
     is_fenced = fenced(st, s, w.exec, me)
     a = c.asst
-    # the Step's tool call has no recorded outcome: reconcile it (ToolFailed), never re-run it
-    call = is_fenced and a != 0 and open_call(st, a)
-    rerun = call and cfg.hooks.conversion_reruns(cfg, st)
-    log = st.log + ((Event(w.sess, "ToolSucceeded", a, me),) if rerun else
-                    (Event(w.sess, "ToolFailed", a, me),) if call else ())
+    # every tool call of the Step with no recorded outcome: reconciled (ToolFailed), never re-run
+    calls = reconciled_calls(cfg, st, a) if is_fenced else ()
+    rerun = bool(calls) and cfg.hooks.conversion_reruns(cfg, st)
+    log = with_calls(st.log, w.sess, "ToolSucceeded" if rerun else "ToolFailed", a, me, calls)
     interrupt = is_fenced and a != 0 and not completed(st, a) and cfg.hooks.conversion_settles(cfg, st)
     log += (Event(w.sess, "Interrupted", a, me),) if interrupt else ()
-    effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a))} if rerun else st.effects
+    effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a), i) for i in calls} if rerun else st.effects
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
     k = continuation(w.sess, w.exec, gen)
     inputs = st.inputs if has_continuation(st, k) else st.inputs | {k}

@@ -10,7 +10,7 @@ through that table, as TLC overrides it inside Protocol!SteerSelects too.
 
 from __future__ import annotations
 
-from .state import completed, delivery, older_prompt, fenced, has_row, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
+from .state import completed, delivery, older_prompt, fenced, has_row, open_call, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
 
 
 # The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
@@ -224,4 +224,10 @@ def conversion_reruns(cfg, st):
 # After a failed Tool.Success the runner's error path marks the claim unknown; it never runs the tool again.
 def retries_failed_tool(cfg, st):
     return False
+
+
+# A reconciliation (recovery's conversion, the finalizer's settlement, recovery's finishing of a cancellation)
+# settles call i of assistant a's Step when that call, matched by its index, is open.
+def reconciles_call(cfg, st, a, i):
+    return open_call(st, a, i)
 

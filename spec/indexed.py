@@ -18,7 +18,8 @@ _NONE = frozenset()
 
 
 class EventLog(tuple):
-    """A log with its facts: `kinds(a)` (the kinds of assistant a's events), `requests(s, p)`."""
+    """A log with its facts: `kinds(a)` (the kinds of assistant a's events), `calls(a)` (its tool events'
+    (kind, call index)), `requests(s, p)`."""
 
     def __new__(cls, events, before=None):
         """`events`: the whole log; `before`: an EventLog that `events` extends (None: built from all)."""
@@ -35,6 +36,9 @@ class EventLog(tuple):
                 self._own[key] = self._get(key, 0) + 1
             else:
                 self._own[e.asst] = self._get(e.asst, _NONE) | {e.kind}
+                if e.kind in N.TOOL_KINDS:
+                    key = ("calls", e.asst, "")
+                    self._own[key] = self._get(key, _NONE) | {(e.kind, e.call)}
         if len(self._own) > FOLD:
             self._shared, self._own = {**self._shared, **self._own}, {}
         return self
@@ -45,6 +49,10 @@ class EventLog(tuple):
 
     def kinds(self, a: int) -> frozenset:
         return self._get(a, _NONE)
+
+    def calls(self, a: int) -> frozenset:
+        """(kind, call index) of assistant a's tool events."""
+        return self._get(("calls", a, ""), _NONE)
 
     def requests(self, s: str, p: int) -> int:
         return self._get((s, p), 0)

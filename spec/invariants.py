@@ -11,7 +11,7 @@ from collections import Counter
 
 from . import names as N
 from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, delivery, eligible, exec_of, fenced, fresh_row, justified,
-                    open_call, retried_row, row_for_exec, scan_window, si)
+                    open_call, retried_row, row_for_exec, scan_window, si, CALL_INDICES)
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -285,16 +285,16 @@ def ResumeRequestedBeforeDrain(cfg: Config, st: State, nx: State) -> bool:
     """A prompt taken in the step (by the drain's Acquire or a steer) was pending (requested) before it."""
     return all(j._replace(state="pending") in st.inputs for j in nx.inputs - st.inputs
                if j.kind == "prompt" and j.state in ("ordinary", "steered"))
-def _tool_ran(st: State, s: str, e: int, k: int) -> bool:
-    return any(y.kind == "tool" and (y.sess, y.exec, y.step) == (s, e, k) for y in st.effects)
+def _tool_ran(st: State, s: str, e: int, k: int, i: int) -> bool:
+    return any(y.kind == "tool" and (y.sess, y.exec, y.step, y.call) == (s, e, k, i) for y in st.effects)
 
 
 def ToolStartsOnce(cfg: Config, st: State, nx: State) -> bool:
-    """A local tool effect that begins is the first of its call (Session, execution, Step), and a runner
+    """A local tool effect that begins is the first of its call (Session, execution, Step, call index), and a runner
     starts its physical tool only for a call none has run yet (its own second run adds no new element)."""
-    if any(_tool_ran(st, x.sess, x.exec, x.step) for x in nx.effects - st.effects if x.kind == "tool"):
+    if any(_tool_ran(st, x.sess, x.exec, x.step, x.call) for x in nx.effects - st.effects if x.kind == "tool"):
         return False
-    return not any(r.pc == "tool_started" and r2.pc == "tooling" and _tool_ran(st, r.sess, r.exec, r.ordinal)
+    return not any(r.pc == "tool_started" and r2.pc == "tooling" and _tool_ran(st, r.sess, r.exec, r.ordinal, r.tool + 1)
                    for r, r2 in zip(st.run, nx.run))
 
 
@@ -305,7 +305,7 @@ def UnknownNeverReexecuted(cfg: Config, st: State, nx: State) -> bool:
     for c, d in zip(st.claim, nx.claim):
         if c.phase != "none" and d.phase == "none":
             first = asst(cfg, c.exec, 1)
-            if any(open_call(nx, a) for a in range(first, first + cfg.max_steps)):
+            if any(open_call(nx, a, i) for a in range(first, first + cfg.max_steps) for i in CALL_INDICES):
                 return False
     return True
 

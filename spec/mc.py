@@ -19,7 +19,7 @@ import functools
 import re
 
 from . import hooks as P
-from .state import asst, has_row, si
+from .state import asst, call_started, has_row, si, step_has_outcome
 
 MC = {
     # unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
@@ -167,6 +167,11 @@ MC = {
     # publishes again) instead of marking the claim unknown
     "RetriesFailedTool": (P.retries_failed_tool, {
         "retry-tool-after-failed-publication": lambda otherwise, cfg, st: True}),
+    # tool-call-identified-by-step: a reconciliation identifies a tool call by its Step alone (no call index):
+    # an outcome of any call of the Step reads as the outcome of every call started in it
+    "ReconcilesCall": (P.reconciles_call, {
+        "tool-call-identified-by-step": lambda otherwise, cfg, st, a, i: (
+            call_started(st, a, i) and not step_has_outcome(st, a))}),
 }
 
 

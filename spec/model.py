@@ -24,7 +24,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     active_on, owner_active, selectable, in_order, delivery, eligible, scan_window, run_stale, fin_stale,
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
-    continuation, has_continuation,
+    continuation, has_continuation, reconciled_calls, with_calls, CALL_INDICES, call_started, step_has_outcome,
     Wake, WAKE_IDLE, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
@@ -202,9 +202,8 @@ def FinalizerSettle(cfg, st, n):
         return st  # the restart is rejected (the flush raises); it retries, live
     settle = cfg.hooks.settled_assistant(cfg, st, f, c, mem)  # the assistant it settles
     interrupt = cfg.hooks.interrupt_owed(cfg, st, settle, a, mem, active)
-    log = st.log
-    if a != 0 and open_call(st, a):  # the durable failure reconciliation of the Step's tool call: never re-run
-        log += (Event(f.sess, "ToolFailed", a, f.owner),)
+    # the durable failure reconciliation of every open tool call of the Step: never re-run
+    log = with_calls(st.log, f.sess, "ToolFailed", a, f.owner, reconciled_calls(cfg, st, a))
     if cfg.hooks.restart_commits(cfg, st, a, mem):
         log += (Event(f.sess, "Started", a, f.owner),)
     log += (Event(f.sess, "Interrupted", settle, f.owner),) if interrupt else ()
@@ -317,8 +316,8 @@ def RecoveryConvert(cfg, st, r):
         return st._replace(rec=_put(st.rec, r, w._replace(pc="quarantining", why="exhausted")))
     a = c.asst
     open_ = a != 0 and not completed(st, a)
-    call = a != 0 and open_call(st, a)  # the Step's tool call has no recorded outcome: reconcile, never re-run
-    reconciled = st.log + ((Event(w.sess, "ToolFailed", a, me),) if call else ())
+    # every tool call of the Step with no recorded outcome: reconciled, never re-run
+    reconciled = with_calls(st.log, w.sess, "ToolFailed", a, me, reconciled_calls(cfg, st, a))
     if cfg.hooks.finishes_cancellation(cfg, st, c):
         log = reconciled + ((Event(w.sess, "Interrupted", a, me),) if open_ else ())
         return st._replace(claim=_put(st.claim, s, NO_CLAIM), log=log, cancelled=st.cancelled | {RecRow(w.exec, w.sess)},

@@ -416,6 +416,12 @@ DEFECTS = _index([
            "after a failed Tool.Success publication the runner's error path runs the physical tool again and "
            "publishes again, instead of leaving the call unsettled and the claim unknown: the tool runs twice",
            "tools"),
+    Defect("tool-call-identified-by-step", ("UnknownNeverReexecuted",), "R003-PASS-tool-publication-failure",
+           "a reconciliation (recovery's conversion, the finalizer's settlement, recovery's finishing of a "
+           "cancellation) identifies a local tool call by its Step alone, without its call index: once the "
+           "Step's first call has Tool.Success, its second call's recorded start reads as settled, so a "
+           "second call whose Tool.Success failed is never reconciled and the claim is removed with it open",
+           "tools2"),
     Defect("flush-without-assistant", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18-flush",
            "the finalizer flushes publisher memory's open stream fragment, and the flush raises when memory "
            "names no assistant: the finalizer neither settles nor clears and retries under its supervised "

@@ -82,6 +82,7 @@ class Event(NamedTuple):
     kind: str
     asst: int
     node: str  # the claim identity the publisher wrote under
+    call: int = 0  # a tool event's call index in its Step (1..Tools); 0 for every other event
 
 
 class RecRow(NamedTuple):
@@ -132,6 +133,7 @@ class Effect(NamedTuple):
     by: str  # the node (or recovery worker) it runs on
     kind: str  # dispatch | tool | reconcile (and takeover, recovery's: never in the history)
     step: int = 0  # the Step a dispatch or tool belongs to (0: a reconciliation)
+    call: int = 0  # a tool's call index in its Step (1..Tools); 0 for every other effect
 
 
 class Wake(NamedTuple):
@@ -143,6 +145,9 @@ class Wake(NamedTuple):
 
 
 WAKE_IDLE = Wake(False, 0, "")
+
+# the call indices a Step's local tool calls may have (TLA+ CallIndices: Tools is at most 2)
+CALL_INDICES = (1, 2)
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
@@ -225,13 +230,37 @@ def step_of(cfg: Config, a: int) -> int:
     return a - (exec_of(cfg, a) - 1) * cfg.max_steps
 
 
-def open_call(st: State, a: int) -> bool:
-    """TLA+ OpenCall: assistant a's Step has a tool call whose start is recorded and whose outcome is not."""
+def _tool_events(st: State, a: int) -> frozenset:
+    """(kind, call index) of every tool event of assistant a's Step."""
     if type(st.log) is not tuple:  # an EventLog (spec/indexed.py): a long log's facts kept
-        kinds = st.log.kinds(a)
-        return "ToolStarted" in kinds and kinds.isdisjoint(N.TOOL_OUTCOMES)
-    return (any(e.kind == "ToolStarted" and e.asst == a for e in st.log)
-            and not any(e.kind in N.TOOL_OUTCOMES and e.asst == a for e in st.log))
+        return st.log.calls(a)
+    return frozenset((e.kind, e.call) for e in st.log if e.asst == a and e.kind in N.TOOL_KINDS)
+
+
+def call_started(st: State, a: int, i: int) -> bool:
+    """TLA+ CallStarted: call i of assistant a's Step has its start recorded."""
+    return ("ToolStarted", i) in _tool_events(st, a)
+
+
+def step_has_outcome(st: State, a: int) -> bool:
+    """Some call of assistant a's Step has an outcome (whichever its index)."""
+    return any(k in N.TOOL_OUTCOMES for k, _ in _tool_events(st, a))
+
+
+def open_call(st: State, a: int, i: int) -> bool:
+    """TLA+ OpenCall: call i of assistant a's Step has its start recorded and no outcome (matched by index)."""
+    calls = _tool_events(st, a)
+    return ("ToolStarted", i) in calls and not any((k, i) in calls for k in N.TOOL_OUTCOMES)
+
+
+def reconciled_calls(cfg, st: State, a: int) -> tuple:
+    """TLA+ ReconciledCalls: the calls of assistant a's Step a reconciliation settles, in index order."""
+    return () if a == 0 else tuple(i for i in CALL_INDICES if cfg.hooks.reconciles_call(cfg, st, a, i))
+
+
+def with_calls(log: tuple, s: str, kind: str, a: int, node: str, calls: tuple) -> tuple:
+    """TLA+ WithCalls: log with one tool event of `kind` appended per call, in index order."""
+    return log + tuple(Event(s, kind, a, node, i) for i in calls)
 
 
 def started(st: State, a: int) -> bool:
@@ -474,13 +503,13 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
     )
 # ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt)
 
-def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str) -> State:
+def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str, call: int = 0) -> State:
     """Runner n begins an external effect of `kind` for its current Step (no transaction) and moves to `pc`:
-    the provider dispatch (TLA+ Dispatch) and the physical tool (ToolRun) alike."""
+    the provider dispatch (TLA+ Dispatch) and the physical tool (ToolRun, its call index `call`) alike."""
     r = st.run[n]
     node = cfg.nodes[n]
     return st._replace(run=_put(st.run, n, r._replace(pc=pc)),
-                       effects=st.effects | {Effect(r.sess, r.exec, node, node, kind, r.ordinal)})
+                       effects=st.effects | {Effect(r.sess, r.exec, node, node, kind, r.ordinal, call)})
 
 
 def _stop(st: State, n: int, **memory) -> State:

@@ -55,7 +55,7 @@ def permute(st: State, p: Perm) -> State:
     return State(
         claim=tuple(_claim(st.claim[i], f) for i in p.sessions),
         nextExec=st.nextExec,
-        log=tuple(Event(f(e[0], e[0]), e[1], e[2], f(e[3], e[3])) for e in st.log),
+        log=tuple(Event(f(e[0], e[0]), e[1], e[2], f(e[3], e[3]), e[4]) for e in st.log),
         recovery=frozenset(RecRow(r[0], f(r[1], r[1])) for r in st.recovery),
         inputs=frozenset(Input(f(i[0], i[0]), *i[1:]) for i in st.inputs),
         run=tuple(_runner(st.run[i], f) for i in p.nodes),
@@ -63,7 +63,7 @@ def permute(st: State, p: Perm) -> State:
         rec=tuple(Rec(w[0], f(w[1], w[1]), w[2], f(w[3], w[3]), w[4]) for w in st.rec),
         cancelled=frozenset(RecRow(r[0], f(r[1], r[1])) for r in st.cancelled),
         faults=st.faults,
-        effects=frozenset(Effect(f(e[0], e[0]), e[1], f(e[2], e[2]), f(e[3], e[3]), e[4], e[5]) for e in st.effects),
+        effects=frozenset(Effect(f(e[0], e[0]), e[1], f(e[2], e[2]), f(e[3], e[3]), e[4], e[5], e[6]) for e in st.effects),
         wakes=st.wakes,
     )
 

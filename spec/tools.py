@@ -1,4 +1,5 @@
-"""The runner's local tool actions (Tools = 1): the fenced tool start, the physical tool, the Tool.Success
+"""The runner's local tool actions (Tools 1 or 2: the Step's calls one after the other, call r.tool + 1 the
+current one): the fenced tool start, the physical tool, the Tool.Success
 publication, its failure (a fault), the failures of Step.Started and Step.Ended (the same fault kind), and the
 runner's error path to `unknown` after any of them, each mirroring the TLA+ operator of the same name.
 `spec.model` re-exports them and lists them in its Next.
@@ -20,13 +21,13 @@ def ToolStart(cfg, st, n):
     node = cfg.nodes[n]
     claim = (_put(st.claim, s, st.claim[s]._replace(ttl=cfg.lease)) if ordinary_ok(st, s, r.exec, node)
              else st.claim)
-    return st._replace(claim=claim, log=st.log + (Event(r.sess, "ToolStarted", step_asst(cfg, r), node),),
+    return st._replace(claim=claim, log=st.log + (Event(r.sess, "ToolStarted", step_asst(cfg, r), node, r.tool + 1),),
                        run=_put(st.run, n, r._replace(pc="tool_started")))
 
 
 def ToolRun(cfg, st, n):
     """The physical tool runs: an external effect, no transaction."""
-    return _begin_effect(cfg, st, n, "tool", "tooling") if _runner_at(st, n, "tool_started") else None
+    return _begin_effect(cfg, st, n, "tool", "tooling", st.run[n].tool + 1) if _runner_at(st, n, "tool_started") else None
 
 
 def PublishToolSuccess(cfg, st, n):
@@ -36,7 +37,7 @@ def PublishToolSuccess(cfg, st, n):
     r = st.run[n]
     if not cfg.hooks.publish_ok(cfg, st, n):
         return _stop(st, n, tool=r.tool + 1 if cfg.hooks.settlement_flag_early(cfg, st) else r.tool)
-    return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n]),),
+    return st._replace(log=st.log + (Event(r.sess, "ToolSucceeded", step_asst(cfg, r), cfg.nodes[n], r.tool + 1),),
                        run=_put(st.run, n, r._replace(pc="stepping", tool=r.tool + 1)))
 
 

@@ -27,6 +27,12 @@ class Difference(NamedTuple):
 ABSENT = type("Absent", (), {"__repr__": lambda self: "absent"})()
 
 
+def _pairs(v):
+    """A record's (field, value) pairs; an event's or effect's call index only where it has one (a tool's)."""
+    return [(k, x) for k, x in zip(v._fields, v)
+            if not (k == "call" and x == 0 and isinstance(v, (M.Event, M.Effect)))]
+
+
 def show(v) -> str:
     """A field value as the spec writes it: TRUE/FALSE, "" for the empty name, records as field=value."""
     if v is ABSENT:
@@ -36,7 +42,7 @@ def show(v) -> str:
     if v == "":
         return '""'
     if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return "(" + ", ".join(f"{k}={show(x)}" for k, x in zip(v._fields, v)) + ")"
+        return "(" + ", ".join(f"{k}={show(x)}" for k, x in _pairs(v)) + ")"
     return str(v)
 
 
@@ -58,7 +64,7 @@ def _key(x) -> str:
     if isinstance(x, M.Input):
         return f"{x.sess}/{x.kind}#{x.src}" + (f"/gen{x.gen}" if x.gen else "")
     if hasattr(x, "_fields"):
-        return ", ".join(f"{k}={show(v)}" for k, v in zip(x._fields, x))
+        return ", ".join(f"{k}={show(v)}" for k, v in _pairs(x))
     return str(x)
 
 

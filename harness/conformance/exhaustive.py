@@ -28,6 +28,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
     "delivery": ("delivery", {}),  # delivery kinds: steer before queue, then age
     "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
+    "tools2": ("tools2", {}),  # two local tool calls in a Step, each reconciled by its call index
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush

@@ -167,7 +167,8 @@ def _swarm_rule(actions: tuple[str, ...], boundaries: tuple[str, ...]):
         self.weights = {**dict.fromkeys(ACTION_NAMES + (PAUSE,), 1), **weights}
         self.probe_weight = probe_weight
         self.focus = frozenset((N.BOUNDARIES[focus].after,) if focus else ())
-        self.focus_pass = min(focus_pass, self.cfg.max_steps)
+        # a boundary passes once per Step, a tool call's once per call (Tools 2: twice per Step)
+        self.focus_pass = min(focus_pass, self.cfg.max_steps * max(1, self.cfg.tools))
     return choose_swarm
 
 
@@ -188,7 +189,7 @@ class LockstepMachine(RuleBasedStateMachine):
         self.cfg = self.campaign.cfg
         self.weights = dict.fromkeys(ACTION_NAMES + (PAUSE,), 1)
         self.focus: frozenset[str] = frozenset()  # actions after which environment actions come
-        self.focus_pass = 1  # ... from the focus_pass-th time an actor passes the boundary on (a later Step's)
+        self.focus_pass = 1  # ... from the focus_pass-th time an actor passes the boundary on (a later Step's or call's)
         self.probe_weight = 1  # the weight of a refusal probe beside the enabled actions
         self.burst = False  # environment actions have been coming since a focused boundary
         self.campaign.coverage.examples += 1

@@ -43,12 +43,14 @@ def asst_of(aid, steps: int, words: Vocabulary) -> int:
 
 
 def event_of(row, steps: int, words: Vocabulary) -> M.Event:
-    """A recorded event; an input event (PromptExecutionRequested) names its prompt by number, as the twin does."""
-    _id, sess, kind, aid, _execution, writer, *prompt = row
+    """A recorded event; an input event (PromptExecutionRequested) names its prompt by number, as the twin does;
+    a tool event carries its call index (the row's eighth column; a row without it: 0)."""
+    _id, sess, kind, aid, _execution, writer, *rest = row
+    prompt, call = (rest + [None, 0])[:2]
     short = words.event_kind(kind)
     if short == N.REQUEST_KIND:
-        return M.Event(sess, short, prompt[0] if prompt and prompt[0] is not None else -1, writer)
-    return M.Event(sess, short, asst_of(aid, steps, words), writer)
+        return M.Event(sess, short, prompt if prompt is not None else -1, writer)
+    return M.Event(sess, short, asst_of(aid, steps, words), writer, call or 0)
 
 
 def input_of(row, words: Vocabulary) -> tuple[str, M.Input]:

@@ -33,6 +33,8 @@ class EventCount(BaseModel):
     count: int = Field(ge=0)
     writer: str | None = Field(None, description="the node or recovery worker every such event was written "
                                                  "under (the log's `node` field, the claim identity's owner)")
+    call: int | None = Field(None, ge=1, description="a tool event's call index in its Step: count only that "
+                                                    "call's events (tool kinds only; absent: every call's)")
 
 
 class ClaimExpect(BaseModel):
@@ -113,6 +115,11 @@ def name_problems(cfg: M.Config, ex: Expect) -> list[str]:
             bad.append(f"expect.events[{k}].writer: {short(e.writer)} is not a configured node or recovery worker")
         elif e.writer is not None and e.count == 0:
             bad.append(f"expect.events[{k}].writer: count 0 leaves no event to have a writer")
+        if e.call is not None and e.kind not in N.TOOL_KINDS:
+            bad.append(f"expect.events[{k}].call: only a tool event has a call index")
+        elif e.call is not None and e.call > cfg.tools:
+            bad.append(f"expect.events[{k}].call: {e.call} is beyond the configuration's calls per Step "
+                       f"(Tools {cfg.tools})")
     for k, i in enumerate(ex.inputs):
         bad += sessions(f"expect.inputs[{k}]", i.session)
         if i.state is not None and not i.present:
@@ -161,9 +168,10 @@ def check(cfg: M.Config, st: M.State, ex: Expect) -> list[str]:
     """Each failed expectation on state `st` as one line naming its field, expected beside found."""
     bad = []
     for k, e in enumerate(ex.events):
-        evs = [ev for ev in st.log if ev.asst == e.assistant and ev.kind == e.kind]
+        evs = [ev for ev in st.log if ev.asst == e.assistant and ev.kind == e.kind and e.call in (None, ev.call)]
+        of = f" call {e.call}" if e.call is not None else ""
         if len(evs) != e.count:
-            bad.append(f"expect.events[{k}]: {e.count} Step.{e.kind} for assistant {e.assistant}, found {len(evs)}")
+            bad.append(f"expect.events[{k}]: {e.count} Step.{e.kind}{of} for assistant {e.assistant}, found {len(evs)}")
         elif e.writer is not None and any(ev.node != e.writer for ev in evs):
             bad.append(f"expect.events[{k}].writer: Step.{e.kind} of assistant {e.assistant} written by {e.writer}, "
                        f"found {', '.join(ev.node for ev in evs)}")

@@ -90,8 +90,8 @@ class TraceConfig(BaseModel):
     max_exec: int = Field(ge=1, le=MAX_EXEC, description="execution ids are 1..max_exec")
     max_steps: int | None = Field(None, ge=1, le=MAX_LEASE,
                                   description="Steps per execution, one assistant each (MaxSteps); absent: 1")
-    tools: int | None = Field(None, ge=0, le=1,
-                              description="local tool calls per Step (Tools: 0 or 1); absent: 0")
+    tools: int | None = Field(None, ge=0, le=2,
+                              description="local tool calls per Step (Tools: 0, 1 or 2); absent: 0")
     fragments: int | None = Field(None, ge=0, le=1, description="a provider stream may open a partial fragment "
                                   "before its Step's Step.Started (Fragments: 0 or 1); absent: 0")
     lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")

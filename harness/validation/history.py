@@ -59,6 +59,8 @@ class EventRow(BaseModel):
     kind: Literal[tuple(N.LOG_KINDS)]
     asst: int = Field(description="the assistant it names (a PromptExecutionRequested: its prompt's number)")
     node: str = Field(description="the claim identity (owner id) it was written under; '' for none")
+    call: int = Field(0, ge=0, description="a tool event's call index in its Step (1, 2, ...); 0 (or absent) for "
+                                           "every other event")
 
 
 class RecoveryRow(BaseModel):
@@ -188,7 +190,7 @@ class Line:
                                                                  c.phase, c.asst, c.quar, min(c.tries, cfg.max_tries),
                                                                  c.why))
                        for s, c in w.claim.items()}
-        self.log = tuple(M.Event(e.sess, e.kind, e.asst, e.node) for e in w.log)
+        self.log = tuple(M.Event(e.sess, e.kind, e.asst, e.node, e.call) for e in w.log)
         self.recovery = frozenset(M.RecRow(r.exec, r.sess) for r in w.recovery)
         self.inputs = frozenset(M.Input(i.sess, i.kind, i.src, i.state, i.gen) for i in w.inputs)
         self.cancelled = frozenset(M.RecRow(r.exec, r.sess) for r in w.cancelled)

@@ -87,7 +87,8 @@ LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt"
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
           "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24,
           "conversion-retry-mints-new-ids": 16,
-          "recovery-reruns-unknown-tool": 16}  # 12 steps at the shortest since RecoveryReconcile (was 11)
+          "recovery-reruns-unknown-tool": 16,  # 12 steps at the shortest since RecoveryReconcile (was 11)
+          "tool-call-identified-by-step": 18}  # 14 steps at the shortest: call 1 settled, call 2 started, a cancel
 
 
 @pytest.mark.parametrize("defect", _every_run(CI_DETECTS))

@@ -549,7 +549,27 @@ def retry_tool_after_failed_publication(defects):
     return len(w.provider.tool_runs), {s: c.phase for s, c in w.snap().claims.items()}
 
 
+def tool_call_identified_by_step(defects):
+    """Two local tools in a Step: call 1 settled, call 2's Tool.Success fails; recovery converts the unknown
+    claim and reconciles call 2 by its index (the defect: call 1's outcome reads as call 2's)."""
+    w = World(defects=defects, tools=2)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(9):  # Renew .. Step.Started's return, call 1 (start, run, Tool.Success), call 2 (start, run)
+        node.runner.step()
+    assert node.runner.pc == "tooling" and node.runner.call == 2
+    node.runner.fail_next_publication(R.TOOL_SUCCESS_FAILS)
+    node.runner.run_to_completion()
+    w.tick()
+    w.worker().run_once()
+    snap = w.snap()
+    return [(e.kind, e.call) for e in snap.events if e.kind.startswith("Tool")], sorted(snap.claims)
+
+
 CASES = {
+    "tool-call-identified-by-step": (tool_call_identified_by_step,
+                                     ([("ToolStarted", 1), ("ToolSucceeded", 1), ("ToolStarted", 2), ("ToolFailed", 2)], []),
+                                     ([("ToolStarted", 1), ("ToolSucceeded", 1), ("ToolStarted", 2)], [])),
     "conversion-retry-mints-new-ids": (conversion_retry_mints_new_ids,
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery"),

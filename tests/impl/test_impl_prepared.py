@@ -45,7 +45,7 @@ def test_answers_as_sqlalchemy(db):
             (events._ASSISTANT, {"assistant": "a1"}, lambda r: dict(r.mappings().first())),  # booleans read back
             (inputs._SELECTABLE[False], {"id": "i1"}, lambda r: r.scalar_one()),
             (events._NEXT_SEQ, {"session": "s1"}, lambda r: r.scalar_one()),
-            (events._KINDS, {"assistant": "a1"}, lambda r: r.scalars().all()),
+            (events._CALLS, {"assistant": "a1"}, lambda r: [tuple(x) for x in r.all()]),
             (claims._TAKEOVER, dict(session="s1", execution=7, owner="n1", now=9, taker="r1", until=12, grace=0),
              lambda r: r.rowcount),  # a literal IN list, expanded as SQLAlchemy expands it
             (claims._RENEW, dict(session="s1", execution=7, owner="n1", now=9, until=12), lambda r: r.rowcount),

@@ -15,7 +15,7 @@ SESSIONS = ("s1", "s2")
 ASSTS = range(1, 7)
 
 events = st.builds(M.Event, st.sampled_from(SESSIONS), st.sampled_from(KINDS), st.sampled_from(ASSTS),
-                   st.just("n1"))
+                   st.just("n1"), st.sampled_from((0, 1, 2)))
 inputs = st.builds(M.Input, st.sampled_from(SESSIONS), st.sampled_from(("prompt", "cont")), st.sampled_from(ASSTS),
                    st.sampled_from(("pending", "held", "taken")), st.integers(0, 1))
 
@@ -25,7 +25,8 @@ def _state(log=(), ins=frozenset()) -> M.State:
 
 
 def _answers(stt: M.State) -> tuple:
-    return (tuple((M.open_call(stt, a), M.started(stt, a), M.completed(stt, a)) for a in ASSTS),
+    return (tuple((*(M.open_call(stt, a, i) for i in M.CALL_INDICES), M.call_started(stt, a, 1),
+                   M.step_has_outcome(stt, a), M.started(stt, a), M.completed(stt, a)) for a in ASSTS),
             tuple(M.requests_of(stt, s, p) for s in SESSIONS for p in ASSTS),
             tuple(M.has_continuation(stt, M.continuation(s, e, g)) for s in SESSIONS for e in ASSTS for g in (0, 1)),
             tuple(sorted(M.prompts_of(stt, s)) for s in SESSIONS))

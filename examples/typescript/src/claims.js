@@ -130,11 +130,15 @@ export async function completed(db, assistant) {
     [assistant])) !== undefined;
 }
 
-/** Assistant `a`'s Step has a tool call whose start is recorded and whose outcome is not.
- * @param {Database} db @param {string} assistant */
-export async function openToolCall(db, assistant) {
-  /** @type {Pick<import('./types.js').EventRow, "kind">[]} */
-  const rows = await db.all("SELECT kind FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant]);
-  const kinds = rows.map((r) => r.kind);
-  return kinds.includes("ToolStarted") && !kinds.includes("ToolSucceeded") && !kinds.includes("ToolFailed");
+/** Assistant `a`'s Step's local tool calls whose start is recorded and whose outcome is not, in index order:
+ * a call is (Session, execution, Step, call index), so each outcome settles its own call. `byStep` is the
+ * tool-call-identified-by-step defect: an outcome of any call of the Step reads as every call's.
+ * @param {Database} db @param {string} assistant @param {boolean} byStep @returns {Promise<number[]>} */
+export async function openToolCalls(db, assistant, byStep) {
+  /** @type {Pick<import('./types.js').EventRow, "kind" | "tool_call">[]} */
+  const rows = await db.all("SELECT kind, tool_call FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant]);
+  const settled = new Set(rows.filter((r) => r.kind !== "ToolStarted").map((r) => r.tool_call));
+  if (byStep && settled.size > 0) return [];
+  const started = [...new Set(rows.filter((r) => r.kind === "ToolStarted").map((r) => r.tool_call))].sort((x, y) => x - y);
+  return started.filter((c) => !settled.has(c));
 }

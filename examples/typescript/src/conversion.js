@@ -4,7 +4,7 @@
  * id derived from Session and execution) or fenced by the claim (the settling Step.Interrupted, the
  * claim's removal), so a retry after a lost acknowledgement finds its own work and changes nothing.
  */
-import { completed, openToolCall } from "./claims.js";
+import { completed, openToolCalls } from "./claims.js";
 import { assistantStep, continuationId } from "./ids.js";
 
 /** The recovery worker converting (its Session, execution, database and publisher).
@@ -29,7 +29,11 @@ export async function convertInTransaction(w, claim, cancellation) {
   if (!cancellation) return commit(w, generation(w, 0));
   const a = claim.assistant_id;
   const base = { session: w.session, writer: w.id };
-  if (a !== null && (await openToolCall(w.db, a))) await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a });
+  if (a !== null) {
+    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+      await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+    }
+  }
   if (a !== null && !(await completed(w.db, a))) await w.publisher.append({ ...base, kind: "Interrupted", assistant: a });
   await w.db.run("DELETE FROM execution_claims WHERE session_id = ? AND execution_id = ? AND owner_id = ?",
     [w.session, w.execution, w.id]);
@@ -52,12 +56,15 @@ async function commit(w, gen) {
   const fenced = await w.claims.fenced(w.session, w.execution, w.id);
   const a = fenced && c ? c.assistant_id : null; // fenced: the claim row is there
   const base = { session: w.session, writer: w.id };
-  if (a !== null && (await openToolCall(w.db, a))) {
-    if (w.cfg.has("recovery-reruns-unknown-tool")) {
-      w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1] });
-      await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a });
-    } else {
-      await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a });
+  // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
+  if (a !== null) {
+    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+      if (w.cfg.has("recovery-reruns-unknown-tool")) {
+        w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1], call });
+        await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a, call });
+      } else {
+        await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
+      }
     }
   }
   if (a !== null && !(await completed(w.db, a)) && !w.cfg.has("conversion-leaves-assistant-open")) {

@@ -22,7 +22,8 @@ CREATE TABLE events (
   assistant_id TEXT,
   input_id TEXT,
   request_id TEXT,
-  writer TEXT NOT NULL
+  writer TEXT NOT NULL,
+  tool_call INTEGER NOT NULL DEFAULT 0 -- a tool event's call index in its Step; 0 for every other event
 );
 CREATE TABLE assistants (
   assistant_id TEXT PRIMARY KEY,

@@ -9,7 +9,7 @@
  * `Settling`, where it tells that runner which execution it holds.
  */
 import { Actor } from "./actor.js";
-import { completed, openToolCall } from "./claims.js";
+import { completed, openToolCalls } from "./claims.js";
 import { FenceLost } from "./db.js";
 import { assistantId } from "./ids.js";
 
@@ -131,7 +131,12 @@ export class Finalizer extends Actor {
       && ((cfg.has("step-failed-duplicate-interrupt") && active && mem === a) || !(await completed(db, settle)));
     await db.tx(async () => {
       const w = { session: this.session, writer: this.owner };
-      if (a !== null && (await openToolCall(db, a))) await publisher.append({ ...w, kind: "ToolFailed", assistant: a });
+      // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
+      if (a !== null) {
+        for (const call of await openToolCalls(db, a, cfg.has("tool-call-identified-by-step"))) {
+          await publisher.append({ ...w, kind: "ToolFailed", assistant: a, call });
+        }
+      }
       if (cfg.has("cancel-restarts-assistant") && a !== null && mem === null) {
         await publisher.append({ ...w, kind: "Started", assistant: a });
       }

@@ -43,6 +43,7 @@ export async function twinState(world) {
   const log = events.map((e) => ({
     sess: e.session_id, kind: e.kind,
     asst: e.input_id !== null ? promptNo.get(e.input_id) ?? 0 : twinAssistant(cfg, e.assistant_id), node: e.writer,
+    call: e.tool_call,
   }));
   /** A session_recovery or cancelled_executions table. @param {string} sql */
   const pairs = async (sql) => {

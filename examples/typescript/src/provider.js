@@ -8,6 +8,7 @@
 /** @typedef {import('./types.js').EffectKind} EffectKind */
 /** Who makes a provider call, and for which Step. @typedef {{session: string, execution: number, owner: string,
  *  node: string, step: number}} Call */
+/** A local tool's run: call `call` (its index in the Step) of Step `step`. @typedef {Call & {call: number}} ToolCall */
 /** A Step's stream: its end, 'end' (the Step completes) or 'fail' (the stream failed). @typedef {"end" | "fail"} Outcome */
 
 export class ScriptedProvider {
@@ -34,7 +35,7 @@ export class ScriptedProvider {
 
   /** Begin a provider call: the stream of Step `step` of an execution. @param {Call} call */
   dispatch({ session, execution, owner, node, step }) {
-    this.record(session, execution, owner, node, "dispatch", step);
+    this.record(session, execution, owner, node, "dispatch", step, 0);
     const { script, fragments } = this;
     return {
       /** The stream's end: 'end' (the Step completes) or 'fail' (the stream failed). @returns {Outcome} */
@@ -44,22 +45,22 @@ export class ScriptedProvider {
     };
   }
 
-  /** @param {Call} call */
-  runTool({ session, execution, owner, node, step }) {
-    this.record(session, execution, owner, node, "tool", step);
+  /** @param {ToolCall} run */
+  runTool({ session, execution, owner, node, step, call }) {
+    this.record(session, execution, owner, node, "tool", step, call);
   }
 
   /** @param {Omit<Call, "step">} call */
   reconcile({ session, execution, owner, node }) {
-    this.record(session, execution, owner, node, "reconcile", 0);
+    this.record(session, execution, owner, node, "reconcile", 0, 0);
   }
 
   /** @param {string} sess @param {number} exec @param {string} owner @param {string} by @param {EffectKind} kind
-   *  @param {number} step */
-  record(sess, exec, owner, by, kind, step) {
+   *  @param {number} step @param {number} call */
+  record(sess, exec, owner, by, kind, step, call) {
     if (!this.effects.some((x) => x.sess === sess && x.exec === exec && x.owner === owner && x.by === by
-      && x.kind === kind && x.step === step)) {
-      this.effects.push({ sess, exec, owner, by, kind, step });
+      && x.kind === kind && x.step === step && x.call === call)) {
+      this.effects.push({ sess, exec, owner, by, kind, step, call });
     }
   }
 }

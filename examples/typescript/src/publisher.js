@@ -63,8 +63,9 @@ export class Publisher {
     const { session, kind, writer } = event;
     const assistant = event.kind === "PromptExecutionRequested" ? null : event.assistant;
     const [input, request] = event.kind === "PromptExecutionRequested" ? [event.input, event.request] : [null, null];
-    await this.db.run("INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer) VALUES (?, ?, ?, ?, ?, ?)",
-      [session, kind, assistant, input, request, writer]);
+    const call = event.kind === "PromptExecutionRequested" ? 0 : event.call ?? 0;
+    await this.db.run(`INSERT INTO events (session_id, kind, assistant_id, input_id, request_id, writer, tool_call)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`, [session, kind, assistant, input, request, writer, call]);
     if (event.kind === "Started") {
       await this.db.run(`INSERT INTO assistants (assistant_id, session_id, execution_id) VALUES (?, ?, ?)
         ON CONFLICT DO NOTHING`,

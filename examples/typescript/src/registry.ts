@@ -17,11 +17,12 @@ export type Defect =
   | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
-  | "retry-tool-after-failed-publication" | "flush-without-assistant" | "cancel-requeues-continuation"
-  | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first"
-  | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
-  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input"
-  | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
+  | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "flush-without-assistant"
+  | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero"
+  | "wake-fresh-share-full" | "wake-retry-oldest-first" | "scan-window-ignores-fresh-share"
+  | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
+  | "resume-drains-without-request" | "steer-selects-recovery-input" | "steer-takes-queued-input"
+  | "queue-before-steer" | "selection-ignores-age";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =

@@ -265,19 +265,22 @@ export class Runner extends Actor {
     });
   }
 
-  /** The Step's local tool: the fenced start (renews, records ToolStarted), the run, Tool.Success. */
+  /** The Step's next local tool call (its index: the calls whose Tool.Success was published, plus one; the
+   * Step's calls run one after the other): the fenced start (renews, records ToolStarted), the run,
+   * Tool.Success, each naming the call's index. */
   async runTool() {
     const { db, claims, id, publisher, provider, failpoints } = this;
+    const call = this.tool + 1;
     if (!(await this.publishOk())) throw this.stop("ToolStart");
     await db.tx(async () => {
       if (await this.fence()) await claims.renew(this.session, this.execution, id);
-      await publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id });
+      await publisher.append({ session: this.session, kind: "ToolStarted", assistant: this.assistant, writer: id, call });
     });
     this.set({ pc: "tool_started", took: "ToolStart" });
     failpoints.fire("tool.started");
     for (;;) {
       await this.gate();
-      provider.runTool({ session: this.session, execution: this.execution, owner: id, node: id, step: this.ordinal });
+      provider.runTool({ session: this.session, execution: this.execution, owner: id, node: id, step: this.ordinal, call });
       this.set({ pc: "tooling", took: "ToolRun" });
       failpoints.fire("tool.ran");
       await this.gate();
@@ -285,7 +288,7 @@ export class Runner extends Actor {
       if (early) this.tool += 1; // the settlement flag, set before the publication
       try {
         if (!(await this.publishOk())) throw this.stop("PublishToolSuccess");
-        await publisher.publish({ session: this.session, kind: "ToolSucceeded", assistant: this.assistant, writer: id }, {
+        await publisher.publish({ session: this.session, kind: "ToolSucceeded", assistant: this.assistant, writer: id, call }, {
           project: () => claims.checkFence(this.session, this.execution, id),
         });
       } catch (err) {

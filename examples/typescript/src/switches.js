@@ -28,6 +28,7 @@ export const DEFECTS = Object.freeze([
   "recovery-reruns-unknown-tool",
   "tool-settled-before-publication",
   "retry-tool-after-failed-publication",
+  "tool-call-identified-by-step",
   "flush-without-assistant",
   "cancel-requeues-continuation",
   "conversion-retry-mints-new-ids",

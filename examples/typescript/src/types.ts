@@ -103,6 +103,7 @@ export interface EventRow {
   input_id: string | null;
   request_id: string | null;
   writer: string;
+  tool_call: number;
 }
 export interface InputRow {
   input_id: string;
@@ -143,6 +144,8 @@ export interface AssistantEvent {
   kind: Exclude<EventKind, RequestKind>;
   assistant: string;
   writer: string;
+  /** a tool event's call index in its Step (1, 2, ...); absent (0) for a Step event */
+  call?: number;
 }
 export interface RequestEvent {
   session: string;
@@ -169,6 +172,7 @@ export interface TwinEvent {
   kind: EventKind;
   asst: number;
   node: string;
+  call: number;
 }
 /** A session_recovery or cancelled_executions row. */
 export interface TwinPair {
@@ -213,6 +217,8 @@ export interface Effect {
   by: string;
   kind: EffectKind;
   step: number;
+  /** a tool's call index in its Step; 0 for every other effect */
+  call: number;
 }
 export interface TwinWake {
   work: boolean;
