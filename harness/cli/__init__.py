@@ -132,7 +132,7 @@ def cmd_bench(args) -> int:
         from binding.history import read_database
         from binding.stress import BUNDLED
         from harness.reports.validate_bench import bench_validate
-        return bench_validate(args.validate, BUNDLED, read_database)
+        return bench_validate(args.validate, BUNDLED, read_database, seed=args.seed, keep=args.keep)
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
@@ -309,6 +309,9 @@ def _add_bench(sub) -> None:
     b.add_argument("--validate", nargs="?", const=[1_000, 10_000, 100_000], type=A.sizes, metavar="N,N,...",
                    help="instead: record stress histories of the bundled server of these many lines (default "
                         "1000,10000,100000) and print validation's lines/s beside the time each took to record")
+    b.add_argument("--seed", default="1", help="with --validate: the stress run's seed (default 1)")
+    b.add_argument("--keep", metavar="DIR", help="with --validate: keep the recording and its lines "
+                   "(history.jsonl) in DIR; a rejected history is always kept, and its path printed")
     b.set_defaults(func=cmd_bench)
 
 
