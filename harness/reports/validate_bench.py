@@ -63,7 +63,8 @@ def bench_validate(sizes, server, read_database, *, sessions: int = 16, seed: st
     where.mkdir(parents=True, exist_ok=True)
     try:
         run_s, db = record(server, max(sizes), sessions, str(where), seed)
-        conv = read_database(db)
+        # the prefix the sizes need (a longer run may admit more prompts than a twin configuration bounds)
+        conv = read_database(db, limit=max(sizes) + max(sizes) // 50 + 100)
         kept = where / "history.jsonl"
         kept.write_text(conv.text())
         every = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), db)

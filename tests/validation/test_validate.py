@@ -385,7 +385,7 @@ def test_bench_validate_keeps_a_rejected_history(tmp_path, monkeypatch):
         path = _write(tmp_path, edited)
         header, commits = H.read(path)
 
-        def read(db, header=header, commits=commits, text=path.read_text()):
+        def read(db, limit=None, header=header, commits=commits, text=path.read_text()):
             return SimpleNamespace(cfg=T.trace_to_config(header.config), header=header,
                                    commits=[c for _, c in commits], text=lambda: text)
         monkeypatch.setattr(VB, "record", lambda server, size, sessions, out, seed: (1.0, f"{out}/stress.db"))
