@@ -205,19 +205,20 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
     return Converted(cfg, header, commits, skipped)
 
 
-def convert_db(db, cfg: M.Config | None = None) -> Converted:
-    return convert_rows(read_meta(db), read_rows(db), cfg)
+def convert_db(db, cfg: M.Config | None = None, limit: int | None = None) -> Converted:
+    return convert_rows(read_meta(db), read_rows(db, limit=limit), cfg)
 
 
-def read_database(history: str, cfg: M.Config | None = None) -> Converted:
+def read_database(history: str, cfg: M.Config | None = None, limit: int | None = None) -> Converted:
     """A history database (a sqlite file, or a database URL) as lines; HistoryError (bad input, exit 2)
-    when it is no database claimcheck can open or holds no commit history."""
+    when it is no database claimcheck can open or holds no commit history. `limit`: its first commits only
+    (a prefix of a history is a history; its configuration's bounds are the prefix's)."""
     try:
         db = Database(history if "://" in history else f"sqlite:///{Path(history).absolute()}")
     except (ValueError, ImportError, sa.exc.ArgumentError) as exc:  # not a database claimcheck can open
         raise H.HistoryError(f"{history}: {str(exc).splitlines()[0]}") from None
     try:
-        return convert_db(db, cfg)
+        return convert_db(db, cfg, limit)
     except (sa.exc.SQLAlchemyError, KeyError) as exc:  # no history tables, or no run metadata: bad input
         raise H.HistoryError(f"{history}: not a history database ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None

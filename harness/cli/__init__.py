@@ -138,7 +138,7 @@ def cmd_bench(args) -> int:
         from binding.history import read_database
         from binding.stress import BUNDLED
         from harness.reports.validate_bench import bench_validate
-        return bench_validate(args.validate, BUNDLED, read_database)
+        return bench_validate(args.validate, BUNDLED, read_database, seed=args.seed, keep=args.keep)
     from harness.reports.bench import bench_explorer_vs_tlc
     from harness.traces.configfile import resolve
     chosen = resolve(args.config)
@@ -319,6 +319,9 @@ def _add_bench(sub) -> None:
                    help="instead: the whole gate in the layout before issue 34 and in today's, one after the other, "
                         "nothing reused, each stage's time side by side")
     b.add_argument("--beside", action="store_true", help="with --gate: a CPU-bound process runs beside both gates")
+    b.add_argument("--seed", default="1", help="with --validate: the stress run's seed (default 1)")
+    b.add_argument("--keep", metavar="DIR", help="with --validate: keep the recording and its lines "
+                   "(history.jsonl) in DIR; a rejected history is always kept, and its path printed")
     b.set_defaults(func=cmd_bench)
 
 

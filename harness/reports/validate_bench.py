@@ -9,14 +9,22 @@ clock readings the prefix spans), and the figures are lines per second, the stat
 line and the largest frontier: a search whose cost grows with the history (a frontier blow-up, a state
 that grows with the log) shows as lines/s falling with the size. GOAL_RATE and GOAL_SPREAD are the issue's
 goals; the report says met or missed, never more.
+
+A rejected history is never lost: the recording (its `stress.db`) and its converted lines (`history.jsonl`,
+a header with the run's configuration first, what `claimcheck validate` reads) are kept, in `--keep DIR`
+when given, else in a new directory under the system's temporary one, and the report prints the path (a
+valid run's recording is dropped unless `--keep`). `--seed` is the stress run's seed (its callers, faults and
+crashes; the processes' timing is the machine's, so a seed does not repeat a history).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 import tempfile
 import time
+from pathlib import Path
 
 from harness.stress.supervisor import StressOptions, run as run_stress
 from harness.validation import history as H
@@ -27,11 +35,11 @@ GOAL_SPREAD = 1.5  # lines/s at the smallest size over lines/s at the largest, a
 LINES_PER_EXECUTION = 6  # a stress run commits ~7 lines per execution: the run is asked for a few more
 
 
-def record(server, size: int, sessions: int, out: str) -> tuple[float, str]:
+def record(server, size: int, sessions: int, out: str, seed: str = "1") -> tuple[float, str]:
     """(seconds, database) of a stress run of `server` long enough for `size` lines."""
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the run's own summary: not the bench's
-        code, res = run_stress(StressOptions(nodes=2, sessions=sessions, seconds=max(60.0, size / 20), seed="1",
+        code, res = run_stress(StressOptions(nodes=2, sessions=sessions, seconds=max(60.0, size / 20), seed=seed,
                                              executions=max(2, size // LINES_PER_EXECUTION), keep=True,
                                              progress=False, out=out), server)
     if res is None:
@@ -45,13 +53,20 @@ def _span(lines) -> int:
     return max(readings) - min(readings) if readings else 0
 
 
-def bench_validate(sizes, server, read_database, *, sessions: int = 16, out=print) -> int:
+def bench_validate(sizes, server, read_database, *, sessions: int = 16, seed: str = "1", keep: str | None = None,
+                   out=print) -> int:
     """Record one history, then validate its prefix of each size; print one row each and the goals. Exit 0
-    when every prefix validated (the goals are reported, not enforced: the machine's load decides them)."""
+    when every prefix validated (the goals are reported, not enforced: the machine's load decides them). A
+    rejected history is kept (in `keep`, else a new temporary directory) and its path printed."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="claimcheck-bench-") as tmp:
-        run_s, db = record(server, max(sizes), sessions, tmp)
-        conv = read_database(db)
+    where = Path(keep) if keep is not None else Path(tempfile.mkdtemp(prefix="claimcheck-bench-"))
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        run_s, db = record(server, max(sizes), sessions, str(where), seed)
+        # the prefix the sizes need (a longer run may admit more prompts than a twin configuration bounds)
+        conv = read_database(db, limit=max(sizes) + max(sizes) // 50 + 100)
+        kept = where / "history.jsonl"
+        kept.write_text(conv.text())
         every = H.typed(conv.cfg, list(enumerate(conv.commits, start=2)), db)
         for size in sizes:
             lines = every[:size]
@@ -63,7 +78,12 @@ def bench_validate(sizes, server, read_database, *, sessions: int = 16, out=prin
                 verdict += " (a search bound was hit)"
             rows.append((size, len(lines), rec_s, res.seconds, rate, res.states / max(1, res.matched),
                          res.max_frontier, verdict, res.ok))
-    out(f"claimcheck bench --validate: stress histories of 2 node processes, {sessions} Sessions (sqlite)")
+    finally:
+        rejected = not rows or not all(r[8] for r in rows)
+        if keep is None and not rejected:
+            shutil.rmtree(where, ignore_errors=True)
+    out(f"claimcheck bench --validate: stress histories of 2 node processes, {sessions} Sessions (sqlite), "
+        f"seed {seed}")
     out(f"  {'lines':>8}  {'recorded in':>11}  {'validated in':>12}  {'lines/s':>8}  {'states/line':>11}  "
         f"{'frontier':>8}  verdict")
     for _size, n, rec_s, val_s, rate, per, front, verdict, _ok in rows:
@@ -74,4 +94,6 @@ def bench_validate(sizes, server, read_database, *, sessions: int = 16, out=prin
         out(f"  goal >= {GOAL_RATE:,} lines/s: {'met' if min(rates) >= GOAL_RATE else 'missed'} (slowest "
             f"{min(rates):,.0f}); goal within {GOAL_SPREAD}x from the smallest to the largest: "
             f"{'met' if spread <= GOAL_SPREAD else 'missed'} ({spread:.2f}x)")
+    if rejected or keep is not None:
+        out(f"  the history {'rejected, ' if rejected else ''}kept: {kept if rows else where} (its recording: {db})")
     return 0 if all(r[8] for r in rows) else 1

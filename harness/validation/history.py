@@ -175,11 +175,16 @@ class Commit(BaseModel):
 
 class Line:
     """A commit line read as twin values."""
-    __slots__ = ("number", "commit", "params", "claims", "log", "recovery", "inputs", "cancelled", "wakes", "memory")
+    __slots__ = ("number", "commit", "params", "claims", "log", "recovery", "inputs", "cancelled", "wakes", "memory",
+                 "action", "now", "process", "nothing", "checks")
 
     def __init__(self, number: int, commit: Commit, cfg: M.Config, where: str):
         self.number = number
         self.commit = commit
+        # read at every state a search visits: plain attributes, not the model's fields
+        self.action, self.now, self.process = commit.action, commit.now, commit.process or commit.actor
+        w = commit.writes
+        self.nothing = not (w.claim or w.log or w.recovery or w.inputs or w.cancelled or w.wakes is not None)
         self.params = T.params_from_json(commit.action, commit.params, where)
         T.check_param_names(cfg, commit.action, self.params, where)
         w = commit.writes
@@ -205,22 +210,17 @@ class Line:
                     if who not in names:
                         raise HistoryError(f"{where}.memory.{kind}: {short(who)} is not in the configuration "
                                            f"({', '.join(names)})")
-
-    @property
-    def action(self) -> str:
-        return self.commit.action
-
-    @property
-    def now(self) -> int | None:
-        return self.commit.now
-
-    @property
-    def process(self) -> str:
-        return self.commit.process or self.commit.actor
+        # the recorded memory as (State field, actor, record field, value) positions: what the search compares at
+        # every state (search.memory_differences says which differ, for the report)
+        self.checks = () if self.memory is None else tuple(
+            (M.State._fields.index(kind), names.index(who), fields.index(f), v)
+            for kind, names, fields in (("run", cfg.nodes, M.Runner._fields), ("fin", cfg.nodes, M.Fin._fields),
+                                        ("rec", cfg.recoverers, M.Rec._fields))
+            for who, rec in getattr(self.memory, kind).items()
+            for f in fields for v in [getattr(rec, f, None)] if v is not None)
 
     def wrote_nothing(self) -> bool:
-        w = self.commit.writes
-        return not (w.claim or w.log or w.recovery or w.inputs or w.cancelled or w.wakes is not None)
+        return self.nothing
 
 
 def parse_line(text: str, number: int, name: str, mapping=None):

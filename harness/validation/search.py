@@ -165,8 +165,8 @@ class Search:
     def closure(self, frontier, ticks: int | None, view=None) -> set[M.State]:
         """The states reachable from `frontier` by silent steps that take exactly `ticks` Ticks (any
         number, None); `view`: see silent_moves."""
-        if ticks is not None:  # a lease held back from a later reading runs longer than Lease (held_back)
-            ticks = min(ticks, self.tick_cap + max((max(0, c.ttl - self.cfg.lease) for st in frontier
+        if ticks is not None and ticks > self.tick_cap:  # a lease held back from a later reading runs longer
+            ticks = min(ticks, self.tick_cap + max((max(0, c.ttl - self.cfg.lease) for st in frontier  # (held_back)
                                                     for c in st.claim), default=0))
         start = {(st, ticks) for st in frontier}
         seen = set(start)
@@ -219,8 +219,9 @@ class Search:
 
     def step(self, st: M.State, line: Line) -> M.State | None:
         """The twin's state after `line` from `st`, or None when it does not match there."""
-        if line.memory is not None and memory_differences(self.cfg, st, line.memory, first=True):
-            return None
+        for kind, who, f, v in line.checks:  # the recorded memory (memory_differences, compared by position)
+            if st[kind][who][f] != v:
+                return None
         nxt = apply_direct(self.cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             return st if line.wrote_nothing() else None  # a refused step committed nothing

@@ -63,8 +63,10 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=Non
             continue
         pc = st.rec[r].pc
         if pc == "idle":  # RecoveryScan, with the scan window read once for every Session
-            if window is None:
-                window = M.scan_window(cfg, st)
+            if window is None:  # no claim eligible (spec `eligible`, the common case): empty, not computed
+                floor = -cfg.eff_grace
+                window = (M.scan_window(cfg, st) if any(c.ttl <= floor and c.phase != "none" and not c.quar
+                                                        for c in st.claim) else ())
             for k in sorted(window):
                 s, c = cfg.sessions[k], st.claim[k]
                 yield R.RECOVERY_SCAN, (who, s), st._replace(rec=st.rec[:r] + (M.Rec("scanned", s, c.exec, c.owner),)

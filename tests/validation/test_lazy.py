@@ -35,24 +35,25 @@ class OwnStepsOnly(J.Validation):
 
 
 def test_a_line_the_own_steps_cannot_explain_is_searched_with_every_actors():
-    """Line 53 of the 2-node fixture (r2's takeover) needs another process's silent steps before it: without
-    the second search it fails; with it, the first 60 lines validate, with fewer states than the whole search."""
-    cfg, lines = _fixture(60)
+    """Line 136 of the 2-node fixture (r1's takeover of s1 from n2) needs another process's silent steps before
+    it (the ticks its reading says passed cannot be taken with n1's own): without the second search it fails;
+    with it, the first 140 lines validate, with fewer states than the whole search."""
+    cfg, lines = _fixture(140)
     bare = _validation(cfg, OwnStepsOnly).take(lines, len(lines))
-    assert bare.failure is not None and bare.failure.line.number == 53, render(bare, "bare")
+    assert bare.failure is not None and bare.failure.line.number == 136, render(bare, "bare")
     lazy, whole = _validation(cfg), _validation(cfg, lazy=False)
     got, want = lazy.take(lines, len(lines)), whole.take(lines, len(lines))
     assert got.ok and want.ok and lazy.lazy and got.states < want.states
 
 
 def test_a_rejected_history_is_reported_as_the_whole_search_reports_it(tmp_path):
-    """A lease one tick longer than the twin's at line 204 (test_real_time's edit): the lazy search starts
+    """A lease one tick longer than the twin's at line 322 (test_real_time's edit): the lazy search starts
     again with every actor's steps and gives the whole search's report, line for line but the figures."""
     import json
-    raw = TWO_NODES.read_text().splitlines()[:205]
-    row = json.loads(raw[203])
-    row["writes"]["claim"]["s7"]["ttl"] = 31
-    raw[203] = json.dumps(row)
+    raw = TWO_NODES.read_text().splitlines()[:323]
+    row = json.loads(raw[321])
+    row["writes"]["claim"]["s1"]["ttl"] = 31
+    raw[321] = json.dumps(row)
     path = tmp_path / "h.jsonl"
     path.write_text("\n".join(raw) + "\n")
     cfg, _h, commits, _n = Cmd.load(str(path), None)
@@ -61,4 +62,4 @@ def test_a_rejected_history_is_reported_as_the_whole_search_reports_it(tmp_path)
     got, want = lazy.take(lines, len(lines)), whole.take(lines, len(lines))
     assert not lazy.lazy and got.failure is not None
     assert render(got, "h")[:-1] == render(want, "h")[:-1]
-    assert "writes.claim.s7.ttl: the twin writes 30, the line 31" in "\n".join(render(got, "h"))
+    assert "writes.claim.s1.ttl: the twin writes 30, the line 31" in "\n".join(render(got, "h"))

@@ -2,16 +2,12 @@
 process's clock reading, which may be older than the commits ordered before it.
 
 The fixture is the first 989 commits of a real `claimcheck stress --nodes 2 --seconds 20 --keep` run of the
-bundled server (sqlite), converted with `claimcheck validate stress.db --write-lines`: 42 of its lines read
-the clock before a commit ordered ahead of them (line 204: n1's heartbeat of s7 at a reading 7 ticks old;
-line 304: an acquisition 3 ticks old), and node n2, paused by a stall for 43 ticks after it read its clock,
-tries to renew its claim of s2 (line 986, which commits nothing) after r1 took that claim over at line 985.
-With one clock for the twin (the readings raised to the latest, as the converter did) this history failed at
-its line 44 on `ttl`, and at line 986 on n2's memory.
-
-Recorded before the wake rows' turned column (issue 31 item 3), by a server whose wake scan planned
-retried rows oldest first: its header's twin has that plan (defect wake-retry-oldest-first) and its rows'
-turned is filled from the recorded rows (tests/validation/fill_turned.py)."""
+bundled server (sqlite; its header's twin the reference, no defect), converted with `claimcheck validate
+stress.db --write-lines`: 35 of its lines read the clock before a commit ordered ahead of them (line 322: n1's
+heartbeat of s1 at a reading 6 ticks old; line 181: an acquisition 3 ticks old; line 442: n2's acquisition
+at a reading 66 ticks old, its process stalled after it read its clock). With one clock for the twin (the
+readings raised to the latest, as the converter once did) such a history fails on `ttl` at its first stale
+lease write (an earlier fixture failed so at its line 44)."""
 
 from __future__ import annotations
 
@@ -44,7 +40,7 @@ def test_the_fixture_reads_clocks_out_of_commit_order():
             if latest is not None and now < latest:
                 stale.append(k)
             latest = now if latest is None else max(latest, now)
-    assert 204 in stale and 304 in stale and 986 in stale and len(stale) == 42
+    assert 322 in stale and 181 in stale and 442 in stale and len(stale) == 35
 
 
 def test_two_node_processes_history_validates():
@@ -55,41 +51,42 @@ def test_two_node_processes_history_validates():
 def test_a_lease_longer_than_the_lease_from_its_reading_fails(tmp_path):
     """heartbeat-extends-lease's class: the stale heartbeat's lease one tick longer than Lease from its own
     reading is no twin step, though it is shorter than a full lease from the latest reading."""
-    lines = _edit(_lines()[:205], 204, lambda r: r["writes"]["claim"]["s7"].update(ttl=31))
+    lines = _edit(_lines()[:323], 322, lambda r: r["writes"]["claim"]["s1"].update(ttl=31))
     code, out = _validate(_write(tmp_path, lines))
     text = "\n".join(out)
-    assert code == 1 and "NOT VALID at line 204" in text, text
-    assert "writes.claim.s7.ttl: the twin writes 30, the line 31" in text, text
+    assert code == 1 and "NOT VALID at line 322" in text, text
+    assert "writes.claim.s1.ttl: the twin writes 30, the line 31" in text, text
 
 
 def test_a_takeover_no_reading_justifies_fails(tmp_path):
-    """A takeover read at a reading at which the former owner's lease is still live (n2's lease of s2 runs
-    to ...178; the takeover read ...177, 15 ticks before its real reading) is rejected, although later
-    readings in the log (up to ...192) would make it eligible: a decision is judged at its own reading, never
-    at a later one. (`--skew-bound 20` lets the worker's clock go back that far; without it, that is the
-    failure, the next test.) Without the line's memory the report names the guard: the scan the takeover
-    needs has no state at which the claim was eligible."""
+    """A takeover read at a reading at which the former owner's lease is still live (r1's takeover of s3 from
+    n2, exec 104, read ...364: read 15 ticks earlier, ...349, n2's lease runs 14 more ticks) is rejected,
+    although the lines before it read up to ...364, at which it is eligible: a decision is judged at its own
+    reading, never at a later one. (`--skew-bound 20` lets the worker's clock go back that far; without it,
+    that is the failure, the next test.) Without the line's memory the report names the guard: the scan the
+    takeover needs has no state at which the claim was eligible."""
     def early(row):
         row["now"] = row["now"] - 15
         row.pop("memory")
-    lines = _edit(_lines()[:985], 985, early)
+    assert json.loads(_lines()[964])["action"] == "RecoveryTakeover"
+    lines = _edit(_lines()[:965], 965, early)
     code, out = _validate(_write(tmp_path, lines), "--skew-bound", "20")
     text = "\n".join(out)
-    assert code == 1 and "NOT VALID at line 985" in text, text
+    assert code == 1 and "NOT VALID at line 965" in text, text
     assert "not enabled: recovery worker r1 has not scanned" in text, text
-    # the frontier report: the closest candidate state, s2's claim there (its lease still live at the reading)
-    assert "the closest candidate state" in text and "claim s2: {exec 105, owner 'n2', ttl 1, phase 'running'" in text
-    code, out = _validate(_write(tmp_path, _lines()[:985]), "--skew-bound", "20")
+    # the frontier report: the closest candidate state, s3's claim there (its lease still live at the reading)
+    assert "the closest candidate state" in text and "claim s3: {exec 104, owner 'n2', ttl 14, phase 'running'" in text
+    code, out = _validate(_write(tmp_path, _lines()[:965]), "--skew-bound", "20")
     assert code == 0, out
 
 
 def test_a_process_clock_going_back_beyond_the_skew_bound_fails(tmp_path):
     def back(row):
         row["now"] = row["now"] - 40
-    lines = _edit(_lines()[:305], 304, back)
+    lines = _edit(_lines()[:182], 181, back)
     code, out = _validate(_write(tmp_path, lines))
     text = "\n".join(out)
-    assert code == 1 and "NOT VALID at line 304" in text and "goes back" in text and "skew bound (0 ticks)" in text, text
+    assert code == 1 and "NOT VALID at line 181" in text and "goes back" in text and "skew bound (0 ticks)" in text, text
 
 
 def test_the_leanest_two_node_log_validates(tmp_path):

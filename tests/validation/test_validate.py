@@ -35,8 +35,8 @@ from stresskit import record_trace  # noqa: E402
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "crash-during-cancel.history.jsonl"
 # a real `claimcheck stress --nodes 1 --sessions 2 --seconds 3 --crash-every-commits 25 --input-rate 0
-# --executions 6 --seed 1 --keep` run's history, converted (`claimcheck validate stress.db --write-lines`);
-# its wake rows' turned filled and its header's twin set as the server that recorded it (fill_turned.py)
+# --executions 6 --seed 1 --keep` run's history of the bundled server, converted (`claimcheck validate
+# stress.db --write-lines`); its header's twin is the reference (no defect)
 STRESS = HERE / "stress-1node.history.jsonl"
 ROOT = HERE.parents[1]
 TRACES = ROOT / "traces"
@@ -371,6 +371,36 @@ def test_bench_validate_prints_lines_per_second_beside_the_recording(capsys):
     assert "recorded in" in out and "lines/s" in out and "valid" in out and "goal >= 5,000 lines/s" in out, out
 
 
+def test_bench_validate_keeps_a_rejected_history(tmp_path, monkeypatch):
+    """A rejected history is never lost: its lines are kept (a new directory, its path printed), the exit is 1;
+    a valid one's are dropped unless --keep. The recording stands in: the 2-node fixture, one lease a tick
+    too long at line 322 (test_real_time's edit), then as recorded."""
+    import shutil
+    from types import SimpleNamespace
+    from harness.reports import validate_bench as VB
+    lines = (HERE / "stress-2node.history.jsonl").read_text().splitlines()[:330]
+    bad = json.loads(lines[321])
+    bad["writes"]["claim"]["s1"]["ttl"] = 31
+    for edited, code_wanted in (([*lines[:321], json.dumps(bad), *lines[322:]], 1), (lines, 0)):
+        path = _write(tmp_path, edited)
+        header, commits = H.read(path)
+
+        def read(db, limit=None, header=header, commits=commits, text=path.read_text()):
+            return SimpleNamespace(cfg=T.trace_to_config(header.config), header=header,
+                                   commits=[c for _, c in commits], text=lambda: text)
+        monkeypatch.setattr(VB, "record", lambda server, size, sessions, out, seed: (1.0, f"{out}/stress.db"))
+        out = []
+        assert VB.bench_validate([400], None, read, out=out.append) == code_wanted, out
+        kept = [x for x in out if "kept:" in x]
+        if code_wanted:
+            assert "NOT VALID at line 322" in "\n".join(out) and len(kept) == 1, out
+            where = Path(kept[0].split("kept: ", 1)[1].split(" (", 1)[0])
+            assert where.read_text() == path.read_text(), where
+            shutil.rmtree(where.parent)
+        else:
+            assert not kept, out
+
+
 def test_a_per_session_history_is_said_not_validated():
     """PostgreSQL's concurrent writers record each Session's order and none across Sessions: the converter
     refuses it (bad input for `validate`), and the stress run says NOT VALIDATED rather than passing or
@@ -432,7 +462,9 @@ def test_a_growing_history_is_judged_by_the_same_search():
     """harness/validation/judge.py: the 2-node stress fixture taken 100 lines at a time, each time all but
     the last 64 (the readings ahead), then the rest: the same verdict, lines and frontier as validate on
     the whole; and validate's Growing stops at a defect history's first unexplained commit (and a correct
-    one's gives none)."""
+    one's gives none). The fixture's line 426, judged before the readings after it, is one the lazy search
+    does not explain (the next test), so the growing search goes on as the whole search from the start
+    (judge.py): its verdict, lines, frontier and states are the whole search's on the whole history."""
     from harness.validation.command import Growing, check_database, load
     from harness.validation.judge import Validation
     path = str(Path(__file__).resolve().parent / "stress-2node.history.jsonl")
@@ -444,7 +476,12 @@ def test_a_growing_history_is_judged_by_the_same_search():
         res = v.take(lines[:end], end - 64)
         assert res.ok and res.matched == end - 64
     res = v.take(lines, len(lines))
-    assert whole.ok and res.ok and (res.matched, res.max_frontier) == (whole.matched, whole.max_frontier)
+    assert not v.lazy  # it fell back (line 426): compared with the whole search
+    every = Validation(cfg, clocked=True, crashes_recorded=v.crashes_recorded)
+    every.lazy = False
+    whole_every = every.take(lines, len(lines))
+    assert whole.ok and res.ok and whole_every.ok
+    assert (res.matched, res.max_frontier, res.states) == (whole.matched, whole_every.max_frontier, whole_every.states)
 
     defect = "step-failed-duplicate-interrupt"
     trace = TRACES / f"{defect}.json"
@@ -464,7 +501,7 @@ def test_a_growing_history_is_judged_by_the_same_search():
 def test_a_growing_history_is_reported_only_once_the_readings_after_it_confirm_it():
     """A line judged from the readings recorded by then can fail where the whole history passes (a commit
     ordered later read its clock earlier): the 2-node fixture polled every 10 lines, the newest 16 left out,
-    fails at line 476 by itself; Growing judges it again from the start once 32 more lines are in, and
+    fails at line 426 by itself; Growing judges it again from the start once 32 more lines are in, and
     reports nothing on this valid history, its search reaching the last lines."""
     from types import SimpleNamespace
 
@@ -478,7 +515,7 @@ def test_a_growing_history_is_reported_only_once_the_readings_after_it_confirm_i
     for end in range(10, len(lines) + 10, 10):
         if plain.take(lines[:end], max(0, min(end, len(lines)) - 16)).failure:
             break
-    assert plain.res.failure is not None and plain.res.failure.line.number == 476, plain.res.failure
+    assert plain.res.failure is not None and plain.res.failure.line.number == 426, plain.res.failure
     seqs = [c.model_copy(update={"seq": k}) for k, (_, c) in enumerate(commits, start=1)]
     shown = [10]
     g = Growing("h", lambda url: SimpleNamespace(cfg=cfg, commits=seqs[:shown[0]]), lookahead=16)
