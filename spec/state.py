@@ -17,45 +17,6 @@ if TYPE_CHECKING:
     from .config import Config
 
 
-def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: int = 1) -> str | None:
-    """Why the wake constants are refused (None when they are not): a batch of one cannot keep a slot for
-    each kind, a fresh share of 0 lets retries fill the batch, a share of the whole batch lets no retry
-    advance (impl/wakes.py plan_batch refuses the same); a claim scan of more than one row is planned with
-    the same share, so it must leave that scan a retry slot too."""
-    if batch < 2:
-        return f"wake_batch must be at least 2 (got {batch}): a batch of one cannot keep a slot for each kind"
-    if not 1 <= share <= batch - 1:
-        return (f"fresh_share must be in 1..wake_batch-1 = 1..{batch - 1} (got {share}): 0 lets retries fill "
-                "the batch, the whole batch lets no retry advance")
-    if max_tries < 1:
-        return f"max_wake_tries must be at least 1 (got {max_tries})"
-    if scan_bound >= 2 and share > scan_bound - 1:
-        return (f"fresh_share must be in 1..scan_bound-1 = 1..{scan_bound - 1} (got {share}): the claim scan "
-                "plans its window with the same share")
-    return None
-
-
-def left_claims_problem(cfg) -> str | None:
-    """Why LeftClaims is refused (None when it is not): its Sessions must be the configuration's, each with a
-    prompt its left execution took (so no Admission), an execution id each, and one recovery worker (the
-    left rows' owner); Sessions in sorted order, the order TLC numbers the left executions in (the TLA+
-    `LeftExec`: its CHOOSE picks the Sessions in the order the generated cfg first names them)."""
-    left = cfg.left_claims
-    if not left:
-        return None
-    if not set(left) <= set(cfg.sessions):
-        return f"left_claims must name Sessions of the configuration (got {sorted(set(left) - set(cfg.sessions))})"
-    if cfg.admission or cfg.prompts < 1:
-        return "left_claims needs prompts admitted at Init (prompts >= 1, no admission): a left execution took one"
-    if len(left) > cfg.max_exec:
-        return f"left_claims names {len(left)} Sessions, more than max_exec = {cfg.max_exec} execution ids"
-    if len(cfg.recoverers) != 1:
-        return "left_claims needs exactly one recovery worker (the left rows' owner)"
-    if list(cfg.sessions) != sorted(cfg.sessions):
-        return "left_claims needs the Sessions in sorted order (the order the left executions are numbered in)"
-    return None
-
-
 def left_claim(cfg, s: str) -> "Claim":
     """TLA+ LeftClaim(s): the poison row a crashed recovery worker left (its takeover, then the crash), of
     execution LeftExec[s] (1.., in the order of cfg.sessions)."""

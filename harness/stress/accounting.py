@@ -30,7 +30,7 @@ def fold_differences(checker, final) -> list[str]:
         for e in final.snapshot.events:
             asst = src.get(e.input, -1) if e.input is not None else checker.words.assistant(e.assistant,
                                                                                             checker.cfg.max_steps)
-            by_s[e.session].append(M.Event(e.session, e.kind, asst, e.writer))
+            by_s[e.session].append(M.Event(e.session, e.kind, asst, e.writer, getattr(e, "call", 0)))
         if any(by_s.get(s, []) != v.log for s, v in checker.sessions.items()):
             problems.append("event log")
     db_inputs = {i.id: M.Input(i.session, i.kind, i.src, i.state) for i in final.snapshot.inputs}

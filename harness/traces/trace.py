@@ -223,7 +223,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
                 fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2)
-    try:  # the constants it refuses (spec.state: wake_constants_problem, left_claims_problem) name their field first
+    try:  # the constants it refuses (spec.config: wake_constants_problem, left_claims_problem) name their field first
         return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                         prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
                         fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
