@@ -84,10 +84,11 @@ def steps_from_tlc(cfg: M.Config, tlc_steps) -> list[Step]:
 
 
 def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | None, workers: int = 2,
-            progress=None, distributed: bool = False, graph: Path | None = None) -> Outcome:
+            progress=None, distributed: bool = False, graph: Path | None = None, quick_jit: bool = False) -> Outcome:
     """TLC on `cfg`; `distributed`: TLC's own distributed mode (a server and `workers` worker processes on
     loopback), which checks safety only: liveness is then off and the outcome says it was not checked.
-    `graph`: the same run also writes TLC's state graph there (harness/engines/tlcgraph.py)."""
+    `graph`: the same run also writes TLC's state graph there (harness/engines/tlcgraph.py). `quick_jit`:
+    the JVM's first compiler only (tlc.jvm), for a check too short to repay the second's work."""
     from harness.engines import tlc, tlc_distributed
     t0 = time.perf_counter()
     liveness = liveness and not distributed
@@ -96,7 +97,7 @@ def run_tlc(cfg: M.Config, config_name: str, *, liveness: bool, out_dir: Path | 
         if distributed:
             res = tlc_distributed.run(cfg, workers=workers, progress=progress)
         else:
-            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress, graph=graph)
+            res = tlc.run(cfg, liveness=liveness, workers=workers, progress=progress, graph=graph, quick_jit=quick_jit)
     except tlc.TlcUnavailable as exc:
         return Outcome("tlc", config_name, cfg, "skipped", reason=str(exc), invariants=_checked(liveness, "tlc"),
                        liveness=liveness, distributed=distributed, not_checked=unchecked)

@@ -25,11 +25,14 @@ from spec import configs
 from harness.engines import check, tlc, tlccache, tlcgraph
 
 GRAPH_CONFIGS = ("ci",)  # the configurations the gate's twin = TLC stage compares; their checks write the graph
-# Two checks at a time, one TLC worker each: the gate's own stages run beside them, and on two cores one
-# worker per JVM wasted least. Measured on a loaded machine, CPU seconds: `ci` safety 25.5 with one worker;
-# the whole TLC stage with two workers per check, one check at a time, 343
+# Two checks at a time, one TLC worker each and the JVM's first compiler only (tlc.QUICK_JIT), beside the
+# gate's own stages: on two cores that wasted least. Measured on a loaded machine, CPU seconds: `ci` safety
+# 25.5 with one worker; the whole TLC stage with two workers per check, one check at a time, 343. The check
+# whose graph twin = TLC compares (`ci`, the longest: the last stages wait for it alone) keeps two workers
+# and both compilers (GRAPH_WORKERS): with one worker, idle, it ran 185 s and the gate waited 42 s for it
 PARALLEL = 2
 WORKERS = 1
+GRAPH_WORKERS = 2
 RESULT_FORMAT = "outcome-1"  # in the key: a change to what is stored misses every stored outcome
 _KEPT = ("verdict", "distinct", "generated", "depth", "seconds", "invariants", "liveness")
 
@@ -116,7 +119,7 @@ class TlcRuns:
         text = configs.to_tlc_cfg(configs.get(name), liveness=liveness)
         graph = tlcgraph.FORMAT if name in self.graphs else "no graph"
         return tlccache.key(text, tlc.MODULES, tlc.JAR_SHA256,
-                            (tlccache.java_identity(tlc.find_java()), self.workers, graph, RESULT_FORMAT))
+                            (tlccache.java_identity(tlc.find_java()), self._workers(name), graph, RESULT_FORMAT))
 
     def _checked(self, name: str, liveness: bool, progress) -> Run:
         """The stored outcome, else a run stored when it passes. The entry stays locked while TLC runs, so a
@@ -145,10 +148,14 @@ class TlcRuns:
         kept = {k: entry.result[k] for k in _KEPT}
         return Run(check.Outcome("tlc", name, configs.get(name), reused=True, **kept), graph)
 
+    def _workers(self, name: str) -> int:
+        return max(self.workers, GRAPH_WORKERS) if name in self.graphs else self.workers
+
     def _run(self, name: str, liveness: bool, progress, entry: tlccache.Entry | None = None) -> Run:
         graph = Path(self._tmp.name) / f"{name}.graph" if name in self.graphs else None
+        workers = self._workers(name)
         o = check.run_tlc(configs.get(name), name, liveness=liveness, out_dir=self.out_dir, progress=progress,
-                          workers=self.workers, graph=graph)
+                          workers=workers, graph=graph, quick_jit=workers == 1)
         if o.verdict == "ok" and entry is not None:
             entry.store(graph, {k: getattr(o, k) for k in _KEPT})
         return Run(o, graph if o.verdict == "ok" else None)

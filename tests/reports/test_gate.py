@@ -141,3 +141,12 @@ def test_stage_runs_only_the_chosen_stages_and_reports_the_others_as_skipped(mon
     assert ran == ["traces", "kill matrix"] and "gate: 2 passed, 0 failed, 1 skipped" in out
     assert "gate: skipped TLC: not chosen (--stage)" in out and "(only traces, kill matrix: --stage)" in out
     assert json.loads((tmp_path / "g.json").read_text())["ok"] is True
+
+
+def test_lockstep_drives_the_gate_configurations_conformance_does_not_walk_whole():
+    """`rows` is walked whole (every state, edge and refusal) by the conformance stage, so lockstep's random
+    walk of it is left out; every other gate configuration is driven."""
+    from harness.conformance import exhaustive as X
+    chosen = gate.lockstep_configs()
+    assert "rows" in X.PROFILES["ci"] and "rows" not in chosen
+    assert chosen == [n for n in gate.configs.GATE_CONFIGS if n != "rows"]
