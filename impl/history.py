@@ -129,7 +129,7 @@ def memory_of(nodes: Iterable = (), workers: Iterable = ()) -> dict:
         r, f = node.runner, node.finalizer
         run[node.owner_id] = [r.pc, r.session_id or "", r.execution_id or 0,
                               0 if r.mem is None else ids.numbered(r.mem, node.provider.steps), bool(r.active), bool(r.intr),
-                              r.ordinal]
+                              r.ordinal, r.tool]
         fin[node.owner_id] = [f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""]
     for w in workers:
         rec[w.owner_id] = [w.pc, w.session_id or "", w.execution_id or 0, w.seen_owner, w.why]

@@ -11,18 +11,13 @@ from dataclasses import replace
 import pytest
 
 from binding.world import Scheduler
-from spec import configs
+from spec import configs, left_claims
 from spec import model as M
 
 LEFT = configs.get("leftclaims")
-EMPTY = replace(LEFT, left_claims=frozenset(), faults=LEFT.faults | {"crash"})
-
-
-def prompt(s):
-    return M.Input(s, "prompt", 1, "pending")
-
-
-RESTART = [("Acquire", ("n1", prompt("s1"))), ("Crash", ("n1",)), ("Acquire", ("n1", prompt("s2"))), ("Crash", ("n1",)),
+EMPTY = left_claims.empty_start(LEFT)
+RESTART = [("Acquire", ("n1", M.Input("s1", "prompt", 1, "pending"))), ("Crash", ("n1",)),
+           ("Acquire", ("n1", M.Input("s2", "prompt", 1, "pending"))), ("Crash", ("n1",)),
            ("Tick", ()), ("Tick", ()),
            ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)), ("Crash", ("r1",)),
            ("RecoveryScan", ("r1", "s2")), ("RecoveryTakeover", ("r1",)), ("Crash", ("r1",)),
@@ -30,6 +25,7 @@ RESTART = [("Acquire", ("n1", prompt("s1"))), ("Crash", ("n1",)), ("Acquire", ("
 
 
 def test_the_left_claims_are_a_reachable_state_of_the_empty_start():
+    assert left_claims.restart(LEFT) == RESTART
     st = M.init(EMPTY)
     for k, (name, params) in enumerate(RESTART):
         st = M.apply(EMPTY, st, name, params)

@@ -11,6 +11,7 @@ import random
 
 from impl.db import Database
 from impl.history import ENVIRONMENT, HistoryRecorder, Step, memory_of
+from spec import left_claims
 from spec import model as M
 from spec import names as N
 
@@ -35,9 +36,16 @@ class RecordingScheduler:
         self.db = db or Database.memory()
         self.recorder = HistoryRecorder.install(self.db, "scheduler", meta=meta_for(cfg, source="scheduler"))
         self.recorder.current = Step(ENVIRONMENT, ADMIT, {}, {}, 0)  # the World admits the prompts
-        self.sched = Scheduler(cfg, db=self.db)
+        self.sched = Scheduler(left_claims.empty_start(cfg) if cfg.left_claims else cfg, db=self.db)
         self.recorder.current = None
         self.twin = M.init(cfg)
+        if cfg.left_claims:  # the seed's commits, recorded as the restart's steps from the empty start
+            self.cfg, self.twin = self.sched.cfg, M.init(self.sched.cfg)
+            for name, params in left_claims.restart(cfg):
+                self.apply(name, params)
+            assert self.twin._replace(faults=frozenset()) == M.init(cfg), "the restart did not reach the seeded Init"
+            self.cfg, self.twin = cfg, M.init(cfg)
+            self.sched.cfg, self.sched.faults = cfg, frozenset()  # the seeded Init: no fault has happened
 
     @property
     def world(self):

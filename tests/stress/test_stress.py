@@ -96,18 +96,12 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
     assert ch.report.ok, render_history(ch)
 
 
-# Two gaps of the stress checker, shown failing (strict xfail), never skipped:
-# - it walks a recording from the twin's Init; the bundled server makes claims left at Init (LeftClaims,
-#   spec/README.md decision 16) by committing the code paths that leave them, which the checker then meets
-#   as commits the seeded Init already holds;
-# - the recorder takes the runner's memory inside Tool.Success's transaction, before its count of settled
-#   calls moves, so with two calls in a Step (Tools 2) the second call's start is judged one call short.
-_GAPS = {"left-claims-poison-rows": "the stress checker does not start from claims left at Init (LeftClaims)",
-         "two-tools-second-call-unsettled": "the recorder's runner memory at Tool.Success predates its settled count"}
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_GAPS[p.stem]))
-                                  if p.stem in _GAPS else p for p in R.committed_traces()], ids=lambda p: p.stem)
+# Every committed race's schedule, recorded without its defect, is a behaviour of the twin. Two recordings
+# used to fail here (issue 32 item 3, diagnosed as recorder bugs): a seeded run (LeftClaims) recorded its seed
+# as one admission, now its commits are the restart's steps (spec/left_claims.py) judged from the empty start;
+# and the runner's memory omitted its count of settled calls (impl/history.py memory_of), so a Step's second
+# tool call was judged one call short.
+@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
