@@ -68,9 +68,9 @@ class PinnedClock:
     """Wall time in ticks, read once per step: `pin()` samples the wall clock (never backwards in this
     process); `now()` returns the pinned reading, so every lease decision of a step sees one instant."""
 
-    def __init__(self, tick_seconds: float, skew_ms: float = 0.0):
+    def __init__(self, tick_seconds: float, skew_ms: float = 0.0, wall=time):
         offset = skew_ms / 1000  # this node's clock skew (harness/stress/faults.py); 0 normally
-        self.inner = SystemClock(tick_seconds, source=(lambda: time.time() + offset) if offset else time.time)
+        self.inner = SystemClock(tick_seconds, source=(lambda: wall.time() + offset) if offset else wall.time)
         self._now = self.inner.now()
 
     def pin(self) -> int:
@@ -94,8 +94,9 @@ class StressProvider(ScriptedProvider):
     logged with its clock reading and wall-clock interval."""
 
     def __init__(self, rng: random.Random, fail_rate: float, effects: EffectLog, clock: PinnedClock,
-                 lease_ticks: int, effect_s: float, steps: int = 1):
+                 lease_ticks: int, effect_s: float, steps: int = 1, wall=time):
         super().__init__(steps=steps)
+        self.wall = wall
         self.rng, self.fail_rate, self.effects, self.clock = rng, fail_rate, effects, clock
         self.lease_ticks, self.effect_s = lease_ticks, effect_s
         self.renewed_at: dict[int, int] = {}  # execution -> clock reading of its last successful Renew
@@ -105,29 +106,34 @@ class StressProvider(ScriptedProvider):
     def dispatch(self, session_id, execution_id, owner_id, at, step=1):
         if self.pause_hook is not None:
             self.pause_hook()
-        t0 = time.time()
+        t0 = self.wall.time()
         phys = self.clock.inner.now()  # the node's own clock as the call physically begins (TimelyDispatch)
         if self.effect_s:
-            time.sleep(self.rng.uniform(0, self.effect_s))
+            self.wall.sleep(self.rng.uniform(0, self.effect_s))
         super().dispatch(session_id, execution_id, owner_id, at, step)
         self.decide(execution_id, "fail" if self.rng.random() < self.fail_rate else "end")
         self.calls.clear()  # the in-memory call list is not needed here and would grow without bound
         self.effects.write(k="dispatch", s=session_id, e=execution_id, o=owner_id, now=at, phys=phys,
-                           renewed=self.renewed_at.get(execution_id), t0=t0, t1=time.time(),
+                           renewed=self.renewed_at.get(execution_id), t0=t0, t1=self.wall.time(),
                            after=self.recorder.last_seq if self.recorder else 0)
 
 
 class NodeProcess:
-    def __init__(self, args):
+    """One node process: its Node, recovery worker, callers and waker, one atomic unit at a time (`turn`).
+    `wall`: where its time comes from (time, or a simulation's, binding/stress/simulation.py)."""
+
+    def __init__(self, args, wall=time):
         self.args = args
+        self.wall = wall
         self.rng = random.Random(f"{args.seed}:{args.owner}:{args.incarnation}")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(node_url(args.db, args.owner), busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
-        self.clock = PinnedClock(args.tick, args.skew_ms)
+        self.db = Database(node_url(args.db, args.owner), busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock,
+                           synchronous=args.synchronous)
+        self.clock = PinnedClock(args.tick, args.skew_ms, wall)
         self.recorder = HistoryRecorder.attach(self.db, f"{args.owner}#{args.incarnation}@{os.getpid()}")
         self.effects = EffectLog(self.run_dir / f"effects-{args.owner}.jsonl")
         self.provider = StressProvider(self.rng, args.fail_rate, self.effects, self.clock, args.lease_ticks,
-                                       args.effect_ms / 1000, args.steps)
+                                       args.effect_ms / 1000, args.steps, wall)
         self.provider.recorder = self.recorder
         if args.pause_before_dispatch:
             self.provider.pause_hook = self.pause_before_dispatch
@@ -215,7 +221,7 @@ class NodeProcess:
     def runner(self) -> bool:
         runner, owner = self.node.runner, self.args.owner
         did = False
-        for _ in range(12):  # a runner's steps back to back, as a real loop runs them
+        for _ in range(self.args.burst):  # a runner's steps back to back, as a real loop runs them
             execution = runner.execution_id
             action = self.step(owner, runner.enabled, {"n": owner}, runner.step)
             if action is None:
@@ -225,9 +231,9 @@ class NodeProcess:
             did = True
             gate = runner.pc in ("started", "failed", "ended") or runner.pc == "done" and runner.active
             if gate and self.args.listener_ms:
-                time.sleep(self.rng.uniform(0, self.args.listener_ms / 1000))  # listeners run after the commit
+                self.wall.sleep(self.rng.uniform(0, self.args.listener_ms / 1000))  # listeners run after the commit
             self.cancels()  # an interrupt can arrive between any two steps (the listener gate included)
-        if runner.pc == "idle" and time.monotonic() >= self.next_work:
+        if runner.pc == "idle" and self.wall.monotonic() >= self.next_work:
             did |= self.acquire()
         return did
 
@@ -245,7 +251,7 @@ class NodeProcess:
                 recovery = set(self.node.inputs.sessions_to_wake(conn, 64, recovery=True))
             sessions = sorted(set(ordinary) | recovery)
             if not sessions:
-                self.next_work = time.monotonic() + 0.01
+                self.next_work = self.wall.monotonic() + 0.01
                 return False
         s = self.rng.choice(sessions)
         self.take(s, promote=s in recovery)
@@ -279,19 +285,19 @@ class NodeProcess:
     def finalizer(self) -> bool:
         fin, owner = self.node.finalizer, self.args.owner
         did = False
-        for _ in range(4):
+        for _ in range(min(4, self.args.burst)):
             now = self.pin()
             if fin.enabled() is None:
                 break
             with self.db.read() as conn:  # what the finalizer's claim is as its step begins (effect log)
                 c = self.node.claims.get(conn, fin.session_id)
             seen = None if c is None else [c.execution_id, c.owner_id, c.lease_expires_at]
-            s, e, t0 = fin.session_id, fin.execution_id, time.time()
+            s, e, t0 = fin.session_id, fin.execution_id, self.wall.time()
             action = self.step(owner, fin.enabled, {"n": owner}, fin.step, repin=False)
             if action is None:
                 break
             self.effects.write(k="fin", s=s, e=e, o=owner, now=now, action=action, seen=seen,
-                               ok=bool(fin.last), t0=t0, t1=time.time(), after=self.recorder.last_seq)
+                               ok=bool(fin.last), t0=t0, t1=self.wall.time(), after=self.recorder.last_seq)
             did = True
         return did
 
@@ -302,12 +308,12 @@ class NodeProcess:
         if w.pc != "idle":
             self.step(wid, w.enabled, {"r": wid}, w.step)
             return True
-        if time.monotonic() < self.next_scan:
+        if self.wall.monotonic() < self.next_scan:
             return False
         self.pin()
         rows = w.window()
         if not rows:
-            self.next_scan = time.monotonic() + self.args.scan_every
+            self.next_scan = self.wall.monotonic() + self.args.scan_every
             return False
         # RecoveryScan: a read, recorded by no commit (the checker infers it from the memory recorded
         # before the compare-and-swap); then RecoveryTakeover on what it saw
@@ -317,7 +323,7 @@ class NodeProcess:
 
     def heartbeats(self) -> bool:
         did = False
-        t = time.monotonic()
+        t = self.wall.monotonic()
         owner = self.args.owner
         busy = {a.session_id for a in (self.node.runner, self.node.finalizer) if a.pc not in ("idle", "stopped")}
         for s in sorted(busy):
@@ -338,59 +344,73 @@ class NodeProcess:
     def loop(self) -> int:
         idle_sleep = min(0.005, self.args.tick)
         while not self.stop_file.exists():
-            try:
-                did = self.cancels()
-                did |= self.runner()
-                did |= self.finalizer()
-                did |= self.recovery()
-                did |= self.heartbeats()
-                did |= self.callers.turn()
-                did |= self.waker.turn()
-            except DB_FAULTS as exc:  # a read cut off (a dropped connection): nothing was written; go on
-                self.db_errors += 1
-                print(f"stress node {self.args.owner}: {str(exc).splitlines()[0]}", file=sys.stderr)
-                did = False
-            if not did:
+            if not self.turn():
                 time.sleep(idle_sleep)
         self.db.dispose()
         return 0
+
+    def turn(self) -> bool:
+        """One turn of the loop: each actor's ready steps; whether any ran."""
+        try:
+            did = self.cancels()
+            did |= self.runner()
+            did |= self.finalizer()
+            did |= self.recovery()
+            did |= self.heartbeats()
+            did |= self.callers.turn()
+            did |= self.waker.turn()
+        except DB_FAULTS as exc:  # a read cut off (a dropped connection): nothing was written; go on
+            self.db_errors += 1
+            print(f"stress node {self.args.owner}: {str(exc).splitlines()[0]}", file=sys.stderr)
+            did = False
+        return did
 
 
 class Caller:
     """The authenticated client: interrupts of running executions, routed to their owners' inboxes."""
 
-    def __init__(self, args):
+    def __init__(self, args, wall=time):
         self.args = args
+        self.wall = wall
         self.rng = random.Random(f"{args.seed}:caller")
         self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock)
-        self.clock = SystemClock(args.tick)
+        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock, synchronous=args.synchronous)
+        self.clock = SystemClock(args.tick, source=wall.time)
         self.nodes = set(args.nodes or ())
+        self.sent = 0
 
     def loop(self) -> int:
-        k = 0
         stop = self.run_dir / STOP_FILE
         while not stop.exists():
-            time.sleep(self.rng.expovariate(1.0 / self.args.cancel_every))
-            now = self.clock.now()
-            try:
-                with self.db.read() as conn:
-                    rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
-                                        .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
-            except DB_FAULTS:
-                continue
-            rows = [r for r in rows if r.owner_id in self.nodes]
-            if not rows:
-                continue
-            s, e, owner = self.rng.choice(rows)
-            box = self.run_dir / "inbox" / owner
-            box.mkdir(parents=True, exist_ok=True)
-            tmp = box / f".{k}.tmp"
-            tmp.write_text(json.dumps({"s": s, "e": e}))
-            tmp.rename(box / f"{time.time():.6f}-{k}.json")  # atomic: the node never reads half a message
-            k += 1
+            time.sleep(self.pause())
+            self.turn()
         self.db.dispose()
         return 0
+
+    def pause(self) -> float:
+        """Seconds until the next interrupt."""
+        return self.rng.expovariate(1.0 / self.args.cancel_every)
+
+    def turn(self) -> bool:
+        """One interrupt of a running execution with a live lease, if there is one; whether one was sent."""
+        now = self.clock.now()
+        try:
+            with self.db.read() as conn:
+                rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
+                                    .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
+        except DB_FAULTS:
+            return False
+        rows = [r for r in rows if r.owner_id in self.nodes]
+        if not rows:
+            return False
+        s, e, owner = self.rng.choice(rows)
+        box = self.run_dir / "inbox" / owner
+        box.mkdir(parents=True, exist_ok=True)
+        k, self.sent = self.sent, self.sent + 1
+        tmp = box / f".{k}.tmp"
+        tmp.write_text(json.dumps({"s": s, "e": e}))
+        tmp.rename(box / f"{self.wall.time():.6f}-{k}.json")  # atomic: the node never reads half a message
+        return True
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -416,6 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--effect-ms", type=float, default=1.0, help="longest simulated provider call")
     p.add_argument("--cancel-every", type=float, default=0.2, help="caller: mean seconds between interrupts")
     p.add_argument("--busy-timeout", type=float, default=30.0)
+    p.add_argument("--burst", type=int, default=12,
+                   help="node: a runner's steps back to back in one turn of its loop (a simulation's 1: a turn a unit)")
+    p.add_argument("--synchronous", choices=["OFF", "NORMAL", "FULL"],
+                   help="sqlite's PRAGMA synchronous (default sqlite's, FULL; a simulation's OFF: no power is lost there)")
     p.add_argument("--skew-ms", type=float, default=0.0, help="node: this node's clock offset (faults.py)")
     p.add_argument("--grace-ticks", type=int, default=0, help="recovery's Grace past a lease's expiry")
     p.add_argument("--pause-before-dispatch", type=float, default=0.0,
@@ -443,6 +467,13 @@ def main(argv=None) -> int:
         (Path(args.run_dir) / f"ready-{args.owner}-{args.incarnation}").touch()
         return proc.loop()
     return Caller(args).loop()
+
+
+def simulated(argv: list[str], wall):
+    """A node or the caller as a simulation runs it (harness/stress/simulation.py): in this process, its time
+    `wall`'s, its loop turned by the simulation (`turn`)."""
+    args = build_parser().parse_args(argv)
+    return NodeProcess(args, wall) if args.role == "node" else Caller(args, wall)
 
 
 def child(argv: list[str], log_path: str) -> None:

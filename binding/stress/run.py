@@ -6,6 +6,8 @@ to (admissions, crashes) and watches while the node processes run.
 
 from __future__ import annotations
 
+import time
+
 import sqlalchemy as sa
 
 from impl.clock import SystemClock
@@ -54,13 +56,13 @@ class RunDatabase(RecordedHistory):
     """A stress run's database: the schema and the commit history created at `url` (`meta`: the run's
     constants), the environment's steps recorded as the supervisor takes them."""
 
-    def __init__(self, url: str, meta: dict, *, pg_lock: str, tick: float):
-        super().__init__(Database(url, busy_timeout_s=30.0, pg_lock=pg_lock))
+    def __init__(self, url: str, meta: dict, *, pg_lock: str, tick: float, wall=time, synchronous: str | None = None):
+        super().__init__(Database(url, busy_timeout_s=30.0, pg_lock=pg_lock, synchronous=synchronous))
         self.url = url
         self.db.create_schema()
         self.recorder = HistoryRecorder.install(self.db, ENVIRONMENT, meta=meta)
         self.first_node = meta["nodes"][0]
-        self.clock = SystemClock(tick)
+        self.clock = SystemClock(tick, source=wall.time)
         self.inputs = InputStore(Context(self.db, self.clock))
 
     @property

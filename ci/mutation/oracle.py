@@ -9,7 +9,8 @@ when claimcheck itself cannot tell the server from a correct one.
 
 The checks are `claimcheck replay` of the committed traces and `claimcheck conform` on each of the `ci`
 profile's small configurations (every registry action and named boundary among them), fewest edges
-first, so most mutants die in the first seconds; the first failure ends the run. They are called through
+first, so most mutants die in the first seconds; then, for the bundled server, `claimcheck stress
+--simulate` (its production loops, deterministic, the history checked); the first failure ends the run. They are called through
 the `claimcheck` command's entry point in this one process (an interpreter start saved per check);
 ci/mutation/oracle_pytest.py calls the same list for mutmut.
 """
@@ -27,7 +28,11 @@ from harness.conformance import exhaustive as X
 # (harness.conformance.exhaustive.SMALL: the one list; `conform` also gets `--out DIR`, its failure traces,
 # kept out of the checkout)
 CHECKS = (("replay", ["replay"]),
-          *((X.SMALL[label][0], ["conform", "--config", label]) for label in X.PROFILES["ci"]))
+          *((X.SMALL[label][0], ["conform", "--config", label]) for label in X.PROFILES["ci"]),
+          ("simulate", ["stress", "--simulate", "--seconds", "2", "--seed", "1", "--crash-every", "0.3"]))
+# the production loops (harness/stress/simulation.py) run only in the bundled server's process: with --sut,
+# a server's own loops are its driver's business, and the check is left out
+BUNDLED_ONLY = {"simulate"}
 
 
 def claimcheck():
@@ -37,7 +42,7 @@ def claimcheck():
 
 
 def argv_of(argv: list[str], out_dir: str, sut: str | None) -> list[str]:
-    out = ["--out", out_dir] if argv[0] == "conform" else []
+    out = ["--out", out_dir] if argv[0] in ("conform", "stress") else []
     return [*argv, *out, *(["--sut", sut] if sut else [])]
 
 
@@ -46,6 +51,8 @@ def run(sut: str | None, checks=CHECKS, say=print) -> int:
     main = claimcheck()
     with tempfile.TemporaryDirectory(prefix="claimcheck-oracle-") as out_dir:
         for name, argv in checks:
+            if sut and name in BUNDLED_ONLY:
+                continue
             code = main(argv_of(argv, out_dir, sut))
             if code != 0:
                 say(f"oracle: {name} exits {code}: killed")

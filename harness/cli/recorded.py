@@ -21,7 +21,8 @@ def cmd_stress(args) -> int:
             input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
             pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
-            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
+            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound,
+            simulate=args.simulate),
             BUNDLED, validate_history=lambda url: check_database(url, read_database),
             watch_history=lambda url: Growing(url, read_database).poll)
     except StressUsage as exc:
@@ -73,6 +74,8 @@ def add_stress(sub) -> None:
     s.add_argument("--sessions", type=int, default=8, help="Sessions with prompts (default 8)")
     s.add_argument("--lease", type=float, default=0.3, metavar="SECONDS", help="lease length (default 0.3 s)")
     s.add_argument("--seed", default="0", help="seed of the crash schedule and the provider's answers")
+    s.add_argument("--simulate", action="store_true", help="every process in this one on simulated time: the same "
+                   "run for the same seed, --seconds of simulated time (harness/stress/simulation.py; crashes only)")
     s.add_argument("--defect", action="append", metavar="NAME", help="switch a registry defect on (repeatable)")
     s.add_argument("--out", default="traces/found", help="where the run's files and violation traces go")
     s.add_argument("--executions", type=int, help="stop once this many executions ran")

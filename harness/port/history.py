@@ -110,6 +110,14 @@ class RunDatabase(History, Protocol):
 
 
 @runtime_checkable
+class SimulatedProcess(Protocol):
+    """A node or the caller of a simulated run: one turn of its loop at a time."""
+
+    def turn(self) -> bool:
+        """One turn of its loop (a node: each actor's ready steps; the caller: one interrupt); whether it did
+        anything."""
+
+
 class StressServer(Protocol):
     """A server `claimcheck stress` runs as real processes: its node's entry point, its run database."""
 
@@ -120,5 +128,10 @@ class StressServer(Protocol):
     def check_wakes(self, batch: int, share: int) -> None:
         """ValueError when the server refuses a wake batch with this fresh share."""
 
-    def open(self, url: str, meta: dict, *, pg_lock: str, tick: float) -> RunDatabase:
-        """Create the run's database at `url` with its commit history on (`meta`: the run's constants)."""
+    def open(self, url: str, meta: dict, *, pg_lock: str, tick: float, wall=None) -> RunDatabase:
+        """Create the run's database at `url` with its commit history on (`meta`: the run's constants);
+        `wall`: a simulation's time (`time()`), None for the wall clock."""
+
+    def simulated(self, argv: list, wall) -> SimulatedProcess:
+        """A node or the caller (`argv` as `node_entry` takes it) in this process for a simulation
+        (`claimcheck stress --simulate`): its time is `wall`'s (`time`, `monotonic`, `sleep`)."""

@@ -91,17 +91,17 @@ class Supervisor:
         self.watch: Watch | None = None
         self._stranded = False
 
+    # the parent's time: the wall's here; a simulation's (harness/stress/simulation.py) runs the nodes in a sleep
+    monotonic = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)
+    wall_time = staticmethod(time.time)
+    source = "stress"
+
     # ------------------------------------------------------------------ set-up
 
     def setup(self) -> None:
-        meta = {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
-                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100,
-                "max_tries": self.server.vocabulary.max_tries,
-                "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
-                "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
-                "defects": sorted(self.o.defects), "seed": self.o.seed, "source": "stress",
-                "grace_ticks": grace_ticks(self.o.skew_bound_ms, self.o.tick)}
-        self.db = self.server.open(self.url, meta, pg_lock=self.o.pg_lock, tick=self.o.tick)
+        meta = self.run_meta()
+        self.db = self.open_db(meta)
         self.recorder_meta = meta
         self.faults = FaultInjector(self)
         if self.o.until_violation:
@@ -112,6 +112,19 @@ class Supervisor:
         for s in self.sessions:
             self.admit(s)
             self.admit(s)
+
+    def run_meta(self) -> dict:
+        """The run's constants, stored in the history's header."""
+        return {"sessions": self.sessions, "nodes": self.node_ids, "workers": self.worker_ids,
+                "lease_ticks": self.lease_ticks, "tick_seconds": self.o.tick, "scan_bound": 100,
+                "max_tries": self.server.vocabulary.max_tries,
+                "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
+                "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
+                "defects": sorted(self.o.defects), "seed": self.o.seed, "source": self.source,
+                "grace_ticks": grace_ticks(self.o.skew_bound_ms, self.o.tick)}
+
+    def open_db(self, meta: dict):
+        return self.server.open(self.url, meta, pg_lock=self.o.pg_lock, tick=self.o.tick)
 
     def admit(self, s: str) -> None:
         """The Session's next prompt, its execution requested (the nodes' callers admit held ones too)."""
@@ -174,7 +187,7 @@ class Supervisor:
         proc.join()
         k = self.node_ids.index(n)
         seq = self.db.record_crash((n, self.worker_ids[k]))
-        self.faults.crashed(n, time.time())
+        self.faults.crashed(n, self.wall_time())
         if unexpected is None:
             self.res.crashes += 1
             if self.watch is not None:
@@ -245,17 +258,17 @@ class Supervisor:
         for k in range(o.nodes):
             self.start(k)
         self.start_caller()
-        deadline = time.monotonic() + 120
-        while not all(self.ready(n) for n in self.node_ids) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        t0 = time.monotonic()
+        deadline = self.monotonic() + 120
+        while not all(self.ready(n) for n in self.node_ids) and self.monotonic() < deadline:
+            self.sleep(0.02)
+        t0 = self.monotonic()
         self._tty = sys.stderr.isatty()
         self._next_print = self._next_admit = self._next_watch = 0.0
         self.plan.start()
         try:
             while True:
-                time.sleep(0.02)
-                t = time.monotonic() - t0
+                self.sleep(0.02)
+                t = self.monotonic() - t0
                 self._step(t)
                 why = self.done(t)
                 if why is not None:
@@ -265,7 +278,7 @@ class Supervisor:
                 self.settle(t0)
         finally:
             self.stop()
-        self.res.elapsed = time.monotonic() - t0
+        self.res.elapsed = self.monotonic() - t0
         self.poll_counts()
         if o.progress:
             print(("\r" if self._tty else "") + self.progress_line(self.res.elapsed), file=sys.stderr, flush=True)
@@ -316,8 +329,8 @@ class Supervisor:
         self.faults.quiet()
         mark, calm = None, None
         while True:
-            time.sleep(0.02)
-            t = time.monotonic() - t0
+            self.sleep(0.02)
+            t = self.monotonic() - t0
             self._step(t)
             if self.faults.busy():
                 continue
@@ -339,7 +352,7 @@ class Supervisor:
             if proc.exitcode is None:
                 os.kill(proc.pid, signal.SIGCONT)
         self.res.faults = list(self.faults.log)
-        self.res.ended_wall = time.time()
+        self.res.ended_wall = self.wall_time()
         deadline = time.monotonic() + 15
         for proc in [*self.procs.values(), getattr(self, "caller", None)]:
             if proc is None:
@@ -394,7 +407,11 @@ def run(opts: StressOptions, server: StressServer, validate_history=None, watch_
     history as it grows, its `poll` (--until-violation). harness.cli gives both: the search is after stress
     in the flow."""
     validate(opts, server)
-    sup = Supervisor(opts, server, watch_history)
+    if opts.simulate:
+        from harness.stress.simulation import Simulation
+        sup = Simulation(opts, server, watch_history)
+    else:
+        sup = Supervisor(opts, server, watch_history)
     res = sup.run()
     sup.check()
     if validate_history is not None:

@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "ci" / "mutation" / "oracle.py"
 TS = ROOT / "examples" / "typescript"
 
+# admission numbering the next prompt (production code no twin action names: the twin's Admit names its number)
+PY_ADMIT = ('.where(T.c.session_id == session_id, T.c.kind == "prompt")).scalar_one() + 1',
+            '.where(T.c.session_id == session_id, T.c.kind == "prompt")).scalar_one() + 2')
 PY_FENCE = ('_LIVE = T.c.lease_expires_at > _P("now")', '_LIVE = T.c.lease_expires_at >= _P("now")')
 TS_FENCE = ("AND owner_id = ? AND (lease_expires_at > ? OR ? = 1)`", "AND owner_id = ? AND (lease_expires_at >= ? OR ? = 1)`")
 
@@ -26,9 +29,9 @@ def mutate(path: Path, before: str, after: str) -> None:
     path.write_text(text.replace(before, after), encoding="utf-8")
 
 
-def oracle(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ORACLE), "--check", "replay", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+def oracle(*args: str, cwd: Path, env: dict | None = None, check: str = "replay") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ORACLE), "--check", check, *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_bundled_server_passes_and_its_mutant_is_killed(tmp_path):
@@ -57,3 +60,19 @@ def test_typescript_server_passes_and_its_mutant_is_killed(tmp_path):
     killed = oracle("--sut", str(copy / "driver"), cwd=tmp_path)
     assert killed.returncode == 1, killed.stdout + killed.stderr
     assert "oracle: replay exits 1: killed" in killed.stdout
+
+
+def test_the_simulation_kills_a_mutant_of_a_production_path_replay_cannot_reach(tmp_path):
+    """`claimcheck stress --simulate` runs the bundled server's own loops: a mutant of admission's numbering
+    (a prompt number skipped) passes the replay of every trace, and the simulated run's history check kills
+    it; the check is the bundled server's only (with --sut it is left out)."""
+    shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    mutate(tmp_path / "impl" / "inputs.py", *PY_ADMIT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    assert oracle(cwd=tmp_path, env=env).returncode == 0
+    killed = oracle(cwd=tmp_path, env=env, check="simulate")
+    assert killed.returncode == 1, killed.stdout + killed.stderr
+    assert "oracle: simulate exits 1: killed" in killed.stdout
+    assert "admission must add exactly the Session's next prompt" in killed.stdout
+    skipped = oracle("--sut", "unused", cwd=tmp_path, check="simulate")
+    assert skipped.returncode == 0 and "every check passes" in skipped.stdout

@@ -1,0 +1,53 @@
+"""`claimcheck stress --simulate` (harness/stress/simulation.py): the bundled server's node loops in one process
+on simulated time. The same seed records the same history; the correct server's run passes every check
+of a stress run; a defect the run meets is caught; options that need real processes are refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from binding.stress import BUNDLED
+from harness.stress.options import StressOptions
+from harness.stress.supervisor import run
+
+
+def simulate(tmp_path: Path, **options):
+    return run(StressOptions(simulate=True, out=str(tmp_path), keep=True, **options), BUNDLED)
+
+
+def history_rows(res):
+    """The recorded commits, less the recording process's name (it carries the operating system's pid)."""
+    with sqlite3.connect(res.run_dir / "stress.db") as conn:
+        return conn.execute("SELECT seq, actor, action, params, now, memory, claims, delta, changed FROM commit_history "
+                            "ORDER BY seq").fetchall()
+
+
+def test_a_seed_repeats_its_run_and_the_correct_server_passes(tmp_path):
+    code, first = simulate(tmp_path / "a", seconds=1.5, seed="3", crash_every=0.3)
+    again_code, again = simulate(tmp_path / "b", seconds=1.5, seed="3", crash_every=0.3)
+    assert code == again_code == 0, first.validation
+    rows = history_rows(first)
+    assert rows == history_rows(again) and len(rows) > 300
+    assert first.crashes >= 2 and first.executions > 20
+    assert history_rows(simulate(tmp_path / "c", seconds=1.5, seed="4", crash_every=0.3)[1]) != rows
+
+
+def test_a_defect_the_run_meets_is_caught(tmp_path):
+    """Ordinary acquisition overwriting an expired claim: the history check names the commit and the
+    invariants it breaks; a run that meets no such claim would say NOT DETECTED (exit 4), never OK."""
+    code, res = simulate(tmp_path, seconds=10, seed="2", crash_every=0.2, defects=("acquire-overwrites-expired",))
+    assert code == 1
+    names = {n for f in res.checker.report.violations for n in f.names}
+    assert {"AcquireNeverOverwrites", "FencedMutation"} <= names
+
+
+@pytest.mark.parametrize("flag", [["--pause-every", "1"], ["--skew", "5"], ["--busy-storm"],
+                                  ["--pause-before-dispatch", "0.5"]])
+def test_options_that_need_real_processes_are_refused(flag, tmp_path, capsys):
+    from harness.cli import main
+    assert main(["stress", "--simulate", "--seconds", "1", "--out", str(tmp_path), *flag]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--simulate" in err[0] and "real processes" in err[0]
