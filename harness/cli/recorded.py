@@ -10,10 +10,11 @@ from harness.cli.arguments import UsageError
 def cmd_stress(args) -> int:
     from binding.history import read_database
     from binding.stress import BUNDLED
+    from harness.stress.simulation import simulate
     from harness.stress.supervisor import StressOptions, StressUsage, run
     from harness.validation.command import Growing, check_database
     try:
-        code, _ = run(StressOptions(
+        code, _ = (simulate if args.simulate else run)(StressOptions(
             nodes=args.nodes, seconds=args.seconds, db=args.db, sessions=args.sessions, lease=args.lease,
             seed=args.seed, defects=tuple(args.defect or ()), out=args.out, executions=args.executions,
             crash_every=args.crash_every, crash_every_commits=args.crash_every_commits, keep=args.keep, steps=args.steps,
@@ -21,8 +22,7 @@ def cmd_stress(args) -> int:
             input_rate=args.input_rate, steer_rate=args.steer_rate, wake_rate=args.wake_rate,
             wake_batch=args.wake_batch, fresh_share=args.fresh_share, pause_every=args.pause_every,
             pause_for=args.pause_for, pause_before_dispatch=args.pause_before_dispatch, skew_ms=args.skew, skew_bound_ms=args.skew_bound,
-            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound,
-            simulate=args.simulate),
+            drop_every=args.drop_connections_every, busy_storm=args.busy_storm, liveness_bound=args.liveness_bound),
             BUNDLED, validate_history=lambda url: check_database(url, read_database),
             watch_history=lambda url: Growing(url, read_database).poll)
     except StressUsage as exc:

@@ -70,7 +70,6 @@ class StressOptions:
     min_faults: int = 0  # with `executions`: also wait for this many episodes of each fault kind switched on
     liveness_bound: float = 50.0  # leases within which a Session with pending input must be served
     recovery: bool = True  # False: no node runs its recovery worker (a stand-in that strands Sessions)
-    simulate: bool = False  # every process in this one on simulated time: the same run for the same seed
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 
 from harness.stress.options import StressUsage
-from harness.stress.supervisor import Supervisor
+from harness.stress.supervisor import Supervisor, run
 
 START = 1_800_000_000.0  # the simulated wall clock's first reading (seconds): fixed, so a seed repeats its run
 
@@ -123,3 +123,8 @@ class Simulation(Supervisor):
         for proc in [*self.procs.values(), getattr(self, "caller", None)]:
             if proc is not None:
                 proc.loop.db.dispose()
+
+
+def simulate(opts, server, validate_history=None, watch_history=None):
+    """`harness.stress.supervisor.run` with a simulation: (exit code, result)."""
+    return run(opts, server, validate_history, watch_history, supervisor=Simulation)

@@ -399,19 +399,16 @@ def _fresh_dir(parent: Path, name: str) -> Path:
 VALIDATED_NODES = 8  # validate's real-time search explains correct histories of this many node processes (docs/history.md)
 
 
-def run(opts: StressOptions, server: StressServer, validate_history=None, watch_history=None) \
+def run(opts: StressOptions, server: StressServer, validate_history=None, watch_history=None, supervisor=None) \
         -> tuple[int, StressResult | None]:
     """Run `server` (harness.port.history; the bundled server's is binding.stress.BUNDLED), check, print the
     summary; returns (exit code, result). `validate_history(url)`: `claimcheck validate`'s verdict on the
     run's own history (harness.validation.command.Verdict); `watch_history(url)`: the same search on the
     history as it grows, its `poll` (--until-violation). harness.cli gives both: the search is after stress
-    in the flow."""
+    in the flow. `supervisor`: the class that runs it (default `Supervisor`, real processes; a simulation's,
+    harness/stress/simulation.py `simulate`)."""
     validate(opts, server)
-    if opts.simulate:
-        from harness.stress.simulation import Simulation
-        sup = Simulation(opts, server, watch_history)
-    else:
-        sup = Supervisor(opts, server, watch_history)
+    sup = (supervisor or Supervisor)(opts, server, watch_history)
     res = sup.run()
     sup.check()
     if validate_history is not None:

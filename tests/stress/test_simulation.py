@@ -11,11 +11,11 @@ import pytest
 
 from binding.stress import BUNDLED
 from harness.stress.options import StressOptions
-from harness.stress.supervisor import run
+from harness.stress.simulation import simulate as run_simulation
 
 
 def simulate(tmp_path: Path, **options):
-    return run(StressOptions(simulate=True, out=str(tmp_path), keep=True, **options), BUNDLED)
+    return run_simulation(StressOptions(out=str(tmp_path), keep=True, **options), BUNDLED)
 
 
 def history_rows(res):
