@@ -147,6 +147,7 @@ class SutScheduler:
         """A fresh world (the twin's Init) on the same connection: `start` again."""
         self.faults = frozenset()
         self.hits: list[tuple[str, None]] = []
+        self._seen: dict | None = None  # the last observation's state as the driver sent it
         self.conn.request("start", config=T.config_to_trace(self.cfg).model_dump(mode="json", exclude_none=True),
                           defects=self.defects)
         self._observe()
@@ -158,16 +159,36 @@ class SutScheduler:
 
     def _observe(self) -> None:
         reply = self.conn.request("observe")
-        self.hits += [(b, None) for b in reply.boundaries]
+        self._observed(reply.state, reply.boundaries, "observe")
+
+    def _observed(self, state: dict, boundaries: list, op: str) -> None:
+        self.hits += [(b, None) for b in boundaries]
+        if state == self._seen:  # the same JSON as the last observation (a refused probe): the same state
+            return
+        self._seen = state
         try:
-            self._state = T.state_from_json(self.cfg, reply.state, "observe")
+            self._state = T.state_from_json(self.cfg, state, op)
         except T.TraceError as exc:
-            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} (observe): "
+            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} ({op}): "
                               f"not a state of this configuration: {exc}") from None
 
+    def _moving(self, op: str, **fields):
+        """A request that may move the world, then the world observed: in its reply when the hello declares
+        `observes` (one round trip), else by an `observe` request after it."""
+        if not self.conn.hello.observes:
+            reply = self.conn.request(op, **fields)
+            self._observe()
+            return reply
+        reply = self.conn.request(op, observe=True, **fields)
+        if reply.state is None or reply.boundaries is None:
+            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} "
+                              f"({describe(op, fields)}): a malformed reply: its hello declares observes, and the "
+                              f"reply to `observe: true` carries no {'state' if reply.state is None else 'boundaries'}")
+        self._observed(reply.state, reply.boundaries, op)
+        return reply
+
     def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
-        reply = self.conn.request("step", action=name, params=T.params_to_json(name, params))
-        self._observe()
+        reply = self._moving("step", action=name, params=T.params_to_json(name, params))
         if reply.took != name:
             raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: "
                                   f"{reply.detail or f'it took {reply.took}'}")
@@ -176,13 +197,11 @@ class SutScheduler:
     def attempt(self, name: str, params: tuple) -> bool:
         if name not in N.ATTEMPTS:
             raise KeyError(name)
-        reply = self.conn.request("attempt", action=name, params=T.params_to_json(name, params))
-        self._observe()
+        reply = self._moving("attempt", action=name, params=T.params_to_json(name, params))
         return reply.answer == "taken"
 
     def move(self, action: str, who: str) -> str | None:
-        reply = self.conn.request("move", actor=N.ACTIONS[action].actor, who=who)
-        self._observe()
+        reply = self._moving("move", actor=N.ACTIONS[action].actor, who=who)
         return reply.took
 
     def state(self) -> M.State:

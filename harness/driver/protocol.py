@@ -30,6 +30,9 @@ RequestId = Annotated[int, Field(ge=0, description="the caller's number for this
 Params = Annotated[dict[str, Any], Field(description="the action's parameters as a trace step writes them "
                                                      "(docs/driver.md; traces/schema/trace.schema.json, "
                                                      "<Action>Params)")]
+ObserveToo = Annotated[bool, Field(description="optional (hello's `observes`): the reply carries the observation "
+                                               "after the request (`state`, `boundaries`, as observe's reply), so "
+                                               "no observe request follows")]
 
 
 class _Message(BaseModel):
@@ -62,6 +65,7 @@ class Step(_Message):
     op: Literal["step"]
     action: ActionName
     params: Params
+    observe: ObserveToo = False
 
 
 class Attempt(_Message):
@@ -71,6 +75,7 @@ class Attempt(_Message):
     op: Literal["attempt"]
     action: AttemptName
     params: Params
+    observe: ObserveToo = False
 
 
 class Move(_Message):
@@ -80,6 +85,7 @@ class Move(_Message):
     op: Literal["move"]
     actor: ActorKind
     who: Name
+    observe: ObserveToo = False
 
 
 class Observe(_Message):
@@ -120,6 +126,12 @@ class Failed(_Message):
     ok: Literal[False]
     error: str = Field(description="one line: what went wrong")
 
+ObservedState = Annotated[dict[str, Any] | None, Field(description="asked (`observe: true`): the state after the "
+                                                                  "request, as observe's reply")]
+ObservedBoundaries = Annotated[list[BoundaryName] | None, Field(description="asked (`observe: true`): the boundaries "
+                                                                           "fired since the previous observation, "
+                                                                           "as observe's reply")]
+
 
 class _Done(_Message):
     id: RequestId
@@ -138,6 +150,9 @@ class HelloReply(_Done):
                                                   "kill matrix as not applicable (docs/driver.md)")
     history: bool = Field(False, description="whether the driver can record each world's commit history "
                                              "(docs/history.md) when its command asks it to")
+    observes: bool = Field(False, description="whether step, attempt and move replies carry the observation after "
+                                              "the request when it asks (`observe: true`): one round trip where "
+                                              "two were (docs/driver.md)")
 
 
 class Ack(_Done):
@@ -148,15 +163,21 @@ class StepReply(_Done):
     took: ActionName | None = Field(description="the action the server took: the requested one, another one "
                                                 "(its actor went elsewhere) or null (it took none)")
     detail: str | None = Field(None, description="why it did not take the requested one, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
 
 
 class AttemptReply(_Done):
     answer: Literal["taken", "refused"]
     detail: str | None = Field(None, description="the server's own answer, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
 
 
 class MoveReply(_Done):
     took: ActionName | None = Field(description="the action the actor took, null when it took none")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
 
 
 class ObserveReply(_Done):

@@ -13,6 +13,7 @@ import { History } from "./history.js";
 import { DEFECTS } from "./switches.js";
 import { twinState } from "./mapping.js";
 import { World } from "./world.js";
+import { SqliteDatabase } from "./db.js";
 
 /**
  * @typedef {import('./types.js').Request} Request @typedef {import('./types.js').MovingRequest} MovingRequest
@@ -88,6 +89,22 @@ export class Driver {
     return reply;
   }
 
+  /** The world in the twin's vocabulary and the boundaries fired since the last observation (observe's reply).
+   * @returns {Promise<Replies["observe"]>} */
+  async observation() {
+    const world = this.current();
+    return { state: await twinState(world), boundaries: world.failpoints.drain() };
+  }
+
+  /** A moving request's reply, with the observation after it when the request asks (`observe: true`, hello's
+   * `observes`): one round trip where two were. A restore's replay of the journal never observes.
+   * @template {TookReply | AttemptReply} R @param {MovingRequest} req @param {Promise<R>} reply
+   * @returns {Promise<R & Partial<Replies["observe"]>>} */
+  async observed(req, reply) {
+    const got = await reply;
+    return req.observe && !this.restoring ? { ...got, ...(await this.observation()) } : got;
+  }
+
   /** The current world's history, written out. */
   flush() {
     this.history?.write();
@@ -144,16 +161,19 @@ export class Driver {
       const name = this.url ? NAME_PG : NAME;
       return {
         protocol: "claimcheck-driver", version: 1, driver: this.switches ? name : `${name}, no defect switches`,
-        save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null,
+        save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null, observes: true,
       };
     },
     async start(req) {
       if (!this.switches && (req.defects ?? []).length > 0) {
         throw new Refused(`request.defects: this server has no defect switches (--no-defects): ${req.defects?.join(", ")}`);
       }
-      await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
+      // on SQLite the previous world's database is emptied and reused (its prepared statements kept: a
+      // restore starts the world again); on PostgreSQL each world has a fresh schema and the old one is freed
+      const reuse = this.world?.db instanceof SqliteDatabase ? this.world.db : null;
+      if (!reuse) await this.world?.db.close();
       this.world = null;
-      this.world = await World.start(req.config, req.defects ?? [], this.url);
+      this.world = await World.start(req.config, req.defects ?? [], this.url, reuse);
       this.begun = req;
       this.journal = [];
       this.points = new Map();
@@ -166,14 +186,14 @@ export class Driver {
       return {};
     },
     step(req) {
-      return this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) }));
+      return this.observed(req, this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) })));
     },
     attempt(req) {
-      return this.recorded(req, async (world) => {
+      return this.observed(req, this.recorded(req, async (world) => {
         const got = await attempt(world, req.action, req.params ?? {});
         // a refusal may answer its reason (a string: an exact retry's, names.RETRY_REFUSALS) as the detail
         return typeof got === "string" ? { answer: "refused", detail: got } : { answer: got ? "taken" : "refused" };
-      });
+      }));
     },
     async move(req) {
       const world = this.current();
@@ -181,11 +201,10 @@ export class Driver {
       if (!stepping(actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
       const names = actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
       if (!names.includes(req.who)) throw new Refused(`request.who: no ${actor} named ${JSON.stringify(req.who)} in the configuration`);
-      return this.recorded(req, async (w) => ({ took: await MOVE[actor](w, req.who) }));
+      return this.observed(req, this.recorded(req, async (w) => ({ took: await MOVE[actor](w, req.who) })));
     },
-    async observe() {
-      const world = this.current();
-      return { state: await twinState(world), boundaries: world.failpoints.drain() };
+    observe() {
+      return this.observation();
     },
     save(req) {
       this.current();

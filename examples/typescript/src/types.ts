@@ -259,14 +259,20 @@ export interface StartRequest extends Envelope<"start"> {
 export interface StepRequest extends Envelope<"step"> {
   action: string;
   params?: Params;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
 }
 export interface AttemptRequest extends Envelope<"attempt"> {
   action: string;
   params?: Params;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
 }
 export interface MoveRequest extends Envelope<"move"> {
   actor: string;
   who: string;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
 }
 export type ObserveRequest = Envelope<"observe">;
 export interface SaveRequest extends Envelope<"save"> {
@@ -291,6 +297,8 @@ export interface HelloReply {
   defects: Defect[];
   /** Whether this driver records each world's commit history (--history DIR). */
   history: boolean;
+  /** Whether step, attempt and move replies carry the observation when the request asks (`observe: true`). */
+  observes: boolean;
 }
 /** The action the server took (null: none). */
 export interface TookReply {
