@@ -39,7 +39,8 @@ class Driver:
         walk that replays each path from Init); `switches`: whether hello declares impl/'s defect switches
         (`--no-defects` makes a server as a third party ships it, without any: its gate skips the kill
         matrix as not applicable); `observes`: whether step, attempt and move replies carry the observation
-        when asked (`--no-observes`: a driver that answers every observation by `observe` alone)."""
+        when asked, and `attempts` carries out many attempts in one request (`--no-observes`: a driver that
+        answers every observation by `observe` alone, every attempt by `attempt`)."""
         self.save, self.switches, self.observes = save, switches, observes
         self.sched: Scheduler | None = None
         self.points: dict = {}
@@ -84,7 +85,8 @@ class Driver:
             raise Refused(f"this driver speaks {P.PROTOCOL} version {P.VERSION} only")
         name = NAME if self.switches else f"{NAME}, no defect switches"
         return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": name,
-                "save": self.save, "defects": list(N.DEFECTS) if self.switches else [], "observes": self.observes}
+                "save": self.save, "defects": list(N.DEFECTS) if self.switches else [], "observes": self.observes,
+                "attempts": self.observes}
 
     def _start(self, req: P.Start) -> dict:
         if req.defects and not self.switches:
@@ -106,6 +108,20 @@ class Driver:
     def _attempt(self, req: P.Attempt) -> dict:
         got = self._world().attempt(req.action, self._params(req.action, req.params))
         return {"answer": "taken" if got else "refused", "detail": one_line(repr(got))}
+
+    def _attempts(self, req: P.Attempts) -> dict:
+        if not self.observes:
+            raise Refused("this driver does not carry out attempts in one request (--no-observes)")
+        results = []
+        for probe in req.attempts:
+            try:
+                got = self._attempt(probe)
+            except Exception as exc:  # noqa: BLE001 - as handle_line words it, and the request ends here
+                results.append({"error": one_line(str(exc) if isinstance(exc, (Refused, T.TraceError))
+                                                  else f"the implementation raised {type(exc).__name__}: {exc}")})
+                break
+            results.append({**got, **self._observe(probe)})
+        return {"results": results}
 
     def _move(self, req: P.Move) -> dict:
         sched = self._world()

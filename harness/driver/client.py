@@ -47,6 +47,8 @@ def describe(op: str, fields: dict) -> str:
     """A request as messages name it: `step Renew {"n": "n1"}`, `move runner n1`."""
     if op in ("step", "attempt"):
         return f"{op} {fields['action']} {json.dumps(fields['params'], sort_keys=True)}"
+    if op == "attempts":
+        return f"attempts ({len(fields['attempts'])}, the first {fields['attempts'][0]['action']})"
     if op == "move":
         return f"move {fields['actor']} {fields['who']}"
     if op in ("save", "restore"):
@@ -199,6 +201,39 @@ class SutScheduler:
             raise KeyError(name)
         reply = self._moving("attempt", action=name, params=T.params_to_json(name, params))
         return reply.answer == "taken"
+
+    def attempt_all(self, probes: list[tuple[str, tuple]]) -> list[tuple[bool, M.State] | DriverError] | None:
+        """Every attempt in one `attempts` request when the hello declares it (None: it does not, so the
+        caller attempts one by one): per attempt, in order, whether it was taken and the state after it; the
+        list ends early with a DriverError at the attempt the driver could not carry out (the first when the
+        whole request failed), so the failure names that probe."""
+        if not self.conn.hello.attempts:
+            return None
+        for name, _ in probes:
+            if name not in N.ATTEMPTS:
+                raise KeyError(name)
+        fields = {"attempts": [{"action": name, "params": T.params_to_json(name, params)} for name, params in probes]}
+        where = f"driver `{self.conn.transport.label}`: request {self.conn.next_id} ({describe('attempts', fields)})"
+        try:
+            reply = self.conn.request("attempts", **fields)
+        except DriverError as exc:
+            return [exc]
+        out = []
+        for (name, params), got in zip(probes, reply.results):
+            if got.error is not None:
+                out.append(DriverFailed(f"{where}: {name}{tuple(params)} failed: {got.error}"))
+                return out
+            if got.answer is None or got.state is None or got.boundaries is None:
+                missing = next(f for f in ("answer", "state", "boundaries") if getattr(got, f) is None)
+                out.append(DriverError(f"{where}: a malformed reply: the result of {name}{tuple(params)} "
+                                       f"carries no {missing}"))
+                return out
+            self._observed(got.state, got.boundaries, "attempts")
+            out.append((got.answer == "taken", self.state()))
+        if len(out) < len(probes):
+            out.append(DriverError(f"{where}: a malformed reply: {len(reply.results)} results for "
+                                   f"{len(probes)} attempts, none with an error"))
+        return out
 
     def move(self, action: str, who: str) -> str | None:
         reply = self._moving("move", actor=N.ACTIONS[action].actor, who=who)

@@ -78,6 +78,20 @@ class Attempt(_Message):
     observe: ObserveToo = False
 
 
+class Probe(_Message):
+    """One attempt of an `attempts` request."""
+    action: AttemptName
+    params: Params
+
+
+class Attempts(_Message):
+    """Optional (hello's `attempts`): carry out each attempt in order, as `attempt` requests with `observe:
+    true` would be (the refusal probes of a state: one round trip where one per probe was)."""
+    id: RequestId
+    op: Literal["attempts"]
+    attempts: list[Probe] = Field(min_length=1)
+
+
 class Move(_Message):
     """Let the actor of this kind named `who` run its own next atomic unit, up to its next named boundary,
     without saying which action that is."""
@@ -114,7 +128,7 @@ class Stop(_Message):
     op: Literal["stop"]
 
 
-REQUESTS = (Hello, Start, Step, Attempt, Move, Observe, Save, Restore, Stop)
+REQUESTS = (Hello, Start, Step, Attempt, Attempts, Move, Observe, Save, Restore, Stop)
 Request = Annotated[Union[REQUESTS], Field(discriminator="op")]
 
 
@@ -153,6 +167,8 @@ class HelloReply(_Done):
     observes: bool = Field(False, description="whether step, attempt and move replies carry the observation after "
                                               "the request when it asks (`observe: true`): one round trip where "
                                               "two were (docs/driver.md)")
+    attempts: bool = Field(False, description="whether the driver carries out `attempts` (several attempts, each "
+                                              "observed, in one request)")
 
 
 class Ack(_Done):
@@ -174,6 +190,22 @@ class AttemptReply(_Done):
     boundaries: ObservedBoundaries = None
 
 
+class Probed(_Message):
+    """What one attempt of an `attempts` request did: its answer and the observation after it, or the error
+    that stopped the request there (then it is the last)."""
+    answer: Literal["taken", "refused"] | None = Field(None, description="as attempt's reply; absent with `error`")
+    detail: str | None = Field(None, description="the server's own answer, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
+    error: str | None = Field(None, description="one line: why this attempt could not be carried out (the "
+                                                "requests after it were not)")
+
+
+class AttemptsReply(_Done):
+    results: list[Probed] = Field(description="one per attempt carried out, in order: all of them, unless one "
+                                              "has `error`, which ends the list")
+
+
 class MoveReply(_Done):
     took: ActionName | None = Field(description="the action the actor took, null when it took none")
     state: ObservedState = None
@@ -187,7 +219,8 @@ class ObserveReply(_Done):
                                                        "start, or restore), in order")
 
 
-REPLIES = {"hello": HelloReply, "start": Ack, "step": StepReply, "attempt": AttemptReply, "move": MoveReply,
+REPLIES = {"hello": HelloReply, "start": Ack, "step": StepReply, "attempt": AttemptReply, "attempts": AttemptsReply,
+           "move": MoveReply,
            "observe": ObserveReply, "save": Ack, "restore": Ack, "stop": Ack}
 assert set(REPLIES) == {m.model_fields["op"].annotation.__args__[0] for m in REQUESTS}
 
@@ -201,11 +234,12 @@ def schema() -> dict:
     """The protocol's JSON Schema: a message is a Request or a Reply (which reply model answers which op
     is in Reply's description: a reply does not repeat its op); a step's or attempt's `params` typed per
     action as the trace schema types them (harness.traces.stepschema)."""
-    models = list(REQUESTS) + [Failed, HelloReply, Ack, StepReply, AttemptReply, MoveReply, ObserveReply]
+    models = list(REQUESTS) + [Failed, HelloReply, Ack, StepReply, AttemptReply, AttemptsReply, MoveReply,
+                               ObserveReply]
     _, top = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}")
     defs = top["$defs"]
     defs.update(stepschema.defs())  # Input and <Action>Params, as the trace schema types a step's params
-    for model, actions in ((Step, N.ACTIONS), (Attempt, N.ATTEMPTS)):
+    for model, actions in ((Step, N.ACTIONS), (Attempt, N.ATTEMPTS), (Probe, N.ATTEMPTS)):
         defs[model.__name__]["oneOf"] = [{"properties": {"action": {"const": a},
                                                          "params": {"$ref": f"#/$defs/{a}Params"}}}
                                          for a in actions]

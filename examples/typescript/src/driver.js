@@ -36,6 +36,17 @@ class Refused extends Error {}
  * @param {TookReply | AttemptReply} reply */
 const refused = (reply) => "answer" in reply && reply.answer === "refused";
 
+/** A request's failure in one line (a reply's `error`); the server's own failures logged with their stack.
+ * @param {unknown} err */
+function failure(err) {
+  const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
+    : err instanceof Refused || err instanceof RangeError ? err.message
+      : err instanceof Error ? `the implementation raised ${err.name}: ${err.message}`
+        : `the implementation raised an error: ${err}`;
+  if (!(err instanceof Refused)) process.stderr.write(`${err instanceof Error ? err.stack ?? err : err}\n`);
+  return error.replace(/\s+/g, " ");
+}
+
 export class Driver {
   /**
    * @param {string | null} url a PostgreSQL URL (each world in a fresh schema), or null: SQLite in memory
@@ -127,12 +138,7 @@ export class Driver {
       const reply = await this.answer(op, /** @type {RequestOf<typeof op>} */ (req));
       return JSON.stringify({ id, ok: true, ...reply });
     } catch (err) {
-      const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
-        : err instanceof Refused || err instanceof RangeError ? err.message
-          : err instanceof Error ? `the implementation raised ${err.name}: ${err.message}`
-            : `the implementation raised an error: ${err}`;
-      if (!(err instanceof Refused)) process.stderr.write(`${err instanceof Error ? err.stack ?? err : err}\n`);
-      return JSON.stringify({ id, ok: false, error: error.replace(/\s+/g, " ") });
+      return JSON.stringify({ id, ok: false, error: failure(err) });
     }
   }
 
@@ -162,6 +168,7 @@ export class Driver {
       return {
         protocol: "claimcheck-driver", version: 1, driver: this.switches ? name : `${name}, no defect switches`,
         save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null, observes: true,
+        attempts: true,
       };
     },
     async start(req) {
@@ -194,6 +201,22 @@ export class Driver {
         // a refusal may answer its reason (a string: an exact retry's, names.RETRY_REFUSALS) as the detail
         return typeof got === "string" ? { answer: "refused", detail: got } : { answer: got ? "taken" : "refused" };
       }));
+    },
+    async attempts(req) {
+      /** @type {Replies["attempts"]["results"]} */
+      const results = [];
+      for (const probe of req.attempts) {
+        try { // as `attempt` with `observe: true`: one at a time, each recorded (its journal) and observed
+          /** @type {import('./types.js').AttemptRequest} */
+          const one = { id: req.id, op: "attempt", action: probe.action, params: probe.params ?? {} };
+          const reply = await this.ops.attempt.call(this, one);
+          results.push({ ...reply, ...(await this.observation()) });
+        } catch (err) { // as `handle` words it; the request ends at this attempt
+          results.push({ error: failure(err) });
+          break;
+        }
+      }
+      return { results };
     },
     async move(req) {
       const world = this.current();
