@@ -34,12 +34,14 @@ class Refused(Exception):
 class Driver:
     """One world at a time (`start` replaces it); every request answered by one reply."""
 
-    def __init__(self, save: bool = True, switches: bool = True):
+    def __init__(self, save: bool = True, switches: bool = True, observes: bool = True):
         """`save`: whether hello offers save and restore (`--no-save` makes a driver without them, for the
         walk that replays each path from Init); `switches`: whether hello declares impl/'s defect switches
         (`--no-defects` makes a server as a third party ships it, without any: its gate skips the kill
-        matrix as not applicable)."""
-        self.save, self.switches = save, switches
+        matrix as not applicable); `observes`: whether step, attempt and move replies carry the observation
+        when asked, and `attempts` carries out many attempts in one request (`--no-observes`: a driver that
+        answers every observation by `observe` alone, every attempt by `attempt`)."""
+        self.save, self.switches, self.observes = save, switches, observes
         self.sched: Scheduler | None = None
         self.points: dict = {}
         self.savepoints: Savepoints | None = None
@@ -58,6 +60,10 @@ class Driver:
             except ValidationError as exc:
                 raise Refused(str(validation_error(exc, "request"))) from None
             reply = getattr(self, f"_{req.op}")(req)
+            if getattr(req, "observe", False):
+                if not self.observes:
+                    raise Refused("request.observe: this driver does not observe in its replies (--no-observes)")
+                reply.update(self._observe(req))
             return P.dumps({"id": req.id, "ok": True, **reply})
         except json.JSONDecodeError as exc:
             error = f"not JSON: {exc}"
@@ -79,7 +85,8 @@ class Driver:
             raise Refused(f"this driver speaks {P.PROTOCOL} version {P.VERSION} only")
         name = NAME if self.switches else f"{NAME}, no defect switches"
         return {"protocol": P.PROTOCOL, "version": P.VERSION, "driver": name,
-                "save": self.save, "defects": list(N.DEFECTS) if self.switches else []}
+                "save": self.save, "defects": list(N.DEFECTS) if self.switches else [], "observes": self.observes,
+                "attempts": self.observes}
 
     def _start(self, req: P.Start) -> dict:
         if req.defects and not self.switches:
@@ -101,6 +108,20 @@ class Driver:
     def _attempt(self, req: P.Attempt) -> dict:
         got = self._world().attempt(req.action, self._params(req.action, req.params))
         return {"answer": "taken" if got else "refused", "detail": one_line(repr(got))}
+
+    def _attempts(self, req: P.Attempts) -> dict:
+        if not self.observes:
+            raise Refused("this driver does not carry out attempts in one request (--no-observes)")
+        results = []
+        for probe in req.attempts:
+            try:
+                got = self._attempt(probe)
+            except Exception as exc:  # noqa: BLE001 - as handle_line words it, and the request ends here
+                results.append({"error": one_line(str(exc) if isinstance(exc, (Refused, T.TraceError))
+                                                  else f"the implementation raised {type(exc).__name__}: {exc}")})
+                break
+            results.append({**got, **self._observe(probe)})
+        return {"results": results}
 
     def _move(self, req: P.Move) -> dict:
         sched = self._world()
@@ -137,9 +158,9 @@ class Driver:
         return {}
 
 
-def serve(stdin, stdout, save: bool = True, switches: bool = True) -> None:
+def serve(stdin, stdout, save: bool = True, switches: bool = True, observes: bool = True) -> None:
     """Answer request lines until stop or the end of input."""
-    driver = Driver(save, switches)
+    driver = Driver(save, switches, observes)
     for line in stdin:
         if not line.strip():
             continue
@@ -154,11 +175,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m binding.driver", description="the bundled server's driver "
                                  "(docs/driver.md): requests on stdin, replies on stdout")
     ap.add_argument("--no-save", action="store_true", help="offer no save and restore (hello's save: false)")
+    ap.add_argument("--no-observes", action="store_true", help="answer step, attempt and move without the "
+                    "observation (hello's observes: false): every observation by an observe request")
     ap.add_argument("--no-defects", action="store_true", help="declare no defect switches (hello's defects: []), "
                     "as a third party's server ships: its gate skips the kill matrix as not applicable")
     args = ap.parse_args()
     out, sys.stdout = sys.stdout, sys.stderr  # a stray print must not corrupt the protocol's lines
-    serve(sys.stdin, out, save=not args.no_save, switches=not args.no_defects)
+    serve(sys.stdin, out, save=not args.no_save, switches=not args.no_defects, observes=not args.no_observes)
 
 
 if __name__ == "__main__":

@@ -247,15 +247,25 @@ class _Walk:
         t = self.clock()
         enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
         points = self.points
-        for name, params in refusals(cfg, st, enabled):
+        probes = list(refusals(cfg, st, enabled))
+        # a driver that carries out many attempts in one request (harness.driver.client): every result at
+        # once, each read in order below as if it had been attempted alone
+        batch = getattr(self.sched, "attempt_all", None)
+        results = batch(probes) if batch is not None and probes else None
+        for k, (name, params) in enumerate(probes):
             try:
-                mark = points.mark()
-                answer = self.sched.attempt(name, params)
-                # nothing written, the clock unmoved: the server's world still maps to `st` but for the
-                # actors' memory (its Savepoints say so, binding.savepoints), else it is read whole
-                got = points.unchanged(mark, st) if mark is not None else None
-                if got is None:
-                    got = self.sched.state()
+                if results is not None:
+                    if isinstance(results[k], Exception):
+                        raise results[k]
+                    answer, got = results[k]
+                else:
+                    mark = points.mark()
+                    answer = self.sched.attempt(name, params)
+                    # nothing written, the clock unmoved: the server's world still maps to `st` but for the
+                    # actors' memory (its Savepoints say so, binding.savepoints), else it is read whole
+                    got = points.unchanged(mark, st) if mark is not None else None
+                    if got is None:
+                        got = self.sched.state()
             except Exception as exc:  # noqa: BLE001 - a crash on a refused attempt is a failure too
                 self._fail_at(j, "error", [], f"probe {name}{params} raised {type(exc).__name__}: {exc}",
                               probe=(name, params))

@@ -47,6 +47,8 @@ def describe(op: str, fields: dict) -> str:
     """A request as messages name it: `step Renew {"n": "n1"}`, `move runner n1`."""
     if op in ("step", "attempt"):
         return f"{op} {fields['action']} {json.dumps(fields['params'], sort_keys=True)}"
+    if op == "attempts":
+        return f"attempts ({len(fields['attempts'])}, the first {fields['attempts'][0]['action']})"
     if op == "move":
         return f"move {fields['actor']} {fields['who']}"
     if op in ("save", "restore"):
@@ -147,6 +149,7 @@ class SutScheduler:
         """A fresh world (the twin's Init) on the same connection: `start` again."""
         self.faults = frozenset()
         self.hits: list[tuple[str, None]] = []
+        self._seen: dict | None = None  # the last observation's state as the driver sent it
         self.conn.request("start", config=T.config_to_trace(self.cfg).model_dump(mode="json", exclude_none=True),
                           defects=self.defects)
         self._observe()
@@ -158,16 +161,36 @@ class SutScheduler:
 
     def _observe(self) -> None:
         reply = self.conn.request("observe")
-        self.hits += [(b, None) for b in reply.boundaries]
+        self._observed(reply.state, reply.boundaries, "observe")
+
+    def _observed(self, state: dict, boundaries: list, op: str) -> None:
+        self.hits += [(b, None) for b in boundaries]
+        if state == self._seen:  # the same JSON as the last observation (a refused probe): the same state
+            return
+        self._seen = state
         try:
-            self._state = T.state_from_json(self.cfg, reply.state, "observe")
+            self._state = T.state_from_json(self.cfg, state, op)
         except T.TraceError as exc:
-            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} (observe): "
+            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} ({op}): "
                               f"not a state of this configuration: {exc}") from None
 
+    def _moving(self, op: str, **fields):
+        """A request that may move the world, then the world observed: in its reply when the hello declares
+        `observes` (one round trip), else by an `observe` request after it."""
+        if not self.conn.hello.observes:
+            reply = self.conn.request(op, **fields)
+            self._observe()
+            return reply
+        reply = self.conn.request(op, observe=True, **fields)
+        if reply.state is None or reply.boundaries is None:
+            raise DriverError(f"driver `{self.conn.transport.label}`: request {self.conn.next_id - 1} "
+                              f"({describe(op, fields)}): a malformed reply: its hello declares observes, and the "
+                              f"reply to `observe: true` carries no {'state' if reply.state is None else 'boundaries'}")
+        self._observed(reply.state, reply.boundaries, op)
+        return reply
+
     def apply(self, name: str, params: tuple, twin_next: M.State) -> None:
-        reply = self.conn.request("step", action=name, params=T.params_to_json(name, params))
-        self._observe()
+        reply = self._moving("step", action=name, params=T.params_to_json(name, params))
         if reply.took != name:
             raise DivergenceError(f"the implementation did not take {name}{tuple(params)}: "
                                   f"{reply.detail or f'it took {reply.took}'}")
@@ -176,13 +199,44 @@ class SutScheduler:
     def attempt(self, name: str, params: tuple) -> bool:
         if name not in N.ATTEMPTS:
             raise KeyError(name)
-        reply = self.conn.request("attempt", action=name, params=T.params_to_json(name, params))
-        self._observe()
+        reply = self._moving("attempt", action=name, params=T.params_to_json(name, params))
         return reply.answer == "taken"
 
+    def attempt_all(self, probes: list[tuple[str, tuple]]) -> list[tuple[bool, M.State] | DriverError] | None:
+        """Every attempt in one `attempts` request when the hello declares it (None: it does not, so the
+        caller attempts one by one): per attempt, in order, whether it was taken and the state after it; the
+        list ends early with a DriverError at the attempt the driver could not carry out (the first when the
+        whole request failed), so the failure names that probe."""
+        if not self.conn.hello.attempts:
+            return None
+        for name, _ in probes:
+            if name not in N.ATTEMPTS:
+                raise KeyError(name)
+        fields = {"attempts": [{"action": name, "params": T.params_to_json(name, params)} for name, params in probes]}
+        where = f"driver `{self.conn.transport.label}`: request {self.conn.next_id} ({describe('attempts', fields)})"
+        try:
+            reply = self.conn.request("attempts", **fields)
+        except DriverError as exc:
+            return [exc]
+        out = []
+        for (name, params), got in zip(probes, reply.results):
+            if got.error is not None:
+                out.append(DriverFailed(f"{where}: {name}{tuple(params)} failed: {got.error}"))
+                return out
+            if got.answer is None or got.state is None or got.boundaries is None:
+                missing = next(f for f in ("answer", "state", "boundaries") if getattr(got, f) is None)
+                out.append(DriverError(f"{where}: a malformed reply: the result of {name}{tuple(params)} "
+                                       f"carries no {missing}"))
+                return out
+            self._observed(got.state, got.boundaries, "attempts")
+            out.append((got.answer == "taken", self.state()))
+        if len(out) < len(probes):
+            out.append(DriverError(f"{where}: a malformed reply: {len(reply.results)} results for "
+                                   f"{len(probes)} attempts, none with an error"))
+        return out
+
     def move(self, action: str, who: str) -> str | None:
-        reply = self.conn.request("move", actor=N.ACTIONS[action].actor, who=who)
-        self._observe()
+        reply = self._moving("move", actor=N.ACTIONS[action].actor, who=who)
         return reply.took
 
     def state(self) -> M.State:

@@ -30,6 +30,9 @@ RequestId = Annotated[int, Field(ge=0, description="the caller's number for this
 Params = Annotated[dict[str, Any], Field(description="the action's parameters as a trace step writes them "
                                                      "(docs/driver.md; traces/schema/trace.schema.json, "
                                                      "<Action>Params)")]
+ObserveToo = Annotated[bool, Field(description="optional (hello's `observes`): the reply carries the observation "
+                                               "after the request (`state`, `boundaries`, as observe's reply), so "
+                                               "no observe request follows")]
 
 
 class _Message(BaseModel):
@@ -62,6 +65,7 @@ class Step(_Message):
     op: Literal["step"]
     action: ActionName
     params: Params
+    observe: ObserveToo = False
 
 
 class Attempt(_Message):
@@ -71,6 +75,21 @@ class Attempt(_Message):
     op: Literal["attempt"]
     action: AttemptName
     params: Params
+    observe: ObserveToo = False
+
+
+class Probe(_Message):
+    """One attempt of an `attempts` request."""
+    action: AttemptName
+    params: Params
+
+
+class Attempts(_Message):
+    """Optional (hello's `attempts`): carry out each attempt in order, as `attempt` requests with `observe:
+    true` would be (the refusal probes of a state: one round trip where one per probe was)."""
+    id: RequestId
+    op: Literal["attempts"]
+    attempts: list[Probe] = Field(min_length=1)
 
 
 class Move(_Message):
@@ -80,6 +99,7 @@ class Move(_Message):
     op: Literal["move"]
     actor: ActorKind
     who: Name
+    observe: ObserveToo = False
 
 
 class Observe(_Message):
@@ -108,7 +128,7 @@ class Stop(_Message):
     op: Literal["stop"]
 
 
-REQUESTS = (Hello, Start, Step, Attempt, Move, Observe, Save, Restore, Stop)
+REQUESTS = (Hello, Start, Step, Attempt, Attempts, Move, Observe, Save, Restore, Stop)
 Request = Annotated[Union[REQUESTS], Field(discriminator="op")]
 
 
@@ -119,6 +139,12 @@ class Failed(_Message):
     id: int | None = Field(description="the request's id, null when the line had none")
     ok: Literal[False]
     error: str = Field(description="one line: what went wrong")
+
+ObservedState = Annotated[dict[str, Any] | None, Field(description="asked (`observe: true`): the state after the "
+                                                                  "request, as observe's reply")]
+ObservedBoundaries = Annotated[list[BoundaryName] | None, Field(description="asked (`observe: true`): the boundaries "
+                                                                           "fired since the previous observation, "
+                                                                           "as observe's reply")]
 
 
 class _Done(_Message):
@@ -138,6 +164,11 @@ class HelloReply(_Done):
                                                   "kill matrix as not applicable (docs/driver.md)")
     history: bool = Field(False, description="whether the driver can record each world's commit history "
                                              "(docs/history.md) when its command asks it to")
+    observes: bool = Field(False, description="whether step, attempt and move replies carry the observation after "
+                                              "the request when it asks (`observe: true`): one round trip where "
+                                              "two were (docs/driver.md)")
+    attempts: bool = Field(False, description="whether the driver carries out `attempts` (several attempts, each "
+                                              "observed, in one request)")
 
 
 class Ack(_Done):
@@ -148,15 +179,37 @@ class StepReply(_Done):
     took: ActionName | None = Field(description="the action the server took: the requested one, another one "
                                                 "(its actor went elsewhere) or null (it took none)")
     detail: str | None = Field(None, description="why it did not take the requested one, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
 
 
 class AttemptReply(_Done):
     answer: Literal["taken", "refused"]
     detail: str | None = Field(None, description="the server's own answer, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
+
+
+class Probed(_Message):
+    """What one attempt of an `attempts` request did: its answer and the observation after it, or the error
+    that stopped the request there (then it is the last)."""
+    answer: Literal["taken", "refused"] | None = Field(None, description="as attempt's reply; absent with `error`")
+    detail: str | None = Field(None, description="the server's own answer, for the report")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
+    error: str | None = Field(None, description="one line: why this attempt could not be carried out (the "
+                                                "requests after it were not)")
+
+
+class AttemptsReply(_Done):
+    results: list[Probed] = Field(description="one per attempt carried out, in order: all of them, unless one "
+                                              "has `error`, which ends the list")
 
 
 class MoveReply(_Done):
     took: ActionName | None = Field(description="the action the actor took, null when it took none")
+    state: ObservedState = None
+    boundaries: ObservedBoundaries = None
 
 
 class ObserveReply(_Done):
@@ -166,7 +219,8 @@ class ObserveReply(_Done):
                                                        "start, or restore), in order")
 
 
-REPLIES = {"hello": HelloReply, "start": Ack, "step": StepReply, "attempt": AttemptReply, "move": MoveReply,
+REPLIES = {"hello": HelloReply, "start": Ack, "step": StepReply, "attempt": AttemptReply, "attempts": AttemptsReply,
+           "move": MoveReply,
            "observe": ObserveReply, "save": Ack, "restore": Ack, "stop": Ack}
 assert set(REPLIES) == {m.model_fields["op"].annotation.__args__[0] for m in REQUESTS}
 
@@ -180,11 +234,12 @@ def schema() -> dict:
     """The protocol's JSON Schema: a message is a Request or a Reply (which reply model answers which op
     is in Reply's description: a reply does not repeat its op); a step's or attempt's `params` typed per
     action as the trace schema types them (harness.traces.stepschema)."""
-    models = list(REQUESTS) + [Failed, HelloReply, Ack, StepReply, AttemptReply, MoveReply, ObserveReply]
+    models = list(REQUESTS) + [Failed, HelloReply, Ack, StepReply, AttemptReply, AttemptsReply, MoveReply,
+                               ObserveReply]
     _, top = models_json_schema([(m, "validation") for m in models], ref_template="#/$defs/{model}")
     defs = top["$defs"]
     defs.update(stepschema.defs())  # Input and <Action>Params, as the trace schema types a step's params
-    for model, actions in ((Step, N.ACTIONS), (Attempt, N.ATTEMPTS)):
+    for model, actions in ((Step, N.ACTIONS), (Attempt, N.ATTEMPTS), (Probe, N.ATTEMPTS)):
         defs[model.__name__]["oneOf"] = [{"properties": {"action": {"const": a},
                                                          "params": {"$ref": f"#/$defs/{a}Params"}}}
                                          for a in actions]

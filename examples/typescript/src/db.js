@@ -87,8 +87,15 @@ export async function openDatabase(url = null) {
     IMAGE = first.export();
     first.close();
   }
-  return new SqliteDatabase(new SQL.Database(IMAGE));
+  const raw = new SQL.Database(IMAGE);
+  // sql.js keeps the database in an emulated file system (MEMFS): with the default rollback journal every
+  // transaction creates and deletes a journal file there, and every read looks for a hot one (a throwing
+  // path lookup). The database is this process's alone, in memory: its journal in memory, its lock held.
+  raw.exec(PRAGMAS);
+  return new SqliteDatabase(raw);
 }
+
+const PRAGMAS = "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF";
 
 /** The empty schema's database file, made once (a world's database opens from it). @type {Uint8Array | null} */
 let IMAGE = null;
@@ -160,7 +167,23 @@ export class SqliteDatabase {
     }
   }
 
+  /** The same database emptied back to the schema's image, its prepared statements kept: what a world
+   * started again on it (a restore's replay) costs instead of a fresh database and every statement prepared
+   * again. @returns {Promise<SqliteDatabase>} */
+  async reset() {
+    if (this.depth > 0) { // a transaction the previous world's code path left open: never committed
+      this.depth = 0;
+      this.raw.exec("ROLLBACK");
+    }
+    this.raw.exec(WIPE);
+    return this;
+  }
+
   async close() {
     this.raw.close();
   }
 }
+
+/** Every row the schema's image does not hold deleted, the sequences back at their start. */
+const WIPE = `${[...SCHEMA.matchAll(/CREATE TABLE (\w+)/g)].map((m) => `DELETE FROM ${m[1]};`).join(" ")}
+INSERT INTO id_sequence VALUES ('execution', 0); DELETE FROM sqlite_sequence;`;

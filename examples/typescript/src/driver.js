@@ -13,6 +13,7 @@ import { History } from "./history.js";
 import { DEFECTS } from "./switches.js";
 import { twinState } from "./mapping.js";
 import { World } from "./world.js";
+import { SqliteDatabase } from "./db.js";
 
 /**
  * @typedef {import('./types.js').Request} Request @typedef {import('./types.js').MovingRequest} MovingRequest
@@ -34,6 +35,17 @@ class Refused extends Error {}
  * restore replays leaves it out: the refusal probes are more than half the requests of a walk.
  * @param {TookReply | AttemptReply} reply */
 const refused = (reply) => "answer" in reply && reply.answer === "refused";
+
+/** A request's failure in one line (a reply's `error`); the server's own failures logged with their stack.
+ * @param {unknown} err */
+function failure(err) {
+  const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
+    : err instanceof Refused || err instanceof RangeError ? err.message
+      : err instanceof Error ? `the implementation raised ${err.name}: ${err.message}`
+        : `the implementation raised an error: ${err}`;
+  if (!(err instanceof Refused)) process.stderr.write(`${err instanceof Error ? err.stack ?? err : err}\n`);
+  return error.replace(/\s+/g, " ");
+}
 
 export class Driver {
   /**
@@ -88,6 +100,22 @@ export class Driver {
     return reply;
   }
 
+  /** The world in the twin's vocabulary and the boundaries fired since the last observation (observe's reply).
+   * @returns {Promise<Replies["observe"]>} */
+  async observation() {
+    const world = this.current();
+    return { state: await twinState(world), boundaries: world.failpoints.drain() };
+  }
+
+  /** A moving request's reply, with the observation after it when the request asks (`observe: true`, hello's
+   * `observes`): one round trip where two were. A restore's replay of the journal never observes.
+   * @template {TookReply | AttemptReply} R @param {MovingRequest} req @param {Promise<R>} reply
+   * @returns {Promise<R & Partial<Replies["observe"]>>} */
+  async observed(req, reply) {
+    const got = await reply;
+    return req.observe && !this.restoring ? { ...got, ...(await this.observation()) } : got;
+  }
+
   /** The current world's history, written out. */
   flush() {
     this.history?.write();
@@ -110,12 +138,7 @@ export class Driver {
       const reply = await this.answer(op, /** @type {RequestOf<typeof op>} */ (req));
       return JSON.stringify({ id, ok: true, ...reply });
     } catch (err) {
-      const error = err instanceof SyntaxError ? `not JSON: ${err.message}`
-        : err instanceof Refused || err instanceof RangeError ? err.message
-          : err instanceof Error ? `the implementation raised ${err.name}: ${err.message}`
-            : `the implementation raised an error: ${err}`;
-      if (!(err instanceof Refused)) process.stderr.write(`${err instanceof Error ? err.stack ?? err : err}\n`);
-      return JSON.stringify({ id, ok: false, error: error.replace(/\s+/g, " ") });
+      return JSON.stringify({ id, ok: false, error: failure(err) });
     }
   }
 
@@ -144,16 +167,20 @@ export class Driver {
       const name = this.url ? NAME_PG : NAME;
       return {
         protocol: "claimcheck-driver", version: 1, driver: this.switches ? name : `${name}, no defect switches`,
-        save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null,
+        save: true, defects: this.switches ? [...DEFECTS] : [], history: this.historyDir !== null, observes: true,
+        attempts: true,
       };
     },
     async start(req) {
       if (!this.switches && (req.defects ?? []).length > 0) {
         throw new Refused(`request.defects: this server has no defect switches (--no-defects): ${req.defects?.join(", ")}`);
       }
-      await this.world?.db.close(); // the previous world's database is freed (sql.js: its WebAssembly memory)
+      // on SQLite the previous world's database is emptied and reused (its prepared statements kept: a
+      // restore starts the world again); on PostgreSQL each world has a fresh schema and the old one is freed
+      const reuse = this.world?.db instanceof SqliteDatabase ? this.world.db : null;
+      if (!reuse) await this.world?.db.close();
       this.world = null;
-      this.world = await World.start(req.config, req.defects ?? [], this.url);
+      this.world = await World.start(req.config, req.defects ?? [], this.url, reuse);
       this.begun = req;
       this.journal = [];
       this.points = new Map();
@@ -166,14 +193,30 @@ export class Driver {
       return {};
     },
     step(req) {
-      return this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) }));
+      return this.observed(req, this.recorded(req, async (world) => ({ took: await step(world, req.action, req.params ?? {}) })));
     },
     attempt(req) {
-      return this.recorded(req, async (world) => {
+      return this.observed(req, this.recorded(req, async (world) => {
         const got = await attempt(world, req.action, req.params ?? {});
         // a refusal may answer its reason (a string: an exact retry's, names.RETRY_REFUSALS) as the detail
         return typeof got === "string" ? { answer: "refused", detail: got } : { answer: got ? "taken" : "refused" };
-      });
+      }));
+    },
+    async attempts(req) {
+      /** @type {Replies["attempts"]["results"]} */
+      const results = [];
+      for (const probe of req.attempts) {
+        try { // as `attempt` with `observe: true`: one at a time, each recorded (its journal) and observed
+          /** @type {import('./types.js').AttemptRequest} */
+          const one = { id: req.id, op: "attempt", action: probe.action, params: probe.params ?? {} };
+          const reply = await this.ops.attempt.call(this, one);
+          results.push({ ...reply, ...(await this.observation()) });
+        } catch (err) { // as `handle` words it; the request ends at this attempt
+          results.push({ error: failure(err) });
+          break;
+        }
+      }
+      return { results };
     },
     async move(req) {
       const world = this.current();
@@ -181,11 +224,10 @@ export class Driver {
       if (!stepping(actor)) throw new Refused(`request.actor: not a stepping actor: ${JSON.stringify(req.actor)}`);
       const names = actor === "recovery" ? world.cfg.recoverers : world.cfg.nodes;
       if (!names.includes(req.who)) throw new Refused(`request.who: no ${actor} named ${JSON.stringify(req.who)} in the configuration`);
-      return this.recorded(req, async (w) => ({ took: await MOVE[actor](w, req.who) }));
+      return this.observed(req, this.recorded(req, async (w) => ({ took: await MOVE[actor](w, req.who) })));
     },
-    async observe() {
-      const world = this.current();
-      return { state: await twinState(world), boundaries: world.failpoints.drain() };
+    observe() {
+      return this.observation();
     },
     save(req) {
       this.current();

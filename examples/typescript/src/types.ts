@@ -259,14 +259,24 @@ export interface StartRequest extends Envelope<"start"> {
 export interface StepRequest extends Envelope<"step"> {
   action: string;
   params?: Params;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
 }
 export interface AttemptRequest extends Envelope<"attempt"> {
   action: string;
   params?: Params;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
 }
 export interface MoveRequest extends Envelope<"move"> {
   actor: string;
   who: string;
+  /** Hello's `observes`: the reply carries the observation after the request. */
+  observe?: boolean;
+}
+/** Hello's `attempts`: each attempt carried out in order and observed, as `attempt` with `observe: true`. */
+export interface AttemptsRequest extends Envelope<"attempts"> {
+  attempts: { action: string; params?: Params }[];
 }
 export type ObserveRequest = Envelope<"observe">;
 export interface SaveRequest extends Envelope<"save"> {
@@ -277,8 +287,8 @@ export interface RestoreRequest extends Envelope<"restore"> {
 }
 export type StopRequest = Envelope<"stop">;
 export type Request =
-  | HelloRequest | StartRequest | StepRequest | AttemptRequest | MoveRequest | ObserveRequest | SaveRequest
-  | RestoreRequest | StopRequest;
+  | HelloRequest | StartRequest | StepRequest | AttemptRequest | AttemptsRequest | MoveRequest | ObserveRequest
+  | SaveRequest | RestoreRequest | StopRequest;
 /** The requests that move the world (kept in the journal a restore replays). */
 export type MovingRequest = StepRequest | AttemptRequest | MoveRequest;
 
@@ -291,6 +301,10 @@ export interface HelloReply {
   defects: Defect[];
   /** Whether this driver records each world's commit history (--history DIR). */
   history: boolean;
+  /** Whether step, attempt and move replies carry the observation when the request asks (`observe: true`). */
+  observes: boolean;
+  /** Whether this driver carries out `attempts`. */
+  attempts: boolean;
 }
 /** The action the server took (null: none). */
 export interface TookReply {
@@ -298,10 +312,17 @@ export interface TookReply {
 }
 export interface AttemptReply {
   answer: "taken" | "refused";
+  /** A refusal's reason, for the report. */
+  detail?: string;
 }
 export interface ObserveReply {
   state: TwinState;
   boundaries: Boundary[];
+}
+/** One attempt of an `attempts` request: its answer and the observation after it, or why it failed (the last). */
+export type Probed = (AttemptReply & ObserveReply) | { error: string };
+export interface AttemptsReply {
+  results: Probed[];
 }
 export type Ack = Record<string, never>;
 
@@ -311,6 +332,7 @@ export interface Replies {
   start: Ack;
   step: TookReply;
   attempt: AttemptReply;
+  attempts: AttemptsReply;
   move: TookReply;
   observe: ObserveReply;
   save: Ack;

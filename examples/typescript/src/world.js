@@ -5,7 +5,7 @@
  */
 import { ManualClock } from "./clock.js";
 import { Settings } from "./config.js";
-import { openDatabase } from "./db.js";
+import { openDatabase, SqliteDatabase } from "./db.js";
 import { Failpoints } from "./failpoints.js";
 import { Node } from "./node.js";
 import { ScriptedProvider } from "./provider.js";
@@ -14,9 +14,11 @@ import { WakeQueue } from "./wakes.js";
 
 export class World {
   /** @param {import('./config.js').RawConfig} raw @param {string[]} defects
-   *  @param {string | null} url a PostgreSQL URL, or null: SQLite in memory */
-  static async start(raw, defects, url = null) {
-    const world = new World(new Settings(raw, defects), await openDatabase(url));
+   *  @param {string | null} url a PostgreSQL URL, or null: SQLite in memory
+   *  @param {SqliteDatabase | null} reuse the previous world's SQLite database, emptied and reused (its
+   *   prepared statements kept), or null: a fresh database */
+  static async start(raw, defects, url = null, reuse = null) {
+    const world = new World(new Settings(raw, defects), reuse ? await reuse.reset() : await openDatabase(url));
     if (!world.cfg.admission) {
       const inputs = world.anyNode.inputs;
       await world.db.tx(async () => {
