@@ -391,8 +391,31 @@ def WakeArrive(cfg, st, w):
 def WakeScan(cfg, st):
     if cfg.wake_rows == 0:
         return "wake scans are not modelled (WakeRows = 0)"
+    if cfg.wakers > 1:
+        return f"with {cfg.wakers} wakers a scan is a read and a reservation (WakeRead, WakeReserve)"
     fresh, again = M.wake_plan(cfg, st)
     return None if fresh or again else "no wake row waits unreserved (nothing to plan)"
+
+
+def _waker(cfg, k) -> str | None:
+    if cfg.wakers <= 1:
+        return "one waker: its scan is one action (WakeScan)"
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= cfg.wakers:
+        return f"{k} is not a waker (1..Wakers = 1..{cfg.wakers})"
+    return None
+
+
+def WakeRead(cfg, st, k):
+    if problem := _waker(cfg, k):
+        return problem
+    if st.waker[k - 1]:
+        return f"waker {k} holds a plan it has not reserved yet"
+    fresh, again = M.wake_plan(cfg, st)
+    return None if fresh or again else "no wake row waits unreserved (nothing to plan)"
+
+
+def WakeReserve(cfg, st, k):
+    return _waker(cfg, k) or (None if st.waker[k - 1] else f"waker {k} has read no plan")
 
 
 def _woken(cfg, st, w):

@@ -127,6 +127,13 @@ ACTIONS = _index([
            "one transaction: read the bounded window of unreserved wake rows, plan the batch (fresh rows "
            "first up to the fresh share, then retried rows, unused slots to the other kind) and reserve "
            "each planned row by compare-and-set on its counter (which rotates from its maximum to 1)"),
+    Action("WakeRead", ("k",), "waker", True,
+           "with several wakers (Wakers > 1), waker k's read, one transaction: the bounded window of unreserved "
+           "wake rows and its planned batch (as WakeScan plans it; a new round clears the waiting turns), kept "
+           "in the waker's memory with the counter observed for each row"),
+    Action("WakeReserve", ("k",), "waker", True,
+           "waker k's reservation, one transaction: each planned row's compare-and-set on the counter it "
+           "observed; a row whose counter moved or that another waker reserved is lost to this waker"),
     Action("WakeServe", ("w",), "waker", True,
            "the woken redrive takes row w's work (an ordinary wake's acquisition, a recovery wake's "
            "promotion) and removes the row in that transaction"),
@@ -159,7 +166,7 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
-                     "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared",
+                     "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared", "ReservationsExclusive",
                      "ResumeRequestedBeforeDrain", "DeliveryOrder")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, picked
 # from its record): the server refuses every instance the twin does not enable (probes, `refused` steps).
@@ -174,7 +181,7 @@ STEPPING_ACTORS = ("runner", "finalizer", "recovery", "supervisor")
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled", "PendingInputsEventuallyServed",
             "ContinuationsEventuallyPromoted", "FreshWorkKeepsCapacity", "RetryAdvances")
 # the properties of the wake scans: checked only where a configuration models them (WakeRows > 0)
-WAKE_PROPERTIES = ("WakePlanShared", "FreshWorkKeepsCapacity", "RetryAdvances")
+WAKE_PROPERTIES = ("WakePlanShared", "ReservationsExclusive", "FreshWorkKeepsCapacity", "RetryAdvances")
 
 # SessionExecution refines the abstract protocol SessionLifecycle (spec/SessionLifecycle.tla) under the
 # mapping in spec/SessionExecutionRefinesLifecycle.tla; TLC checks it as a PROPERTY (the twin does not)
@@ -288,6 +295,9 @@ INVARIANTS = _index([
     Invariant("WakePlanShared", "action",
               "a wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work "
               "keeps capacity while retries saturate, and one retry advances while fresh work floods"),
+    Invariant("ReservationsExclusive", "action",
+              "a waker's reservation takes only rows no waker holds, each at the counter this waker observed "
+              "when it read the window: a row another waker reserved, or whose counter moved, is lost to it"),
     Invariant("FreshWorkKeepsCapacity", "liveness",
               "with fair scheduling and eventually no more fresh arrivals (woken rows may be lost forever: "
               "retry saturation), every fresh wake row is eventually woken"),
@@ -446,6 +456,10 @@ DEFECTS = _index([
            "retried wake rows take their slots oldest first, with no rounds (issue 31 item 3): a poison retried "
            "row, woken and lost for ever, takes every retry slot while fresh work keeps arriving, and a younger "
            "retried row is never woken", "wakes"),
+    Defect("wake-reserve-without-cas", ("ReservationsExclusive",), "R003-PASS-wake-reservations",
+           "a waker's reservation updates each planned row by its id alone, without the compare-and-set on the "
+           "counter it observed: two wakers that read the same window both reserve a row, the second over the "
+           "first's reservation", "wakes2"),
     Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
            "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
            "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "

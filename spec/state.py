@@ -107,6 +107,13 @@ class Wake(NamedTuple):
 
 WAKE_IDLE = Wake(False, 0, "")
 
+
+class Plan(NamedTuple):
+    """A row a waker planned in its read (TLA+ plan): the row, the counter it observed, the slot kind."""
+    row: int
+    tries: int
+    slot: str  # "fresh" or "retry"
+
 # the call indices a Step's local tool calls may have (TLA+ CallIndices: Tools is at most 2)
 CALL_INDICES = (1, 2)
 
@@ -128,6 +135,9 @@ class State(NamedTuple):
     faults: frozenset[str]
     effects: frozenset[Effect] = frozenset()  # history: every external effect begun
     wakes: tuple[Wake, ...] = ()  # the wake rows, indexed 1..wake_rows as wakes[w - 1]
+    # each waker's memory between its read and its reservation (TLA+ waker; wakers 1..cfg.wakers as
+    # waker[k - 1], only when cfg.wakers > 1: one waker's scan is one action)
+    waker: tuple[frozenset[Plan], ...] = ()
 
 
 VARIABLES = State._fields
@@ -149,6 +159,7 @@ def init(cfg: Config) -> State:
         faults=frozenset(),
         effects=frozenset(),
         wakes=tuple(WAKE_IDLE for _ in range(cfg.wake_rows)),
+        waker=tuple(frozenset() for _ in waker_ids(cfg)),
     )
 
 
@@ -417,6 +428,11 @@ def retried_row(st: State, w: int) -> bool:
     """Row w has pending work, no reservation, and was woken before (a retry)."""
     x = st.wakes[w - 1]
     return x.work and x.woken == "" and x.tries > 0
+
+
+def waker_ids(cfg: Config) -> range:
+    """TLA+ WakerIds: the wakers whose read and reservation are two actions (none with one waker)."""
+    return range(1, cfg.wakers + 1) if cfg.wakers > 1 else range(0)
 
 
 def rotate(cfg: Config, t: int) -> int:

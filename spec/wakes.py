@@ -7,7 +7,7 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 
 from __future__ import annotations
 
-from .state import WAKE_IDLE, Wake, _put, new_round, retried_row, rotate, wake_plan
+from .state import WAKE_IDLE, Plan, Wake, _put, new_round, retried_row, rotate, wake_plan
 
 
 def WakeArrive(cfg, st, w):
@@ -34,6 +34,38 @@ def WakeScan(cfg, st):
             x = wakes[w - 1]
             wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind, turned=True)
     return st._replace(wakes=tuple(wakes))
+
+
+def WakeRead(cfg, st, k):
+    """Several wakers: waker k's read, one transaction. It plans the batch as WakeScan does (a new round
+    clears the waiting retried rows' turns) and keeps the plan, each row with the counter it observed and
+    its slot kind, in its memory."""
+    if st.waker[k - 1]:
+        return None
+    fresh, again = wake_plan(cfg, st)
+    if not fresh and not again:
+        return None
+    plan = frozenset(Plan(w, st.wakes[w - 1].tries, kind) for rows, kind in ((fresh, "fresh"), (again, "retry"))
+                     for w in rows)
+    wakes = st.wakes
+    if cfg.hooks.retry_rounds(cfg, st) and new_round(cfg, st):
+        wakes = tuple(x._replace(turned=False) if retried_row(st, w) else x for w, x in enumerate(wakes, 1))
+    return st._replace(wakes=wakes, waker=_put(st.waker, k - 1, plan))
+
+
+def WakeReserve(cfg, st, k):
+    """Waker k's reservation, one transaction: each planned row's compare-and-set on the counter it observed
+    (hook ReserveMatches); the rows that match are reserved (counter rotated, turned), the others are lost
+    to this waker. Its memory is emptied."""
+    plan = st.waker[k - 1]
+    if not plan:
+        return None
+    wakes = list(st.wakes)
+    for p in plan:
+        if cfg.hooks.reserve_matches(cfg, st, p):
+            x = wakes[p.row - 1]
+            wakes[p.row - 1] = x._replace(tries=rotate(cfg, x.tries), woken=p.slot, turned=True)
+    return st._replace(wakes=tuple(wakes), waker=_put(st.waker, k - 1, frozenset()))
 
 
 def WakeServe(cfg, st, w):

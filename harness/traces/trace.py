@@ -127,6 +127,9 @@ class TraceConfig(BaseModel):
     max_wake_tries: int | None = Field(None, ge=1, le=MAX_LEASE,
                                        description="a wake row's counter rotates from this back to 1 "
                                                    "(MaxWakeTries); absent: 2")
+    wakers: int | None = Field(None, ge=1, le=MAX_SCAN,
+                               description="wakers racing their reads and reservations of the wake rows (Wakers; "
+                                           "more than 1 needs wake rows); absent: 1, one scan transaction")
 
     @field_validator("recoverers")
     @classmethod
@@ -191,9 +194,10 @@ _WAKE_DEFAULTS = {"wake_rows": 0, "wake_batch": 2, "fresh_share": 1, "max_wake_t
 def _wake_fields(cfg: M.Config) -> dict:
     """The wake constants a trace writes: all four with wake rows, else those that differ from the default
     (so a configuration round-trips whole, even one whose wake constants nothing reads)."""
+    wakers = {"wakers": cfg.wakers} if cfg.wakers != 1 else {}  # (absent with one waker, as before)
     if cfg.wake_rows:
-        return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS}
-    return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default}
+        return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS} | wakers
+    return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default} | wakers
 
 
 def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:
@@ -222,7 +226,8 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     if set(tc.nodes) & set(tc.recoverers):
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
-                fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2)
+                fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2,
+                wakers=tc.wakers or 1)
     try:  # the constants it refuses (spec.config: wake_constants_problem, left_claims_problem) name their field first
         return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                         prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
@@ -285,10 +290,10 @@ def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
         v = params[k]
         if k == "i":
             v = _input_from_json(v, f"{where}.params.i")
-        elif k in ("e", "w"):
+        elif k in ("e", "w", "k"):
             if not _is_int(v):
-                raise TraceError(f"{where}.params.{k}: expected " + ("an execution id" if k == "e" else "a wake row")
-                                 + " (integer)")
+                raise TraceError(f"{where}.params.{k}: expected "
+                                 + {"e": "an execution id", "w": "a wake row", "k": "a waker"}[k] + " (integer)")
         elif k == "d" and v not in N.DIGESTS:
             raise TraceError(f"{where}.params.d: expected a content digest, one of {', '.join(N.DIGESTS)}")
         elif not isinstance(v, str):
@@ -308,6 +313,8 @@ def check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> 
             raise TraceError(f"{where}.params.i.sess: {short(v.sess)} is not a configured Session")
         if k == "w" and not 1 <= v <= cfg.wake_rows:
             raise TraceError(f"{where}.params.w: {v} is not a wake row (1..{cfg.wake_rows})")
+        if k == "k" and not 1 <= v <= cfg.wakers:
+            raise TraceError(f"{where}.params.k: {v} is not a waker (1..{cfg.wakers})")
 
 
 def check_steps(trace: "Trace", cfg: M.Config, name: str) -> list[tuple]:
