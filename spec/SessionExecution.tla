@@ -1113,7 +1113,7 @@ WakeScan ==
                     THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "retry", !.turned = TRUE]
                     ELSE IF RetryRounds /\ NewRound /\ w \in RetriedRows THEN [wakes[w] EXCEPT !.turned = FALSE]
                     ELSE wakes[w]]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
 \* With several wakers (Wakers > 1) the scan is the reviewed code's two atomic units.  WakeRead(k): one
 \* transaction reads the bounded window and plans the batch as WakeScan does (a new round clears the

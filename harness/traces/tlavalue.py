@@ -220,7 +220,7 @@ def twin_to_canon(cfg: M.Config, st: M.State) -> dict:
         "faults": TlaSet(sorted(st.faults)),
         "effects": tset(st.effects),
         "wakes": [_rec(x) for x in st.wakes],
-        "waker": [tset(plan) for plan in st.waker],
+        "waker": _waker_canon(st.waker),
     }
 
 
@@ -242,8 +242,13 @@ _TWIN_VAR = {
     "faults": lambda v, names: TlaSet(sorted(v)),
     "effects": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
     "wakes": lambda v, names: [_rec(x) for x in v],
-    "waker": lambda v, names: [TlaSet(sorted((_rec(x) for x in plan), key=_order)) for plan in v],
+    "waker": lambda v, names: _waker_canon(v),
 }
+
+
+def _waker_canon(v) -> list | TlaSet:
+    """The wakers' memories; with none (one waker) the empty function, which TLC prints as {}."""
+    return [TlaSet(sorted((_rec(x) for x in plan), key=_order)) for plan in v] if v else TlaSet(())
 
 
 def twin_key(cfg: M.Config, st: M.State):
@@ -296,6 +301,8 @@ def _wakes(cfg: M.Config, v) -> tuple:
 
 def _waker(cfg: M.Config, v) -> tuple:
     wakers = cfg.wakers if cfg.wakers > 1 else 0
+    if not wakers and isinstance(v, (dict, list, TlaSet)) and not v:  # (TLC prints the empty function as {})
+        return ()
     if isinstance(v, (dict, str)) or len(v) != wakers:
         raise TypeError(f"not {wakers} wakers' memories")
     return tuple(frozenset(_records(M.Plan, plan)) for plan in v)

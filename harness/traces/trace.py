@@ -372,7 +372,10 @@ def refused_next(cfg: M.Config, st: M.State, step: "TraceStep", params: tuple, w
 
 
 def state_to_json(cfg: M.Config, st: M.State) -> dict[str, Any]:
-    return to_json(twin_to_canon(cfg, st))
+    d = twin_to_canon(cfg, st)
+    if cfg.wakers <= 1:  # one waker has no memory between a read and a reservation (states as before)
+        del d["waker"]
+    return to_json(d)
 
 
 def state_from_json(cfg: M.Config, d: dict[str, Any], where: str) -> M.State:
