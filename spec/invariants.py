@@ -257,38 +257,7 @@ def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
 DURABLE = ("claim", "log", "recovery", "inputs", "cancelled")
 
 
-def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
-    """A wake scan with fresh and retried rows waiting reserves at least one of each; with several wakers,
-    a read with both waiting plans at least one of each (a reservation may lose rows to another waker)."""
-    rows = range(1, cfg.wake_rows + 1)
-    if cfg.wakers > 1:
-        for plan, after in zip(st.waker, nx.waker):
-            if plan or not after:
-                continue
-            if any(fresh_row(st, w) for w in rows) and not any(p.slot == "fresh" for p in after):
-                return False
-            if any(retried_row(st, w) for w in rows) and not any(p.slot == "retry" for p in after):
-                return False
-        return True
-    woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
-    if not woke:
-        return True
-    if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
-        return False
-    return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
-
-
-def ReservationsExclusive(cfg: Config, st: State, nx: State) -> bool:
-    """A waker's reservation takes only rows no waker holds, each at the counter this waker observed when
-    it read (TLA+ ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
-    for plan, after in zip(st.waker, nx.waker):
-        if not plan or after:
-            continue
-        for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1):
-            if y != x and y.woken != "":
-                if x.woken != "" or not any(p.row == w and p.tries == x.tries for p in plan):
-                    return False
-    return True
+from .wakes import ReservationsExclusive, WakePlanShared  # noqa: E402,F401 - the wake scans' action properties
 
 
 def DeliveryOrder(cfg: Config, st: State, nx: State) -> bool:

@@ -25,10 +25,10 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation, reconciled_calls, with_calls, CALL_INDICES, call_started, step_has_outcome,
-    Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan, waker_ids,
+    Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
-from .wakes import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
+from .wakes import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, waker_ids  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
                     StepEndedFails, MarkUnknown)

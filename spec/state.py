@@ -135,9 +135,7 @@ class State(NamedTuple):
     faults: frozenset[str]
     effects: frozenset[Effect] = frozenset()  # history: every external effect begun
     wakes: tuple[Wake, ...] = ()  # the wake rows, indexed 1..wake_rows as wakes[w - 1]
-    # each waker's memory between its read and its reservation (TLA+ waker; wakers 1..cfg.wakers as
-    # waker[k - 1], only when cfg.wakers > 1: one waker's scan is one action)
-    waker: tuple[frozenset[Plan], ...] = ()
+    waker: tuple[frozenset[Plan], ...] = ()  # TLA+ waker: waker k's plan at waker[k - 1] (only with Wakers > 1)
 
 
 VARIABLES = State._fields
@@ -159,7 +157,7 @@ def init(cfg: Config) -> State:
         faults=frozenset(),
         effects=frozenset(),
         wakes=tuple(WAKE_IDLE for _ in range(cfg.wake_rows)),
-        waker=tuple(frozenset() for _ in waker_ids(cfg)),
+        waker=tuple(frozenset() for _ in range(cfg.wakers if cfg.wakers > 1 else 0)),
     )
 
 
@@ -428,11 +426,6 @@ def retried_row(st: State, w: int) -> bool:
     """Row w has pending work, no reservation, and was woken before (a retry)."""
     x = st.wakes[w - 1]
     return x.work and x.woken == "" and x.tries > 0
-
-
-def waker_ids(cfg: Config) -> range:
-    """TLA+ WakerIds: the wakers whose read and reservation are two actions (none with one waker)."""
-    return range(1, cfg.wakers + 1) if cfg.wakers > 1 else range(0)
 
 
 def rotate(cfg: Config, t: int) -> int:

@@ -1,5 +1,6 @@
 """The twin's wake-scan actions (TLA+ section "Wake scans"): wake rows, the batch planned as
-impl/wakes.py's plan_batch plans it, its compare-and-set reservations, and what a woken redrive does.
+impl/wakes.py's plan_batch plans it, its compare-and-set reservations (with several wakers, each waker's
+read and reservation), what a woken redrive does, and the two action properties of the scans.
 
 Apart from spec.model only to keep that module readable; spec.model re-exports them. A row is named by
 its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
@@ -7,7 +8,13 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 
 from __future__ import annotations
 
-from .state import WAKE_IDLE, Plan, Wake, _put, new_round, retried_row, rotate, wake_plan
+from .config import Config
+from .state import WAKE_IDLE, Plan, State, Wake, _put, fresh_row, new_round, retried_row, rotate, wake_plan
+
+
+def waker_ids(cfg: Config) -> range:
+    """TLA+ WakerIds: the wakers whose read and reservation are two actions (none with one waker)."""
+    return range(1, cfg.wakers + 1) if cfg.wakers > 1 else range(0)
 
 
 def WakeArrive(cfg, st, w):
@@ -81,3 +88,39 @@ def WakeLost(cfg, st, w):
     if x.woken == "":
         return None
     return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))
+
+
+# ---------------------------------------------------------------- the action properties (spec.invariants)
+
+def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
+    """A wake scan with fresh and retried rows waiting reserves at least one of each; with several wakers,
+    a read with both waiting plans at least one of each (a reservation may lose rows to another waker)."""
+    rows = range(1, cfg.wake_rows + 1)
+    if cfg.wakers > 1:
+        for plan, after in zip(st.waker, nx.waker):
+            if plan or not after:
+                continue
+            if any(fresh_row(st, w) for w in rows) and not any(p.slot == "fresh" for p in after):
+                return False
+            if any(retried_row(st, w) for w in rows) and not any(p.slot == "retry" for p in after):
+                return False
+        return True
+    woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
+    if not woke:
+        return True
+    if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
+        return False
+    return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
+
+
+def ReservationsExclusive(cfg: Config, st: State, nx: State) -> bool:
+    """A waker's reservation takes only rows no waker holds, each at the counter this waker observed when
+    it read (TLA+ ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
+    for plan, after in zip(st.waker, nx.waker):
+        if not plan or after:
+            continue
+        for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1):
+            if y != x and y.woken != "":
+                if x.woken != "" or not any(p.row == w and p.tries == x.tries for p in plan):
+                    return False
+    return True

@@ -134,7 +134,7 @@ def test_the_protocol_modules_configuration_has_no_defect_switch_and_refuses_def
 def test_every_variable_has_an_apalache_type_annotation():
     block = TLA[TLA.index("VARIABLES"):TLA.index("vars ==")]
     names = re.findall(r"^\s+(\w+),?\s*$", block, re.M)
-    assert len(names) == 12
+    assert len(names) == 13
     for v in names:
         assert re.search(rf"@type: [^\n]+;\n\s+{v},?\s*\n", block), v
 
