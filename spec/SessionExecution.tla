@@ -231,6 +231,8 @@ WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> "", turned |-> FALSE]
 WakeRowIds == 1..WakeRows
 \* the wakers whose read and reservation are two actions: none with one waker (its scan is one action)
 WakerIds == IF Wakers > 1 THEN 1..Wakers ELSE {}
+\* the one waker whose scan is one action (WakeScan), when there is one (a set, so TLC labels the step WakeScan)
+OneWaker == IF Wakers <= 1 THEN {"waker"} ELSE {}
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -1243,7 +1245,7 @@ Next ==
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
     \/ \E w \in WakeRowIds : WakeArrive(w)
-    \/ Wakers <= 1 /\ WakeScan
+    \/ \E one \in OneWaker : WakeScan
     \/ \E k \in WakerIds : WakeRead(k) \/ WakeReserve(k)
     \/ \E w \in WakeRowIds : WakeServe(w)
     \/ \E w \in WakeRowIds : WakeLost(w)
@@ -1276,7 +1278,7 @@ Fairness ==
         /\ WF_vars(RecoveryQuarantine(r))
         /\ WF_vars(RecoveryReconvert(r))
     \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
-    /\ \A one \in IF WakeRows > 0 /\ Wakers <= 1 THEN {"waker"} ELSE {} : WF_vars(WakeScan)
+    /\ \A one \in IF WakeRows > 0 THEN OneWaker ELSE {} : WF_vars(WakeScan)
     /\ \A k \in WakerIds : WF_vars(WakeRead(k)) /\ WF_vars(WakeReserve(k))
     /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
 

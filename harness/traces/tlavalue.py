@@ -246,9 +246,9 @@ _TWIN_VAR = {
 }
 
 
-def _waker_canon(v) -> list | TlaSet:
-    """The wakers' memories; with none (one waker) the empty function, which TLC prints as {}."""
-    return [TlaSet(sorted((_rec(x) for x in plan), key=_order)) for plan in v] if v else TlaSet(())
+def _waker_canon(v) -> list:
+    """The wakers' memories, a sequence (1..Wakers); with one waker the empty function, which TLC prints as << >>."""
+    return [TlaSet(sorted((_rec(x) for x in plan), key=_order)) for plan in v]
 
 
 def twin_key(cfg: M.Config, st: M.State):
@@ -301,7 +301,7 @@ def _wakes(cfg: M.Config, v) -> tuple:
 
 def _waker(cfg: M.Config, v) -> tuple:
     wakers = cfg.wakers if cfg.wakers > 1 else 0
-    if not wakers and isinstance(v, (dict, list, TlaSet)) and not v:  # (TLC prints the empty function as {})
+    if not wakers and isinstance(v, (dict, list, TlaSet)) and not v:  # the empty function, however printed
         return ()
     if isinstance(v, (dict, str)) or len(v) != wakers:
         raise TypeError(f"not {wakers} wakers' memories")
