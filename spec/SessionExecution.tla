@@ -1510,10 +1510,13 @@ WakePlanSharedStep ==
 \* read: a row another waker reserved, or whose counter moved since the read, is never taken (issue 31
 \* item 3).  Stated from the state, not from the hook ReserveMatches.
 ReservationsExclusiveStep ==
-    \A k \in WakerIds : (waker[k] # {} /\ waker'[k] = {}) =>
-        \A w \in WakeRowIds : (wakes'[w] # wakes[w] /\ wakes'[w].woken # "") =>
-            /\ wakes[w].woken = ""
-            /\ \E p \in waker[k] : p.row = w /\ p.tries = wakes[w].tries
+    \A k \in WakerIds :
+        /\ (waker[k] # {} /\ waker'[k] = {}) =>
+            \A w \in WakeRowIds : (wakes'[w] # wakes[w] /\ wakes'[w].woken # "") =>
+                /\ wakes[w].woken = ""
+                /\ \E p \in waker[k] : p.row = w /\ p.tries = wakes[w].tries
+        \* the plan a reservation uses is the one its read kept: a memory goes from none to a plan, or back
+        /\ waker'[k] # waker[k] => waker[k] = {} \/ waker'[k] = {}
 \* With delivery kinds, a prompt ordinary selection takes in the step (the drain's Acquire, a steer) had no
 \* prompt of its Session waiting (pending) ahead of it: no queue input is taken while a steer input waits,
 \* and none while an older input of its kind waits.  Stated from the constants, not from the hooks.

@@ -115,8 +115,11 @@ def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
 
 def ReservationsExclusive(cfg: Config, st: State, nx: State) -> bool:
     """A waker's reservation takes only rows no waker holds, each at the counter this waker observed when
-    it read (TLA+ ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
+    it read, and with the plan its read kept (a memory goes from none to a plan or back; TLA+
+    ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
     for plan, after in zip(st.waker, nx.waker):
+        if plan and after and plan != after:  # the plan a reservation uses is the one its read kept
+            return False
         if not plan or after:
             continue
         for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1):
