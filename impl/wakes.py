@@ -4,13 +4,14 @@ A wake counter changes only by compare-and-set on the value the waker observed, 
 both believe they reserved the same slot; it rotates from its max back to 1 so it stays bounded. A
 batch is bounded, and a share of it is kept for fresh work so retries can never saturate it, while the
 rest keeps one retry advancing however much fresh work arrives (`plan_batch` refuses a share of 0 or of
-the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes): its scan is two
-transactions, as the reviewed code's: `read` plans each batch with `plan_batch` from the window it reads
-(the twin's WakeRead), and `reserve` makes each planned row's compare-and-set on the attempt counter the
-read observed (WakeReserve): a row whose counter moved, or that another waker reserved, in between is
-lost to this waker and waits for a later scan. A `Waker` keeps its plan between the two (its memory);
-with one waker nothing moves in between and the two are the twin's one WakeScan. A woken redrive then
-serves the row or releases it as a retry.
+the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes). A scan is the
+reviewed code's two units: `read` plans each batch with `plan_batch` from the window it reads (the twin's
+WakeRead), and `reserve` makes each planned row's compare-and-set on the attempt counter the read observed
+(WakeReserve): a row whose counter moved, or that another waker reserved, in between is lost to this
+waker and waits for a later scan. A `Waker` reads and reserves in two transactions and keeps its plan
+between them (its memory: the twin's Wakers > 1); `scan` makes both in one transaction under the wake lock
+(the twin's WakeScan: one waker, or wakers it serializes). A woken redrive then serves the row or releases
+it as a retry.
 Retried rows take their slots in rounds (`turned`): a row woken in the current round waits until every
 waiting retried row has been, so one poison row woken and lost for ever cannot take every retry slot
 (issue 31 item 3; oldest first alone, the `wake-retry-oldest-first` defect, starves a younger retry).
@@ -187,51 +188,55 @@ class WakeQueue:
                          .values(turned=False))
         return fresh, retried
 
-    def read(self) -> Result:
-        """WakeRead, one transaction: read the window (a new round clears the waiting turns) and plan the
-        batch (`plan_batch`); Ok([{item, rank, attempts, slot}]), each row with the counter it observed, or
-        NotEnabled when nothing waits. Nothing is reserved: that is `reserve`'s transaction."""
-        def body(conn):
-            fresh, retried = self.window(conn)
-            for row in fresh:
-                row["slot"] = FRESH
-            for row in retried:
-                row["slot"] = RETRY
-            batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
-            if not batch:
-                return NotEnabled(f"no {self.kind} wake row waits")
-            return Ok([{k: row[k] for k in ("item", "rank", "attempts", "slot")} for row in batch])
-        return self.ctx.db.atomic(body, wakes=True)
+    def _plan(self, conn: Connection) -> Result:
+        """The read's body: the window (a new round clears the waiting turns) and its planned batch
+        (`plan_batch`); Ok([{item, rank, attempts, slot}]), each row with the counter it observed, or
+        NotEnabled when nothing waits."""
+        fresh, retried = self.window(conn)
+        for row in fresh:
+            row["slot"] = FRESH
+        for row in retried:
+            row["slot"] = RETRY
+        batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
+        if not batch:
+            return NotEnabled(f"no {self.kind} wake row waits")
+        return Ok([{k: row[k] for k in ("item", "rank", "attempts", "slot")} for row in batch])
 
-    def reserve(self, plan: Sequence[dict]) -> Result:
-        """WakeReserve, one transaction: each planned row's compare-and-set on the counter its read observed
+    def _reserve(self, conn: Connection, plan: Sequence[dict]) -> Result:
+        """The reservation's body: each planned row's compare-and-set on the counter its read observed
         (still unreserved, attempts unchanged); a row that does not match is lost to this waker and waits.
         Ok([(item, slot)]) of the rows reserved (possibly none). The wake-reserve-without-cas defect updates
         each planned row by its item alone."""
         cas = not self.ctx.has(R.WAKE_RESERVE_WITHOUT_CAS)
+        won = []
+        for row in plan:
+            match = [W.c.kind == self.kind, W.c.item == row["item"]]
+            if cas:
+                match += [W.c.attempts == row["attempts"], self._unreserved()]
+            n = conn.execute(sa.update(W).where(*match)
+                             .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
+                                     reserved=row["slot"], reserved_at=self.ctx.now(), turned=True)).rowcount
+            if n == 1:
+                won.append((row["item"], row["slot"]))
+        return Ok(won)
 
-        def body(conn):
-            won = []
-            for row in plan:
-                match = [W.c.kind == self.kind, W.c.item == row["item"]]
-                if cas:
-                    match += [W.c.attempts == row["attempts"], self._unreserved()]
-                n = conn.execute(sa.update(W).where(*match)
-                                 .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
-                                         reserved=row["slot"], reserved_at=self.ctx.now(), turned=True)).rowcount
-                if n == 1:
-                    won.append((row["item"], row["slot"]))
-            return Ok(won)
-        return self.ctx.db.atomic(body, wakes=True)
+    def read(self) -> Result:
+        """WakeRead, one transaction: the window and its plan (`_plan`); nothing is reserved."""
+        return self.ctx.db.atomic(self._plan, wakes=True)
+
+    def reserve(self, plan: Sequence[dict]) -> Result:
+        """WakeReserve, one transaction: the plan's compare-and-sets (`_reserve`); rows that moved are lost."""
+        return self.ctx.db.atomic(lambda conn: self._reserve(conn, plan), wakes=True)
 
     def scan(self) -> Result:
-        """One waker's scan: `read`, then `reserve` what it planned (two transactions; with one waker the
-        twin's WakeScan: nothing else reserves in between). Ok([(item, slot)]) or NotEnabled when nothing
-        waits."""
-        plan = self.read()
-        if not plan:
-            return plan
-        result = self.reserve(plan.value)
+        """One waker's scan (WakeScan): the read and the reservation of its plan in one transaction under the
+        wake lock, so wakers that scan this way (the production pass `Node.wake`, the stress nodes) are
+        serialized and no reservation loses; racing wakers read and reserve apart (`Waker`). Ok([(item,
+        slot)]) or NotEnabled when nothing waits."""
+        def body(conn):
+            plan = self._plan(conn)
+            return self._reserve(conn, plan.value) if plan else plan
+        result = self.ctx.db.atomic(body, wakes=True)
         if result and result.value:
             self.ctx.boundaries.hit(R.B_WAKE_RESERVED, waker=self.waker, kind=self.kind,
                                     items=[item for item, _slot in result.value])
