@@ -100,6 +100,8 @@ IMPL: dict[str, tuple[str, Callable]] = {
     # the wake rows: the World's ordinary wake queue, row w as item wake_item(w) ranked w
     R.WAKE_ARRIVE: (STEP, lambda w, p: _took(R.WAKE_ARRIVE, w.wakes.arrive(wake_item(p[0]), p[0]))),
     R.WAKE_SCAN: (STEP, lambda w, p: _took(R.WAKE_SCAN, w.wakes.scan())),
+    R.WAKE_READ: (STEP, lambda w, p: _took(R.WAKE_READ, w.wakers[p[0] - 1].read())),
+    R.WAKE_RESERVE: (STEP, lambda w, p: _took(R.WAKE_RESERVE, w.wakers[p[0] - 1].reserve())),
     R.WAKE_SERVE: (STEP, lambda w, p: _took(R.WAKE_SERVE, w.wakes.serve(wake_item(p[0])))),
     R.WAKE_LOST: (STEP, lambda w, p: _took(R.WAKE_LOST, w.wakes.release(wake_item(p[0])))),
 }

@@ -94,7 +94,7 @@ def durable(cfg: M.Config, w, cur) -> Durable:
 
 def actor_fields(cfg: M.Config, w) -> dict:
     """The variables read from the actors' memory and the provider's record, not the database: run, fin,
-    rec, effects (the exhaustive walk maps only these after a probe that wrote no row: binding.savepoints)."""
+    rec, effects, waker (each waker's plan) (the exhaustive walk maps only these after a probe that wrote no row: binding.savepoints)."""
     run, fin = [], []
     for n in cfg.nodes:
         node = w.node(n)
@@ -104,7 +104,8 @@ def actor_fields(cfg: M.Config, w) -> dict:
         fin.append(M.Fin(f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""))
     rec = [M.Rec(x.pc, x.session_id or "", x.execution_id or 0, x.seen_owner, x.why)
            for x in (w.worker(r) for r in cfg.recoverers)]
-    return dict(run=tuple(run), fin=tuple(fin), rec=tuple(rec), effects=effects(w))
+    waker = tuple(frozenset(M.Plan(p["rank"], p["attempts"], p["slot"]) for p in k.plan) for k in w.wakers)
+    return dict(run=tuple(run), fin=tuple(fin), rec=tuple(rec), effects=effects(w), waker=waker)
 
 
 def wakes(cfg: M.Config, rows: dict) -> tuple:

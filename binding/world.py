@@ -18,7 +18,7 @@ from impl.node import Node
 from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
 from impl.context import Context
-from impl.wakes import WakeQueue
+from impl.wakes import Waker, WakeQueue
 from impl.snapshot import snapshot
 from spec import model as M
 from spec import names as N
@@ -57,6 +57,8 @@ class World:
         # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (binding.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
                                bound=cfg.wake_batch, fresh_share=cfg.fresh_share, max_tries=cfg.max_wake_tries)
+        # the twin's wakers 1..Wakers when several race (each one's plan is its memory); none with one waker
+        self.wakers = [Waker(self.wakes, f"waker{k}") for k in M.waker_ids(cfg)]
         self.any_node = any_node = next(iter(self.nodes.values()))
         self.prompts = cfg.prompts
         self.steer_prompts = cfg.steer_prompts

@@ -4,9 +4,14 @@ A wake counter changes only by compare-and-set on the value the waker observed, 
 both believe they reserved the same slot; it rotates from its max back to 1 so it stays bounded. A
 batch is bounded, and a share of it is kept for fresh work so retries can never saturate it, while the
 rest keeps one retry advancing however much fresh work arrives (`plan_batch` refuses a share of 0 or of
-the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes): its scan plans
-each batch with `plan_batch` and reserves the planned rows by compare-and-set on their attempt counters,
-in one transaction (the twin's WakeScan); a woken redrive then serves the row or releases it as a retry.
+the whole batch). `WakeQueue` is one kind of wake rows (recovery wakes, ordinary wakes). A scan is the
+reviewed code's two units: `read` plans each batch with `plan_batch` from the window it reads (the twin's
+WakeRead), and `reserve` makes each planned row's compare-and-set on the attempt counter the read observed
+(WakeReserve): a row whose counter moved, or that another waker reserved, in between is lost to this
+waker and waits for a later scan. A `Waker` reads and reserves in two transactions and keeps its plan
+between them (its memory: the twin's Wakers > 1); `scan` makes both in one transaction under the wake lock
+(the twin's WakeScan: one waker, or wakers it serializes). A woken redrive then serves the row or releases
+it as a retry.
 Retried rows take their slots in rounds (`turned`): a row woken in the current round waits until every
 waiting retried row has been, so one poison row woken and lost for ever cannot take every retry slot
 (issue 31 item 3; oldest first alone, the `wake-retry-oldest-first` defect, starves a younger retry).
@@ -22,7 +27,7 @@ from sqlalchemy.engine import Connection
 from . import registry as R
 from .context import Context
 from .db import guarded
-from .results import Abort, Lost, NotEnabled, Occupied, Ok, Result
+from .results import Lost, NotEnabled, Occupied, Ok, Result
 from .schema import wake_row_t as W, wake_t as T
 
 X = TypeVar("X")
@@ -108,6 +113,31 @@ DEFAULT_WAKE_BATCH = 100
 DEFAULT_FRESH_SHARE = 50
 
 
+class Waker:
+    """One of several wakers of a queue (the twin's Wakers > 1): its read and its reservation are two steps,
+    and between them its plan (the rows with the counters it observed) is its memory, `plan`."""
+
+    def __init__(self, queue: "WakeQueue", name: str):
+        self.queue, self.name = queue, name
+        self.plan: list[dict] = []
+
+    def read(self) -> Result:
+        """WakeRead(k): plan a batch and keep it; NotEnabled while a plan waits for its reservation."""
+        if self.plan:
+            return NotEnabled(f"{self.name} holds a plan it has not reserved")
+        result = self.queue.read()
+        if result:
+            self.plan = result.value
+        return result
+
+    def reserve(self) -> Result:
+        """WakeReserve(k): the compare-and-set of each planned row; the plan is spent whatever it won."""
+        if not self.plan:
+            return NotEnabled(f"{self.name} has read no plan")
+        plan, self.plan = self.plan, []
+        return self.queue.reserve(plan)
+
+
 class WakeQueue:
     """The wake rows of one kind. A row is a Session with pending work to redrive; its `attempts` counter
     is 0 until its first reservation (fresh), then counts reservations, rotating from `max_tries` to 1."""
@@ -158,28 +188,56 @@ class WakeQueue:
                          .values(turned=False))
         return fresh, retried
 
+    def _plan(self, conn: Connection) -> Result:
+        """The read's body: the window (a new round clears the waiting turns) and its planned batch
+        (`plan_batch`); Ok([{item, rank, attempts, slot}]), each row with the counter it observed, or
+        NotEnabled when nothing waits."""
+        fresh, retried = self.window(conn)
+        for row in fresh:
+            row["slot"] = FRESH
+        for row in retried:
+            row["slot"] = RETRY
+        batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
+        if not batch:
+            return NotEnabled(f"no {self.kind} wake row waits")
+        return Ok([{k: row[k] for k in ("item", "rank", "attempts", "slot")} for row in batch])
+
+    def _reserve(self, conn: Connection, plan: Sequence[dict]) -> Result:
+        """The reservation's body: each planned row's compare-and-set on the counter its read observed
+        (still unreserved, attempts unchanged); a row that does not match is lost to this waker and waits.
+        Ok([(item, slot)]) of the rows reserved (possibly none). The wake-reserve-without-cas defect updates
+        each planned row by its item alone."""
+        cas = not self.ctx.has(R.WAKE_RESERVE_WITHOUT_CAS)
+        won = []
+        for row in plan:
+            match = [W.c.kind == self.kind, W.c.item == row["item"]]
+            if cas:
+                match += [W.c.attempts == row["attempts"], self._unreserved()]
+            n = conn.execute(sa.update(W).where(*match)
+                             .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
+                                     reserved=row["slot"], reserved_at=self.ctx.now(), turned=True)).rowcount
+            if n == 1:
+                won.append((row["item"], row["slot"]))
+        return Ok(won)
+
+    def read(self) -> Result:
+        """WakeRead, one transaction: the window and its plan (`_plan`); nothing is reserved."""
+        return self.ctx.db.atomic(self._plan, wakes=True)
+
+    def reserve(self, plan: Sequence[dict]) -> Result:
+        """WakeReserve, one transaction: the plan's compare-and-sets (`_reserve`); rows that moved are lost."""
+        return self.ctx.db.atomic(lambda conn: self._reserve(conn, plan), wakes=True)
+
     def scan(self) -> Result:
-        """WakeScan, one transaction: plan the batch (`plan_batch`) and reserve each planned row by
-        compare-and-set on the counter it read; Ok([(item, slot)]) or NotEnabled when nothing waits."""
+        """One waker's scan (WakeScan): the read and the reservation of its plan in one transaction under the
+        wake lock, so wakers that scan this way (the production pass `Node.wake`, the stress nodes) are
+        serialized and no reservation loses; racing wakers read and reserve apart (`Waker`). Ok([(item,
+        slot)]) or NotEnabled when nothing waits."""
         def body(conn):
-            fresh, retried = self.window(conn)
-            for row in fresh:
-                row["slot"] = FRESH
-            for row in retried:
-                row["slot"] = RETRY
-            batch = planned(self.ctx, fresh, retried, self.bound, self.fresh_share)
-            if not batch:
-                return NotEnabled(f"no {self.kind} wake row waits")
-            for row in batch:
-                n = conn.execute(sa.update(W).where(W.c.kind == self.kind, W.c.item == row["item"],
-                                                    W.c.attempts == row["attempts"], self._unreserved())
-                                 .values(attempts=sa.case((W.c.attempts >= W.c.max, 1), else_=W.c.attempts + 1),
-                                         reserved=row["slot"], reserved_at=self.ctx.now(), turned=True)).rowcount
-                if n != 1:
-                    raise Abort(Lost(f"wake row {row['item']} moved from {row['attempts']}"))
-            return Ok([(row["item"], row["slot"]) for row in batch])
+            plan = self._plan(conn)
+            return self._reserve(conn, plan.value) if plan else plan
         result = self.ctx.db.atomic(body, wakes=True)
-        if result:
+        if result and result.value:
             self.ctx.boundaries.hit(R.B_WAKE_RESERVED, waker=self.waker, kind=self.kind,
                                     items=[item for item, _slot in result.value])
         return result

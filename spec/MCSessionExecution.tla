@@ -162,6 +162,10 @@ MCScanPlansByKind ==
 \* retried row woken and lost for ever takes every retry slot ahead of a younger one
 MCRetryRounds ==
     IF Has("wake-retry-oldest-first") THEN FALSE ELSE Protocol!RetryRounds
+\* wake-reserve-without-cas: a waker's reservation updates each planned row by its id alone, with no
+\* compare-and-set on the counter it observed: it takes a row another waker reserved since its read
+MCReserveMatches(p) ==
+    IF Has("wake-reserve-without-cas") THEN wakes[p.row].work ELSE Protocol!ReserveMatches(p)
 \* exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
 \* instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
 \* retry appends a second PromptExecutionRequested and the prompt waits to run again

@@ -24,7 +24,10 @@
 (* a bounded wake-attempt counter; WakeScan plans a batch of WakeBatch as  *)
 (* impl/wakes.py's plan_batch does (FreshShare slots for fresh rows first) *)
 (* and reserves it by compare-and-set; retried rows take their slots in  *)
-(* rounds (each waiting retried row once before any twice, `turned`); see *)
+(* rounds (each waiting retried row once before any twice, `turned`).    *)
+(* With Wakers > 1 the scan is each waker's WakeRead (the plan, kept in   *)
+(* its memory `waker` with the counters observed) and WakeReserve (each   *)
+(* planned row's compare-and-set, which may lose to another waker); see    *)
 (* spec/README.md, decision 16.                                            *)
 (* Inputs (Admission).  With Admission, prompts are admitted by an action  *)
 (* (Admit) with their execution not yet requested (held); an exact retry   *)
@@ -114,6 +117,8 @@ CONSTANTS
     FreshShare,     \* slots of a batch kept for fresh rows (never woken before): 1..WakeBatch-1
     \* @type: Int;
     MaxWakeTries,   \* a wake row's counter rotates from MaxWakeTries back to 1
+    \* @type: Int;
+    Wakers,         \* wakers scanning the wake rows (1: one scan transaction; 2: read and reserve race)
     \* @type: Bool;
     Admission,      \* prompts are admitted by Admit (not at Init), armed by ExactRetry or Resume
     \* @type: Bool;
@@ -137,12 +142,16 @@ CONSTANTS
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
   @typeAlias: effect = {sess: Str, exec: Int, owner: Str, by: Str, kind: Str, step: Int, call: Int};
   @typeAlias: wake = {work: Bool, tries: Int, woken: Str, turned: Bool};
+  @typeAlias: plan = {row: Int, tries: Int, slot: Str};
 *)
 SessionExecution_typedefs == TRUE
 
 \* up to two local tool calls per Step, run one after the other; a call is identified by (Session,
 \* execution, Step, call index), and its events and effect carry the index (spec/README.md, decision 19)
 ASSUME Tools \in 0..2
+
+\* one waker (its scan one action, WakeScan) or several racing their reads and reservations (decision 16)
+ASSUME Wakers >= 1 /\ (Wakers > 1 => WakeRows > 0)
 
 \* a left claim's execution took its Session's prompt 1 (admitted at Init), and its owner is the one
 \* recovery worker (spec/README.md, decision 16)
@@ -191,9 +200,13 @@ VARIABLES
     \* reservation it holds ("" none, "fresh", "retry"), and whether it was woken in the current round of
     \* retries (turned: a retried row that was waits until every waiting retried row has been)
     \* @type: Int -> $wake;
-    wakes
+    wakes,
+    \* each waker's memory between its read and its reservation (not durable; Wakers > 1 only): the rows
+    \* it planned, each with the counter it observed and the slot kind it plans it in
+    \* @type: Int -> Set($plan);
+    waker
 
-vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
+vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
@@ -216,6 +229,10 @@ FinIdle == [pc |-> "idle", sess |-> "", exec |-> 0, owner |-> ""]
 RecIdle == [pc |-> "idle", sess |-> "", exec |-> 0, seen |-> "", why |-> ""]
 WakeIdle == [work |-> FALSE, tries |-> 0, woken |-> "", turned |-> FALSE]
 WakeRowIds == 1..WakeRows
+\* the wakers whose read and reservation are two actions: none with one waker (its scan is one action)
+WakerIds == IF Wakers > 1 THEN 1..Wakers ELSE {}
+\* the one waker whose scan is one action (WakeScan), when there is one (a set, so TLC labels the step WakeScan)
+OneWaker == IF Wakers <= 1 THEN {"waker"} ELSE {}
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -348,6 +365,10 @@ ScanPlansByKind == TRUE
 \* Retried wake rows take their slots in rounds: a row woken in the current round waits until every waiting
 \* retried row has been (issue 31 item 3), so a poison retried row cannot take every retry slot.
 RetryRounds == TRUE
+\* A waker's reservation of a planned row is a compare-and-set: the row is still unreserved and its counter
+\* is the one the waker observed when it read the window (the reviewed code's predicates, recovery.ts
+\* 311-324, 394-425); a row whose counter moved, or that another waker reserved, is lost to this waker.
+ReserveMatches(p) == wakes[p.row].work /\ wakes[p.row].woken = "" /\ wakes[p.row].tries = p.tries
 \* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 \* from the prompt's), so a second retry of a requested prompt appends nothing.
 RetryAppends(j) == ~Requested(j.sess, RequestId(j))
@@ -474,6 +495,7 @@ Init ==
     /\ faults = {}
     /\ effects = {}
     /\ wakes = [w \in WakeRowIds |-> WakeIdle]
+    /\ waker = [k \in WakerIds |-> {}]
 
 -----------------------------------------------------------------------------
 (* The runner *)
@@ -491,7 +513,7 @@ AcquireBy(n, i, ordinary) ==
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
                                      active |-> FALSE, intr |-> FALSE, ordinal |-> 1, tool |-> 0]]
-       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ InOrder(i) /\ AcquireBy(n, i, TRUE)
@@ -512,7 +534,7 @@ Renew(n) ==
                /\ run' = [run EXCEPT ![n].pc = "renewed"]
           ELSE /\ run' = [run EXCEPT ![n].pc = FailedRenewalPc]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The provider call begins: an external effect, no transaction.
 Dispatch(n) ==
@@ -520,7 +542,7 @@ Dispatch(n) ==
     /\ run' = [run EXCEPT ![n].pc = "streaming"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
                                  kind |-> "dispatch", step |-> run[n].ordinal, call |-> 0]}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes, waker>>
 
 \* The provider's stream has begun: a partial fragment is open in the publisher, whose memory still names
 \* no assistant (`active` with `mem` 0; in memory only, nothing durable).  Only with Fragments: every
@@ -529,7 +551,7 @@ OpenFragment(n) ==
     /\ Fragments > 0
     /\ RunnerAt(n, "streaming") /\ ~run[n].active
     /\ run' = [run EXCEPT ![n].active = TRUE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* One transaction: append Step.Started for the current Step's assistant, project it, store its id in the
 \* claim (the claim names the latest Step's assistant).  Listeners run after commit; publisher memory is
@@ -550,13 +572,13 @@ PublishStepStarted(n) ==
                                            THEN [r EXCEPT !.pc = "stopped", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "stopped"]]
                /\ UNCHANGED <<claim, log>>
-       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Step.Started's publish returns (after listeners): publisher memory names the assistant.
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
     /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The fenced tool start, one transaction: under the exact, live, running claim it renews the lease (the
 \* renewal that precedes a local tool) and records the call (ToolStarted for the Step's assistant).
@@ -569,7 +591,7 @@ ToolStart(n) ==
                /\ run' = [run EXCEPT ![n].pc = "tool_started"]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED <<claim, log>>
-       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The physical tool runs: an external effect, no transaction.
 ToolRun(n) ==
@@ -577,7 +599,7 @@ ToolRun(n) ==
     /\ run' = [run EXCEPT ![n].pc = "tooling"]
     /\ effects' = effects \cup {[sess |-> run[n].sess, exec |-> run[n].exec, owner |-> n, by |-> n,
                                  kind |-> "tool", step |-> run[n].ordinal, call |-> run[n].tool + 1]}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, wakes, waker>>
 
 \* One transaction: publish Tool.Success (fenced).  The runner's settlement flag (`tool`) changes only in
 \* this step, once the publication committed; a failed fence stops the runner with the call unsettled.
@@ -590,7 +612,7 @@ PublishToolSuccess(n) ==
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped",
                                       ![n].tool = IF SettlementFlagEarly THEN r.tool + 1 ELSE r.tool]
                /\ UNCHANGED log
-       /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The Tool.Success publication fails (a fault of the environment: its transaction does not commit, nothing
 \* durable changes).  The call stays unsettled: the runner's flag is unchanged and its error path follows.
@@ -601,7 +623,7 @@ ToolSuccessFails(n) ==
        /\ run' = [run EXCEPT ![n] = IF SettlementFlagEarly THEN [r EXCEPT !.pc = "stepping", !.tool = r.tool + 1]
                                      ELSE [r EXCEPT !.pc = "tool_failed"]]
        /\ faults' = faults \cup {"publication"}
-       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes, waker>>
 
 \* The Step.Started publication fails (a fault of the environment: its transaction does not commit, nothing
 \* durable changes).  The provider call was made, so it must never be replayed: the runner's error path
@@ -614,7 +636,7 @@ StepStartedFails(n) ==
                                    THEN [r EXCEPT !.pc = "publish_failed", !.mem = StepAsst(r), !.active = TRUE]
                                    ELSE [r EXCEPT !.pc = "publish_failed"]]
        /\ faults' = faults \cup {"publication"}
-       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes, waker>>
 
 \* The Step.Ended publication fails (a fault: nothing durable changes) once the Step's tools settled.  The
 \* Step's outcome was produced but is not durable: the runner's error path follows (MarkUnknown), and
@@ -624,7 +646,7 @@ StepEndedFails(n) ==
     /\ RunnerAt(n, "stepping") /\ run[n].tool >= Tools
     /\ run' = [run EXCEPT ![n].pc = "publish_failed"]
     /\ faults' = faults \cup {"publication"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes, waker>>
 
 \* The runner's error path after a failed publication (Tool.Success, Step.Started or Step.Ended): one fenced
 \* update, running -> unknown (the outcome of the call is uncertain; no ordinary update moves it back), and
@@ -638,7 +660,7 @@ MarkUnknown(n) ==
           ELSE /\ claim' = IF OrdinaryOK(r.sess, r.exec, n) THEN [claim EXCEPT ![r.sess].phase = "unknown"]
                            ELSE claim
                /\ run' = [run EXCEPT ![n].pc = "stopped"]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* (publisher memory is not touched in the commit's step: listeners run first)
 PublishTerminal(n, kind, pc) ==
@@ -653,13 +675,13 @@ PublishTerminal(n, kind, pc) ==
 PublishStepFailed(n) ==
     /\ RunnerAt(n, "stepping")
     /\ PublishTerminal(n, "Failed", "failed")
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Step.Failed's publish returns: publisher memory marks the assistant inactive.
 StepFailedReturn(n) ==
     /\ RunnerAt(n, "failed")
     /\ run' = [run EXCEPT ![n].pc = "done", ![n].active = FALSE]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* One transaction: append Step.Ended and complete the Step's assistant.  Listeners follow (the listener
 \* gate): publisher memory still names the assistant, active.  After the last Step it settles the
@@ -668,7 +690,7 @@ StepFailedReturn(n) ==
 PublishStepEnded(n) ==
     /\ RunnerAt(n, "stepping") /\ run[n].tool >= Tools   \* the Step's local tools settled first
     /\ PublishTerminal(n, "Ended", IF run[n].ordinal < MaxSteps THEN "ended" ELSE "done")
-    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Step.Ended's publish returns (after listeners): publisher memory marks the assistant inactive (it still
 \* names it: the last assistant published), and the runner goes on to its next Step, whose renewal is due.
@@ -676,7 +698,7 @@ StepEndedReturn(n) ==
     /\ RunnerAt(n, "ended")
     /\ run' = [run EXCEPT ![n].pc = "acquired", ![n].active = FALSE, ![n].ordinal = run[n].ordinal + 1,
                           ![n].tool = 0]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Remove the exact, settled claim.  After the last Step's Step.Ended its publish returns here (listeners
 \* first); publisher memory is not updated but released with the runner.
@@ -688,20 +710,20 @@ ClearClaim(n) ==
                /\ run' = [run EXCEPT ![n] = RunnerIdle]
           ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
                /\ UNCHANGED claim
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The runner observes the interrupt at its next step and stops (a hung runner takes no next step).
 RunnerStop(n) ==
     /\ run[n].intr /\ run[n].pc \notin {"idle", "stopped", "hung"}
     /\ run' = [run EXCEPT ![n].pc = "stopped"]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* A stopped runner with no finalizer of its own releases its memory.
 RunnerExit(n) ==
     /\ run[n].pc = "stopped"
     /\ ~(fin[n].pc # "idle" /\ fin[n].exec = run[n].exec)
     /\ run' = [run EXCEPT ![n] = RunnerIdle]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 -----------------------------------------------------------------------------
 (* Inputs (Admission) *)
@@ -713,7 +735,7 @@ Admit(s) ==
     /\ Cardinality(PromptsOf(s)) < Prompts
     /\ inputs' = inputs \cup {[sess |-> s, kind |-> "prompt", src |-> Cardinality(PromptsOf(s)) + 1,
                                state |-> "held", gen |-> 0]}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* A caller naming Session s retries the admission of input id i (any id it can send) with content digest
 \* d exactly: the identity check (RetryRefusal: the same Session's admitted prompt, never a continuation,
@@ -728,7 +750,7 @@ ExactRetry(s, i, d) ==
         /\ log' = Append(log, [sess |-> j.sess, kind |-> RequestKind, asst |-> RequestId(j),
                                node |-> RequestContent(d), call |-> 0])
         /\ inputs' = IF RequestArms(j) THEN (inputs \ {j}) \cup {[j EXCEPT !.state = "pending"]} ELSE inputs
-    /\ UNCHANGED <<claim, nextExec, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, recovery, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* An explicit resume of Session s, on node n: one transaction durably requesting the Session's pending
 \* ordinary execution (every held prompt now waits), before the drain it forces, which is a step of its
@@ -743,7 +765,7 @@ Resume(n, s) ==
             /\ UNCHANGED <<claim, nextExec, run>>
        ELSE AcquireBy(n, CHOOSE j \in PromptsOf(s) : j.state = "held" /\
                                      \A k \in PromptsOf(s) : k.state = "held" => j.src <= k.src, TRUE)
-    /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* At the start of a Step (before its renewal) runner n steers a pending input of its Session into its
 \* running execution: one fenced transaction marking the input steered.  Steer selection excludes
@@ -758,7 +780,7 @@ Steer(n, i) ==
        /\ SteerTakesKind(i) /\ InOrder(i)
        /\ OrdinaryOK(r.sess, r.exec, n)
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = "steered"]}
-       /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 -----------------------------------------------------------------------------
 (* Cancellation *)
@@ -774,7 +796,7 @@ CancelRequest(n, s) ==
        /\ fin' = [fin EXCEPT ![n] = [pc |-> "settle", sess |-> s, exec |-> c.exec, owner |-> c.owner]]
        /\ run' = IF c.owner = n /\ r.exec = c.exec /\ r.pc \notin {"idle", "stopped"}
                  THEN [run EXCEPT ![n].intr = TRUE] ELSE run
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes, waker>>
 
 \* After the runner stopped, the finalizer's span begins with its own supervision check (a stale
 \* finalizer stops, with no effect); then it reconciles tools: an external effect, before any
@@ -791,7 +813,7 @@ FinalizerReconcile(n) ==
           ELSE /\ effects' = effects \cup {[sess |-> f.sess, exec |-> f.exec, owner |-> f.owner, by |-> n,
                                              kind |-> "reconcile", step |-> 0, call |-> 0]}
                /\ fin' = [fin EXCEPT ![n].pc = "reconciling"]
-       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, rec, cancelled, faults, wakes>>
+       /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, rec, cancelled, faults, wakes, waker>>
 
 \* The finalizer's settlement, one fenced transaction after its reconciliation: it reads the assistant
 \* attached to the claimed execution from the database (never from publisher memory), records the failure
@@ -823,7 +845,7 @@ FinalizerSettle(n) ==
                                                  node |-> f.owner, call |-> 0])
                          ELSE restarted
                /\ fin' = [fin EXCEPT ![n].pc = "clear"]
-       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, recovery, inputs, run, rec, cancelled, faults, effects, wakes, waker>>
 
 \* Remove the exact cancelled claim.  Cancellation creates no recovery state (CancelRequeues: were it to,
 \* it would insert a session_recovery row, the insert's conflict ignored, and a continuation, as conversion does).
@@ -843,7 +865,7 @@ FinalizerClear(n) ==
                             ELSE inputs
           ELSE /\ fin' = [fin EXCEPT ![n] = FinIdle]
                /\ UNCHANGED <<claim, cancelled, run, recovery, inputs>>
-       /\ UNCHANGED <<nextExec, log, rec, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, rec, faults, effects, wakes, waker>>
 
 -----------------------------------------------------------------------------
 (* Lease keeping and time *)
@@ -857,7 +879,7 @@ Heartbeat(k, s) ==
                          ELSE /\ rec[k].pc \in {"converting", "reconciled"} /\ rec[k].sess = s
                               /\ rec[k].exec = c.exec /\ rec[k].seen = "" /\ rec[k].why = ""
        /\ claim' = [claim EXCEPT ![s].ttl = RenewedTtl(c)]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 RunBusy(n) == run[n].pc \notin {"idle", "stopped"}
 RunStale(n) == RunBusy(n) /\ ~SupHolds(run[n].sess, run[n].exec, n)
@@ -874,7 +896,7 @@ Supervise(n) ==
     /\ RunStale(n) \/ FinStale(n)
     /\ run' = IF RunStale(n) THEN [run EXCEPT ![n].pc = "stopped"] ELSE run
     /\ fin' = IF FinStale(n) THEN [fin EXCEPT ![n] = FinIdle] ELSE fin
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, rec, cancelled, faults, effects, wakes, waker>>
 
 \* The clock may advance: some lease still runs down (to -Grace, the takeover's grace), no renewal is
 \* about to dispatch on an expiring lease (TimelyDispatch), and no node's supervision is overdue (the
@@ -897,7 +919,7 @@ Tick ==
     /\ claim' = [s \in Sessions |-> IF claim[s].phase # "none" /\ claim[s].ttl > -Grace
                                     THEN [claim[s] EXCEPT !.ttl = @ - 1] ELSE claim[s]]
     /\ faults' = IF Pausing THEN faults \cup {"pause"} ELSE faults
-    /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects, wakes>>
+    /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, rec, cancelled, effects, wakes, waker>>
 
 \* time passes: the calm tick is weakly fair; a pause is a fault, never forced
 CalmTick == Tick /\ ~Pausing
@@ -912,7 +934,7 @@ RecoveryScan(r, s) ==
     /\ s \in ScanWindow
     /\ rec' = [rec EXCEPT ![r] = [pc |-> "scanned", sess |-> s, exec |-> claim[s].exec, seen |-> claim[s].owner,
                                    why |-> ""]]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes, waker>>
 
 \* Compare-and-swap on what the scan saw: exact Session, execution, former owner, expired lease and null
 \* recovery error.  A worker that lost the race (another worker took the row, or it changed) changes
@@ -933,7 +955,7 @@ RecoveryTakeover(r) ==
                                            !.tries = IF c.tries < MaxTries THEN c.tries + 1 ELSE MaxTries]]
                /\ rec' = [rec EXCEPT ![r] = [pc |-> "converting", sess |-> w.sess, exec |-> w.exec, seen |-> "",
                                              why |-> ""]]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes, waker>>
 
 \* Recovery's reconciliation, between its takeover and its conversion: under its own exact, live claim
 \* (the check) the worker reconciles the execution's hosted tools, an external effect, before any
@@ -944,7 +966,7 @@ RecoveryTakeover(r) ==
 RecoveryReconcile(r) ==
     /\ rec[r].pc = "converting"
     /\ rec' = [rec EXCEPT ![r].pc = "reconciled"]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes, waker>>
 
 \* The durable writes of one conversion of w's (Session, execution) with continuation gen g, each keyed or
 \* fenced: an open tool call of the claim's Step reconciled (ToolFailed, never re-run), Step.Interrupted for
@@ -1010,7 +1032,7 @@ RecoveryConvert(r) ==
           ELSE /\ ConversionCommit(r, w, ContinuationGen(0))
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
-       /\ UNCHANGED <<nextExec, run, fin, faults, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, faults, wakes, waker>>
 
 \* The conversion commits but its acknowledgement is lost (the database committed, the worker sees a
 \* connection error): RecoveryConvert's conversion of validated recovering (or unknown) work, the same
@@ -1026,7 +1048,7 @@ RecoveryConvertAckLost(r) ==
        /\ ConversionCommit(r, w, ContinuationGen(0))
        /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
        /\ faults' = faults \cup {"ack"}
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, wakes, waker>>
 
 \* The retry: the same conversion with the same ids, one transaction.  It first looks for its own
 \* committed work: the session_recovery row of its Session and execution, naming the continuation id it
@@ -1042,7 +1064,7 @@ RecoveryReconvert(r) ==
        /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs, effects>>
           ELSE ConversionCommit(r, w, ContinuationGen(1))
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, wakes>>
+       /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, wakes, waker>>
 
 \* Mark the exact claim this worker owns as quarantined; it must change exactly one row.  Zero rows
 \* means a confirmed successor (another worker) owns it now.
@@ -1053,7 +1075,7 @@ RecoveryQuarantine(r) ==
        /\ claim' = IF QuarantineMatches(c, w, r)
                    THEN [claim EXCEPT ![w.sess].quar = TRUE, ![w.sess].why = w.why] ELSE claim
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
-       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes>>
+       /\ UNCHANGED <<nextExec, log, recovery, inputs, run, fin, cancelled, faults, effects, wakes, waker>>
 
 -----------------------------------------------------------------------------
 (* Wake scans: the recovery-wake and ordinary-wake redrive (spec/README.md, decision 16) *)
@@ -1082,7 +1104,7 @@ PlanFresh == Oldest(FreshRows, WakeBatch - Cardinality(PlanRetried))
 WakeArrive(w) ==
     /\ ~wakes[w].work
     /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
 \* One transaction: read the bounded window of unreserved rows, plan the batch, and reserve each planned
 \* row by compare-and-set on the counter it read (the counter rotates) before waking it.  A reserved row
@@ -1096,6 +1118,35 @@ WakeScan ==
                     THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.woken = "retry", !.turned = TRUE]
                     ELSE IF RetryRounds /\ NewRound /\ w \in RetriedRows THEN [wakes[w] EXCEPT !.turned = FALSE]
                     ELSE wakes[w]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
+
+\* With several wakers (Wakers > 1) the scan is the reviewed code's two atomic units.  WakeRead(k): one
+\* transaction reads the bounded window and plans the batch as WakeScan does (a new round clears the
+\* waiting turns, as the read does in the code); the plan, each row with the counter observed and its slot
+\* kind, stays in waker k's memory.
+Planned == {[row |-> w, tries |-> wakes[w].tries, slot |-> "fresh"] : w \in PlanFresh}
+           \cup {[row |-> w, tries |-> wakes[w].tries, slot |-> "retry"] : w \in PlanRetried}
+WakeRead(k) ==
+    /\ waker[k] = {}
+    /\ PlanFresh \cup PlanRetried # {}
+    /\ waker' = [waker EXCEPT ![k] = Planned]
+    /\ wakes' = [w \in WakeRowIds |->
+                    IF RetryRounds /\ NewRound /\ w \in RetriedRows THEN [wakes[w] EXCEPT !.turned = FALSE]
+                    ELSE wakes[w]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+
+\* WakeReserve(k): one transaction, each planned row's compare-and-set on the counter waker k observed
+\* (ReserveMatches); the rows that match are reserved (counter rotated, turned), the others are lost to
+\* this waker and wait for a later scan.  Its memory is emptied.
+Won(k) == {p \in waker[k] : ReserveMatches(p)}
+WakeReserve(k) ==
+    /\ waker[k] # {}
+    /\ wakes' = [w \in WakeRowIds |->
+                    IF \E p \in Won(k) : p.row = w
+                    THEN [wakes[w] EXCEPT !.tries = Rotate(@), !.turned = TRUE,
+                                          !.woken = (CHOOSE p \in Won(k) : p.row = w).slot]
+                    ELSE wakes[w]]
+    /\ waker' = [waker EXCEPT ![k] = {}]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
 
 \* The woken redrive takes the work (an ordinary wake's acquisition, a recovery wake's promotion): the
@@ -1103,14 +1154,14 @@ WakeScan ==
 WakeServe(w) ==
     /\ wakes[w].woken # ""
     /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
 \* The woken redrive takes nothing (it lost the race, its node died): the reservation lapses and the row,
 \* its counter advanced, waits as a retry.  Not fair: it may happen forever (retry saturation).
 WakeLost(w) ==
     /\ wakes[w].woken # ""
     /\ wakes' = [wakes EXCEPT ![w].woken = ""]
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
 -----------------------------------------------------------------------------
 (* Faults *)
@@ -1127,7 +1178,7 @@ Crash(k) ==
             /\ rec' = [rec EXCEPT ![k] = RecIdle]
             /\ UNCHANGED <<run, fin>>
     /\ faults' = faults \cup {"crash"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, cancelled, effects, wakes, waker>>
 
 \* A listener of a committed Step event never returns (Residual R2): the runner is at a listener gate
 \* (Step.Started, Step.Failed or Step.Ended committed, its return not taken: after the last Step's
@@ -1142,7 +1193,7 @@ ListenerHangs(n) ==
     /\ ListenerGate(n)
     /\ run' = [run EXCEPT ![n].pc = "hung"]
     /\ faults' = faults \cup {"hang"}
-    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes, waker>>
 
 \* An adversary writes a malformed session_recovery row: Session s, another Session's execution e.
 CorruptRecoveryRow(s, e) ==
@@ -1151,7 +1202,7 @@ CorruptRecoveryRow(s, e) ==
     /\ ~RowForExec(e)
     /\ recovery' = recovery \cup {[exec |-> e, sess |-> s]}
     /\ faults' = faults \cup {"corrupt"}
-    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects, wakes>>
+    /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects, wakes, waker>>
 
 -----------------------------------------------------------------------------
 Next ==
@@ -1194,7 +1245,8 @@ Next ==
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
     \/ \E w \in WakeRowIds : WakeArrive(w)
-    \/ WakeScan
+    \/ \E one \in OneWaker : WakeScan
+    \/ \E k \in WakerIds : WakeRead(k) \/ WakeReserve(k)
     \/ \E w \in WakeRowIds : WakeServe(w)
     \/ \E w \in WakeRowIds : WakeLost(w)
     \/ \E s \in Sessions : Admit(s)
@@ -1226,7 +1278,8 @@ Fairness ==
         /\ WF_vars(RecoveryQuarantine(r))
         /\ WF_vars(RecoveryReconvert(r))
     \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
-    /\ \A waker \in IF WakeRows > 0 THEN {"waker"} ELSE {} : WF_vars(WakeScan)
+    /\ \A one \in IF WakeRows > 0 THEN OneWaker ELSE {} : WF_vars(WakeScan)
+    /\ \A k \in WakerIds : WF_vars(WakeRead(k)) /\ WF_vars(WakeReserve(k))
     /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
@@ -1256,6 +1309,8 @@ TypeOK ==
                         /\ x.step \in 0..MaxSteps /\ x.call \in IF x.kind = "tool" THEN 1..Tools ELSE {0}
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
                              /\ wakes[w].woken \in {"", "fresh", "retry"} /\ wakes[w].turned \in BOOLEAN
+    /\ \A k \in WakerIds : \A p \in waker[k] : p.row \in WakeRowIds /\ p.tries \in 0..MaxWakeTries
+                                             /\ p.slot \in {"fresh", "retry"}
 
 AtMostOneStart ==
     \A a \in Assistants : Cardinality({k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}) <= 1
@@ -1441,11 +1496,27 @@ QuarantineOnlyByRecoveryStep ==
 
 \* A wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work keeps
 \* capacity while retries saturate, and one retry advances while fresh work floods.
+\* With several wakers it is the plan a read keeps (a reservation may lose rows to another waker).
 WakePlanSharedStep ==
-    LET woke == {w \in WakeRowIds : wakes[w].woken = "" /\ wakes'[w].woken # ""}
-    IN woke # {} =>
-        /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
-        /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+    /\ Wakers <= 1 =>
+        LET woke == {w \in WakeRowIds : wakes[w].woken = "" /\ wakes'[w].woken # ""}
+        IN woke # {} =>
+            /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
+            /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+    /\ \A k \in WakerIds : (waker[k] = {} /\ waker'[k] # {}) =>
+            /\ FreshRows # {} => \E p \in waker'[k] : p.slot = "fresh"
+            /\ RetriedRows # {} => \E p \in waker'[k] : p.slot = "retry"
+\* A waker's reservation takes only rows no waker holds, each at the counter this waker observed when it
+\* read: a row another waker reserved, or whose counter moved since the read, is never taken (issue 31
+\* item 3).  Stated from the state, not from the hook ReserveMatches.
+ReservationsExclusiveStep ==
+    \A k \in WakerIds :
+        /\ (waker[k] # {} /\ waker'[k] = {}) =>
+            \A w \in WakeRowIds : (wakes'[w] # wakes[w] /\ wakes'[w].woken # "") =>
+                /\ wakes[w].woken = ""
+                /\ \E p \in waker[k] : p.row = w /\ p.tries = wakes[w].tries
+        \* the plan a reservation uses is the one its read kept: a memory goes from none to a plan, or back
+        /\ waker'[k] # waker[k] => waker[k] = {} \/ waker'[k] = {}
 \* With delivery kinds, a prompt ordinary selection takes in the step (the drain's Acquire, a steer) had no
 \* prompt of its Session waiting (pending) ahead of it: no queue input is taken while a steer input waits,
 \* and none while an older input of its kind waits.  Stated from the constants, not from the hooks.
@@ -1470,6 +1541,7 @@ NoOverlappingEffects == [][NoOverlappingEffectsStep]_vars
 NoPhysicalReplay == [][NoPhysicalReplayStep]_vars
 ConversionRetryChangesNothing == [][ConversionRetryChangesNothingStep]_vars
 WakePlanShared == [][WakePlanSharedStep]_vars
+ReservationsExclusive == [][ReservationsExclusiveStep]_vars
 ResumeRequestedBeforeDrain == [][ResumeRequestedBeforeDrainStep]_vars
 DeliveryOrder == [][DeliveryOrderStep]_vars
 ToolStartsOnce == [][ToolStartsOnceStep]_vars

@@ -110,7 +110,7 @@ RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recov
 # ---------------------------------------------------------------- TypeScript
 
 # the TypeScript type of each parameter letter (as docs/driver.schema.json types it)
-TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "i": "InputRecord", "d": "string"}
+TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "k": "number", "i": "InputRecord", "d": "string"}
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(TS_LETTERS), "a parameter letter without a type"
 WIDTH = 120
 

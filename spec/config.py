@@ -31,6 +31,15 @@ def wake_constants_problem(batch: int, share: int, max_tries: int, scan_bound: i
     return None
 
 
+def wakers_problem(wakers: int, wake_rows: int) -> str | None:
+    """Why Wakers is refused (None when it is not): at least one waker, and several only with wake rows."""
+    if wakers < 1:
+        return f"wakers must be at least 1 (got {wakers})"
+    if wakers > 1 and wake_rows < 1:
+        return f"wakers = {wakers} needs wake rows (wake_rows >= 1): several wakers race for wake rows"
+    return None
+
+
 def left_claims_problem(cfg) -> str | None:
     """Why LeftClaims is refused (None when it is not): its Sessions must be the configuration's, each with a
     prompt its left execution took (so no Admission), an execution id each, and one recovery worker (the
@@ -84,6 +93,9 @@ class Config:
     wake_batch: int = 2  # WakeBatch: rows one wake scan reserves at most
     fresh_share: int = 1  # FreshShare: slots of a batch fresh rows take first (1..wake_batch - 1)
     max_wake_tries: int = 2  # MaxWakeTries: a wake row's counter rotates from it back to 1
+    # Wakers: wakers scanning the wake rows; 1: the scan is one action (WakeScan); more: each waker's read
+    # (WakeRead) and reservation (WakeReserve) are two, and they race (spec/README.md, decision 16)
+    wakers: int = 1
     # LeftClaims: Sessions whose claim earlier processes left at Init (a restart on a shared database): each a
     # poison row as a crashed recovery worker leaves it (executions 1.. in the order of `sessions`; phase
     # recovering, owner the recovery worker, one takeover, expired past the grace) and its prompt 1 taken
@@ -96,7 +108,7 @@ class Config:
 
     def __post_init__(self):
         problem = (wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
-                   or left_claims_problem(self))
+                   or wakers_problem(self.wakers, self.wake_rows) or left_claims_problem(self))
         if problem:
             raise ValueError(problem)
         object.__setattr__(self, "hooks", resolve(frozenset(self.defects)))

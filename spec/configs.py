@@ -110,6 +110,11 @@ CONFIGS: dict[str, Config] = {
     "wakes": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=0, max_exec=1, lease=1,
                     scan_bound=1, grace=0, max_tries=1, faults=frozenset(), wake_rows=4, wake_batch=2,
                     fresh_share=1, max_wake_tries=2),
+    # two wakers racing their reads and reservations (issue 31 item 3): `wakes` with Wakers 2 and two rows
+    # (3,168 states; three rows: 89,377, with MaxWakeTries 1 14,433, where a counter never visibly moves)
+    "wakes2": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=0, max_exec=1, lease=1,
+                     scan_bound=1, grace=0, max_tries=1, faults=frozenset(), wake_rows=2, wake_batch=2,
+                     fresh_share=1, max_wake_tries=2, wakers=2),
     # admission as an action (Admission): two prompts admitted by Admit, held until an exact retry (one
     # PromptExecutionRequested) or an explicit resume requests them, then drained by Acquire; no faults
     # (the request events' places in the log multiply the state space: with crashes, 166,463 states)
@@ -198,7 +203,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "inputs",
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "inputs",
                    "steer", "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
@@ -209,6 +214,8 @@ SAFETY_ONLY = ("scans",)
 FEATURE_ACTIONS = (
     (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails")),
     (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeScan", "WakeServe", "WakeLost")),
+    (lambda cfg: cfg.wakers <= 1, ("WakeScan",)),
+    (lambda cfg: cfg.wakers > 1, ("WakeRead", "WakeReserve")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
@@ -309,6 +316,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  WakeBatch = {cfg.wake_batch}",
         f"  FreshShare = {cfg.fresh_share}",
         f"  MaxWakeTries = {cfg.max_wake_tries}",
+        f"  Wakers = {cfg.wakers}",
         f"  Admission = {b(cfg.admission)}",
         f"  Steering = {b(cfg.steering)}",
         f"  DeliveryKinds = {b(cfg.delivery_kinds)}",

@@ -376,30 +376,10 @@ def RecoveryConvertAckLost(cfg, st, r):
     return None
 
 
-# ---------------------------------------------------------------- wake scans
+# ---------------------------------------------------------------- wake scans (spec/wake_guards.py)
 
-def _row(cfg, w) -> str | None:
-    if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= cfg.wake_rows:
-        return f"{w} is not a wake row (1..WakeRows = 1..{cfg.wake_rows})"
-    return None
+from .wake_guards import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe  # noqa: E402,F401
 
-
-def WakeArrive(cfg, st, w):
-    return _row(cfg, w) or (f"wake row {w} already has pending work" if st.wakes[w - 1].work else None)
-
-
-def WakeScan(cfg, st):
-    if cfg.wake_rows == 0:
-        return "wake scans are not modelled (WakeRows = 0)"
-    fresh, again = M.wake_plan(cfg, st)
-    return None if fresh or again else "no wake row waits unreserved (nothing to plan)"
-
-
-def _woken(cfg, st, w):
-    return _row(cfg, w) or (f"wake row {w} holds no reservation" if st.wakes[w - 1].woken == "" else None)
-
-
-WakeServe = WakeLost = _woken
 # ---------------------------------------------------------------- inputs (Admission, Steering)
 
 def Admit(cfg, st, s):

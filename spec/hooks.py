@@ -161,6 +161,14 @@ def retry_rounds(cfg, st):
     return True
 
 
+# A waker's reservation of a planned row is a compare-and-set: the row is still unreserved and its counter
+# is the one the waker observed when it read the window (the reviewed code's predicates, recovery.ts
+# 311-324, 394-425); a row whose counter moved, or that another waker reserved, is lost to this waker.
+def reserve_matches(cfg, st, p):
+    x = st.wakes[p.row - 1]
+    return x.work and x.woken == "" and x.tries == p.tries
+
+
 # An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 # from the prompt's), so a second retry of a requested prompt appends nothing.
 def retry_appends(cfg, st, j):

@@ -32,6 +32,8 @@ def TypeOK(cfg: Config, st: State) -> bool:
                  for x in st.effects)
     ok_wake = all(isinstance(x.work, bool) and 0 <= x.tries <= cfg.max_wake_tries and x.woken in N.WAKE_RESERVATIONS
                   and isinstance(x.turned, bool) for x in st.wakes)
+    ok_wake = ok_wake and all(1 <= p.row <= cfg.wake_rows and 0 <= p.tries <= cfg.max_wake_tries
+                              and p.slot in N.WAKE_RESERVATIONS[1:] for plan in st.waker for p in plan)
     return (ok_claim and ok_run and ok_fin and ok_rec and ok_log and ok_in and ok_eff and ok_wake
             and 1 <= st.nextExec <= cfg.max_exec + 1 and st.faults <= set(N.FAULT_KINDS))
 
@@ -255,15 +257,7 @@ def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
 DURABLE = ("claim", "log", "recovery", "inputs", "cancelled")
 
 
-def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
-    """A wake scan with fresh and retried rows waiting reserves at least one of each."""
-    woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
-    if not woke:
-        return True
-    rows = range(1, cfg.wake_rows + 1)
-    if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
-        return False
-    return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
+from .wakes import ReservationsExclusive, WakePlanShared  # noqa: E402,F401 - the wake scans' action properties
 
 
 def DeliveryOrder(cfg: Config, st: State, nx: State) -> bool:
@@ -454,7 +448,8 @@ READS = {
     "AcquireNeverOverwrites": ("claim",), "FencedMutation": ("claim", "log"),
     "PhaseMonotonic": ("claim",), "ClearOnlySettled": ("claim",), "QuarantineOnlyByRecovery": ("claim",),
     "NoOverlappingEffects": ("effects", "rec"), "NoPhysicalReplay": ("run",),
-    "ConversionRetryChangesNothing": ("rec",), "WakePlanShared": ("wakes",),
+    "ConversionRetryChangesNothing": ("rec",), "WakePlanShared": ("wakes", "waker"),
+    "ReservationsExclusive": ("wakes", "waker"),
     "ToolStartsOnce": ("effects", "run"), "UnknownNeverReexecuted": ("effects", "claim"),
 }
 

@@ -124,6 +124,10 @@ MC = {
     # retried row woken and lost for ever takes every retry slot ahead of a younger one
     "RetryRounds": (P.retry_rounds, {
         "wake-retry-oldest-first": lambda otherwise, cfg, st: False}),
+    # wake-reserve-without-cas: a waker's reservation updates each planned row by its id alone, with no
+    # compare-and-set on the counter it observed: it takes a row another waker reserved since its read
+    "ReserveMatches": (P.reserve_matches, {
+        "wake-reserve-without-cas": lambda otherwise, cfg, st, p: st.wakes[p.row - 1].work}),
     # exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
     # instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
     # retry appends a second PromptExecutionRequested and the prompt waits to run again

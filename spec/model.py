@@ -25,10 +25,10 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation, reconciled_calls, with_calls, CALL_INDICES, call_started, step_has_outcome,
-    Wake, WAKE_IDLE, fresh_row, retried_row, rotate, wake_plan,
+    Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
-from .wakes import WakeArrive, WakeLost, WakeScan, WakeServe  # noqa: F401 - the wake scans' actions
+from .wakes import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, waker_ids  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
                     StepEndedFails, MarkUnknown)
@@ -444,7 +444,11 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
     if cfg.wake_rows:
         for w in range(1, cfg.wake_rows + 1):
             emit("WakeArrive", (w,), WakeArrive(cfg, st, w))
-        emit("WakeScan", (), WakeScan(cfg, st))
+        if cfg.wakers <= 1:
+            emit("WakeScan", (), WakeScan(cfg, st))
+        for k in waker_ids(cfg):
+            emit("WakeRead", (k,), WakeRead(cfg, st, k))
+            emit("WakeReserve", (k,), WakeReserve(cfg, st, k))
         for w in range(1, cfg.wake_rows + 1):
             emit("WakeServe", (w,), WakeServe(cfg, st, w))
             emit("WakeLost", (w,), WakeLost(cfg, st, w))
@@ -481,7 +485,7 @@ assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
     "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
     "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert", "WakeArrive",
-    "WakeScan", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
+    "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

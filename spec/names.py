@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .boundary_names import BOUNDARIES  # noqa: F401 - the implementation's failpoints, between two actions
 from .fence_names import FENCED_ACTIONS, FENCE_UNREACHABLE  # noqa: F401 - the fenced actions, their unreached branches
-from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, _index  # noqa: F401 - the entries' shapes
+from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, UnknownName, _index  # noqa: F401
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
 
@@ -124,15 +124,16 @@ ACTIONS = _index([
     Action("WakeArrive", ("w",), "environment", False,
            "fresh work arrives: wake row w (a Session with new pending work) is inserted, its counter 0"),
     Action("WakeScan", (), "waker", True,
-           "one transaction: read the bounded window of unreserved wake rows, plan the batch (fresh rows "
-           "first up to the fresh share, then retried rows, unused slots to the other kind) and reserve "
-           "each planned row by compare-and-set on its counter (which rotates from its maximum to 1)"),
-    Action("WakeServe", ("w",), "waker", True,
-           "the woken redrive takes row w's work (an ordinary wake's acquisition, a recovery wake's "
-           "promotion) and removes the row in that transaction"),
-    Action("WakeLost", ("w",), "environment", False,
-           "the woken redrive of row w takes nothing (a lost race, its node died): the reservation lapses "
-           "and the row waits as a retry; it may happen forever (retry saturation)"),
+           "one waker's scan: read the window of unreserved wake rows, plan the batch (fresh rows first up to the "
+           "fresh share, then retried), reserve each planned row by compare-and-set on its counter (rotating)"),
+    Action("WakeRead", ("k",), "waker", True, "with Wakers > 1, waker k's read: the window and its planned batch "
+           "(as WakeScan's), kept in the waker's memory with the counter observed for each row"),
+    Action("WakeReserve", ("k",), "waker", True, "waker k's reservation: each planned row's compare-and-set on "
+           "the counter it observed; a row whose counter moved or another waker reserved is lost to it"),
+    Action("WakeServe", ("w",), "waker", True, "the woken redrive takes row w's work (an ordinary wake's "
+           "acquisition, a recovery wake's promotion) and removes the row in that transaction"),
+    Action("WakeLost", ("w",), "environment", False, "the woken redrive of row w takes nothing (a lost race, "
+           "its node died): the reservation lapses, the row waits as a retry; maybe forever (retry saturation)"),
     # inputs (constants Admission and Steering; spec/README.md decisions 17 and 18)
     Action("Admit", ("s",), "caller", False,
            "a caller admits Session s's next prompt: one transaction inserting the prompt input with its "
@@ -159,7 +160,7 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
-                     "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared",
+                     "NoPhysicalReplay", "ConversionRetryChangesNothing", "WakePlanShared", "ReservationsExclusive",
                      "ResumeRequestedBeforeDrain", "DeliveryOrder")
 # Actions a caller attempts with parameters of its choosing (the others are an actor's next step, picked
 # from its record): the server refuses every instance the twin does not enable (probes, `refused` steps).
@@ -173,8 +174,7 @@ STEPPING_ACTORS = ("runner", "finalizer", "recovery", "supervisor")
 
 LIVENESS = ("SessionsEventuallyAvailable", "ExpiredClaimsEventuallyHandled", "PendingInputsEventuallyServed",
             "ContinuationsEventuallyPromoted", "FreshWorkKeepsCapacity", "RetryAdvances")
-# the properties of the wake scans: checked only where a configuration models them (WakeRows > 0)
-WAKE_PROPERTIES = ("WakePlanShared", "FreshWorkKeepsCapacity", "RetryAdvances")
+WAKE_PROPERTIES = ("WakePlanShared", "ReservationsExclusive", "FreshWorkKeepsCapacity", "RetryAdvances")  # WakeRows > 0 only
 
 # SessionExecution refines the abstract protocol SessionLifecycle (spec/SessionLifecycle.tla) under the
 # mapping in spec/SessionExecutionRefinesLifecycle.tla; TLC checks it as a PROPERTY (the twin does not)
@@ -288,6 +288,8 @@ INVARIANTS = _index([
     Invariant("WakePlanShared", "action",
               "a wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work "
               "keeps capacity while retries saturate, and one retry advances while fresh work floods"),
+    Invariant("ReservationsExclusive", "action", "a waker's reservation takes only rows no waker holds, each "
+              "at the counter it observed when it read: a row another waker reserved or moved is lost to it"),
     Invariant("FreshWorkKeepsCapacity", "liveness",
               "with fair scheduling and eventually no more fresh arrivals (woken rows may be lost forever: "
               "retry saturation), every fresh wake row is eventually woken"),
@@ -446,6 +448,9 @@ DEFECTS = _index([
            "retried wake rows take their slots oldest first, with no rounds (issue 31 item 3): a poison retried "
            "row, woken and lost for ever, takes every retry slot while fresh work keeps arriving, and a younger "
            "retried row is never woken", "wakes"),
+    Defect("wake-reserve-without-cas", ("ReservationsExclusive",), "R003-PASS-wake-reservations", "a waker's "
+           "reservation updates each planned row by its id alone, no compare-and-set on the counter it observed: "
+           "two wakers that read the same window both reserve a row, the second over the first's", "wakes2"),
     Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
            "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
            "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "
@@ -486,11 +491,6 @@ DEFECTS = _index([
            "ordinary selection takes any waiting input of a delivery kind, not the oldest: a younger input "
            "runs while an older one of its kind waits", "delivery"),
 ])
-
-class UnknownName(ValueError):
-    """A user named a defect, assumption, configuration or invariant the registry does not have (the
-    command line reports it as bad usage, exit 2)."""
-
 
 def check_defects(names) -> tuple[str, ...]:
     """Validate defect names from a user; raise UnknownName naming the unknown one."""

@@ -62,3 +62,8 @@ class Boundary:
 
 def _index(items):
     return {item.name: item for item in items}
+
+
+class UnknownName(ValueError):
+    """A user named a defect, assumption, configuration or invariant the registry does not have (the
+    command line reports it as bad usage, exit 2)."""

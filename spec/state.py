@@ -107,6 +107,13 @@ class Wake(NamedTuple):
 
 WAKE_IDLE = Wake(False, 0, "")
 
+
+class Plan(NamedTuple):
+    """A row a waker planned in its read (TLA+ plan): the row, the counter it observed, the slot kind."""
+    row: int
+    tries: int
+    slot: str  # "fresh" or "retry"
+
 # the call indices a Step's local tool calls may have (TLA+ CallIndices: Tools is at most 2)
 CALL_INDICES = (1, 2)
 
@@ -128,6 +135,7 @@ class State(NamedTuple):
     faults: frozenset[str]
     effects: frozenset[Effect] = frozenset()  # history: every external effect begun
     wakes: tuple[Wake, ...] = ()  # the wake rows, indexed 1..wake_rows as wakes[w - 1]
+    waker: tuple[frozenset[Plan], ...] = ()  # TLA+ waker: waker k's plan at waker[k - 1] (only with Wakers > 1)
 
 
 VARIABLES = State._fields
@@ -149,6 +157,7 @@ def init(cfg: Config) -> State:
         faults=frozenset(),
         effects=frozenset(),
         wakes=tuple(WAKE_IDLE for _ in range(cfg.wake_rows)),
+        waker=tuple(frozenset() for _ in range(cfg.wakers if cfg.wakers > 1 else 0)),
     )
 
 

@@ -65,6 +65,7 @@ def permute(st: State, p: Perm) -> State:
         faults=st.faults,
         effects=frozenset(Effect(f(e[0], e[0]), e[1], f(e[2], e[2]), f(e[3], e[3]), e[4], e[5], e[6]) for e in st.effects),
         wakes=st.wakes,
+        waker=st.waker,
     )
 
 

@@ -1,5 +1,6 @@
 """The twin's wake-scan actions (TLA+ section "Wake scans"): wake rows, the batch planned as
-impl/wakes.py's plan_batch plans it, its compare-and-set reservations, and what a woken redrive does.
+impl/wakes.py's plan_batch plans it, its compare-and-set reservations (with several wakers, each waker's
+read and reservation), what a woken redrive does, and the two action properties of the scans.
 
 Apart from spec.model only to keep that module readable; spec.model re-exports them. A row is named by
 its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
@@ -7,7 +8,13 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 
 from __future__ import annotations
 
-from .state import WAKE_IDLE, Wake, _put, new_round, retried_row, rotate, wake_plan
+from .config import Config
+from .state import WAKE_IDLE, Plan, State, Wake, _put, fresh_row, new_round, retried_row, rotate, wake_plan
+
+
+def waker_ids(cfg: Config) -> range:
+    """TLA+ WakerIds: the wakers whose read and reservation are two actions (none with one waker)."""
+    return range(1, cfg.wakers + 1) if cfg.wakers > 1 else range(0)
 
 
 def WakeArrive(cfg, st, w):
@@ -36,6 +43,38 @@ def WakeScan(cfg, st):
     return st._replace(wakes=tuple(wakes))
 
 
+def WakeRead(cfg, st, k):
+    """Several wakers: waker k's read, one transaction. It plans the batch as WakeScan does (a new round
+    clears the waiting retried rows' turns) and keeps the plan, each row with the counter it observed and
+    its slot kind, in its memory."""
+    if st.waker[k - 1]:
+        return None
+    fresh, again = wake_plan(cfg, st)
+    if not fresh and not again:
+        return None
+    plan = frozenset(Plan(w, st.wakes[w - 1].tries, kind) for rows, kind in ((fresh, "fresh"), (again, "retry"))
+                     for w in rows)
+    wakes = st.wakes
+    if cfg.hooks.retry_rounds(cfg, st) and new_round(cfg, st):
+        wakes = tuple(x._replace(turned=False) if retried_row(st, w) else x for w, x in enumerate(wakes, 1))
+    return st._replace(wakes=wakes, waker=_put(st.waker, k - 1, plan))
+
+
+def WakeReserve(cfg, st, k):
+    """Waker k's reservation, one transaction: each planned row's compare-and-set on the counter it observed
+    (hook ReserveMatches); the rows that match are reserved (counter rotated, turned), the others are lost
+    to this waker. Its memory is emptied."""
+    plan = st.waker[k - 1]
+    if not plan:
+        return None
+    wakes = list(st.wakes)
+    for p in plan:
+        if cfg.hooks.reserve_matches(cfg, st, p):
+            x = wakes[p.row - 1]
+            wakes[p.row - 1] = x._replace(tries=rotate(cfg, x.tries), woken=p.slot, turned=True)
+    return st._replace(wakes=tuple(wakes), waker=_put(st.waker, k - 1, frozenset()))
+
+
 def WakeServe(cfg, st, w):
     """The woken redrive takes the work: the row is removed."""
     if st.wakes[w - 1].woken == "":
@@ -49,3 +88,42 @@ def WakeLost(cfg, st, w):
     if x.woken == "":
         return None
     return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))
+
+
+# ---------------------------------------------------------------- the action properties (spec.invariants)
+
+def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
+    """A wake scan with fresh and retried rows waiting reserves at least one of each; with several wakers,
+    a read with both waiting plans at least one of each (a reservation may lose rows to another waker)."""
+    rows = range(1, cfg.wake_rows + 1)
+    if cfg.wakers > 1:
+        for plan, after in zip(st.waker, nx.waker):
+            if plan or not after:
+                continue
+            if any(fresh_row(st, w) for w in rows) and not any(p.slot == "fresh" for p in after):
+                return False
+            if any(retried_row(st, w) for w in rows) and not any(p.slot == "retry" for p in after):
+                return False
+        return True
+    woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
+    if not woke:
+        return True
+    if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
+        return False
+    return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
+
+
+def ReservationsExclusive(cfg: Config, st: State, nx: State) -> bool:
+    """A waker's reservation takes only rows no waker holds, each at the counter this waker observed when
+    it read, and with the plan its read kept (a memory goes from none to a plan or back; TLA+
+    ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
+    for plan, after in zip(st.waker, nx.waker):
+        if plan and after and plan != after:  # the plan a reservation uses is the one its read kept
+            return False
+        if not plan or after:
+            continue
+        for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1):
+            if y != x and y.woken != "":
+                if x.woken != "" or not any(p.row == w and p.tries == x.tries for p in plan):
+                    return False
+    return True

@@ -30,6 +30,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
     "tools2": ("tools2", {}),  # two local tool calls in a Step, each reconciled by its call index
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
+    "wakes2/max_wake_tries=1": ("wakes2", {"max_wake_tries": 1}),  # two wakers: read, reserve, a lost reservation
     "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
     "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate

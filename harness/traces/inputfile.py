@@ -29,6 +29,10 @@ class InputError(ValueError):
         super().__init__(one_line(message))
 
 
+class TraceError(InputError):
+    """A trace file that cannot be used: the message (one line) names the file and the field."""
+
+
 def one_line(text: str) -> str:
     """`text` without line breaks or control characters, at most MAX_MESSAGE characters."""
     out = "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in str(text))

@@ -40,13 +40,14 @@ def _itf_state(cfg: M.Config, st: M.State) -> dict:
         "fin": dict(zip(cfg.nodes, st.fin)), "rec": dict(zip(cfg.recoverers, st.rec)),
         "cancelled": st.cancelled, "faults": st.faults, "effects": st.effects,
         **({"wakes": list(st.wakes)} if cfg.wake_rows else {}),  # (absent without wake rows, as before)
+        **({"waker": list(st.waker)} if cfg.wakers > 1 else {}),  # (absent with one waker, as before)
     }
 
 
 def itf_variables(cfg: M.Config) -> list[str]:
     """The variables an ITF state of `cfg` has: all, but `wakes` only where wake scans are modelled (so
     exports without wake rows are as before)."""
-    return [v for v in M.VARIABLES if v != "wakes" or cfg.wake_rows]
+    return [v for v in M.VARIABLES if (v != "wakes" or cfg.wake_rows) and (v != "waker" or cfg.wakers > 1)]
 
 
 def _sorted_sets(v):

@@ -42,6 +42,7 @@ LETTERS = {
     "i": lambda action: {"$ref": "#/$defs/Input"},
     "e": lambda action: {"type": "integer", "description": "an execution id (1..MaxExec)"},
     "w": lambda action: {"type": "integer", "description": "a wake row (1..WakeRows, oldest first)"},
+    "k": lambda action: {"type": "integer", "description": "a waker (1..Wakers)"},
     "d": lambda action: {"enum": list(N.DIGESTS), "type": "string",
                          "description": "the content digest an exact retry carries: the admitted input's own, or "
                                         "another's"},

@@ -220,6 +220,7 @@ def twin_to_canon(cfg: M.Config, st: M.State) -> dict:
         "faults": TlaSet(sorted(st.faults)),
         "effects": tset(st.effects),
         "wakes": [_rec(x) for x in st.wakes],
+        "waker": _waker_canon(st.waker),
     }
 
 
@@ -241,7 +242,13 @@ _TWIN_VAR = {
     "faults": lambda v, names: TlaSet(sorted(v)),
     "effects": lambda v, names: TlaSet(sorted((_rec(x) for x in v), key=_order)),
     "wakes": lambda v, names: [_rec(x) for x in v],
+    "waker": lambda v, names: _waker_canon(v),
 }
+
+
+def _waker_canon(v) -> list:
+    """The wakers' memories, a sequence (1..Wakers); with one waker the empty function, which TLC prints as << >>."""
+    return [TlaSet(sorted((_rec(x) for x in plan), key=_order)) for plan in v]
 
 
 def twin_key(cfg: M.Config, st: M.State):
@@ -282,6 +289,7 @@ _FROM_CANON = {  # variable: (what it must be, canonical value -> twin value)
     "effects": ("a set of effect records", lambda cfg, v: frozenset(_records(M.Effect, v))),
     "wakes": ("a sequence of wake-row records, one per wake row",
               lambda cfg, v: _wakes(cfg, v)),
+    "waker": ("a sequence of plan sets (row, tries, slot records), one per waker", lambda cfg, v: _waker(cfg, v)),
 }
 
 
@@ -289,6 +297,15 @@ def _wakes(cfg: M.Config, v) -> tuple:
     if isinstance(v, (dict, str)) or len(v) != cfg.wake_rows:
         raise TypeError(f"not {cfg.wake_rows} wake rows")
     return tuple(M.Wake(**x) for x in v)
+
+
+def _waker(cfg: M.Config, v) -> tuple:
+    wakers = cfg.wakers if cfg.wakers > 1 else 0
+    if not wakers and isinstance(v, (dict, list, TlaSet)) and not v:  # the empty function, however printed
+        return ()
+    if isinstance(v, (dict, str)) or len(v) != wakers:
+        raise TypeError(f"not {wakers} wakers' memories")
+    return tuple(frozenset(_records(M.Plan, plan)) for plan in v)
 
 
 class ShapeError(ParseError):
@@ -314,6 +331,9 @@ def canon_to_twin(cfg: M.Config, d: dict) -> M.State:
     for var, (what, convert) in _FROM_CANON.items():
         if var not in d and var == "wakes" and not cfg.wake_rows:
             out[var] = ()  # a state written before wake scans were modelled, or without wake rows
+            continue
+        if var not in d and var == "waker" and cfg.wakers <= 1:
+            out[var] = ()  # a state written before the wakers' memory, or with one waker (it has none)
             continue
         if var not in d:
             raise ShapeError(var, "missing")

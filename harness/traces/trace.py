@@ -24,15 +24,12 @@ from spec import names as N
 from harness import registry as R
 from harness.traces import stepschema
 from harness.traces.expect import Expect, name_problems
-from harness.traces.inputfile import InputError, json_type, read_json, short, validation_error
+from harness.traces.inputfile import InputError, TraceError, json_type, read_json, short, validation_error  # noqa: F401
+from harness.traces.params import check_param_names, params_from_json, params_to_json  # noqa: F401 - a step's params
 from harness.traces.tlavalue import ParseError, ShapeError, canon_to_twin, to_json, twin_to_canon
 
 FORMAT = "claimcheck-trace"
 VERSION = 1
-
-
-class TraceError(InputError):
-    """A trace file that cannot be used: the message (one line) names the file and the field."""
 
 
 BoundaryName = Literal[tuple(N.BOUNDARIES)]
@@ -127,6 +124,9 @@ class TraceConfig(BaseModel):
     max_wake_tries: int | None = Field(None, ge=1, le=MAX_LEASE,
                                        description="a wake row's counter rotates from this back to 1 "
                                                    "(MaxWakeTries); absent: 2")
+    wakers: int | None = Field(None, ge=1, le=MAX_SCAN,
+                               description="wakers racing their reads and reservations of the wake rows (Wakers; "
+                                           "more than 1 needs wake rows); absent: 1, one scan transaction")
 
     @field_validator("recoverers")
     @classmethod
@@ -191,9 +191,10 @@ _WAKE_DEFAULTS = {"wake_rows": 0, "wake_batch": 2, "fresh_share": 1, "max_wake_t
 def _wake_fields(cfg: M.Config) -> dict:
     """The wake constants a trace writes: all four with wake rows, else those that differ from the default
     (so a configuration round-trips whole, even one whose wake constants nothing reads)."""
+    wakers = {"wakers": cfg.wakers} if cfg.wakers != 1 else {}  # (absent with one waker, as before)
     if cfg.wake_rows:
-        return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS}
-    return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default}
+        return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS} | wakers
+    return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default} | wakers
 
 
 def config_of(trace: "Trace", defects=None, name: str = "trace") -> M.Config:
@@ -222,7 +223,8 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     if set(tc.nodes) & set(tc.recoverers):
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
-                fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2)
+                fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2,
+                wakers=tc.wakers or 1)
     try:  # the constants it refuses (spec.config: wake_constants_problem, left_claims_problem) name their field first
         return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                         prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
@@ -236,79 +238,6 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
 
 
 # ---------------------------------------------------------------- steps <-> twin
-
-def _input_to_json(i: M.Input) -> dict[str, Any]:
-    """An input record; a continuation's gen only when it is not the derived id's (0), as traces write it."""
-    d = i._asdict()
-    if not d["gen"]:
-        del d["gen"]
-    return d
-
-
-def params_to_json(action: str, params: tuple) -> dict[str, Any]:
-    names = N.ACTIONS[action].params
-    return {k: (_input_to_json(v) if isinstance(v, M.Input) else v) for k, v in zip(names, params)}
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _input_from_json(v, where: str) -> M.Input:
-    fields = M.Input._fields
-    if not isinstance(v, dict) or set(v) not in (set(fields), set(fields) - {"gen"}):  # gen: 0 when left out
-        got = f"keys {short(sorted(map(str, v)), 80)}" if isinstance(v, dict) else json_type(v)
-        raise TraceError(f"{where}: not an input record (expected an object with {', '.join(fields)}; got {got})")
-    if not isinstance(v["sess"], str):
-        raise TraceError(f"{where}.sess: expected a Session name (string)")
-    if v["kind"] not in N.INPUT_KINDS:
-        raise TraceError(f"{where}.kind: unknown input kind {short(v['kind'])} (expected one of {', '.join(N.INPUT_KINDS)})")
-    if not _is_int(v["src"]):
-        raise TraceError(f"{where}.src: expected an integer")
-    if v["state"] not in N.INPUT_STATES:
-        raise TraceError(f"{where}.state: unknown input state {short(v['state'])} "
-                         f"(expected one of {', '.join(N.INPUT_STATES)})")
-    if not _is_int(v.get("gen", 0)) or v.get("gen", 0) < 0:
-        raise TraceError(f"{where}.gen: expected a non-negative integer")
-    return M.Input(**v)
-
-
-def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
-    if not isinstance(action, str) or action not in N.ACTIONS:
-        raise TraceError(f"{where}.action: unknown action {short(action)} (expected one of {', '.join(N.ACTIONS)})")
-    names = N.ACTIONS[action].params
-    if not isinstance(params, dict) or set(params) != set(names):
-        got = short(sorted(map(str, params)), 120) if isinstance(params, dict) else json_type(params)
-        raise TraceError(f"{where}.params: {action} takes {list(names)}, got {got}")
-    out = []
-    for k in names:
-        v = params[k]
-        if k == "i":
-            v = _input_from_json(v, f"{where}.params.i")
-        elif k in ("e", "w"):
-            if not _is_int(v):
-                raise TraceError(f"{where}.params.{k}: expected " + ("an execution id" if k == "e" else "a wake row")
-                                 + " (integer)")
-        elif k == "d" and v not in N.DIGESTS:
-            raise TraceError(f"{where}.params.d: expected a content digest, one of {', '.join(N.DIGESTS)}")
-        elif not isinstance(v, str):
-            raise TraceError(f"{where}.params.{k}: expected a name (string)")
-        out.append(v)
-    return tuple(out)
-
-
-def check_param_names(cfg: M.Config, action: str, params: tuple, where: str) -> None:
-    """A step naming an actor or Session outside the configuration is malformed, not a violation."""
-    actors = cfg.nodes + cfg.recoverers if action in (R.HEARTBEAT, R.CRASH) else cfg.nodes
-    domains = {"n": actors, "r": cfg.recoverers, "s": cfg.sessions}
-    for k, v in zip(N.ACTIONS[action].params, params):
-        if k in domains and v not in domains[k]:
-            raise TraceError(f"{where}.params.{k}: {short(v)} is not in the configuration ({', '.join(domains[k])})")
-        if k == "i" and v.sess not in cfg.sessions:
-            raise TraceError(f"{where}.params.i.sess: {short(v.sess)} is not a configured Session")
-        if k == "w" and not 1 <= v <= cfg.wake_rows:
-            raise TraceError(f"{where}.params.w: {v} is not a wake row (1..{cfg.wake_rows})")
-
 
 def check_steps(trace: "Trace", cfg: M.Config, name: str) -> list[tuple]:
     """Validate every step (its action, parameters and recorded state) and the names `expect` and `loop`
@@ -365,7 +294,10 @@ def refused_next(cfg: M.Config, st: M.State, step: "TraceStep", params: tuple, w
 
 
 def state_to_json(cfg: M.Config, st: M.State) -> dict[str, Any]:
-    return to_json(twin_to_canon(cfg, st))
+    d = twin_to_canon(cfg, st)
+    if cfg.wakers <= 1:  # one waker has no memory between a read and a reservation (states as before)
+        del d["waker"]
+    return to_json(d)
 
 
 def state_from_json(cfg: M.Config, d: dict[str, Any], where: str) -> M.State:

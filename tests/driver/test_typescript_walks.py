@@ -38,7 +38,7 @@ CAUGHT_BY_WALKS = ("cross-session-recovery-collision", "unsupervised-cancel-hear
                    "cancellation-quarantine-strands", "recovery-retries-unbounded",
                    "recovery-input-excluded-everywhere", "heartbeat-extends-lease", "cancel-interrupts-unstarted",
                    "dispatch-after-failed-renewal", "cancel-requeues-continuation", "conversion-retry-mints-new-ids",
-                   "wake-fresh-share-zero", "wake-fresh-share-full", "wake-retry-oldest-first",
+                   "wake-fresh-share-zero", "wake-fresh-share-full", "wake-retry-oldest-first", "wake-reserve-without-cas",
                    "exact-retry-appends-twice",
                    "resume-drains-without-request", "exact-retry-ignores-content")
 # not exact-retry-arms-continuation: a uniform walk first reaches it at seed 340 (a retry naming the

@@ -419,6 +419,19 @@ def wake_retry_oldest_first(defects):
     return w.wakes.scan().value
 
 
+def wake_reserve_without_cas(defects):
+    """Two wakers read row w1 at counter 0; the first reserves it; the second's reservation loses it (the
+    defect, updating by item alone, takes it over the first's reservation): (what each won, w1's counter)."""
+    from impl.wakes import Waker
+    w = World(defects=defects)
+    one, two = Waker(w.wakes, "waker1"), Waker(w.wakes, "waker2")
+    w.wakes.arrive("w1", 1)
+    one.read(), two.read()
+    won = (one.reserve().value, two.reserve().value)
+    with w.db.read() as conn:
+        return won, w.wakes.rows(conn)["w1"]
+
+
 def _requests(w) -> int:
     return sum(1 for e in w.snap().events if e.kind == R.REQUESTED)
 
@@ -580,6 +593,8 @@ CASES = {
                               [("w2", "fresh"), ("w3", "fresh")]),
     "wake-retry-oldest-first": (wake_retry_oldest_first, [("w4", "fresh"), ("w2", "retry")],
                                 [("w4", "fresh"), ("w1", "retry")]),
+    "wake-reserve-without-cas": (wake_reserve_without_cas, (([("w1", "fresh")], []), (1, "fresh")),
+                                 (([("w1", "fresh")], [("w1", "fresh")]), (2, "fresh"))),
     "exact-retry-appends-twice": (exact_retry_appends_twice, (True, "NotEnabled", 1, "ordinary"),
                                   (True, "Ok", 2, "pending")),
     "exact-retry-arms-continuation": (exact_retry_arms_continuation, ("NotEnabled", R.CONTINUATION, 0),

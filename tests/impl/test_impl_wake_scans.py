@@ -138,3 +138,25 @@ def test_a_recovery_wake_promotes_the_sessions_continuation():
     [(session, took)] = node.wake(q)
     assert session == "s1" and took and node.runner.pc == "acquired"
     assert rows(q) == {}  # served: the continuation was promoted
+
+
+@pytest.mark.parametrize("defects", [(), (R.WAKE_RESERVE_WITHOUT_CAS,)], ids=["reference", "without-cas"])
+def test_two_wakers_race_and_the_reservation_that_lost_takes_nothing(defects):
+    """The scan is two transactions (issue 31 item 3): both wakers read row w1 at counter 0; the first
+    reserves it; the second's compare-and-set finds it reserved and loses it (the defect, by item alone,
+    takes it over the first's reservation). Then w1 lapses (counter 1) and a stale plan at 0 loses it too."""
+    from impl.wakes import Waker
+    q, _rec = queue(defects)
+    one, two = Waker(q, "waker1"), Waker(q, "waker2")
+    q.arrive("w1", 1)
+    assert one.read() and two.read() and two.plan == [{"item": "w1", "rank": 1, "attempts": 0, "slot": FRESH}]
+    assert isinstance(one.read(), NotEnabled)  # a plan waits for its reservation
+    assert one.reserve().value == [("w1", FRESH)] and one.plan == []
+    got = two.reserve()
+    assert got.value == ([("w1", FRESH)] if defects else []) and two.plan == []
+    assert rows(q) == {"w1": (2 if defects else 1, FRESH)}
+    q.release("w1")
+    assert two.read() and two.plan[0]["attempts"] == (2 if defects else 1)
+    assert one.read() and one.reserve().value == [("w1", RETRY)]
+    q.release("w1")  # w1's counter moved past two's plan
+    assert two.reserve().value == ([("w1", RETRY)] if defects else [])

@@ -146,7 +146,8 @@ def test_mermaid_legend_explains_its_participants_and_every_abbreviation(path, w
     assert "- database: the step is one committed transaction" in legend[0]
     assert ("- provider: the provider call begins" in legend[0]) == ("participant provider" in body)
     used = [why for pattern, why in ABBREVIATIONS.items() if re.search(pattern, body)]
-    assert used
+    steps = json.loads(path.read_text())["steps"]  # (a trace of wake rows alone, held nowhere, names none)
+    assert used or all(st["action"].startswith("Wake") and "boundary" not in st for st in steps)
     for why in used:
         assert why in legend[0], why
     assert not any(";" in ln or "#" in ln for ln in lines)

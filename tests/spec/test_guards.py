@@ -20,7 +20,7 @@ def _instances(cfg, st):
     inputs |= {M.Input(s, "cont", e, "pending") for s in cfg.sessions for e in range(1, cfg.max_exec + 1)}
     inputs |= {M.Input(cfg.sessions[0], "prompt", cfg.prompts + 1, "pending")}
     domain = {"r": cfg.recoverers, "s": cfg.sessions, "i": sorted(inputs), "e": range(0, cfg.max_exec + 2),
-              "w": range(0, cfg.wake_rows + 2), "d": N.DIGESTS}
+              "w": range(0, cfg.wake_rows + 2), "k": range(0, cfg.wakers + 2), "d": N.DIGESTS}
     for name, action in N.ACTIONS.items():
         actors = cfg.nodes + cfg.recoverers if action.actor in ("node", "fault") else cfg.nodes
         combos = [()]
@@ -48,7 +48,8 @@ CASES = [("ci", configs.get("ci")), ("sessions", configs.get("sessions")),
                                                    "recovery-input-in-ordinary-queue"])),
          ("sessions-defects", configs.get("sessions", defects=["renew-after-expiry", "cross-session-recovery-collision"])),
          ("ci-assumptions-off", configs.get("ci", assumptions_off=list(configs.ASSUMPTION_FIELDS))),
-         ("wakes", configs.get("wakes")), ("wakes-share-zero", configs.get("wakes", defects=["wake-fresh-share-zero"]))]
+         ("wakes", configs.get("wakes")), ("wakes-share-zero", configs.get("wakes", defects=["wake-fresh-share-zero"])),
+         ("wakes2", configs.get("wakes2")), ("wakes2-no-cas", configs.get("wakes2", defects=["wake-reserve-without-cas"]))]
 
 
 @pytest.mark.parametrize("cfg", [c for _, c in CASES], ids=[n for n, _ in CASES])

@@ -76,7 +76,7 @@ def test_the_protocol_has_no_defect_switch_and_defines_its_hooks_in_one_section(
     assert "Has(" not in TLA and not re.search(r"\bDefects\b", TLA)
     assert "Defects" not in source.declarations(source.SPEC)["CONSTANTS"]
     assert source.declarations(source.MC_SPEC)["CONSTANTS"] == {"Defects": "Set(Str)"}
-    assert configs.HOOKS == N.HOOKS == source.hooks(TLA) and len(N.HOOKS) == 41
+    assert configs.HOOKS == N.HOOKS == source.hooks(TLA) and len(N.HOOKS) == 42
     header = _header(TLA)
     assert 'section "Hooks" below' in header and not any(re.search(rf"\b{h}\b", header) for h in N.HOOKS)
     for hook in configs.HOOKS:
@@ -134,7 +134,7 @@ def test_the_protocol_modules_configuration_has_no_defect_switch_and_refuses_def
 def test_every_variable_has_an_apalache_type_annotation():
     block = TLA[TLA.index("VARIABLES"):TLA.index("vars ==")]
     names = re.findall(r"^\s+(\w+),?\s*$", block, re.M)
-    assert len(names) == 12
+    assert len(names) == 13
     for v in names:
         assert re.search(rf"@type: [^\n]+;\n\s+{v},?\s*\n", block), v
 

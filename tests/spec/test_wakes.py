@@ -17,6 +17,7 @@ from impl.wakes import plan_batch
 from spec import configs
 from spec import model as M
 from spec import names as N
+from spec.invariants import check_edge
 from serverkit import BUNDLED
 
 WAKES = configs.get("wakes")
@@ -56,7 +57,7 @@ def test_a_scan_reserves_one_fresh_row_and_one_retry_and_rotates_the_counters():
 def test_the_reference_holds_every_wake_property():
     res = explore(WAKES)
     assert res.violation is None and res.distinct == 4621  # 2,401 before the rounds (issue 31 item 3)
-    assert set(N.WAKE_PROPERTIES) - {"WakePlanShared"} <= set(res.liveness_checked)
+    assert set(N.WAKE_PROPERTIES) - {"WakePlanShared", "ReservationsExclusive"} <= set(res.liveness_checked)
 
 
 @pytest.mark.parametrize("defect,prop,length", [("wake-fresh-share-zero", "FreshWorkKeepsCapacity", 7),
@@ -92,7 +93,7 @@ def test_a_poison_retry_takes_every_retry_slot_only_without_rounds():
 
 def test_the_default_constants_leave_every_configuration_without_wake_rows():
     for name, cfg in configs.CONFIGS.items():
-        if name != "wakes":
+        if name not in ("wakes", "wakes2"):
             assert cfg.wake_rows == 0 and M.init(cfg).wakes == ()
             assert not set(N.WAKE_PROPERTIES) & set(configs.to_tlc_cfg(cfg).split())
 
@@ -109,7 +110,7 @@ def test_bad_wake_constants_are_refused(field, value, tmp_path, capsys):
     assert field in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("defect", ["wake-fresh-share-zero", "wake-fresh-share-full"])
+@pytest.mark.parametrize("defect", ["wake-fresh-share-zero", "wake-fresh-share-full", "wake-reserve-without-cas"])
 def test_each_defects_trace_passes_on_the_reference_and_fails_under_it(defect, capsys):
     path = RP.TRACES / f"{defect}.json"
     assert main(["replay", str(path)]) == 0
@@ -118,3 +119,47 @@ def test_each_defects_trace_passes_on_the_reference_and_fails_under_it(defect, c
     assert res.trace.meta.reported.startswith(N.DEFECTS[defect].source)
     assert main(["replay", str(path), "--defect", defect]) == 1
     assert set(N.DEFECTS[defect].violates) <= set(RP.replay_file(path, [defect], server=BUNDLED).violated)
+
+
+# ---------------------------------------------------------------- two wakers (issue 31 item 3)
+
+WAKES2 = configs.get("wakes2")
+
+
+def test_one_waker_keeps_its_one_transaction_scan_and_two_race_read_and_reserve():
+    """Wakers 1: the scan is WakeScan (the graphs of every configuration as before); Wakers 2: each waker's
+    WakeRead and WakeReserve, never WakeScan; every wake property, liveness included, holds on wakes2."""
+    one = explore(WAKES, liveness=False, keep_edges=True).graph
+    two = explore(WAKES2, keep_edges=True)
+    assert two.violation is None and two.distinct == 3168
+    assert {"FreshWorkKeepsCapacity", "RetryAdvances"} <= set(two.liveness_checked)
+    names = lambda g: {label for edges in g.succ for label, _p, _to in edges}
+    assert {"WakeRead", "WakeReserve"}.isdisjoint(names(one)) and "WakeScan" in names(one)
+    assert "WakeScan" not in names(two.graph) and {"WakeRead", "WakeReserve"} <= names(two.graph)
+    assert all(st.waker == () for st in one.states)
+
+
+def test_a_reservation_that_lost_takes_nothing_and_the_row_waits():
+    """Both wakers plan row 1 at counter 0; waker 1 reserves it; waker 2's compare-and-set finds it reserved:
+    lost, nothing changes. Without the compare-and-set waker 2 takes it over waker 1's reservation."""
+    steps = [("WakeArrive", (1,)), ("WakeRead", (1,)), ("WakeRead", (2,)), ("WakeReserve", (1,))]
+    st = run(WAKES2, *steps)
+    assert st.waker[1] == frozenset({M.Plan(1, 0, "fresh")}) and st.wakes[0] == M.Wake(True, 1, "fresh", True)
+    after = M.apply(WAKES2, st, "WakeReserve", (2,))
+    assert after.wakes == st.wakes and after.waker == (frozenset(), frozenset())
+    assert check_edge(WAKES2, st, after) == []
+    bad = configs.get("wakes2", ["wake-reserve-without-cas"])
+    taken = M.apply(bad, st, "WakeReserve", (2,))
+    assert taken.wakes[0] == M.Wake(True, 2, "fresh", True)
+    assert check_edge(bad, st, taken) == ["ReservationsExclusive"]
+
+
+def test_the_defect_breaks_reservations_exclusive_on_wakes2():
+    res = explore(configs.get("wakes2", ["wake-reserve-without-cas"]))
+    assert res.violation.invariants == ["ReservationsExclusive"] and len(res.violation.steps) - 1 == 5
+
+
+@pytest.mark.parametrize("wakers,rows", [(0, 2), (2, 0)])
+def test_bad_wakers_are_refused(wakers, rows):
+    with pytest.raises(ValueError, match="wake"):
+        replace(WAKES2, wakers=wakers, wake_rows=rows)

@@ -100,8 +100,15 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
 # used to fail here (issue 32 item 3, diagnosed as recorder bugs): a seeded run (LeftClaims) recorded its seed
 # as one admission, now its commits are the restart's steps (spec/left_claims.py) judged from the empty start;
 # and the runner's memory omitted its count of settled calls (impl/history.py memory_of), so a Step's second
-# tool call was judged one call short.
-@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
+# tool call was judged one call short. One gap remains, shown failing (strict xfail), never skipped: racing
+# wakers (Wakers 2): a waker's plan between its read and its reservation is memory the recorder does not
+# take (it records runners, finalizers and workers), and the records carry no Wakers constant; the stress
+# nodes scan with `WakeQueue.scan`, one transaction (the twin's WakeScan), so a run never races.
+_GAPS = {"wake-reserve-without-cas": "the stress recorder takes no waker's plan (Wakers 2: WakeRead, WakeReserve)"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_GAPS[p.stem]))
+                                  if p.stem in _GAPS else p for p in R.committed_traces()], ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)

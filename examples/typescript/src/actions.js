@@ -98,9 +98,18 @@ const STEP = {
     "INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [p.e, p.s])) === 1),
   WakeArrive: async (w, p) => took("WakeArrive", await w.wakes.arrive(`w${p.w}`, p.w)),
   WakeScan: async (w) => took("WakeScan", await w.wakes.scan()),
+  WakeRead: async (w, p) => took("WakeRead", await waker(w, p.k).read()),
+  WakeReserve: async (w, p) => took("WakeReserve", await waker(w, p.k).reserve()),
   WakeServe: async (w, p) => took("WakeServe", await w.wakes.serve(`w${p.w}`)),
   WakeLost: async (w, p) => took("WakeLost", await w.wakes.release(`w${p.w}`)),
 };
+
+/** Waker k (1-based) of the world's racing wakers. @param {World} w @param {number} k */
+function waker(w, k) {
+  const x = w.wakers[k - 1];
+  if (!x) throw new RangeError(`no waker ${k} in the configuration`);
+  return x;
+}
 
 /** The provider's stream for the runner's execution ends this way; then the runner moves.
  * @param {World} w @param {string} n @param {import('./provider.js').Outcome} outcome */

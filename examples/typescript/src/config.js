@@ -31,6 +31,7 @@ export class Settings {
     this.wakeBatch = raw.wake_batch ?? 2;
     this.freshShare = raw.fresh_share ?? 1;
     this.maxWakeTries = raw.max_wake_tries ?? 2;
+    this.wakers = raw.wakers ?? 1;
     // LeftClaims: the Sessions whose claims earlier processes left, in the order of `sessions` (world.js)
     const left = new Set(raw.left_claims ?? []);
     this.leftClaims = raw.sessions.filter((s) => left.has(s));

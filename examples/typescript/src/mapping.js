@@ -84,6 +84,7 @@ export async function twinState(world) {
     faults: [], // the environment's history: claimcheck fills it in from the twin
     effects: world.provider.effects.map((x) => ({ ...x })),
     wakes,
+    ...(cfg.wakers > 1 ? { waker: world.wakers.map((k) => k.plan.map((r) => ({ row: r.rank, tries: r.attempts, slot: r.slot }))) } : {}),
   };
 }
 

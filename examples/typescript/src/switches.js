@@ -35,6 +35,7 @@ export const DEFECTS = Object.freeze([
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
   "wake-retry-oldest-first",
+  "wake-reserve-without-cas",
   "scan-window-ignores-fresh-share",
   "exact-retry-appends-twice",
   "exact-retry-arms-continuation",

@@ -52,6 +52,7 @@ export interface TraceConfig {
   wake_batch?: number;
   fresh_share?: number;
   max_wake_tries?: number;
+  wakers?: number;
 }
 
 /** An input as the caller names it (and the twin holds it). */
@@ -226,6 +227,12 @@ export interface TwinWake {
   woken: WakeReservation;
   turned: boolean;
 }
+/** A row a waker planned: the row, the counter it observed, the slot kind. */
+export interface TwinPlan {
+  row: number;
+  tries: number;
+  slot: "fresh" | "retry";
+}
 export interface TwinState {
   claim: Record<string, TwinClaim>;
   nextExec: number;
@@ -240,6 +247,8 @@ export interface TwinState {
   faults: never[];
   effects: Effect[];
   wakes: TwinWake[];
+  /** each racing waker's plan (only with Wakers > 1) */
+  waker?: TwinPlan[][];
 }
 
 // ---- the driver protocol (docs/driver.md, docs/driver.schema.json) ----

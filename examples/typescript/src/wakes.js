@@ -5,7 +5,12 @@
  * reserves each planned row by compare-and-set on the counter it read, rotating from its maximum to 1.
  * Retried rows take their slots in rounds (`turned`): a row woken in the current round waits until every
  * waiting retried row has been, so a poison row woken and lost for ever cannot take every retry slot.
+ * A scan is the reviewed code's two units: `read` plans the batch (the twin's WakeRead) and `reserve` makes
+ * each planned row's compare-and-set on the counter read observed (WakeReserve); a row whose counter moved,
+ * or that another waker reserved, in between is lost to this waker. A `Waker` makes them two transactions
+ * and keeps its plan between them; `scan` makes both in one (the twin's WakeScan).
  */
+/** @typedef {{ item: string, rank: number, attempts: number, slot: "fresh" | "retry" }} Planned */
 /** @typedef {import('./types.js').WakeRow} WakeRow */
 
 export class WakeQueue {
@@ -24,32 +29,60 @@ export class WakeQueue {
       [item, rank]))) === 1;
   }
 
-  /** The bounded batch of unreserved rows, planned and reserved in one transaction; false when empty. */
-  async scan() {
+  /** The bounded batch of unreserved rows, planned in one transaction (a new round clears the waiting turns);
+   * each planned row with the counter it observed, none when nothing waits. @returns {Promise<Planned[]>} */
+  async read() {
+    return this.db.tx(() => this.plan());
+  }
+
+  /** The read's body (in the caller's transaction). @returns {Promise<Planned[]>} */
+  async plan() {
     const batch = this.cfg.wakeBatch;
+    /** @type {WakeRow[]} */
+    const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
+    const fresh = rows.filter((r) => r.attempts === 0);
+    const rounds = !this.cfg.has("wake-retry-oldest-first");
+    const waiting = rows.filter((r) => r.attempts > 0);
+    // a new round when every waiting retried row was woken in this one: its turns are cleared
+    const newRound = rounds && waiting.length > 0 && waiting.every((r) => Number(r.turned) === 1);
+    if (newRound) await this.db.run("UPDATE wake_rows SET turned = 0 WHERE reserved = '' AND attempts > 0", []);
+    // those whose turn has not come first (each oldest first), unless the rounds are off
+    const retried = rounds && !newRound
+      ? [...waiting.filter((r) => Number(r.turned) !== 1), ...waiting.filter((r) => Number(r.turned) === 1)] : waiting;
+    const first = fresh.slice(0, this.cfg.freshSlots(batch));
+    const again = retried.slice(0, batch - first.length);
+    /** @param {WakeRow} r @param {"fresh" | "retry"} slot @returns {Planned} */
+    const plan = (r, slot) => ({ item: r.item, rank: r.rank, attempts: r.attempts, slot });
+    return [...fresh.slice(0, batch - again.length).map((r) => plan(r, "fresh")), ...again.map((r) => plan(r, "retry"))];
+  }
+
+  /** Each planned row's compare-and-set on the counter its read observed, in one transaction; the rows that
+   * no longer match are lost to this waker. The number reserved. @param {Planned[]} planned */
+  async reserve(planned) {
+    return this.db.tx(() => this.take(planned));
+  }
+
+  /** The reservation's body (in the caller's transaction): the number reserved. @param {Planned[]} planned */
+  async take(planned) {
+    const cas = !this.cfg.has("wake-reserve-without-cas");
+    let won = 0;
+    for (const r of planned) {
+      const sql = "UPDATE wake_rows SET attempts = CASE WHEN attempts >= ? THEN 1 ELSE attempts + 1 END, reserved = ?, "
+        + "turned = 1 WHERE item = ?" + (cas ? " AND attempts = ? AND reserved = ''" : "");
+      won += await this.db.run(sql, cas ? [this.cfg.maxWakeTries, r.slot, r.item, r.attempts]
+        : [this.cfg.maxWakeTries, r.slot, r.item]);
+    }
+    return won;
+  }
+
+  /** One waker's scan (WakeScan): the read and the reservation of its plan in one transaction, so wakers that
+   * scan this way are serialized and no reservation loses (racing wakers read and reserve apart: `Waker`);
+   * false when nothing waits. */
+  async scan() {
     return this.db.tx(async () => {
-      /** @type {WakeRow[]} */
-      const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
-      const fresh = rows.filter((r) => r.attempts === 0);
-      const rounds = !this.cfg.has("wake-retry-oldest-first");
-      const waiting = rows.filter((r) => r.attempts > 0);
-      // a new round when every waiting retried row was woken in this one: its turns are cleared
-      const newRound = rounds && waiting.length > 0 && waiting.every((r) => Number(r.turned) === 1);
-      if (newRound) await this.db.run("UPDATE wake_rows SET turned = 0 WHERE reserved = '' AND attempts > 0", []);
-      // those whose turn has not come first (each oldest first), unless the rounds are off
-      const retried = rounds && !newRound
-        ? [...waiting.filter((r) => Number(r.turned) !== 1), ...waiting.filter((r) => Number(r.turned) === 1)] : waiting;
-      const first = fresh.slice(0, this.cfg.freshSlots(batch));
-      const again = retried.slice(0, batch - first.length);
-      const planned = [...fresh.slice(0, batch - again.length).map((r) => /** @type {const} */ ([r, "fresh"])),
-        ...again.map((r) => /** @type {const} */ ([r, "retry"]))];
+      const planned = await this.plan();
       if (planned.length === 0) return false;
-      for (const [r, slot] of planned) {
-        const next = r.attempts >= this.cfg.maxWakeTries ? 1 : r.attempts + 1;
-        const changed = await this.db.run("UPDATE wake_rows SET attempts = ?, reserved = ?, turned = 1 WHERE item = ? AND attempts = ? AND reserved = ''",
-          [next, slot, r.item, r.attempts]);
-        if (changed !== 1) throw new Error(`wake row ${r.item}: its counter moved under the scan`);
-      }
+      await this.take(planned);
       this.failpoints.fire("wake.reserved");
       return true;
     });
@@ -69,5 +102,32 @@ export class WakeQueue {
   /** @returns {Promise<WakeRow[]>} */
   async rows() {
     return this.db.all("SELECT * FROM wake_rows ORDER BY rank");
+  }
+}
+
+/** One of several wakers (the twin's Wakers > 1): its read and its reservation are two steps, and its plan
+ * (the rows with the counters it observed) is its memory between them. */
+export class Waker {
+  /** @param {WakeQueue} queue */
+  constructor(queue) {
+    this.queue = queue;
+    /** @type {Planned[]} */
+    this.plan = [];
+  }
+
+  /** WakeRead: plan a batch and keep it; false while a plan waits, or when nothing waits. */
+  async read() {
+    if (this.plan.length > 0) return false;
+    this.plan = await this.queue.read();
+    return this.plan.length > 0;
+  }
+
+  /** WakeReserve: the compare-and-set of each planned row; the plan is spent whatever it won. */
+  async reserve() {
+    if (this.plan.length === 0) return false;
+    const plan = this.plan;
+    this.plan = [];
+    await this.queue.reserve(plan);
+    return true;
   }
 }

@@ -10,7 +10,7 @@ import { Failpoints } from "./failpoints.js";
 import { Node } from "./node.js";
 import { ScriptedProvider } from "./provider.js";
 import { RecoveryWorker } from "./recovery.js";
-import { WakeQueue } from "./wakes.js";
+import { WakeQueue, Waker } from "./wakes.js";
 
 export class World {
   /** @param {import('./config.js').RawConfig} raw @param {string[]} defects
@@ -71,6 +71,8 @@ export class World {
     /** @type {Map<string, RecoveryWorker>} */
     this.workers = new Map(cfg.recoverers.map((r) => [r, new RecoveryWorker(this, r)]));
     this.wakes = new WakeQueue(db, cfg, this.failpoints);
+    /** the twin's wakers 1..Wakers when several race (each one's plan is its memory); none with one waker */
+    this.wakers = cfg.wakers > 1 ? Array.from({ length: cfg.wakers }, () => new Waker(this.wakes)) : [];
     const first = this.nodes.get(cfg.nodes[0] ?? "");
     if (!first) throw new RangeError("the configuration names no node");
     this.anyNode = first;
