@@ -213,9 +213,9 @@ SAFETY_ONLY = ("scans",)
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
 FEATURE_ACTIONS = (
     (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails")),
-    (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeScan", "WakeServe", "WakeLost")),
-    (lambda cfg: cfg.wakers <= 1, ("WakeScan",)),
-    (lambda cfg: cfg.wakers > 1, ("WakeRead", "WakeReserve")),
+    (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeServe", "WakeLost")),
+    (lambda cfg: cfg.wake_rows > 0 and cfg.wakers <= 1, ("WakeScan",)),  # one waker: the scan in one action
+    (lambda cfg: cfg.wake_rows > 0 and cfg.wakers > 1, ("WakeRead", "WakeReserve")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),

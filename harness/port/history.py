@@ -118,6 +118,7 @@ class SimulatedProcess(Protocol):
         anything."""
 
 
+@runtime_checkable
 class StressServer(Protocol):
     """A server `claimcheck stress` runs as real processes: its node's entry point, its run database."""
 

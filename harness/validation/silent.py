@@ -6,8 +6,8 @@ retry per prompt, an admission and a resume per Session, a wake move per row, a 
 always write a row, and enumerating them was ~60% of validation's time on a stress history. This module
 offers only the actions that can commit nothing: the runner's and the finalizer's steps (a publication
 whose fence fails, a return, a stop or exit, a reconciliation), supervision, the recovery worker's steps
-(a scan, a lost takeover race, a reconciliation, a conversion or quarantine that no longer matches) and a
-crash; each still checks its own guard, and the search keeps a successor only when its durable rows are
+(a scan, a lost takeover race, a reconciliation, a conversion or quarantine that no longer matches), a
+waker's read and a reservation that lost every row (Wakers > 1), and a crash; each still checks its own guard, and the search keeps a successor only when its durable rows are
 unchanged.
 tests/validation/test_silent.py checks that every silent successor `successors` finds on the registered
 configurations (and with defects on) is one this module offers.
@@ -84,6 +84,12 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=Non
             nxt = fn(cfg, st, r)
             if keep(name, (who,), nxt):
                 yield name, (who,), nxt
+    if cfg.wakers > 1 and only is None:  # a waker's read keeps its plan in memory; a reservation whose rows all moved
+        for k in range(1, cfg.wakers + 1):
+            for name, fn in ((R.WAKE_READ, M.WakeRead), (R.WAKE_RESERVE, M.WakeReserve)):
+                nxt = fn(cfg, st, k)
+                if keep(name, (k,), nxt):
+                    yield name, (k,), nxt
     if crashes and "crash" in cfg.faults:
         for k, who in enumerate(cfg.nodes + cfg.recoverers):
             if only is not None and who not in only:
