@@ -93,11 +93,13 @@ class Waker:
         return result
 
     def reserve(self) -> Result:
-        """WakeReserve(k): the compare-and-set of each planned row; the plan is spent whatever it won."""
+        """WakeReserve(k): the compare-and-set of each planned row; the plan is spent whatever it won (a
+        transaction that failed, rolled back whole, leaves it held)."""
         if not self.plan:
             return NotEnabled(f"{self.name} has read no plan")
-        plan, self.plan = self.plan, []
-        return self.queue.reserve(plan)
+        result = self.queue.reserve(self.plan)
+        self.plan = []
+        return result
 
 
 class WakeQueue:
@@ -192,7 +194,7 @@ class WakeQueue:
 
     def scan(self) -> Result:
         """One waker's scan (WakeScan): the read and the reservation of its plan in one transaction under the
-        wake lock, so wakers that scan this way (the production pass `Node.wake`, the stress nodes) are
+        wake lock, so wakers that scan this way (the production pass `Node.wake`, a one-node stress run) are
         serialized and no reservation loses; racing wakers read and reserve apart (`Waker`). Ok([(item,
         slot)]) or NotEnabled when nothing waits."""
         def body(conn):
