@@ -44,7 +44,8 @@ from binding.stress.vocabulary import VOCABULARY
 
 # the steps whose twin action reads no lease: their lines carry no clock reading (a caller's or the
 # supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
-CLOCK_FREE = frozenset({R.ADMIT, R.EXACT_RETRY, R.RESUME, R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_SERVE, R.WAKE_LOST,
+CLOCK_FREE = frozenset({R.ADMIT, R.EXACT_RETRY, R.RESUME, R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_READ, R.WAKE_RESERVE,
+                        R.WAKE_SERVE, R.WAKE_LOST,
                         R.CRASH, R.CORRUPT_RECOVERY_ROW})
 _MEMORY_FIELDS = {"run": ("pc", "sess", "exec", "mem", "active", "intr", "ordinal", "tool"),
                   "fin": ("pc", "sess", "exec", "owner"), "rec": ("pc", "sess", "exec", "seen", "why")}
@@ -65,6 +66,8 @@ def memory(recorded: dict) -> H.Memory | None:
     out = {}
     for kind, fields in _MEMORY_FIELDS.items():
         out[kind] = {who: dict(zip(fields, v)) for who, v in recorded.get(kind, {}).items()}
+    out["wake"] = {k: [{"row": r, "tries": t, "slot": slot} for r, t, slot in plan]  # a racing waker's plan
+                   for k, plan in recorded.get("wake", {}).items()}
     return H.Memory.model_validate(out)
 
 

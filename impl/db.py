@@ -353,4 +353,4 @@ _HELD = "claimcheck_held"
 _SNAPSHOT = sa.text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
 _TABLES = (schema.ExecutionClaim, schema.Assistant, schema.SessionEvent, schema.SessionRecovery,
-           schema.SessionInput, schema.WakeCounter, schema.WakeRow, schema.ExecutionHistory, schema.IdSequence)
+           schema.SessionInput, schema.WakeRow, schema.ExecutionHistory, schema.IdSequence)

@@ -21,7 +21,8 @@ One `commit_history` row per commit:
 - `now`: the clock reading the step used for every lease decision (`wall`: the wall time of the hook).
 - `memory`: the in-memory records of the committing process's actors *before* the step, in the twin's
   vocabulary: `{"run": {node: [pc, sess, exec, mem, active, intr]}, "fin": {node: [pc, sess, exec,
-  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields binding/mapping.py reads).
+  owner]}, "rec": {worker: [pc, sess, exec]}}` (the fields binding/mapping.py reads), and a waker's read
+  and reservation its plan, `"wake": {k: [[rank, attempts, slot], ...]}` (the twin's `waker[k]`).
 - the durable state after, as a delta: `claims` (the whole claim table: one row per Session, small),
   `delta` (the rows this commit appended or changed: events, session_recovery rows, inputs admitted or
   promoted, armed or steered, execution_history rows of executions whose claim it removed, and the
@@ -122,9 +123,12 @@ class Step:
     now: int
 
 
-def memory_of(nodes: Iterable = (), workers: Iterable = ()) -> dict:
-    """The twin-vocabulary records of a process's actors (a Node's runner and finalizer, a worker)."""
+def memory_of(nodes: Iterable = (), workers: Iterable = (), wakers: dict | None = None) -> dict:
+    """The twin-vocabulary records of a process's actors (a Node's runner and finalizer, a worker); `wakers`
+    (k -> impl.wakes.Waker, the twin's waker k): each one's plan, `"wake": {"k": [[rank, attempts, slot],
+    ...]}` (the row of rank w is the twin's row w), the memory between its read and its reservation."""
     run, fin, rec = {}, {}, {}
+    wake = {str(k): sorted([p["rank"], p["attempts"], p["slot"]] for p in w.plan) for k, w in (wakers or {}).items()}
     for node in nodes:
         r, f = node.runner, node.finalizer
         run[node.owner_id] = [r.pc, r.session_id or "", r.execution_id or 0,
@@ -133,7 +137,7 @@ def memory_of(nodes: Iterable = (), workers: Iterable = ()) -> dict:
         fin[node.owner_id] = [f.pc, f.session_id or "", f.execution_id or 0, f.owner_id or ""]
     for w in workers:
         rec[w.owner_id] = [w.pc, w.session_id or "", w.execution_id or 0, w.seen_owner, w.why]
-    return {"run": run, "fin": fin, "rec": rec}
+    return {"run": run, "fin": fin, "rec": rec, **({"wake": wake} if wakers else {})}
 
 
 class HistoryRecorder:

@@ -125,19 +125,6 @@ class SessionInput(SQLModel, table=True):
     promoted_seq: Optional[int] = None
 
 
-class WakeCounter(SQLModel, table=True):
-    """A bounded wake counter, changed only by compare-and-set; rotates from max to 1."""
-
-    __tablename__ = "wake_counter"
-    __table_args__ = (
-        CheckConstraint("max >= 1 AND value >= 0 AND value <= max", name="ck_wake_bounds"),
-    )
-
-    name: str = Field(primary_key=True)
-    value: int = 0
-    max: int
-
-
 WAKE_KINDS = ("recovery", "ordinary")
 WAKE_SLOTS = ("fresh", "retry")  # the slot of the batch a reservation was made in
 
@@ -193,7 +180,6 @@ assistant_t = Assistant.__table__
 event_t = SessionEvent.__table__
 recovery_t = SessionRecovery.__table__
 input_t = SessionInput.__table__
-wake_t = WakeCounter.__table__
 wake_row_t = WakeRow.__table__
 history_t = ExecutionHistory.__table__
 sequence_t = IdSequence.__table__

@@ -27,51 +27,13 @@ from sqlalchemy.engine import Connection
 from . import registry as R
 from .context import Context
 from .db import guarded
-from .results import Lost, NotEnabled, Occupied, Ok, Result
-from .schema import wake_row_t as W, wake_t as T
+from .results import NotEnabled, Occupied, Ok, Result
+from .schema import wake_row_t as W
 
 X = TypeVar("X")
 
 RECOVERY = "recovery"
 ORDINARY = "ordinary"
-
-
-def rotate(value: int, maximum: int) -> int:
-    return 1 if value >= maximum else value + 1
-
-
-class WakeCounters:
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-
-    def ensure(self, name: str, maximum: int) -> None:
-        def body(conn):
-            if conn.execute(sa.select(T.c.name).where(T.c.name == name)).first() is None:
-                conn.execute(T.insert().values(name=name, value=0, max=maximum))
-        self.ctx.db.atomic(body, wakes=True)
-
-    def observe(self, name: str) -> int:
-        with self.ctx.db.read() as conn:
-            return conn.execute(sa.select(T.c.value).where(T.c.name == name)).scalar_one()
-
-    def reserve(self, name: str, observed: int) -> Result:
-        """Compare-and-set from the observed value to its successor: Ok(new value) or Lost."""
-        def body(conn: Connection):
-            n = conn.execute(sa.update(T).where(T.c.name == name, T.c.value == observed)
-                             .values(value=sa.case((T.c.value >= T.c.max, 1), else_=T.c.value + 1))).rowcount
-            if n != 1:
-                return Lost(f"wake counter {name} moved from {observed}")
-            return Ok(conn.execute(sa.select(T.c.value).where(T.c.name == name)).scalar_one())
-        return self.ctx.db.atomic(body, wakes=True)
-
-    def reserve_next(self, name: str, attempts: int = 3) -> Result:
-        """Observe and reserve, retrying a bounded number of times under contention."""
-        result: Result = Lost("no attempt")
-        for _ in range(attempts):
-            result = self.reserve(name, self.observe(name))
-            if result:
-                return result
-        return result
 
 
 def check_share(bound: int, fresh_share: int) -> None:
@@ -131,11 +93,13 @@ class Waker:
         return result
 
     def reserve(self) -> Result:
-        """WakeReserve(k): the compare-and-set of each planned row; the plan is spent whatever it won."""
+        """WakeReserve(k): the compare-and-set of each planned row; the plan is spent whatever it won (a
+        transaction that failed, rolled back whole, leaves it held)."""
         if not self.plan:
             return NotEnabled(f"{self.name} has read no plan")
-        plan, self.plan = self.plan, []
-        return self.queue.reserve(plan)
+        result = self.queue.reserve(self.plan)
+        self.plan = []
+        return result
 
 
 class WakeQueue:
@@ -230,7 +194,7 @@ class WakeQueue:
 
     def scan(self) -> Result:
         """One waker's scan (WakeScan): the read and the reservation of its plan in one transaction under the
-        wake lock, so wakers that scan this way (the production pass `Node.wake`, the stress nodes) are
+        wake lock, so wakers that scan this way (the production pass `Node.wake`, a one-node stress run) are
         serialized and no reservation loses; racing wakers read and reserve apart (`Waker`). Ok([(item,
         slot)]) or NotEnabled when nothing waits."""
         def body(conn):

@@ -11,9 +11,16 @@ A node process hosts, besides its runner, finalizer and recovery worker, callers
   recovery-owned one);
 - **the waker** (`Waker.turn`): the ordinary wake queue (impl/wakes.py `WakeQueue`, the Session of index
   k as the twin's row k): a Session with ordinary work waiting arrives (WakeArrive), a bounded scan with
-  the fresh share reserves a batch (WakeScan), each woken Session is redriven by this node's runner (an
-  Acquire), and its row served when the work is gone (WakeServe) or released as a retry (WakeLost); a
-  reservation older than two leases lost its redrive to a crash and is released too.
+  the fresh share reserves a batch, each woken Session is redriven by this node's runner (an Acquire), and
+  its row served when the work is gone (WakeServe) or released as a retry (WakeLost); a reservation older
+  than two leases lost its redrive to a crash and is released too. With one node the scan is one
+  transaction (`WakeQueue.scan`, the twin's WakeScan); with several, each node's waker is the twin's waker
+  k (`--waker`, of `--wakers`, Wakers > 1) and scans as the reviewed code's two units, racing the others:
+  its read (WakeRead(k): the window and its plan, kept in the waker's memory, `impl.wakes.Waker`) in one
+  turn, its reservation (WakeReserve(k): the plan's compare-and-sets, a row another waker took or whose
+  counter moved lost to it) in a later one, each commit recorded with the plan as the waker's memory
+  before it. From the read's commit to the reservation's the file `waking-<owner>` says a plan is held:
+  the supervisor crashes no node then (the model's wakers do not crash; a lost plan is not modelled).
 
 The rates are per turn of the node's loop (`--input-rate`, `--steer-rate`, `--wake-rate`), from the
 node's seeded random stream.
@@ -24,7 +31,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from impl.schema import input_t
-from impl.wakes import ORDINARY, WakeQueue
+from impl.history import memory_of
+from impl.wakes import ORDINARY, WakeQueue, Waker as PlanningWaker
 from spec import names as N
 
 from harness import registry as R
@@ -104,12 +112,22 @@ class Waker:
         self.rank = {s: k for k, s in enumerate(self.sessions, 1)}  # the twin's row of each Session
         self.queue = WakeQueue(proc.node.ctx, ORDINARY, bound=a.wake_batch, fresh_share=a.fresh_share,
                                max_tries=a.max_wake_tries, waker=a.owner)
+        self.k = a.waker if a.wakers > 1 else 0  # the twin's waker k (0: one waker, the scan in one transaction)
+        self.racer = PlanningWaker(self.queue, f"waker{self.k}") if self.k else None
+        self.marker = proc.run_dir / f"waking-{a.owner}"
+        self.marker.unlink(missing_ok=True)  # a new incarnation holds no plan
+
+    def holding(self) -> bool:
+        """Whether this waker holds a plan it has not reserved (between its read and its reservation)."""
+        return bool(self.racer and self.racer.plan)
 
     def turn(self) -> bool:
         p = self.p
         if not self.sessions or p.rng.random() >= p.args.wake_rate:
             return False
-        return p.rng.choice((self.arrive, self.scan, self.release_lapsed))()
+        if self.holding():
+            return self.reserve()
+        return p.rng.choice((self.arrive, self.read if self.racer else self.scan, self.release_lapsed))()
 
     def _step(self, action: str, params: dict, fn):
         return self.p.step(self.p.args.owner, action, params, fn, memory=NO_MEMORY)
@@ -131,7 +149,34 @@ class Waker:
         if self._step(R.WAKE_SCAN, {}, lambda: out.setdefault("batch", self.queue.scan())) is None:
             return False
         batch = out.get("batch")
-        for s, _slot in (batch.value if batch else ()):
+        self.redrive(batch.value if batch else ())
+        return True
+
+    def read(self) -> bool:
+        """WakeRead(k): the window and its plan, one transaction; the plan is this waker's memory."""
+        k = self.k
+        self.marker.touch()  # before the read's commit: from then on until the reservation a plan may be held
+        ran = self.p.step(self.p.args.owner, R.WAKE_READ, {"k": k}, self.racer.read,
+                          memory=memory_of(wakers={k: self.racer}))
+        if not self.holding():
+            self.marker.unlink(missing_ok=True)
+        return ran is not None
+
+    def reserve(self) -> bool:
+        """WakeReserve(k): the plan's compare-and-sets, one transaction (the plan spent whatever it won; kept
+        when the transaction failed), then each won row's redrive, as `scan` does."""
+        k = self.k
+        if self.p.step(self.p.args.owner, R.WAKE_RESERVE, {"k": k}, self.racer.reserve,
+                       memory=memory_of(wakers={k: self.racer})) is None:
+            return False
+        self.marker.unlink(missing_ok=True)
+        won = self.p.result
+        self.redrive(won.value if won else ())
+        return True
+
+    def redrive(self, batch) -> None:
+        """Each woken Session's redrive by this node's runner, and its row's fate (WakeServe or WakeLost)."""
+        for s, _slot in batch:
             took = self.p.node.runner.pc == "idle" and self.p.take(s)
             if not took:
                 with self.p.db.read() as conn:  # its work is gone (another node took it): served
@@ -141,7 +186,6 @@ class Waker:
                 self._step(R.WAKE_SERVE, w, lambda: self.queue.serve(s))
             else:
                 self._step(R.WAKE_LOST, w, lambda: self.queue.release(s))
-        return True
 
     def release_lapsed(self) -> bool:
         """WakeLost for a reservation whose redrive died with its process (two leases old)."""

@@ -456,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wake-batch", type=int, default=2)
     p.add_argument("--fresh-share", type=int, default=1)
     p.add_argument("--max-wake-tries", type=int, default=2)
+    p.add_argument("--wakers", type=int, default=1,
+                   help="node: the run's racing wakers (one per node; 1: the scan in one transaction)")
+    p.add_argument("--waker", type=int, default=1, help="node: its waker's number k (1..--wakers)")
     return p
 
 

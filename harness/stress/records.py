@@ -79,6 +79,12 @@ def memory_of(mem: dict | None) -> dict:
             "rec": {r: rec_of(v) for r, v in mem.get("rec", {}).items()}}
 
 
+def plans_of(mem: dict | None) -> dict[int, frozenset]:
+    """A waker's recorded plan (memory `wake`, before its read or its reservation) as the twin's: {k: Plan set}."""
+    return {int(k): frozenset(M.Plan(row, tries, slot) for row, tries, slot in v)
+            for k, v in (mem or {}).get("wake", {}).items()}
+
+
 def config_from_meta(meta: dict, words: Vocabulary, prompts: int = 1) -> M.Config:
     """The twin configuration of a run: its Sessions, nodes, recovery workers, lease (in clock ticks)
     and scan bound, its wake rows and batch; execution ids unbounded; every fault; the input actions
@@ -87,7 +93,7 @@ def config_from_meta(meta: dict, words: Vocabulary, prompts: int = 1) -> M.Confi
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     admission=True, steering=True, wake_rows=int(meta.get("wake_rows", 0)),
                     wake_batch=int(meta.get("wake_batch", 2)), fresh_share=int(meta.get("fresh_share", 1)),
-                    max_wake_tries=int(meta.get("max_wake_tries", 2)),
+                    max_wake_tries=int(meta.get("max_wake_tries", 2)), wakers=int(meta.get("wakers", 1)),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
                     max_steps=int(meta.get("max_steps", 1)), tools=int(meta.get("tools", 0)),
                     fragments=int(meta.get("fragments", 0)), lease=int(meta["lease_ticks"]), scan_bound=int(meta.get("scan_bound", 100)),
@@ -101,7 +107,7 @@ def meta_for(cfg: M.Config, **extra) -> dict:
             "lease_ticks": cfg.lease, "grace_ticks": cfg.eff_grace, "scan_bound": cfg.scan_bound,
             "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools, "fragments": cfg.fragments,
             "wake_rows": cfg.wake_rows, "wake_batch": cfg.wake_batch, "fresh_share": cfg.fresh_share,
-            "max_wake_tries": cfg.max_wake_tries,
+            "max_wake_tries": cfg.max_wake_tries, "wakers": cfg.wakers,
             "defects": sorted(cfg.defects), **extra}
 
 
@@ -126,6 +132,7 @@ class Commit:
     cancelled: set = field(default_factory=set)  # M.RecRow of claims removed as cancelled
     exec_mark: int = 0  # the execution sequence after the commit
     wakes: list | None = None  # the whole wake-row table after the commit, when it changed it (None: unchanged)
+    plans: dict = field(default_factory=dict)  # waker k -> its recorded plan before the step (`plans_of`)
     focus: str | None = None  # the Session it acts on (set by the checker, which knows the actors' memory)
 
     @property
@@ -166,7 +173,7 @@ def read_commit(row: dict, exec_mark: int, steps: int, words: Vocabulary) -> tup
         inputs=[input_of(i, words) for i in delta.get("inputs", ())],
         recovery={M.RecRow(r[1], r[2]) for r in delta.get("recovery", ())},
         cancelled={M.RecRow(h[0], h[1]) for h in delta.get("history", ()) if h[2] == "cancelled"},
-        exec_mark=row["marks"].get("execution", exec_mark), wakes=delta.get("wakes"))
+        exec_mark=row["marks"].get("execution", exec_mark), wakes=delta.get("wakes"), plans=plans_of(row["memory"]))
     return commit, why
 
 

@@ -54,8 +54,8 @@ def render_stress(res: StressResult, opts: StressOptions) -> str:
              f"{c[R.FINALIZER_CLEAR]:,})",
              f"  inputs        admitted held {c[R.ADMIT]:,}, exact retries {c[R.EXACT_RETRY]:,}, resumes "
              f"{c[R.RESUME]:,}, steers {c[R.STEER]:,}",
-             f"  wakes         arrivals {c[R.WAKE_ARRIVE]:,}, scans {c[R.WAKE_SCAN]:,}, served {c[R.WAKE_SERVE]:,}, "
-             f"lost {c[R.WAKE_LOST]:,}",
+             f"  wakes         arrivals {c[R.WAKE_ARRIVE]:,}, scans {c[R.WAKE_SCAN]:,} (racing wakers: reads "
+             f"{c[R.WAKE_READ]:,}, reservations {c[R.WAKE_RESERVE]:,}), served {c[R.WAKE_SERVE]:,}, lost {c[R.WAKE_LOST]:,}",
              f"  crashes       {res.crashes} injected (SIGKILL)" + (f", {len(res.unexpected_exits)} unexpected exits"
                                                                   if res.unexpected_exits else ""),
              f"  takeovers     {c[R.RECOVERY_TAKEOVER]:,}  continuations {c[R.RECOVERY_CONVERT]:,}  quarantines "

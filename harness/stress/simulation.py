@@ -104,6 +104,10 @@ class Simulation(Supervisor):
     def ready(self, n: str) -> bool:
         return True
 
+    def holds_plan(self, n: str) -> bool:
+        """Whether node n's waker is between its read and its reservation (not crashed then: Supervisor)."""
+        return self.procs[n].loop.waker.holding()
+
     def crash(self, n: str, *, unexpected: str | None = None) -> None:
         """Drop the node's process (its memory) between two of its turns, record the Crash, start another."""
         self.procs[n].loop.db.dispose()

@@ -63,6 +63,22 @@ __all__ = ["StressOptions", "StressResult", "StressUsage", "Supervisor", "check_
 WATCH_EVERY = 0.25  # seconds between the --until-violation history polls
 
 
+def _stopped(pid: int) -> bool | None:
+    """Whether the process is stopped (Linux /proc; None: unknown)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
+    except (OSError, IndexError):
+        return None
+
+
+def _wait_stopped(pid: int, tries: int = 1000) -> None:
+    """Until the process's state is stopped (elsewhere than Linux, a moment)."""
+    for _ in range(tries):
+        if _stopped(pid) is not False:
+            return
+        time.sleep(0.0005)
+
+
 class Supervisor:
     """The parent of a stress run: starts, watches, crashes and restarts the node processes and the cancel
     caller, admits prompts, and after the run has the history and the effect logs checked."""
@@ -120,6 +136,7 @@ class Supervisor:
                 "max_tries": self.server.vocabulary.max_tries,
                 "max_steps": self.o.steps, "wake_rows": len(self.sessions), "wake_batch": self.o.wake_batch,
                 "fresh_share": self.o.fresh_share, "max_wake_tries": self.o.max_wake_tries,
+                "wakers": max(1, len(self.node_ids)),
                 "defects": sorted(self.o.defects), "seed": self.o.seed, "source": self.source,
                 "grace_ticks": grace_ticks(self.o.skew_bound_ms, self.o.tick)}
 
@@ -147,7 +164,8 @@ class Supervisor:
                "--effect-ms", str(o.effect_ms), "--steps", str(o.steps), "--sessions", *self.sessions,
                "--input-rate", str(o.input_rate), "--steer-rate", str(o.steer_rate), "--wake-rate", str(o.wake_rate),
                "--wake-batch", str(o.wake_batch), "--fresh-share", str(o.fresh_share),
-               "--max-wake-tries", str(o.max_wake_tries), "--skew-ms", str(self.faults.skew[n]),
+               "--max-wake-tries", str(o.max_wake_tries), "--wakers", str(len(self.node_ids)),
+               "--waker", str(k + 1), "--skew-ms", str(self.faults.skew[n]),
                "--grace-ticks", str(grace_ticks(o.skew_bound_ms, o.tick)), "--pg-lock", o.pg_lock]
         if o.busy_storm:
             cmd += ["--busy-timeout", str(STORM_BUSY_TIMEOUT)]
@@ -198,9 +216,27 @@ class Supervisor:
         self.start(k)
 
     def victim(self) -> str | None:
-        """A node to kill: usually one that owns a live claim (so its work must be recovered)."""
+        """A node to kill: usually one that owns a live claim (so its work must be recovered); none while
+        the one chosen holds a waker's plan (`holds_plan`: tried again at the next turn)."""
         up = {n: self.ready(n) and n not in self.faults.paused for n in self.procs}
-        return self.plan.victim(self.db, self.db.now(), up, self.node_ids)
+        n = self.plan.victim(self.db, self.db.now(), up, self.node_ids)
+        return None if n is None or self.holds_plan(n) else n
+
+    def holds_plan(self, n: str) -> bool:
+        """Whether node n's waker is between its read and its reservation (binding/stress/callers.py, the file
+        `waking-<n>`): the model's wakers do not crash there, so neither is n crashed then. n is stopped
+        (SIGSTOP) for the look, so it cannot read meanwhile; stopped it stays for the crash, else it goes on."""
+        proc = self.procs[n]
+        if proc.exitcode is not None:
+            return False
+        if _stopped(proc.pid):  # it stopped itself (a pause before a dispatch): left to the pause's resume
+            return True
+        os.kill(proc.pid, signal.SIGSTOP)
+        _wait_stopped(proc.pid)
+        if (self.run_dir / f"waking-{n}").exists():
+            os.kill(proc.pid, signal.SIGCONT)
+            return True
+        return False
 
     # ------------------------------------------------------------------ the run
 

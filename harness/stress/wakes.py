@@ -1,10 +1,12 @@
 """The wake rows in a commit history, checked apart from the Sessions (harness/stress/checker.py keeps
 those per Session): the wake-row table is one, shared by every Session and every waker.
 
-A wake action's commit (WakeArrive, WakeScan, WakeServe, WakeLost) must be the twin's action on the
-folded wake rows (the ordinary wake queue's row of rank w is the twin's row w: the scan's oldest-first
+A wake action's commit (WakeArrive, WakeScan, WakeRead, WakeReserve, WakeServe, WakeLost) must be the
+twin's action on the folded wake rows (the ordinary wake queue's row of rank w is the twin's row w: the scan's oldest-first
 order) yielding the rows recorded after it, and change nothing else; every other commit must leave the
-wake rows as they were. Each wake commit's edge is checked against the action invariants (WakePlanShared:
+wake rows as they were. With racing wakers (Wakers > 1: a stress run's node processes, one waker each) a
+waker's read keeps its plan in memory until its reservation: the twin's plan after the read is folded, and
+the plan recorded with the waker's next step (its memory before it) must be that one. Each wake commit's edge is checked against the action invariants (WakePlanShared:
 a scan with fresh and retried rows waiting reserves one of each). FreshWorkKeepsCapacity and
 RetryAdvances speak of infinite behaviours (findings.UNEVALUATED); what a bounded history shows of them
 is WakePlanShared on every scan.
@@ -20,7 +22,8 @@ from harness import registry as R
 from harness.conformance.diff import diff
 from harness.stress.records import Commit, fmt
 
-ACTIONS = (R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_SERVE, R.WAKE_LOST)
+ACTIONS = (R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_READ, R.WAKE_RESERVE, R.WAKE_SERVE, R.WAKE_LOST)
+PLANNED = (R.WAKE_READ, R.WAKE_RESERVE)  # a waker's two steps (Wakers > 1), its plan recorded as memory
 _WAKES = frozenset({M.State._fields.index("wakes")})
 
 
@@ -32,6 +35,7 @@ class WakeCheck:
         self.cfg = checker.cfg
         self.rows: list = []  # the recorded wake-row table: [kind, item, rank, attempts, reserved]
         self.base = M.init(self.cfg)  # the rest of a state the wake invariants read nothing of
+        self.plans = self.base.waker  # each waker's plan as the twin has it after that waker's last step
 
     def twin(self, rows: list, c: Commit) -> tuple:
         """The twin's wake rows of a recorded table (a row outside 1..WakeRows, or two of one rank, is a
@@ -59,8 +63,17 @@ class WakeCheck:
 
     def _step(self, c: Commit) -> None:
         ch = self.checker
-        pre = self.base._replace(wakes=self.twin(self.rows, c))
-        post = self.base._replace(wakes=self.twin(self.rows if c.wakes is None else c.wakes, c))
+        pre = self.base._replace(wakes=self.twin(self.rows, c), waker=self.plans)
+        post = self.base._replace(wakes=self.twin(self.rows if c.wakes is None else c.wakes, c), waker=self.plans)
+        if c.action in PLANNED:  # the waker's memory before its step: the plan its read kept (none before a read)
+            k = c.params[0]
+            if not 1 <= k <= len(self.plans):
+                ch.find(c.row, "record", [], None, f"{c.action}({k}): the run has {len(self.plans)} racing wakers")
+                return
+            recorded = c.plans.get(k, frozenset())
+            if recorded != self.plans[k - 1]:
+                ch.find(c.row, "memory", [], None, f"waker {k}'s plan before {c.action}: recorded "
+                        f"{sorted(recorded)}, the twin's {sorted(self.plans[k - 1])}")
         outside = [name for name, moved in (("claims", c.claims != ch.claims), ("events", c.events),
                                             ("inputs", c.inputs), ("recovery rows", c.recovery),
                                             ("cancelled executions", c.cancelled),
@@ -68,6 +81,9 @@ class WakeCheck:
         if outside:
             ch.find(c.row, "transition", [], None, f"{c.action} wrote outside the wake rows: " + ", ".join(outside))
         nxt = apply_direct(self.cfg, pre, c.action, c.params)
+        if nxt is not None:  # a waker's plan is its memory: the twin's, which its next step's record is held to
+            post = post._replace(waker=nxt.waker)
+            self.plans = nxt.waker
         if nxt is None:
             if post.wakes != pre.wakes:
                 ch.find(c.row, "transition", [], None, f"{c.action}{fmt(c.params)} is not enabled in the twin, "

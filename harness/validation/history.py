@@ -136,13 +136,23 @@ class RecMemory(BaseModel):
     why: str | None = None
 
 
+class PlanRow(BaseModel):
+    """A row a waker's read planned (the twin's Plan): the row, the counter it observed, the batch slot."""
+    model_config = _STRICT
+    row: int = Field(ge=1)
+    tries: int = Field(ge=0)
+    slot: Literal[tuple(x for x in N.WAKE_RESERVATIONS if x)]
+
+
 class Memory(BaseModel):
     """The committing process's actors' in-memory records *before* the step (the twin's `run`, `fin`, `rec`
-    entries by actor name); a field left out is not compared."""
+    entries by actor name, and `wake`: racing waker k's plan by "k", the rows its read planned and its
+    reservation has not spent, [] for none); a field left out is not compared."""
     model_config = _STRICT
     run: dict[str, RunnerMemory] = Field(default_factory=dict)
     fin: dict[str, FinMemory] = Field(default_factory=dict)
     rec: dict[str, RecMemory] = Field(default_factory=dict)
+    wake: dict[str, list[PlanRow]] = Field(default_factory=dict)
 
 
 class Header(BaseModel):
@@ -176,7 +186,7 @@ class Commit(BaseModel):
 class Line:
     """A commit line read as twin values."""
     __slots__ = ("number", "commit", "params", "claims", "log", "recovery", "inputs", "cancelled", "wakes", "memory",
-                 "action", "now", "process", "nothing", "checks")
+                 "action", "now", "process", "nothing", "checks", "plans")
 
     def __init__(self, number: int, commit: Commit, cfg: M.Config, where: str):
         self.number = number
@@ -210,6 +220,13 @@ class Line:
                     if who not in names:
                         raise HistoryError(f"{where}.memory.{kind}: {short(who)} is not in the configuration "
                                            f"({', '.join(names)})")
+            for k in self.memory.wake:
+                if not (k.isdigit() and 1 <= int(k) <= cfg.wakers and cfg.wakers > 1):
+                    raise HistoryError(f"{where}.memory.wake: {short(k)} is not a racing waker of the configuration "
+                                       f"(Wakers = {cfg.wakers}: 1..Wakers when more than 1)")
+        # a recorded waker's plan: (waker index, the twin's plan) compared at every state (search.step)
+        self.plans = () if self.memory is None else tuple(
+            (int(k) - 1, frozenset(M.Plan(p.row, p.tries, p.slot) for p in v)) for k, v in self.memory.wake.items())
         # the recorded memory as (State field, actor, record field, value) positions: what the search compares at
         # every state (search.memory_differences says which differ, for the report)
         self.checks = () if self.memory is None else tuple(

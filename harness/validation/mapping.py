@@ -27,7 +27,7 @@ def _format_fields() -> set[str]:
     from harness.validation import history as H
     out = set()
     for model in (H.Commit, H.Writes, H.ClaimRow, H.EventRow, H.RecoveryRow, H.InputRow, H.WakeRow, H.Memory,
-                  H.RunnerMemory, H.FinMemory, H.RecMemory, H.Header):
+                  H.RunnerMemory, H.FinMemory, H.RecMemory, H.PlanRow, H.Header):
         out |= set(model.model_fields)
     return out | {"n", "r", "s", "i", "e", "w", "k", "d", "sess", "kind", "src", "state", "gen"}
 

@@ -231,6 +231,9 @@ class Search:
         for kind, who, f, v in line.checks:  # the recorded memory (memory_differences, compared by position)
             if st[kind][who][f] != v:
                 return None
+        for k, plan in line.plans:  # a racing waker's recorded plan
+            if st.waker[k] != plan:
+                return None
         nxt = apply_direct(self.cfg, st, line.action, line.params)
         if nxt is None or nxt == st:
             return st if line.wrote_nothing() else None  # a refused step committed nothing
@@ -257,6 +260,12 @@ def memory_differences(cfg: M.Config, st: M.State, memory, first: bool = False) 
                     out.append(f"memory.{kind}.{who}.{f}: recorded {v!r}, the twin has {getattr(twin, f)!r}")
                     if first:
                         return out
+    for k, plan in memory.wake.items():
+        recorded = frozenset(M.Plan(p.row, p.tries, p.slot) for p in plan)
+        if recorded != st.waker[int(k) - 1]:
+            out.append(f"memory.wake.{k}: recorded {sorted(recorded)}, the twin has {sorted(st.waker[int(k) - 1])}")
+            if first:
+                return out
     return out
 
 

@@ -4,11 +4,7 @@ import pytest
 
 from impl import ids
 from impl import registry as R
-from impl.clock import ManualClock
-from impl.context import Context
-from impl.db import Database
-from impl.results import Lost, Ok
-from impl.wakes import WakeCounters, plan_batch, rotate
+from impl.wakes import plan_batch
 from implkit import World
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
@@ -76,27 +72,6 @@ def test_wake_scans_are_bounded_and_split_ordinary_from_recovery():
         assert node.inputs.sessions_to_wake(conn, 1) == ["s2"]
         assert node.inputs.sessions_to_wake(conn, 5) == ["s2", "s3"]
         assert node.inputs.sessions_to_wake(conn, 5, recovery=True) == ["s1"]
-
-
-@pytest.fixture
-def counters():
-    c = WakeCounters(Context(Database.memory(), ManualClock()))
-    c.ensure("recovery", 3)
-    return c
-
-
-def test_wake_counter_rotates_from_max_to_one(counters):
-    values = [counters.reserve_next("recovery").value for _ in range(5)]
-    assert values == [1, 2, 3, 1, 2]
-    assert [rotate(v, 3) for v in (0, 1, 2, 3)] == [1, 2, 3, 1]
-
-
-def test_wake_reservation_is_compare_and_set(counters):
-    seen_by_a = counters.observe("recovery")
-    seen_by_b = counters.observe("recovery")
-    assert counters.reserve("recovery", seen_by_a) == Ok(1)
-    assert isinstance(counters.reserve("recovery", seen_by_b), Lost)  # b must re-observe
-    assert counters.reserve_next("recovery") == Ok(2)
 
 
 def test_fresh_work_keeps_capacity_while_retries_saturate():

@@ -72,6 +72,11 @@ class RecordingScheduler:
                     pass
         elif name == R.RECOVERY_SCAN:
             self.sched.apply(name, params, twin_next)  # a read: no commit records it (as in `claimcheck stress`)
+        elif name in (R.WAKE_READ, R.WAKE_RESERVE):  # waker k: its plan is its memory
+            k = params[0]
+            self.recorder.process = f"waker{k}"
+            with self.recorder.step(ENVIRONMENT, name, pj, memory_of(wakers={k: w.wakers[k - 1]}), now):
+                self.sched.apply(name, params, twin_next)
         elif N.ACTIONS[name].actor in ("caller", "waker") or name in (R.WAKE_ARRIVE, R.WAKE_LOST):
             self.recorder.process = "callers"  # the caller and the waker remember nothing: no memory recorded
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):

@@ -51,3 +51,33 @@ def test_options_that_need_real_processes_are_refused(flag, tmp_path, capsys):
     assert main(["stress", "--simulate", "--seconds", "1", "--out", str(tmp_path), *flag]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--simulate" in err[0] and "real processes" in err[0]
+
+
+def _reservations(res) -> tuple[int, int]:
+    """(rows planned, rows lost to another waker) over the run's reservations (WakeReserve): a planned row is
+    won when the reservation's wake table has it reserved in the planned slot with its counter moved."""
+    import json
+    planned = lost = 0
+    for _seq, _actor, action, _params, _now, memory, _claims, delta, _changed in history_rows(res):
+        if action != "WakeReserve":
+            continue
+        [plan] = json.loads(memory)["wake"].values()
+        rows = {r[2]: r for r in json.loads(delta).get("wakes", ())}
+        planned += len(plan)
+        lost += sum(1 for rank, tries, slot in plan
+                    if not (rank in rows and rows[rank][4] == slot and rows[rank][3] != tries))
+    return planned, lost
+
+
+def test_racing_wakers_lose_rows_to_each_other_and_the_reservation_without_cas_is_caught(tmp_path):
+    """Four nodes, four racing wakers (each its read and its reservation in two turns): some planned rows are
+    lost to another waker, and the run holds (history check and validate); with the reservation's
+    compare-and-set gone (wake-reserve-without-cas) a reservation over another's is caught by name."""
+    code, res = simulate(tmp_path / "ok", seconds=3, seed="3", nodes=4, wake_rate=0.5, crash_every=0.5)
+    assert code == 0, res.validation
+    planned, lost = _reservations(res)
+    assert planned > 20 and lost >= 1, (planned, lost)
+    code, res = simulate(tmp_path / "bad", seconds=5, seed="3", nodes=4, wake_rate=0.5,
+                         defects=("wake-reserve-without-cas",))
+    assert code == 1
+    assert "ReservationsExclusive" in {n for f in res.checker.report.violations for n in f.names}

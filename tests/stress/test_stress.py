@@ -100,15 +100,10 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
 # used to fail here (issue 32 item 3, diagnosed as recorder bugs): a seeded run (LeftClaims) recorded its seed
 # as one admission, now its commits are the restart's steps (spec/left_claims.py) judged from the empty start;
 # and the runner's memory omitted its count of settled calls (impl/history.py memory_of), so a Step's second
-# tool call was judged one call short. One gap remains, shown failing (strict xfail), never skipped: racing
-# wakers (Wakers 2): a waker's plan between its read and its reservation is memory the recorder does not
-# take (it records runners, finalizers and workers), and the records carry no Wakers constant; the stress
-# nodes scan with `WakeQueue.scan`, one transaction (the twin's WakeScan), so a run never races.
-_GAPS = {"wake-reserve-without-cas": "the stress recorder takes no waker's plan (Wakers 2: WakeRead, WakeReserve)"}
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=_GAPS[p.stem]))
-                                  if p.stem in _GAPS else p for p in R.committed_traces()], ids=lambda p: p.stem)
+# tool call was judged one call short. The third, racing wakers (Wakers 2), was a strict xfail until the
+# recorder took a waker's plan (its memory between its read and its reservation, impl/history.py memory_of)
+# and the records the Wakers constant (harness/stress/wakes.py checks the plan).
+@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
@@ -181,6 +176,7 @@ def test_cross_session_recovery_collision_is_caught_and_inputs_are_lost():
 @pytest.mark.parametrize("defect, action, transition", [
     ("wake-fresh-share-zero", "WakeScan", "yields different wake rows"),
     ("wake-fresh-share-full", "WakeScan", "yields different wake rows"),
+    ("wake-reserve-without-cas", "WakeReserve", "yields different wake rows"),
     ("exact-retry-appends-twice", "ExactRetry", "is not enabled in the twin"),
     ("resume-drains-without-request", "Resume", "yields a different state"),
     ("steer-selects-recovery-input", "Steer", "is not enabled in the twin")])
@@ -380,7 +376,8 @@ def test_a_real_process_run_holds(stress_db, tmp_path, capsys, request):
     assert res.checker.report.commits == res.counts["commits"]
 
 
-INPUT_AND_WAKE_ACTIONS = ("Admit", "ExactRetry", "Resume", "Steer", "WakeArrive", "WakeScan", "WakeServe", "WakeLost")
+INPUT_AND_WAKE_ACTIONS = ("Admit", "ExactRetry", "Resume", "Steer", "WakeArrive", "WakeRead", "WakeReserve", "WakeServe",
+                          "WakeLost")  # two nodes: two racing wakers, each its read and its reservation
 
 
 def test_a_real_process_run_takes_the_input_actions_and_wake_scans(stress_db, tmp_path, capsys, request):

@@ -98,7 +98,7 @@ def test_the_fixture_is_what_the_implementation_records_now():
 
 @pytest.mark.parametrize("trace", ["crash-during-cancel.json", "two-workers-race-one-claim.json",
                                    "steer-selects-recovery-input.json", "wake-fresh-share-zero.json",
-                                   "recovery-reruns-unknown-tool.json"])
+                                   "recovery-reruns-unknown-tool.json", "wake-reserve-without-cas.json"])
 def test_a_recorded_history_validates_with_and_without_memory(trace):
     conv = recorded(trace)
     assert conv.commits
@@ -114,6 +114,7 @@ def test_a_recorded_history_validates_with_and_without_memory(trace):
     ("two-workers-race-one-claim.json", "RecoveryTakeover", "writes.claim.s1.owner"),
     ("recovery-reruns-unknown-tool.json", "RecoveryConvert", "writes.log[0].kind"),
     ("wake-fresh-share-zero.json", "WakeScan", "writes.wakes["),
+    ("wake-reserve-without-cas.json", "WakeReserve", "writes.wakes["),
 ])
 def test_the_implementations_defect_fails_naming_the_row(trace, line_action, field):
     tr = T.load(TRACES / trace)
