@@ -75,7 +75,7 @@ def _in_order(cfg: Config, st: State, i: Input) -> str | None:
     """Why ordinary selection may not take i yet (DeliveryKinds): the input of its Session waiting ahead."""
     if M.in_order(cfg, st, i):
         return None
-    ahead = sorted(j for j in st.inputs if j.sess == i.sess and M.selectable(cfg, st, j) and not same_input(j, i)
+    ahead = sorted(j for j in M.pending_inputs(st, i.sess) if M.selectable(cfg, st, j) and not same_input(j, i)
                    and (cfg.hooks.kind_ahead(cfg, st, j, i) or cfg.hooks.age_ahead(cfg, st, j, i)))[0]
     return (f"{M.delivery(cfg, ahead)} input {show_input(ahead)} waits ahead of {M.delivery(cfg, i)} input "
             f"{show_input(i)} (steer before queue, then age)")
@@ -385,7 +385,7 @@ from .wake_guards import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, 
 def Admit(cfg, st, s):
     if not cfg.admission:
         return "prompts are admitted at Init in this configuration (Admission is off)"
-    if len(M.prompts_of(st, s)) >= cfg.prompts:
+    if M.prompt_count(st, s) >= cfg.prompts:
         return f"{s} has admitted all its prompts (Prompts = {cfg.prompts})"
     return None
 
@@ -405,7 +405,7 @@ def ExactRetry(cfg, st, s, i, d):
     reason = retry_refusal(cfg, st, s, i, d)
     if reason:
         return f"refused, {reason}: the retry by {s} of {show_input(i)} ({d}) {_RETRY_WHY[reason]}"
-    j = next(x for x in st.inputs if same_input(x, i))
+    j = M.find_input(st, i)
     if not cfg.hooks.retry_appends(cfg, st, j):
         if M.requests_of(st, j.sess, request_id(j)):
             return f"prompt {show_input(i)} has its PromptExecutionRequested already (the retry is idempotent)"
@@ -416,7 +416,7 @@ def ExactRetry(cfg, st, s, i, d):
 def Resume(cfg, st, n, s):
     if not cfg.admission:
         return "there is no explicit resume in this configuration (Admission is off)"
-    held = [j for j in M.prompts_of(st, s) if j.state == "held"]
+    held = M.held_prompts(st, s)
     if not held:
         return f"{s} has no held prompt (none admitted without its execution requested)"
     if not cfg.hooks.resume_requests(cfg, st):  # the drain, forced with no durable request first

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from . import names as N
 from .config import Config
-from .state import (Event, Input, State, _acquire, _runner_at, _with_input, in_order, ordinary_ok, prompts_of, request_id,
-                    same_input, si)
+from .state import (Event, Input, State, _acquire, _runner_at, _with_input, find_input, held_prompts, in_order, ordinary_ok,
+                    prompt_count, request_id, si)
 
 
 def Admit(cfg, st, s):
     """A caller admits Session s's next prompt, its execution not yet requested (held)."""
-    k = len(prompts_of(st, s))
+    k = prompt_count(st, s)
     if not (cfg.admission and k < cfg.prompts):
         return None
     return st._replace(inputs=st.inputs | {Input(s, "prompt", k + 1, "held")})
@@ -21,7 +21,7 @@ def Admit(cfg, st, s):
 
 def retry_refusal(cfg, st, s, i, d) -> str:
     """TLA+ RetryRefusal: "" when the exact retry's identity check holds, else its reason (RETRY_REFUSALS)."""
-    j = next((x for x in st.inputs if same_input(x, i)), None)
+    j = find_input(st, i)
     if j is None:
         return N.UNKNOWN_INPUT
     if j.sess != s:
@@ -42,7 +42,7 @@ def ExactRetry(cfg, st, s, i, d):
         return None
     if retry_refusal(cfg, st, s, i, d):
         return None
-    j = next(x for x in st.inputs if same_input(x, i))
+    j = find_input(st, i)
     if not cfg.hooks.retry_appends(cfg, st, j):
         return None
     content = "" if d == N.ADMITTED else d
@@ -58,7 +58,7 @@ def retry_ids(cfg, st):
 
 def Resume(cfg, st, n, s):
     """One transaction requesting the Session's held prompts, before the drain it forces (Acquire)."""
-    held = sorted(j for j in prompts_of(st, s) if j.state == "held")
+    held = sorted(held_prompts(st, s))
     if not (cfg.admission and held):
         return None
     if cfg.hooks.resume_requests(cfg, st):

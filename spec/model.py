@@ -25,6 +25,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     lag_of, overdue, pausing, justified, asst, exec_of, step_asst, step_of, open_call, _ticking, listener_gate,
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation, reconciled_calls, with_calls, CALL_INDICES, call_started, step_has_outcome,
+    prompt_count, held_prompts, pending_inputs, find_input,
     Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's

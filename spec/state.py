@@ -282,11 +282,41 @@ def prompts_of(st: State, s: str) -> list[Input]:
     return [i for i in st.inputs if i.sess == s and i.kind == "prompt"]
 
 
+def prompt_count(st: State, s: str) -> int:
+    """Cardinality(PromptsOf(s))."""
+    if type(st.inputs) is not frozenset:
+        return st.inputs.prompt_count(s)
+    return sum(1 for i in st.inputs if i.sess == s and i.kind == "prompt")
+
+
+def held_prompts(st: State, s: str) -> list[Input]:
+    """Session s's held prompts (admitted, their execution not yet requested)."""
+    if type(st.inputs) is not frozenset:
+        return [i for i in st.inputs.held_of(s) if i.kind == "prompt"]
+    return [i for i in st.inputs if i.sess == s and i.kind == "prompt" and i.state == "held"]
+
+
+def pending_inputs(st: State, s: str) -> list[Input]:
+    """Session s's pending inputs (the ones ordinary selection may take)."""
+    if type(st.inputs) is not frozenset:
+        return st.inputs.pending_of(s)
+    return [i for i in st.inputs if i.sess == s and i.state == "pending"]
+
+
+def find_input(st: State, i: Input) -> Input | None:
+    """The input the id i names (TLA+ SameInput), in whatever state, or None."""
+    if type(st.inputs) is not frozenset:
+        return st.inputs.find(i.sess, i.kind, i.src, i.gen)
+    return next((x for x in st.inputs if same_input(x, i)), None)
+
+
 def has_row(st: State, s: str, e: int) -> bool:
     return RecRow(e, s) in st.recovery
 
 
 def row_for_exec(st: State, e: int) -> bool:
+    if type(st.recovery) is not frozenset:  # a RecoverySet (spec/indexed.py)
+        return e in st.recovery.execs
     return any(r.exec == e for r in st.recovery)
 
 
@@ -354,8 +384,8 @@ def in_order(cfg: Config, st: State, i: Input) -> bool:
     if not cfg.delivery_kinds:
         return True
     h = cfg.hooks
-    return not any(j.sess == i.sess and selectable(cfg, st, j) and not same_input(j, i)
-                   and (h.kind_ahead(cfg, st, j, i) or h.age_ahead(cfg, st, j, i)) for j in st.inputs)
+    return not any(selectable(cfg, st, j) and not same_input(j, i)
+                   and (h.kind_ahead(cfg, st, j, i) or h.age_ahead(cfg, st, j, i)) for j in pending_inputs(st, i.sess))
 
 
 def eligible(cfg: Config, st: State, s: int) -> bool:

@@ -21,8 +21,9 @@ from spec import model as M
 from harness import registry as R
 
 from harness.validation.history import Line
-from harness.validation.real_time import committers, floors, held_back, held_tick, next_readings, own_reading_scans
+from harness.validation.real_time import committers, floors, held_back, held_tick, own_reading_scans, worker_readings
 from harness.validation.search import Failure, Limits, Result, Search, explain
+from harness.validation.search_state import searched
 
 
 class Validation:
@@ -43,7 +44,7 @@ class Validation:
         if self.clocked:
             self.search.tick = held_tick
         self.res = res
-        self.frontier = {M.init(self.cfg)}
+        self.frontier = {searched(M.init(self.cfg))}
         self.held = None  # the clock the frontier is held at (None: before the first reading)
         self.last_read: dict[str, int] = {}  # process -> its latest reading
         self.k = 0  # the lines taken so far
@@ -59,7 +60,7 @@ class Validation:
         result so far (a failure: no more lines are taken)."""
         t0 = time.perf_counter()
         self.res.lines = len(lines)
-        low, ahead = floors(lines), next_readings(lines)
+        low, ahead = floors(lines), worker_readings(lines)
         if self.k == 0 and upto > 0 and self.lazy and not any(line.memory is not None for line in lines[:upto]):
             self.lazy = False  # a log without memory: the other actors' memory is unchecked, kept in every combination
         while self.k < upto and self.res.failure is None:

@@ -7,7 +7,7 @@ read eligible only at that process's own later reading, is taken from its next r
 from __future__ import annotations
 
 from spec import model as M
-from spec.state import _ticking
+from spec.state import _put, _ticking
 
 from harness.validation.history import Line
 
@@ -34,23 +34,27 @@ def own_reading_scans(search: Search, frontier: set, held: int, ahead: dict, lin
     lines record, with the Session of the scan recorded (None: no scan): the search takes no other scan of
     theirs (which keeps the other processes' unrecorded scans from multiplying the frontier; a restriction,
     never an admission), and takes the recorded one also after the worker's own silent steps (a conversion
-    that lost its lease, released)."""
+    that lost its lease, released). `ahead` (`worker_readings`): each worker's nearest such line."""
     cfg, out, placed = search.cfg, set(frontier), {}
 
     def cap(w):  # beyond it every lease has run down (a lease held back runs longer than Lease, `held_back`)
         return search.tick_cap + max((max(0, c.ttl - cfg.lease) for c in w.claim), default=0)
-    for _who, (now, j) in ahead.items():
+    for who, (now, j, _process) in ahead.items():
         mem = lines[j].memory
-        if mem is None or not mem.rec:
+        rec = mem.rec[who]
+        placed[who] = rec.sess if rec.pc == "scanned" else None
+        if rec.pc != "scanned":
             continue
-        placed.update((w, rec.sess if rec.pc == "scanned" else None) for w, rec in mem.rec.items())
-        wanted = [(cfg.recoverers.index(w), rec) for w, rec in mem.rec.items() if rec.pc == "scanned"]
+        r = cfg.recoverers.index(who)
         for w in frontier:
-            for r, rec in wanted:
-                if w.rec[r].pc == "idle":
-                    x = scanned_by(cfg, w, r, rec.sess, min(max(0, now - held), cap(w)))
-                    if x is not None and not _rec_differs(cfg, x, mem):
-                        out.add(w._replace(rec=w.rec[:r] + (x.rec[r],) + w.rec[r + 1:]))
+            if w.rec[r].pc == "idle":
+                c = w.claim[cfg.sessions.index(rec.sess)]  # what a scan records, the same at every tick:
+                if _rec_differs(cfg, w._replace(rec=_put(w.rec, r, M.Rec("scanned", rec.sess, c.exec, c.owner))),
+                                mem):  # a line ahead names a claim not made yet: no tick to try
+                    continue
+                x = scanned_by(cfg, w, r, rec.sess, min(max(0, now - held), cap(w)))
+                if x is not None and not _rec_differs(cfg, x, mem):
+                    out.add(w._replace(rec=w.rec[:r] + (x.rec[r],) + w.rec[r + 1:]))
     return out, placed
 
 
@@ -72,14 +76,22 @@ def _rec_differs(cfg: M.Config, st: M.State, memory) -> bool:
                for who, rec in memory.rec.items() for f in M.Rec._fields for v in [getattr(rec, f, None)])
 
 
-def next_readings(lines: list[Line]) -> list[dict]:
-    """For each line, each process's next line with a clock reading at or after it: process -> (reading, index)."""
+def worker_readings(lines: list[Line]) -> list[dict]:
+    """For each line, each recovery worker's nearest memory ahead: worker -> (reading, index, process) of the
+    next line with a clock reading, at or after it, of a process whose next such line it is and that records
+    the worker's memory. One entry a worker, not one a process: a stress history's processes are node
+    incarnations (~400 in 10^5 lines), and a line that went through every later one cost their number."""
     out: list[dict] = [{}] * len(lines)
-    ahead: dict = {}
+    cur: dict = {}
     for k in range(len(lines) - 1, -1, -1):
-        if lines[k].now is not None:
-            ahead = {**ahead, lines[k].process: (lines[k].now, k)}
-        out[k] = ahead
+        line = lines[k]
+        if line.now is not None:
+            recs = (line.memory.rec or {}) if line.memory is not None else {}
+            # this process's next line is k now: what a later line of it recorded no longer counts
+            kept = {w: v for w, v in cur.items() if v[2] != line.process or w in recs}
+            if recs or len(kept) != len(cur):
+                cur = {**kept, **{w: (line.now, k, line.process) for w in recs}}
+        out[k] = cur
     return out
 
 

@@ -22,7 +22,7 @@ match are the next frontier. A line no state explains is the failure: the longes
 the lines before it, and the report says, for the line's action at the states it could have run in,
 which guard conjunct failed (spec.guards.why_not) or which written row differs from the twin's.
 
-Cost (docs/history.md, "Speed"): a step's log keeps its hash (search_state.Log), a line's view from its
+Cost (docs/history.md, "Speed"): a step's log shares its prefix and keeps its hash (search_state.py), a line's view from its
 process's reading is computed once for the states that differ only in other actors' memory (`view_closure`),
 and each state's silent steps are taken once per line; none of them changes a state searched. A lazy search
 (judge.py) first takes only the committing process's actors' silent steps (`only`), the ticks first where the
@@ -240,7 +240,8 @@ class Search:
         if write_differences(self.cfg, st, nxt, line, first=True):
             return None
         return _strip(nxt._replace(log=self.indexed.log(st.log, nxt.log),
-                                   inputs=self.indexed.inputs(st.inputs, nxt.inputs)))
+                                   inputs=self.indexed.inputs(st.inputs, nxt.inputs),
+                                   recovery=self.indexed.recovery(st.recovery, nxt.recovery)))
 
 
 # ---------------------------------------------------------------- comparing a line with the twin

@@ -79,3 +79,106 @@ def test_a_stand_in_that_drops_the_appended_events_is_caught(monkeypatch):
     plain = tuple(second)
     assert second == plain
     assert _answers(_state(log=second)) != _answers(_state(log=plain))
+
+
+def _answers_now(stt: M.State) -> tuple:
+    """The queries a search asks of long inputs and rows (spec/state.py), and the set's own answers."""
+    ids = [M.Input(s, k, p, "pending", g) for s in SESSIONS for k in ("prompt", "cont") for p in ASSTS for g in (0, 1)]
+    return (_answers(stt),
+            tuple(M.prompt_count(stt, s) for s in SESSIONS),
+            tuple(sorted(M.held_prompts(stt, s)) for s in SESSIONS),
+            tuple(sorted(M.pending_inputs(stt, s)) for s in SESSIONS),
+            tuple(M.find_input(stt, i) for i in ids),
+            tuple(M.row_for_exec(stt, e) for e in ASSTS),
+            len(stt.inputs), sorted(stt.inputs))
+
+
+STATES = ("pending", "held", "ordinary", "recovery", "steered")
+changes = st.lists(st.tuples(st.sampled_from(("admit", "change", "remove")), st.sampled_from(SESSIONS),
+                             st.sampled_from(("prompt", "cont")), st.sampled_from(ASSTS), st.sampled_from(STATES),
+                             st.integers(0, 1)), max_size=40)
+
+
+def _apply(ins, change):
+    """One step's change of the inputs, as the spec's actions write them (`|` and `-` of a few inputs)."""
+    what, s, kind, p, state, gen = change
+    have = next((x for x in ins if (x.sess, x.kind, x.src, x.gen) == (s, kind, p, gen)), None)
+    new = M.Input(s, kind, p, state, gen)
+    if what == "admit" and have is None:
+        return ins | {new}
+    if what == "change" and have is not None:
+        return (ins - {have}) | {new}
+    if what == "remove" and have is not None:
+        return ins - {have}
+    return ins
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes, st.sampled_from((1, 2, 3, 128)))
+def test_an_input_set_changed_step_by_step_answers_as_the_frozenset(steps, fold):
+    """Every change kept beside the shared base, past its folds: the same set and the same answers as the
+    frozenset the same changes make, and equal sets made apart equal and hashed alike."""
+    X.INPUT_FOLD, before = fold, X.INPUT_FOLD
+    try:
+        made, plain, rows = X.InputSet(), frozenset(), X.RecoverySet(())
+        for change in steps:
+            prev = made
+            made, plain = _apply(made, change), _apply(plain, change)
+            assert type(made) is X.InputSet and made == plain and len(made) == len(plain)
+            assert made - prev == plain - frozenset(prev) and prev - made == frozenset(prev) - plain
+            if change[0] == "admit":
+                rows = X.RecoverySet(rows | {M.RecRow(change[3], change[1])})
+            assert _answers_now(_state(ins=made)._replace(recovery=rows)) == \
+                _answers_now(_state(ins=plain)._replace(recovery=frozenset(rows)))
+        apart = X.InputSet(plain)
+        assert apart == made and hash(apart) == hash(made)
+    finally:
+        X.INPUT_FOLD = before
+
+
+def test_an_input_set_that_forgets_a_change_is_caught(monkeypatch):
+    """The check above can fail: an InputSet whose `|` keeps the base and drops what it adds answers otherwise."""
+    monkeypatch.setattr(X.InputSet, "__or__", lambda self, other: self)
+    made = _apply(X.InputSet(), ("admit", "s1", "prompt", 1, "held", 0))
+    plain = _apply(frozenset(), ("admit", "s1", "prompt", 1, "held", 0))
+    assert made != plain
+    assert _answers_now(_state(ins=made)) != _answers_now(_state(ins=plain))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(events, max_size=4), max_size=16), st.sampled_from((1, 2, 5, 256)))
+def test_a_shared_log_answers_as_the_tuple(chunks, chunk):
+    """A SharedLog grown by appends, past the prefixes it makes: the same sequence (length, items, every
+    slice a search takes), the same facts, and the hash of the log made whole at once."""
+    X.LOG_CHUNK, before = chunk, X.LOG_CHUNK
+    try:
+        log, plain = X.SharedLog(), ()
+        for c in chunks:
+            prev = log
+            log, plain = log + tuple(c), plain + tuple(c)
+            assert log == plain and len(log) == len(plain) and tuple(log) == plain
+            assert log[len(prev):] == plain[len(prev):] and all(log[k] == plain[k] for k in range(-len(plain), len(plain)))
+            assert _answers(_state(log=log)) == _answers(_state(log=plain))
+        whole = X.SharedLog(plain)
+        assert whole == log and hash(whole) == hash(log)
+    finally:
+        X.LOG_CHUNK = before
+
+
+def test_a_shared_log_that_drops_its_tail_is_caught(monkeypatch):
+    """The check above can fail: a SharedLog whose append starts a new prefix without its own tail."""
+    real = X.SharedLog.__add__
+
+    def forgetful(self, events):
+        made = real(self, events)
+        if not made._tail:
+            made._prefix = self._prefix + tuple(events)
+        return made
+    monkeypatch.setattr(X.SharedLog, "__add__", forgetful)
+    X.LOG_CHUNK, before = 1, X.LOG_CHUNK
+    try:
+        evs = [M.Event("s1", "Started", 1, "n1"), M.Event("s1", "Ended", 1, "n1"), M.Event("s1", "Started", 2, "n1")]
+        log = X.SharedLog() + evs[:1] + evs[1:2] + evs[2:]
+        assert tuple(log) != tuple(evs)
+    finally:
+        X.LOG_CHUNK = before

@@ -1,10 +1,11 @@
-"""The search's logs (harness/validation/search_state.py): a step's log is the same tuple with its hash kept,
-made once per line, so a state's cost does not grow with the history's length."""
+"""The search's logs (harness/validation/search_state.py): a step's log is a SharedLog (its prefix shared,
+its hash kept), made once per line, so a state's cost does not grow with the history's length."""
 
 from __future__ import annotations
 
 from spec import model as M
-from harness.validation.search_state import Indexed, Log
+from spec.indexed import SharedLog
+from harness.validation.search_state import Indexed
 
 
 def _ev(k: int) -> M.Event:
@@ -14,7 +15,7 @@ def _ev(k: int) -> M.Event:
 def test_an_append_is_the_same_log_made_once():
     logs = Indexed()
     first = logs.log((), (_ev(1),))
-    assert type(first) is Log and first == (_ev(1),)
+    assert type(first) is SharedLog and first == (_ev(1),)
     again = logs.log(first, first + (_ev(2),))
     assert again == (_ev(1), _ev(2)) and logs.log(first, first + (_ev(2),)) is again
     other = logs.log(first, first + (_ev(3),))
@@ -25,8 +26,9 @@ def test_an_append_is_the_same_log_made_once():
 def test_equal_logs_made_apart_are_equal_states():
     logs = Indexed()
     a = logs.log((), (_ev(1), _ev(2)))
-    b = logs.log(logs.log((), (_ev(1),)), (_ev(1), _ev(2)))
-    assert a == b and hash(a) == hash(b) and a is not b  # made apart (no kept log before): hashed alike
+    logs.clear()
+    b = logs.log(logs.log((), (_ev(1),)), logs.log((), (_ev(1),)) + (_ev(2),))
+    assert a == b and hash(a) == hash(b) and a is not b  # made apart: hashed alike
     logs.clear()
     assert logs.log((), (_ev(1), _ev(2))) is not a  # cleared between lines: nothing kept past one
 
