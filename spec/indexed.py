@@ -271,7 +271,7 @@ class InputSet:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(("InputSet", self._h))
+        return self._h
 
     def __repr__(self) -> str:
         return f"InputSet({sorted(self)!r})"
