@@ -4,6 +4,7 @@ defective behaviour the reviews describe). The table must cover spec.names.DEFEC
 import pytest
 
 from impl import ids
+from impl.faults import NOT_COMMITTED
 from impl import registry as R
 from implkit import World
 from spec import names as N
@@ -378,6 +379,25 @@ def conversion_retry_mints_new_ids(defects):
     return (worker.pc, sorted((i.id, i.state) for i in snap.inputs if i.kind == "cont"), sorted(snap.claims))
 
 
+def reconvert_replay_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery's conversion loses its COMMIT; the retry replays it."""
+    w = World(defects=defects)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(3):
+        node.runner.step()
+    node.crash()
+    w.tick()
+    worker = w.worker()
+    worker.takeover()
+    worker.reconcile()
+    assert worker.convert(lose_ack=NOT_COMMITTED) == R.RECOVERY_CONVERT_FAILS and worker.pc == "reconverting"
+    assert w.snap().kinds() == ["Started"] and not w.snap().recovery  # nothing committed
+    assert worker.step() == R.RECOVERY_RECONVERT
+    snap = w.snap()
+    return (worker.pc, snap.kinds(), sorted(snap.claims), len(snap.recovery))
+
+
 def _wake_batch(defects, fresh, retried):
     """`retried` rows woken once and lost, then `fresh` rows arriving: what the next wake scan reserves."""
     w = World(defects=defects)
@@ -587,6 +607,9 @@ CASES = {
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery"),
                                                  (ids.minted_continuation_id("s1", 1, 1), "pending")], ["s1"])),
+    "reconvert-replay-leaves-assistant-open": (reconvert_replay_leaves_assistant_open,
+                                               ("idle", ["Started", "Interrupted"], [], 1),
+                                               ("idle", ["Started"], [], 1)),
     "wake-fresh-share-zero": (wake_fresh_share_zero, [("w3", "fresh"), ("w1", "retry")],
                               [("w1", "retry"), ("w2", "retry")]),
     "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],
