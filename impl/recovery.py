@@ -467,26 +467,33 @@ class RecoveryWorker(Actor):
         action = super().step()
         return None if action == R.RECOVERY_SCAN and not self.last else action
 
+    def unit(self, action: str, fn):
+        """One atomic unit of the production pass (`run_once`), run. A harness that records each unit's commit
+        as a step of its own wraps it (binding/stress/node.py); the units are the actions' own methods."""
+        return fn()
+
     def run_once(self) -> list[Handled]:
         """One production pass over one scan window: every row is taken, converted or quarantined, or
         skipped if another worker won it; a bad row never stops the pass."""
         handled = []
         for seen in self.window():
-            if not self.take(seen):
+            if self.pc == IDLE:  # RecoveryScan: the row of the window the compare-and-swap compares on
+                self.remember(seen)
+            if not self.unit(R.RECOVERY_TAKEOVER, self.take):
                 handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
                 continue
             if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
                 handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
-            self.reconcile()
-            if self.convert():
+            self.unit(R.RECOVERY_RECONCILE, self.reconcile)
+            if self.unit(R.RECOVERY_CONVERT, self.convert):
                 handled.append(Handled(seen.session_id, seen.execution_id, self.finished))
                 continue
             if self.pc == IDLE:  # released: the lease ran out; a later pass retries it
                 handled.append(Handled(seen.session_id, seen.execution_id, "released", self.last.reason))
                 continue
             reason = self.reason
-            outcome = "quarantined" if self.quarantine() else "superseded"
+            outcome = "quarantined" if self.unit(R.RECOVERY_QUARANTINE, self.quarantine) else "superseded"
             handled.append(Handled(seen.session_id, seen.execution_id, outcome, reason))
         return handled
 
