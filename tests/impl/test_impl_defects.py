@@ -247,8 +247,8 @@ def takeover_overwrites_phase(defects):
     return (c.owner, c.phase)
 
 
-def conversion_leaves_assistant_open(defects):
-    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+def _crashed_after_step_started(defects) -> World:
+    """n1 crashes after Step.Started (its assistant open) and its lease expires: recovery's to take."""
     w = World(defects=defects)
     node = w.node()
     node.acquire(w.prompt["s1", 1])
@@ -256,6 +256,12 @@ def conversion_leaves_assistant_open(defects):
         node.runner.step()
     node.crash()
     w.tick()
+    return w
+
+
+def conversion_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+    w = _crashed_after_step_started(defects)
     w.worker().run_once()
     snap = w.snap()
     return (snap.kinds(), sorted(snap.claims))
@@ -381,13 +387,7 @@ def conversion_retry_mints_new_ids(defects):
 
 def reconvert_replay_leaves_assistant_open(defects):
     """A node crashes after Step.Started; recovery's conversion loses its COMMIT; the retry replays it."""
-    w = World(defects=defects)
-    node = w.node()
-    node.acquire(w.prompt["s1", 1])
-    for _ in range(3):
-        node.runner.step()
-    node.crash()
-    w.tick()
+    w = _crashed_after_step_started(defects)
     worker = w.worker()
     worker.takeover()
     worker.reconcile()
