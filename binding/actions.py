@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from impl import faults, ids
+from impl.faults import COMMITTED, NOT_COMMITTED
 from spec import model as M
 from spec import names as N
 
@@ -96,7 +97,8 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.TICK: (ENVIRONMENT, lambda w, p: w.tick()),
     R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
-    R.RECOVERY_CONVERT_ACK_LOST: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=True)),
+    R.RECOVERY_CONVERT_ACK_LOST: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=COMMITTED)),
+    R.RECOVERY_CONVERT_FAILS: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=NOT_COMMITTED)),
     # the wake rows: the World's ordinary wake queue, row w as item wake_item(w) ranked w
     R.WAKE_ARRIVE: (STEP, lambda w, p: _took(R.WAKE_ARRIVE, w.wakes.arrive(wake_item(p[0]), p[0]))),
     R.WAKE_SCAN: (STEP, lambda w, p: _took(R.WAKE_SCAN, w.wakes.scan())),

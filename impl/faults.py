@@ -10,6 +10,20 @@ from .db import Database
 from .schema import claim_t, recovery_t
 
 
+class AckLost(ConnectionError):
+    """The conversion's transaction committed, but its acknowledgement never reached the worker."""
+
+
+class CommitFailed(ConnectionError):
+    """The connection was lost before the conversion's COMMIT reached the database: nothing committed."""
+
+
+# the conversion failpoint's outcomes (`RecoveryWorker.convert(lose_ack=...)`): its transaction committed
+# and the acknowledgement was lost (RecoveryConvertAckLost), or the COMMIT was lost (RecoveryConvertFails)
+COMMITTED = "committed"
+NOT_COMMITTED = "not-committed"
+
+
 def corrupt_recovery_row(db: Database, session_id: str, execution_id: int, continuation_input_id: str | None = None) -> None:
     """An adversary's session_recovery row for `session_id` that reuses another Session's execution id."""
     cont = continuation_input_id or ids.continuation_id(session_id, execution_id)

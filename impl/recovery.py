@@ -36,6 +36,7 @@ from .clock import Clock
 from .context import Context
 from .db import Database, dialect_insert, guarded
 from .events import Fence, Publisher, StepEvent, assistant_row, open_calls
+from .faults import COMMITTED, NOT_COMMITTED, AckLost, CommitFailed
 from .inputs import InputStore
 from .prepared import run
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
@@ -52,8 +53,6 @@ _ROW_OF_SESSION = _ROW.where(recovery_t.c.session_id == sa.bindparam("session"))
 _INSERT = recovery_t.insert()
 
 
-class AckLost(ConnectionError):
-    """The conversion's transaction committed, but its acknowledgement never reached the worker."""
 DEFAULT_SCAN_BOUND = 100
 DEFAULT_MAX_TRIES = 3
 
@@ -236,19 +235,21 @@ class RecoveryWorker(Actor):
         self._hit(R.B_RECOVERY_RECONCILING)
         return self.last
 
-    def convert(self, lose_ack: bool = False) -> Result | str:
+    def convert(self, lose_ack: bool | str = False) -> Result | str:
         """RecoveryConvert: convert in one transaction, or move to quarantining with a reason. With
-        `lose_ack` (the harness's failpoint) a committed conversion of recovering work loses its
-        acknowledgement: RecoveryConvertAckLost, and the worker is left reconverting."""
+        `lose_ack` (the harness's failpoint) the conversion of recovering work that would commit sees a
+        connection error: True or COMMITTED, the transaction commits and its acknowledgement is lost
+        (RecoveryConvertAckLost); NOT_COMMITTED, the connection is lost before COMMIT and nothing commits
+        (RecoveryConvertFails). Either way the worker cannot tell which and is left reconverting."""
         if self.pc != RECONCILED:
             return NotEnabled("worker has not reconciled")
-        self.lose_ack = lose_ack
+        self.lose_ack = COMMITTED if lose_ack is True else lose_ack
         try:
-            result = self.ctx.db.atomic(self._convert, sessions=[self.session_id])
+            result = self.ctx.db.atomic(self._convert_once, sessions=[self.session_id])
             if result and self.finished == "converted" and self.lose_ack:
                 raise AckLost("connection lost after COMMIT")  # what the driver raises: it committed
-        except AckLost:
-            return self._ack_lost()
+        except (AckLost, CommitFailed) as lost:
+            return self._ack_lost(lost)
         except TRANSIENT:
             raise  # the database refused the unit (busy, lock timeout, connection lost): rolled back whole;
             # the worker is still converting and retries it as a fresh unit: nothing is wrong with the row
@@ -269,14 +270,24 @@ class RecoveryWorker(Actor):
         self._hit(R.B_RECOVERY_CONVERT_FAILED)
         return result
 
-    def _ack_lost(self) -> str:
+    def _convert_once(self, conn) -> Result:
+        """The conversion's transaction; the failpoint's NOT_COMMITTED outcome drops the connection before
+        its COMMIT (the transaction rolls back whole)."""
+        result = self._convert(conn)
+        if result and self.finished == "converted" and self.lose_ack == NOT_COMMITTED:
+            raise CommitFailed("connection lost before COMMIT")
+        return result
+
+    def _ack_lost(self, lost: ConnectionError) -> str:
         """The worker does not know whether its conversion committed: it keeps only its ids."""
-        log.info("conversion of %s: acknowledgement lost; retrying with the same ids", self.ident)
+        log.info("conversion of %s: %s; retrying with the same ids", self.ident, lost)
+        committed = not isinstance(lost, CommitFailed)
         self.lose_ack = False
         self.pc, self.reason, self.seen_phase, self.seen = RECONVERTING, None, None, None
-        self.last = Released("acknowledgement lost")
-        self._hit(R.B_RECOVERY_CONVERTED)
-        return R.RECOVERY_CONVERT_ACK_LOST
+        self.last = Released("acknowledgement lost" if committed else "commit lost")
+        if committed:
+            self._hit(R.B_RECOVERY_CONVERTED)
+        return R.RECOVERY_CONVERT_ACK_LOST if committed else R.RECOVERY_CONVERT_FAILS
 
     def continuation_of(self, attempt: int) -> str:
         """The continuation id the conversion's attempt (0 the first, 1 its retry) derives: from Session and
@@ -287,7 +298,7 @@ class RecoveryWorker(Actor):
         return ids.continuation_id(s, e)
 
     def reconvert(self) -> Result:
-        """RecoveryReconvert: the retry after a lost acknowledgement, one transaction; then idle."""
+        """RecoveryReconvert: the retry after a lost acknowledgement or a lost COMMIT, one transaction; then idle."""
         if self.pc != RECONVERTING:
             return NotEnabled("worker is not retrying a conversion")
         result = self.ctx.db.atomic(self._reconvert, sessions=[self.session_id])
@@ -310,8 +321,11 @@ class RecoveryWorker(Actor):
             return Ok(None)  # its own committed conversion: an idempotent retry changes nothing
         claim = self.claims.get(conn, ident.session_id)
         fenced = claim is not None and claim.ident == ident and claim.live(now) and claim.phase == "recovering"
-        event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN)) \
-            if fenced else None
+        event = None
+        if fenced:  # the first attempt did not commit: its fenced writes, as the conversion's
+            self._settle_tool(conn, claim, rerun=self.ctx.has(R.RECOVERY_RERUNS_UNKNOWN_TOOL))
+            skip = self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN) or self.ctx.has(R.RECONVERT_REPLAY_LEAVES_ASSISTANT_OPEN)
+            event = self._interrupt_open(conn, claim, skip=skip)
         conn.execute(dialect_insert(conn, recovery_t).values(
             execution_id=ident.execution_id, session_id=ident.session_id, continuation_input_id=cont)
             .on_conflict_do_nothing())
@@ -453,26 +467,33 @@ class RecoveryWorker(Actor):
         action = super().step()
         return None if action == R.RECOVERY_SCAN and not self.last else action
 
+    def unit(self, action: str, fn):
+        """One atomic unit of the production pass (`run_once`), run. A harness that records each unit's commit
+        as a step of its own wraps it (binding/stress/node.py); the units are the actions' own methods."""
+        return fn()
+
     def run_once(self) -> list[Handled]:
         """One production pass over one scan window: every row is taken, converted or quarantined, or
         skipped if another worker won it; a bad row never stops the pass."""
         handled = []
         for seen in self.window():
-            if not self.take(seen):
+            if self.pc == IDLE:  # RecoveryScan: the row of the window the compare-and-swap compares on
+                self.remember(seen)
+            if not self.unit(R.RECOVERY_TAKEOVER, self.take):
                 handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
                 continue
             if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
                 handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
                 continue
-            self.reconcile()
-            if self.convert():
+            self.unit(R.RECOVERY_RECONCILE, self.reconcile)
+            if self.unit(R.RECOVERY_CONVERT, self.convert):
                 handled.append(Handled(seen.session_id, seen.execution_id, self.finished))
                 continue
             if self.pc == IDLE:  # released: the lease ran out; a later pass retries it
                 handled.append(Handled(seen.session_id, seen.execution_id, "released", self.last.reason))
                 continue
             reason = self.reason
-            outcome = "quarantined" if self.quarantine() else "superseded"
+            outcome = "quarantined" if self.unit(R.RECOVERY_QUARANTINE, self.quarantine) else "superseded"
             handled.append(Handled(seen.session_id, seen.execution_id, outcome, reason))
         return handled
 

@@ -148,6 +148,10 @@ MCQuarantineMatches(c, w, r) ==
 \* execution, so a retry after a lost acknowledgement does not find the continuation it created
 MCContinuationGen(attempt) ==
     IF Has("conversion-retry-mints-new-ids") THEN attempt ELSE Protocol!ContinuationGen(attempt)
+\* reconvert-replay-leaves-assistant-open: the retry that does not find its own committed work replays the
+\* conversion without its settling Step.Interrupted (as if the first attempt's had committed)
+MCReplaySettles ==
+    IF Has("reconvert-replay-leaves-assistant-open") THEN FALSE ELSE Protocol!ReplaySettles
 \* wake-fresh-share-zero: no slot of a wake batch is kept for fresh rows (retries fill it first);
 \* wake-fresh-share-full: every slot is (fresh rows fill it first, no retry advances)
 MCFreshSlots ==

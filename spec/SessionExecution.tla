@@ -357,6 +357,9 @@ QuarantineMatches(c, w, r) == c.exec = w.exec /\ c.owner = r /\ ~c.quar
 \* The continuation id a conversion's attempt (0 the first, 1 its retry) derives: from Session and
 \* execution alone, whatever the attempt (recovery-id.ts), so a retry names the continuation it created.
 ContinuationGen(attempt) == 0
+\* A retry that does not find its own committed work (its first attempt did not commit) replays every write
+\* of the conversion, the settling Step.Interrupted of an open assistant among them.
+ReplaySettles == TRUE
 \* The slots of a wake batch that fresh rows take first: the fresh share.
 FreshSlots == FreshShare
 \* A claim scan of several rows plans its window by kind (impl/wakes.py plan_batch): fresh claims, never
@@ -973,8 +976,9 @@ RecoveryReconcile(r) ==
 \* the claim's open assistant and the claim's removal under the fence (exact Session, execution, worker,
 \* live lease), the session_recovery row inserted unless one names the
 \* execution (the insert's conflict), the continuation inserted unless its id exists.  RecoveryConvert
-\* runs them under the fence; a retry after a lost acknowledgement (RecoveryReconvert) without it.
-ConversionCommit(r, w, g) ==
+\* runs them under the fence; a retry after a lost acknowledgement (RecoveryReconvert) without it, and
+\* replays them (`replay`) when its first attempt did not commit (RecoveryConvertFails).
+ConversionCommit(r, w, g, replay) ==
     LET c == claim[w.sess]
         fenced == Fenced(w.sess, w.exec, r)
         a == c.asst
@@ -982,7 +986,7 @@ ConversionCommit(r, w, g) ==
         calls == IF fenced THEN ReconciledCalls(a) ELSE {}
         rerun == calls # {} /\ ConversionReruns
         converted == WithCalls(log, w.sess, IF rerun THEN "ToolSucceeded" ELSE "ToolFailed", a, r, calls)
-    IN /\ log' = IF fenced /\ a # 0 /\ ~Completed(a) /\ ConversionSettles
+    IN /\ log' = IF fenced /\ a # 0 /\ ~Completed(a) /\ ConversionSettles /\ (replay => ReplaySettles)
                  THEN Append(converted, [sess |-> w.sess, kind |-> "Interrupted", asst |-> a, node |-> r, call |-> 0])
                  ELSE converted
        /\ effects' = IF rerun
@@ -1029,7 +1033,7 @@ RecoveryConvert(r) ==
           ELSE IF c.phase \notin {"recovering", "unknown"} \/ conflict
           THEN /\ rec' = [rec EXCEPT ![r].pc = "quarantining", ![r].why = IF conflict THEN "malformed" ELSE "invalid"]
                /\ UNCHANGED <<claim, log, recovery, inputs, cancelled, effects>>
-          ELSE /\ ConversionCommit(r, w, ContinuationGen(0))
+          ELSE /\ ConversionCommit(r, w, ContinuationGen(0), FALSE)
                /\ rec' = [rec EXCEPT ![r] = RecIdle]
                /\ UNCHANGED cancelled
        /\ UNCHANGED <<nextExec, run, fin, faults, wakes, waker>>
@@ -1045,10 +1049,25 @@ RecoveryConvertAckLost(r) ==
        /\ w.pc = "reconciled"
        /\ Fenced(w.sess, w.exec, r)
        /\ ~FinishesCancellation(c) /\ c.phase \in {"recovering", "unknown"} /\ ~ConversionConflict(w)
-       /\ ConversionCommit(r, w, ContinuationGen(0))
+       /\ ConversionCommit(r, w, ContinuationGen(0), FALSE)
        /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
        /\ faults' = faults \cup {"ack"}
        /\ UNCHANGED <<nextExec, run, fin, cancelled, wakes, waker>>
+
+\* The conversion does not commit (the connection is lost before its COMMIT reached the database):
+\* nothing durable changes, and the worker, seeing the same connection error as after a lost
+\* acknowledgement, cannot tell the two apart and keeps only (Session, execution): where the
+\* acknowledgement can be lost, the commit can fail.  Its retry finds no committed work and replays.
+RecoveryConvertFails(r) ==
+    LET w == rec[r]
+        c == claim[w.sess]
+    IN /\ "ack" \in Faults
+       /\ w.pc = "reconciled"
+       /\ Fenced(w.sess, w.exec, r)
+       /\ ~FinishesCancellation(c) /\ c.phase \in {"recovering", "unknown"} /\ ~ConversionConflict(w)
+       /\ rec' = [rec EXCEPT ![r] = [RecIdle EXCEPT !.pc = "reconverting", !.sess = w.sess, !.exec = w.exec]]
+       /\ faults' = faults \cup {"ack"}
+       /\ UNCHANGED <<nextExec, run, fin, claim, log, recovery, inputs, cancelled, effects, wakes, waker>>
 
 \* The retry: the same conversion with the same ids, one transaction.  It first looks for its own
 \* committed work: the session_recovery row of its Session and execution, naming the continuation id it
@@ -1062,7 +1081,7 @@ RecoveryReconvert(r) ==
         own == HasRow(w.sess, w.exec) /\ HasContinuation(Continuation(w.sess, w.exec, ContinuationGen(1)))
     IN /\ w.pc = "reconverting"
        /\ IF own THEN UNCHANGED <<claim, log, recovery, inputs, effects>>
-          ELSE ConversionCommit(r, w, ContinuationGen(1))
+          ELSE ConversionCommit(r, w, ContinuationGen(1), TRUE)
        /\ rec' = [rec EXCEPT ![r] = RecIdle]
        /\ UNCHANGED <<nextExec, run, fin, cancelled, faults, wakes, waker>>
 
@@ -1241,6 +1260,7 @@ Next ==
     \/ \E r \in Recoverers : RecoveryConvert(r)
     \/ \E r \in Recoverers : RecoveryQuarantine(r)
     \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
+    \/ \E r \in Recoverers : RecoveryConvertFails(r)
     \/ \E r \in Recoverers : RecoveryReconvert(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
@@ -1257,7 +1277,8 @@ Next ==
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
 \* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
-\* CorruptRecoveryRow, RecoveryConvertAckLost, ToolSuccessFails, ListenerHangs, WakeArrive, WakeLost) are
+\* CorruptRecoveryRow, RecoveryConvertAckLost, RecoveryConvertFails, ToolSuccessFails, ListenerHangs, WakeArrive,
+\* WakeLost) are
 \* not fair.  A listener's return is weakly fair: it returns unless it hung (ListenerHangs disables it).
 Fairness ==
     /\ \A n \in Nodes :
@@ -1437,10 +1458,11 @@ NoOverlappingEffectsStep ==
         /\ ~\E m \in Nodes \ {x.by} : CallInFlight(m, x.sess)
         /\ ~\E m \in Nodes : OlderFinalizer(m, x.sess, x.exec, x.owner)
 
-\* A worker leaving its retry (the retry itself, or a crash) changes no durable variable: after a lost
-\* acknowledgement its conversion is committed, and the retry finds it.
+\* A worker leaving its retry (the retry itself, or a crash) changes no durable variable when its first
+\* attempt committed (its Session's session_recovery row for the execution exists: after a lost
+\* acknowledgement), since the retry finds it; after a failed commit (RecoveryConvertFails) it replays.
 ConversionRetryChangesNothingStep ==
-    \A r \in Recoverers : (rec[r].pc = "reconverting" /\ rec'[r] # rec[r]) =>
+    \A r \in Recoverers : (rec[r].pc = "reconverting" /\ rec'[r] # rec[r] /\ HasRow(rec[r].sess, rec[r].exec)) =>
         UNCHANGED <<claim, log, recovery, inputs, cancelled>>
 
 NoPhysicalReplayStep ==
@@ -1553,6 +1575,7 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ Tick /\ Pausing
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
              \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
+             \/ \E r \in Recoverers : RecoveryConvertFails(r)
              \/ \E n \in Nodes : ToolSuccessFails(n)
              \/ \E n \in Nodes : StepStartedFails(n)
              \/ \E n \in Nodes : StepEndedFails(n)

@@ -221,7 +221,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
     (lambda cfg: N.PUBLICATION in cfg.faults, ("StepStartedFails", "StepEndedFails", "MarkUnknown")),
     (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
-    (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryReconvert")),
+    (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert")),
 )
 
 

@@ -1,5 +1,5 @@
 """The conversion's writes and its retry after a lost commit acknowledgement (TLA+ ConversionCommit,
-RecoveryConvertAckLost, RecoveryReconvert), apart from spec.model so that module stays readable;
+RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert), apart from spec.model so that module stays readable;
 spec.model re-exports the actions and calls them from `successors`.
 """
 
@@ -11,7 +11,7 @@ from .state import (NO_CLAIM, REC_IDLE, Effect, Event, Rec, RecRow, State, _put,
                     has_continuation, has_row, reconciled_calls, row_for_exec, si, step_of, with_calls)
 
 
-def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> State:
+def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int, replay: bool = False) -> State:
     """TLA+ ConversionCommit: one conversion's writes, each keyed (the row by execution, the continuation by
     its id) or fenced by the claim (the settling Step.Interrupted, the claim's removal)."""
     s = si(cfg, w.sess)
@@ -23,7 +23,8 @@ def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> Stat
     calls = reconciled_calls(cfg, st, a) if is_fenced else ()
     rerun = bool(calls) and cfg.hooks.conversion_reruns(cfg, st)
     log = with_calls(st.log, w.sess, "ToolSucceeded" if rerun else "ToolFailed", a, me, calls)
-    interrupt = is_fenced and a != 0 and not completed(st, a) and cfg.hooks.conversion_settles(cfg, st)
+    interrupt = is_fenced and a != 0 and not completed(st, a) and cfg.hooks.conversion_settles(cfg, st) \
+        and (not replay or cfg.hooks.replay_settles(cfg, st))
     log += (Event(w.sess, "Interrupted", a, me),) if interrupt else ()
     effects = st.effects | {Effect(w.sess, w.exec, me, me, "tool", step_of(cfg, a), i) for i in calls} if rerun else st.effects
     recovery = st.recovery if row_for_exec(st, w.exec) else st.recovery | {RecRow(w.exec, w.sess)}
@@ -31,6 +32,27 @@ def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int) -> Stat
     inputs = st.inputs if has_continuation(st, k) else st.inputs | {k}
     claim = _put(st.claim, s, NO_CLAIM) if is_fenced else st.claim
     return st._replace(claim=claim, log=log, recovery=recovery, inputs=inputs, effects=effects)
+
+
+def RecoveryConvertFails(cfg, st, r):
+    """The conversion's transaction does not commit (the connection is lost before its COMMIT reached the
+    database): nothing durable changes, and the worker, seeing the same connection error as a lost
+    acknowledgement, is left reconverting with only (Session, execution). Where the acknowledgement can be
+    lost (RecoveryConvertAckLost's guard), the COMMIT can."""
+    if N.ACK_LOST not in cfg.faults:
+        return None
+    w = st.rec[r]
+    if w.pc != "reconciled":
+        return None
+    s = si(cfg, w.sess)
+    c = st.claim[s]
+    if not fenced(st, s, w.exec, cfg.recoverers[r]):
+        return None
+    if cfg.hooks.finishes_cancellation(cfg, st, c):
+        return None
+    if c.phase not in ("recovering", "unknown") or cfg.hooks.conversion_conflict(cfg, st, w):
+        return None
+    return st._replace(rec=_put(st.rec, r, Rec("reconverting", w.sess, w.exec)), faults=st.faults | {N.ACK_LOST})
 
 
 def RecoveryConvertAckLost(cfg, st, r):
@@ -60,5 +82,5 @@ def RecoveryReconvert(cfg, st, r):
         return None
     gen = cfg.hooks.continuation_gen(cfg, st, 1)
     if not (has_row(st, w.sess, w.exec) and has_continuation(st, continuation(w.sess, w.exec, gen))):
-        st = _conversion_commit(cfg, st, r, w, gen)
+        st = _conversion_commit(cfg, st, r, w, gen, replay=True)
     return st._replace(rec=_put(st.rec, r, REC_IDLE))

@@ -376,6 +376,11 @@ def RecoveryConvertAckLost(cfg, st, r):
     return None
 
 
+def RecoveryConvertFails(cfg, st, r):
+    """Where a conversion's COMMIT can fail: where its acknowledgement can be lost (the same guard)."""
+    return RecoveryConvertAckLost(cfg, st, r)
+
+
 # ---------------------------------------------------------------- wake scans (spec/wake_guards.py)
 
 from .wake_guards import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe  # noqa: E402,F401

@@ -144,6 +144,12 @@ def continuation_gen(cfg, st, attempt):
     return 0
 
 
+# The retry that does not find its own committed work (its first attempt did not commit: RecoveryConvertFails)
+# replays every write of the conversion, the settling Step.Interrupted of an open assistant among them.
+def replay_settles(cfg, st):
+    return True
+
+
 # The slots of a wake batch that fresh rows take first: the fresh share.
 def fresh_slots(cfg, st):
     return cfg.fresh_share

@@ -11,7 +11,7 @@ from collections import Counter
 
 from . import names as N
 from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, delivery, eligible, exec_of, fenced, fresh_row, justified,
-                    open_call, retried_row, row_for_exec, scan_window, si, CALL_INDICES)
+                    open_call, retried_row, has_row, row_for_exec, scan_window, si, CALL_INDICES)
 
 
 def TypeOK(cfg: Config, st: State) -> bool:
@@ -248,7 +248,9 @@ def NoPhysicalReplay(cfg: Config, st: State, nx: State) -> bool:
 
 
 def ConversionRetryChangesNothing(cfg: Config, st: State, nx: State) -> bool:
-    if not any(w.pc == "reconverting" and w2 != w for w, w2 in zip(st.rec, nx.rec)):
+    """A retry whose first attempt committed (the execution's session_recovery row of its Session exists)
+    changes nothing; a retry of an attempt that did not commit replays the conversion."""
+    if not any(w.pc == "reconverting" and w2 != w and has_row(st, w.sess, w.exec) for w, w2 in zip(st.rec, nx.rec)):
         return True
     return all(getattr(st, v) == getattr(nx, v) for v in DURABLE)
 

@@ -111,6 +111,10 @@ MC = {
     # execution, so a retry after a lost acknowledgement does not find the continuation it created
     "ContinuationGen": (P.continuation_gen, {
         "conversion-retry-mints-new-ids": lambda otherwise, cfg, st, attempt: attempt}),
+    # reconvert-replay-leaves-assistant-open: the retry that does not find its own committed work replays the
+    # conversion without its settling Step.Interrupted (as if the first attempt's had committed)
+    "ReplaySettles": (P.replay_settles, {
+        "reconvert-replay-leaves-assistant-open": lambda otherwise, cfg, st: False}),
     # wake-fresh-share-zero: no slot of a wake batch is kept for fresh rows (retries fill it first);
     # wake-fresh-share-full: every slot is (fresh rows fill it first, no retry advances)
     "FreshSlots": (P.fresh_slots, {

@@ -28,7 +28,7 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     prompt_count, held_prompts, pending_inputs, find_input,
     Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
 )
-from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryReconvert  # noqa: F401 - Next's
+from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, waker_ids  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
@@ -431,6 +431,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
             emit("RecoveryConvert", (who,), RecoveryConvert(cfg, st, r))
             if N.ACK_LOST in cfg.faults:
                 emit("RecoveryConvertAckLost", (who,), RecoveryConvertAckLost(cfg, st, r))
+                emit("RecoveryConvertFails", (who,), RecoveryConvertFails(cfg, st, r))
         elif pc == "reconverting":
             emit("RecoveryReconvert", (who,), RecoveryReconvert(cfg, st, r))
         else:
@@ -485,7 +486,7 @@ _RUNNER_BY_PC = {
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
     "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
-    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryReconvert", "WakeArrive",
+    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert", "WakeArrive",
     "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 

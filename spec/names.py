@@ -95,14 +95,11 @@ ACTIONS = _index([
            "the claim to a later takeover until its attempts reach MaxTries"),
     Action("RecoveryQuarantine", ("r",), "recovery", True,
            "mark the exact claim this worker owns as quarantined; must change exactly one row"),
-    Action("RecoveryReconvert", ("r",), "recovery", True,
-           "after a lost acknowledgement, the same conversion with the same deterministic ids: it finds its "
-           "own committed work (the session_recovery row of its Session and execution naming the continuation "
-           "id it derives) and changes nothing; otherwise it replays the conversion's keyed and fenced writes, "
-           "never touching a claim no longer its own"),
+    Action("RecoveryReconvert", ("r",), "recovery", True, "after a connection error, the same conversion with "
+           "the same ids: its own committed work found (its Session's row naming the continuation id it derives), "
+           "nothing changes; else it replays the keyed and fenced writes, never touching a claim not its own"),
     # faults
-    Action("Crash", ("n",), "fault", False,
-           "a node process dies: its runner, finalizer and recovery worker lose their memory"),
+    Action("Crash", ("n",), "fault", False, "a node process dies: its runner, finalizer and recovery worker lose their memory"),
     Action("ToolSuccessFails", ("n",), "fault", False,
            "the Tool.Success publication's transaction fails (the environment's publication fault): nothing "
            "durable changes and the call stays unsettled"),
@@ -114,12 +111,11 @@ ACTIONS = _index([
            "a listener of a committed Step event never returns (Residual R2): the runner stays at its listener "
            "gate, hung, while its node's heartbeat keeps the lease live"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
-           "an adversary writes a session_recovery row for Session s that reuses another Session's "
-           "execution id e"),
-    Action("RecoveryConvertAckLost", ("r",), "fault", False,
-           "recovery worker r's conversion commits (the same durable effects as RecoveryConvert's) but its "
-           "acknowledgement is lost: the worker sees a connection error and keeps only the ids it retries "
-           "with (Session, execution)"),
+           "an adversary writes a session_recovery row for Session s that reuses another Session's execution id e"),
+    Action("RecoveryConvertAckLost", ("r",), "fault", False, "recovery worker r's conversion commits (RecoveryConvert's "
+           "durable effects), its acknowledgement lost: on a connection error it keeps (Session, execution)"),
+    Action("RecoveryConvertFails", ("r",), "fault", False, "recovery worker r's conversion loses its COMMIT "
+           "(nothing durable changes); on the same connection error it keeps (Session, execution)"),
     # wake scans (the recovery-wake and ordinary-wake redrive; spec/README.md, decision 16)
     Action("WakeArrive", ("w",), "environment", False,
            "fresh work arrives: wake row w (a Session with new pending work) is inserted, its counter 0"),
@@ -438,6 +434,9 @@ DEFECTS = _index([
            "the continuation id is minted per attempt, not derived from Session and execution: a conversion "
            "retried after its lost acknowledgement does not find the continuation it created and creates a "
            "second one for the same recovered execution", "retries"),
+    Defect("reconvert-replay-leaves-assistant-open", ("ClearOnlySettled",), "R000-PASS-recovery-identity",
+           "the retry of a conversion whose COMMIT was lost replays it without its settling Step.Interrupted: "
+           "the claim is cleared with its assistant open", "retries"),
     Defect("wake-fresh-share-zero", ("WakePlanShared", "FreshWorkKeepsCapacity"), "R003-PASS-scanner-bounds",
            "the wake scan keeps no slot for fresh rows (fresh share 0): retried rows fill the batch first, and "
            "while woken rows keep being lost a fresh row is never woken", "wakes"),

@@ -53,6 +53,9 @@ from binding.stress.callers import Callers, Waker, twin_input
 
 # what a fault makes a unit fail with (harness/stress/faults.py): the unit rolled back whole
 DB_FAULTS = (sa.exc.OperationalError, sa.exc.InterfaceError)
+# the share of an idle recovery worker's scans that run the production pass (RecoveryWorker.run_once: every row
+# of its window taken, reconciled, converted or quarantined in one call); the others take one row a unit a turn
+PASS_SHARE = 0.75
 
 
 def node_url(url: str, owner: str) -> str:
@@ -145,6 +148,7 @@ class NodeProcess:
         self.worker = RecoveryWorker(self.db, self.clock, args.worker, defects=defects,
                                      lease_ticks=args.lease_ticks, scan_bound=args.scan_bound,
                                      grace_ticks=args.grace_ticks)
+        self.worker.unit = self.recovery_unit  # the production pass's units, each recorded as its own step
         self.inbox = self.run_dir / "inbox" / args.owner
         self.inbox.mkdir(parents=True, exist_ok=True)
         self.stop_file = self.run_dir / STOP_FILE
@@ -175,11 +179,13 @@ class NodeProcess:
         self.node.supervise()  # the clock moved: a supervised finalizer whose lease expired stops
         return now
 
-    def step(self, actor: str, action, params: dict, fn, *, repin: bool = True, memory: dict | None = None):
+    def step(self, actor: str, action, params: dict, fn, *, repin: bool = True, memory: dict | None = None,
+             reraise: bool = False):
         """Pin the clock, supervise, record the memory (`memory`: what the actor remembers, when it is not
         this process's node and worker), run one atomic unit under the recorder's step. `action` is a name,
         or the actor's `enabled` (evaluated after the pin: the name recorded is the step that runs);
-        returns the action run, or None; its result is `self.result`."""
+        returns the action run, or None; its result is `self.result`. `reraise`: a database fault ends the
+        caller too (a production pass: the turn counts it)."""
         now = self.pin() if repin else self.clock.now()
         name = action() if callable(action) else action
         self.result = None
@@ -190,6 +196,8 @@ class NodeProcess:
                 self.result = fn()
             return name
         except DB_FAULTS as exc:  # a lock wait timed out, SQLITE_BUSY, a dropped connection: rolled back whole
+            if reraise:
+                raise
             self.db_errors += 1
             print(f"stress node {self.args.owner}: {action}: {str(exc).splitlines()[0]}", file=sys.stderr)
             return None
@@ -311,6 +319,11 @@ class NodeProcess:
         if self.wall.monotonic() < self.next_scan:
             return False
         self.pin()
+        if self.rng.random() < PASS_SHARE:  # the production pass over its window (RecoveryWorker.run_once)
+            if not w.run_once():
+                self.next_scan = self.wall.monotonic() + self.args.scan_every
+                return False
+            return True
         rows = w.window()
         if not rows:
             self.next_scan = self.wall.monotonic() + self.args.scan_every
@@ -320,6 +333,13 @@ class NodeProcess:
         w.remember(self.rng.choice(rows[:4]))
         self.step(wid, R.RECOVERY_TAKEOVER, {"r": wid}, w.take)
         return True
+
+    def recovery_unit(self, action: str, fn):
+        """One unit of the worker's production pass, recorded as its own step as the worker's own steps are
+        (its scan inferred from the memory recorded before the compare-and-swap); its result."""
+        wid = self.args.worker
+        self.step(wid, action, {"r": wid}, fn, reraise=True)
+        return self.result
 
     def heartbeats(self) -> bool:
         did = False

@@ -75,11 +75,12 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=Non
         steps = {"scanned": ((R.RECOVERY_TAKEOVER, M.RecoveryTakeover),),
                  "converting": ((R.RECOVERY_RECONCILE, M.RecoveryReconcile),),
                  "reconciled": ((R.RECOVERY_CONVERT, M.RecoveryConvert),
-                                (R.RECOVERY_CONVERT_ACK_LOST, M.RecoveryConvertAckLost)),
+                                (R.RECOVERY_CONVERT_ACK_LOST, M.RecoveryConvertAckLost),
+                                (R.RECOVERY_CONVERT_FAILS, M.RecoveryConvertFails)),
                  "reconverting": ((R.RECOVERY_RECONVERT, M.RecoveryReconvert),)}.get(
             pc, ((R.RECOVERY_QUARANTINE, M.RecoveryQuarantine),))
         for name, fn in steps:
-            if name == R.RECOVERY_CONVERT_ACK_LOST and M.N.ACK_LOST not in cfg.faults:
+            if name in (R.RECOVERY_CONVERT_ACK_LOST, R.RECOVERY_CONVERT_FAILS) and M.N.ACK_LOST not in cfg.faults:
                 continue
             nxt = fn(cfg, st, r)
             if keep(name, (who,), nxt):

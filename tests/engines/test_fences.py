@@ -58,12 +58,12 @@ def test_a_branch_no_configuration_reaches_fails_the_stage():
     """A stand-in explorer that reaches nothing: every branch the registry does not explain is named."""
     check = fence_branches([])
     assert check.status == "fail" and "Renew held: no gate configuration reaches it" in check.detail
-    assert "RecoveryReconvert held" not in check.detail  # explained: the protocol rules it out
+    assert "RecoveryReconvert expired" not in check.detail  # explained: a gap the registry names
 
 
 def test_a_branch_the_registry_calls_unreachable_yet_reached_is_stale():
-    cells = F.table([("rows", Counter({("RecoveryReconvert", F.HELD): 3}))])
-    assert "RecoveryReconvert held: reached on rows, yet names.FENCE_UNREACHABLE says not" in F.problems(cells)
+    cells = F.table([("rows", Counter({("RecoveryReconvert", F.EXPIRED): 3}))])
+    assert "RecoveryReconvert expired: reached on rows, yet names.FENCE_UNREACHABLE says not" in F.problems(cells)
 
 
 def test_the_branch_is_read_off_the_actors_identity():

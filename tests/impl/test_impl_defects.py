@@ -4,6 +4,7 @@ defective behaviour the reviews describe). The table must cover spec.names.DEFEC
 import pytest
 
 from impl import ids
+from impl.faults import NOT_COMMITTED
 from impl import registry as R
 from implkit import World
 from spec import names as N
@@ -246,8 +247,8 @@ def takeover_overwrites_phase(defects):
     return (c.owner, c.phase)
 
 
-def conversion_leaves_assistant_open(defects):
-    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+def _crashed_after_step_started(defects) -> World:
+    """n1 crashes after Step.Started (its assistant open) and its lease expires: recovery's to take."""
     w = World(defects=defects)
     node = w.node()
     node.acquire(w.prompt["s1", 1])
@@ -255,6 +256,12 @@ def conversion_leaves_assistant_open(defects):
         node.runner.step()
     node.crash()
     w.tick()
+    return w
+
+
+def conversion_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery converts and must interrupt the open assistant."""
+    w = _crashed_after_step_started(defects)
     w.worker().run_once()
     snap = w.snap()
     return (snap.kinds(), sorted(snap.claims))
@@ -376,6 +383,19 @@ def conversion_retry_mints_new_ids(defects):
     assert worker.step() == R.RECOVERY_RECONVERT
     snap = w.snap()
     return (worker.pc, sorted((i.id, i.state) for i in snap.inputs if i.kind == "cont"), sorted(snap.claims))
+
+
+def reconvert_replay_leaves_assistant_open(defects):
+    """A node crashes after Step.Started; recovery's conversion loses its COMMIT; the retry replays it."""
+    w = _crashed_after_step_started(defects)
+    worker = w.worker()
+    worker.takeover()
+    worker.reconcile()
+    assert worker.convert(lose_ack=NOT_COMMITTED) == R.RECOVERY_CONVERT_FAILS and worker.pc == "reconverting"
+    assert w.snap().kinds() == ["Started"] and not w.snap().recovery  # nothing committed
+    assert worker.step() == R.RECOVERY_RECONVERT
+    snap = w.snap()
+    return (worker.pc, snap.kinds(), sorted(snap.claims), len(snap.recovery))
 
 
 def _wake_batch(defects, fresh, retried):
@@ -587,6 +607,9 @@ CASES = {
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery")], ["s1"]),
                                        ("idle", [(ids.continuation_id("s1", 1), "recovery"),
                                                  (ids.minted_continuation_id("s1", 1, 1), "pending")], ["s1"])),
+    "reconvert-replay-leaves-assistant-open": (reconvert_replay_leaves_assistant_open,
+                                               ("idle", ["Started", "Interrupted"], [], 1),
+                                               ("idle", ["Started"], [], 1)),
     "wake-fresh-share-zero": (wake_fresh_share_zero, [("w3", "fresh"), ("w1", "retry")],
                               [("w1", "retry"), ("w2", "retry")]),
     "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],

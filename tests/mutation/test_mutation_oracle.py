@@ -76,3 +76,21 @@ def test_the_simulation_kills_a_mutant_of_a_production_path_replay_cannot_reach(
     assert "admission must add exactly the Session's next prompt" in killed.stdout
     skipped = oracle("--sut", "unused", cwd=tmp_path, check="simulate")
     assert skipped.returncode == 0 and "every check passes" in skipped.stdout
+
+
+# the production recovery pass without its reconciliation unit (mutmut's argument-to-None mutant of it)
+PY_PASS = ("            self.unit(R.RECOVERY_RECONCILE, self.reconcile)", "            self.unit(None, self.reconcile)")
+
+
+def test_the_simulation_reaches_the_production_recovery_pass(tmp_path):
+    """The simulated run's workers run `RecoveryWorker.run_once` on a share of their scans (binding/stress/node.py,
+    PASS_SHARE), each unit recorded as its own step: a mutant of the pass that skips its reconciliation passes
+    the replay of every trace (no twin action calls the pass) and the simulated run kills it (its conversion
+    is refused, the worker is left converting, and the pass goes on to the next row of its window)."""
+    shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    mutate(tmp_path / "impl" / "recovery.py", *PY_PASS)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    assert oracle(cwd=tmp_path, env=env).returncode == 0
+    killed = oracle(cwd=tmp_path, env=env, check="simulate")
+    assert killed.returncode != 0 and "oracle: simulate exits" in killed.stdout and ": killed" in killed.stdout, \
+        killed.stdout + killed.stderr

@@ -48,6 +48,19 @@ const finalizer = (w, p) => w.node(p.n).finalizer.move();
 /** @param {World} w @param {{r: string}} p */
 const recovery = (w, p) => w.worker(p.r).move();
 
+/** The conversion under the `ack` fault: its acknowledgement lost after COMMIT ("committed") or its COMMIT
+ * lost ("not-committed"); the worker is left reconverting either way.
+ * @param {World} w @param {string} r @param {"committed" | "not-committed"} outcome */
+async function convertLosing(w, r, outcome) {
+  const worker = w.worker(r);
+  worker.loseAck = outcome;
+  try {
+    return await worker.move();
+  } finally {
+    worker.loseAck = false;
+  }
+}
+
 /** A step: the action the server took (null: none); every action that is not an attempt has one.
  * @type {{[A in StepName]: (w: World, p: ActionParams[A]) => Promise<ActionName | null>}} */
 const STEP = {
@@ -79,15 +92,8 @@ const STEP = {
   RecoveryConvert: recovery,
   RecoveryQuarantine: recovery,
   RecoveryReconvert: recovery,
-  RecoveryConvertAckLost: async (w, p) => {
-    const worker = w.worker(p.r);
-    worker.loseAck = true;
-    try {
-      return await worker.move();
-    } finally {
-      worker.loseAck = false;
-    }
-  },
+  RecoveryConvertAckLost: (w, p) => convertLosing(w, p.r, "committed"),
+  RecoveryConvertFails: (w, p) => convertLosing(w, p.r, "not-committed"),
   Supervise: (w, p) => w.node(p.n).supervise(),
   Tick: async (w) => {
     w.clock.advance(1);

@@ -47,11 +47,12 @@ export async function reconvertInTransaction(w) {
   const gen = generation(w, 1);
   const row = await w.db.get("SELECT 1 AS x FROM session_recovery WHERE execution_id = ? AND session_id = ?", [w.execution, w.session]);
   const cont = await w.inputs.get(continuationId(w.session, w.execution, gen));
-  if (!(row && cont)) await commit(w, gen);
+  if (!(row && cont)) await commit(w, gen, true);
 }
 
-/** The conversion's keyed and fenced writes, with continuation generation `gen`. @param {Worker} w @param {number} gen */
-async function commit(w, gen) {
+/** The conversion's keyed and fenced writes, with continuation generation `gen`; `replay`: the retry's, when
+ * its first attempt did not commit. @param {Worker} w @param {number} gen @param {boolean} [replay] */
+async function commit(w, gen, replay = false) {
   const c = await w.claims.get(w.session);
   const fenced = await w.claims.fenced(w.session, w.execution, w.id);
   const a = fenced && c ? c.assistant_id : null; // fenced: the claim row is there
@@ -67,7 +68,8 @@ async function commit(w, gen) {
       }
     }
   }
-  if (a !== null && !(await completed(w.db, a)) && !w.cfg.has("conversion-leaves-assistant-open")) {
+  const settles = !w.cfg.has("conversion-leaves-assistant-open") && !(replay && w.cfg.has("reconvert-replay-leaves-assistant-open"));
+  if (a !== null && !(await completed(w.db, a)) && settles) {
     await w.publisher.append({ ...base, kind: "Interrupted", assistant: a });
   }
   await w.db.run(`INSERT INTO session_recovery (execution_id, session_id, continuation_id) VALUES (?, ?, ?)

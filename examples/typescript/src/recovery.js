@@ -39,7 +39,9 @@ export class RecoveryWorker extends Actor {
     this.claims = new Claims(this.db, world.clock, this.cfg);
     this.publisher = new Publisher(this.db, this.failpoints);
     this.inputs = new Inputs(this.db, this.cfg, this.publisher);
-    this.loseAck = false; // the environment's fault: the next conversion's acknowledgement is lost
+    /** @type {false | "committed" | "not-committed"} the environment's `ack` fault: the next conversion's
+     * acknowledgement is lost after COMMIT, or its COMMIT is */
+    this.loseAck = false;
     this.reset();
   }
 
@@ -136,8 +138,10 @@ export class RecoveryWorker extends Actor {
     return held;
   }
 
-  /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost): "done", "quarantine" or "reconvert".
-   * @param {boolean} loseAck @returns {Promise<"done" | "quarantine" | "reconvert">} */
+  /** RecoveryConvert (or, the ack lost, RecoveryConvertAckLost; the COMMIT lost, RecoveryConvertFails):
+   * "done", "quarantine" or "reconvert". `loseAck`: false, "committed" (the transaction commits, its
+   * acknowledgement is lost) or "not-committed" (the connection is lost before COMMIT: nothing commits).
+   * @param {false | "committed" | "not-committed"} loseAck @returns {Promise<"done" | "quarantine" | "reconvert">} */
   async convert(loseAck) {
     const c = await this.claims.get(this.session);
     this.took = "RecoveryConvert";
@@ -151,10 +155,12 @@ export class RecoveryWorker extends Actor {
     if (!cancellation && (!["recovering", "unknown"].includes(c.phase) || conflict)) {
       return this.failed(conflict ? "malformed" : "invalid");
     }
-    await this.db.tx(() => convertInTransaction(this, c, cancellation));
-    if (loseAck && !cancellation) {
-      this.set({ pc: "reconverting", took: "RecoveryConvertAckLost" });
-      this.failpoints.fire("recovery.converted");
+    const lost = loseAck && !cancellation;
+    // the COMMIT lost: the transaction rolls back whole, as if it never ran
+    if (!(lost && loseAck === "not-committed")) await this.db.tx(() => convertInTransaction(this, c, cancellation));
+    if (lost) {
+      this.set({ pc: "reconverting", took: loseAck === "not-committed" ? "RecoveryConvertFails" : "RecoveryConvertAckLost" });
+      if (loseAck === "committed") this.failpoints.fire("recovery.converted");
       return "reconvert";
     }
     return "done";

@@ -18,8 +18,8 @@ export type Defect =
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "flush-without-assistant"
-  | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "wake-fresh-share-zero"
-  | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
+  | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open"
+  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
   | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
   | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input"
   | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
@@ -75,6 +75,7 @@ export interface ActionParams {
   ListenerHangs: { n: string };
   CorruptRecoveryRow: { s: string; e: number };
   RecoveryConvertAckLost: { r: string };
+  RecoveryConvertFails: { r: string };
   WakeArrive: { w: number };
   WakeScan: Record<string, never>;
   WakeRead: { k: number };

@@ -32,6 +32,7 @@ export const DEFECTS = Object.freeze([
   "flush-without-assistant",
   "cancel-requeues-continuation",
   "conversion-retry-mints-new-ids",
+  "reconvert-replay-leaves-assistant-open",
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
   "wake-retry-oldest-first",
