@@ -125,6 +125,8 @@ class Validation:
         frontier = self.frontier
         if self.clocked and self.held is not None:
             frontier, search.scans_placed = own_reading_scans(search, frontier, self.held, ahead[k], lines)
+            search.fails_blocked = frozenset(w for w, (_now, j, _p) in ahead[k].items()
+                                             if lines[j].memory.rec[w].pc != "reconverting")
         closed = search.closure(frontier, ticks)
         nxt = set()
         if view == 0:

@@ -132,11 +132,19 @@ class Search:
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
+        # workers whose nearest recorded memory ahead is not `reconverting`: in the lazy rounds (`restricted`) they
+        # take no silent RecoveryConvertFails (judge.py; a not-committed conversion leaves its worker
+        # reconverting until a recorded RecoveryReconvert or crash: 4-node stress histories, 61 -> 37 states a line)
+        self.fails_blocked: frozenset = frozenset()
         self.indexed = Indexed()  # the logs and inputs the line's steps make, each once (search_state.py)
         self.views: dict = {}  # view_closure's closures, by the state without the other actors' memory
         self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
         self.only = None  # the actors whose silent steps `closure` takes without a view (None: all; judge.py, lazy)
         self.ticks_first = False  # the ticks a closure takes before its silent steps, where it can (judge.py, lazy)
+
+    def restricted(self) -> bool:
+        """A lazy round (judge.py): a subset of the states, the whole search after it if it explains nothing."""
+        return self.only is not None or self.ticks_first
 
     def silent_moves(self, st: M.State, ticks: int | None, view=None):
         """(next state, ticks still to take) for each silent step from `st`. `view` (the committing process's
@@ -162,7 +170,9 @@ class Search:
                                        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
                                                                                    self.only if view is None else view[0])
                                        if not (_name == R.RECOVERY_SCAN
-                                               and self.scans_placed.get(params[0], params[1]) != params[1])]
+                                               and self.scans_placed.get(params[0], params[1]) != params[1])
+                                       and not (_name == R.RECOVERY_CONVERT_FAILS and self.restricted()
+                                                and params[0] in self.fails_blocked)]
         for nxt in steps:  # a silent step leaves the log as it was: the same object (its hash kept)
             yield nxt, ticks
         if ticks is None or ticks > 0:
@@ -214,7 +224,8 @@ class Search:
         nodes = view[1]
         recs = frozenset(k for k, r in enumerate(self.cfg.recoverers) if r in view[0])
         key = (_only(w, nodes, recs), ticks, frozenset(view[0]), self.ticks_first,
-               tuple(sorted((r, s) for r, s in self.scans_placed.items() if r in view[0])))
+               tuple(sorted((r, s) for r, s in self.scans_placed.items() if r in view[0])),
+               self.restricted() and tuple(sorted(w for w in self.fails_blocked if w in view[0])))
         kept = self.views.get(key)
         if kept is None:
             if len(self.views) > MAX_VIEWS:
