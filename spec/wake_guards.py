@@ -45,10 +45,13 @@ def _take(cfg, st, n, w, i, row):
     if n not in cfg.nodes:
         return f"{n} is not a node"
     n = M.ni(cfg, n)
-    if not W._tied_input(cfg, st, w, i):
-        what = "ordinary selection does not pick it" if row == 1 else "it is not a continuation recovery owns"
-        return f"the {kind} wake cannot take input {i}: {what}"
-    if W._tied_take(cfg, st, n, w, i, row) is None:
+    if i.sess != cfg.sessions[0] or i.state != "pending":
+        return f"input {i} is not a pending input of {cfg.sessions[0]}"
+    if row == 1 and not (cfg.hooks.wake_selects(cfg, st, i) and M.in_order(cfg, st, i)):
+        return f"the ordinary wake cannot take input {i}: ordinary selection does not pick it"
+    if row == 2 and not (i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
+        return f"the recovery wake cannot take input {i}: it is not a continuation recovery owns"
+    if (W.WakeAcquire if row == 1 else W.WakePromote)(cfg, st, n, w, i) is None:
         return "the acquisition is not enabled (runner busy, claim held, input gone or ids exhausted)"
     return None
 

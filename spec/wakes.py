@@ -95,19 +95,9 @@ def WakeLost(cfg, st, w):
 
 # ---------------------------------------------------------------- tied wake rows (WakesTied)
 
-def _tied_input(cfg, st, w, i) -> bool:
-    """i is a pending input of the tied Session that row w's kind takes (1: ordinary selection, the hook
-    WakeSelects, in order; 2: a continuation recovery owns)."""
-    if i.sess != cfg.sessions[0] or i.state != "pending":
-        return False
-    if w == 1:
-        return cfg.hooks.wake_selects(cfg, st, i) and in_order(cfg, st, i)
-    return i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)
-
-
 def wake_takes(cfg, st, n, w, i) -> bool:
     """TLA+ WakeTakes: row w's woken redrive on node n could take input i now."""
-    return _tied_input(cfg, st, w, i) and _acquire(cfg, st, n, i, ordinary=(w == 1)) is not None
+    return (WakeAcquire if w == 1 else WakePromote)(cfg, st, n, w, i) is not None
 
 
 def wake_work(cfg, st, w) -> bool:
@@ -131,21 +121,26 @@ def WakeSync(cfg, st, w):
     return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "", False)))
 
 
-def _tied_take(cfg, st, n, w, i, row):
-    if not (cfg.wakes_tied and w == row and st.wakes[w - 1].woken != "" and _tied_input(cfg, st, w, i)):
-        return None
-    nxt = _acquire(cfg, st, n, i, ordinary=(row == 1))
+def _served(st, nxt, w):
     return None if nxt is None else nxt._replace(wakes=_put(nxt.wakes, w - 1, WAKE_IDLE))
 
 
 def WakeAcquire(cfg, st, n, w, i):
-    """Tied: the woken ordinary wake (row 1) acquires input i (WakeSelects, in order), removing its row."""
-    return _tied_take(cfg, st, n, w, i, 1)
+    """Tied: the woken ordinary wake (row 1) acquires input i, what ordinary selection picks (WakeSelects, in
+    order), removing its row in the acquisition's transaction."""
+    if not (cfg.wakes_tied and w == 1 and st.wakes[0].woken != "" and i.sess == cfg.sessions[0]
+            and i.state == "pending" and cfg.hooks.wake_selects(cfg, st, i) and in_order(cfg, st, i)):
+        return None
+    return _served(st, _acquire(cfg, st, n, i, ordinary=True), w)
 
 
 def WakePromote(cfg, st, n, w, i):
-    """Tied: the woken recovery wake (row 2) promotes continuation i (PromotionOwned), removing its row."""
-    return _tied_take(cfg, st, n, w, i, 2)
+    """Tied: the woken recovery wake (row 2) promotes the Session's continuation i exactly (PromotionOwned),
+    removing its row in the promotion's transaction."""
+    if not (cfg.wakes_tied and w == 2 and st.wakes[1].woken != "" and i.sess == cfg.sessions[0]
+            and i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
+        return None
+    return _served(st, _acquire(cfg, st, n, i, ordinary=False), w)
 
 
 def emit_wakes(cfg: Config, st: State, emit) -> None:
