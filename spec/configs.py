@@ -210,8 +210,8 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "inputs",
-                   "steer", "delivery", "fragments", "listeners", "leftclaims")
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "wakestied",
+                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
