@@ -223,7 +223,6 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.wake_rows > 0, ("WakeLost",)),
     (lambda cfg: cfg.wake_rows > 0 and not cfg.wakes_tied, ("WakeArrive", "WakeServe")),
     (lambda cfg: cfg.wakes_tied, ("WakeSync", "WakeAcquire", "WakePromote")),
-    (lambda cfg: not cfg.wakes_tied, ("PromoteContinuation",)),
     (lambda cfg: cfg.wake_rows > 0 and cfg.wakers <= 1, ("WakeScan",)),  # one waker: the scan in one action
     (lambda cfg: cfg.wake_rows > 0 and cfg.wakers > 1, ("WakeRead", "WakeReserve")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
