@@ -72,6 +72,10 @@ def durable(cfg: M.Config, w, cur) -> Durable:
     if cfg.wake_rows:
         cur.execute(_WAKES.format(kind=w.wakes.kind))
         rows = {item: (attempts, reserved or "", turned) for item, attempts, reserved, turned in cur.fetchall()}
+        if cfg.wakes_tied:  # row 1 the Session's ordinary wake, row 2 its recovery wake (each keyed by the Session)
+            cur.execute(_WAKES.format(kind=w.recovery_wakes.kind))
+            tied = {item: (attempts, reserved or "", turned) for item, attempts, reserved, turned in cur.fetchall()}
+            rows = {wake_item(1): rows.get(cfg.sessions[0]), wake_item(2): tied.get(cfg.sessions[0])}
     claims = []
     for s in cfg.sessions:
         c = snap.claims.get(s)

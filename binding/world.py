@@ -11,6 +11,7 @@ with boundaries as no-ops); the scheduler only chooses who moves next.
 from __future__ import annotations
 
 from impl import ids
+from impl import registry as IR
 from impl.boundaries import Boundaries, Recorder
 from impl.clock import ManualClock
 from impl.db import Database
@@ -27,7 +28,7 @@ from harness import registry as R
 from harness.port import DivergenceError
 
 from binding.actions import ATTEMPT, IMPL, MOVE, STEP, input_id  # noqa: F401  (input_id: for callers)
-from binding.mapping import twin_state
+from binding.mapping import _ISSUED, _ISSUED_PG, twin_state
 
 STEPPED_BY_FINALIZER = tuple(a for a in R.FINALIZER_ACTIONS if a not in N.ATTEMPTS)
 
@@ -57,6 +58,12 @@ class World:
         # the wake rows (ordinary wakes): the twin's rows 1..WakeRows (binding.actions.wake_item)
         self.wakes = WakeQueue(Context(self.db, self.clock, self.boundaries, frozenset(defects)), "ordinary",
                                bound=cfg.wake_batch, fresh_share=cfg.fresh_share, max_tries=cfg.max_wake_tries)
+        # tied wake rows (WakesTied): row 1 the one Session's ordinary wake (the queue above), row 2 its recovery
+        # wake (a queue of its own), each keyed by the Session as the code keys them
+        self.recovery_wakes = WakeQueue(self.wakes.ctx, "recovery", bound=cfg.wake_batch, fresh_share=cfg.fresh_share,
+                                        max_tries=cfg.max_wake_tries) if cfg.wakes_tied else None
+        self.tied_session = cfg.sessions[0] if cfg.wakes_tied else None
+        self.max_exec = cfg.max_exec
         # the twin's wakers 1..Wakers when several race (each one's plan is its memory); none with one waker
         self.wakers = [Waker(self.wakes, f"waker{k}") for k in M.waker_ids(cfg)]
         self.any_node = any_node = next(iter(self.nodes.values()))
@@ -92,6 +99,58 @@ class World:
             worker.crash()
         self.tick(cfg.lease + cfg.eff_grace)
         self.recorder.hits.clear()
+
+    # ------------------------------------------------------------------ tied wake rows (WakesTied)
+
+    def tied_queue(self, row: int):
+        """The queue of tied row `row` (1: ordinary wakes, 2: recovery wakes)."""
+        return self.wakes if row == 1 else self.recovery_wakes
+
+    def _tied_work(self, row: int) -> bool:
+        """The syncer's read: the Session is unclaimed and work of the row's kind waits (sessions_to_wake)."""
+        inputs = self.any_node.inputs
+        with self.db.read() as conn:
+            return self.tied_session in inputs.sessions_to_wake(conn, 1_000, recovery=row == 2)
+
+    def wake_sync(self, row: int):
+        """WakeSync: the syncer inserts the row of a kind with work waiting (WakeQueue.refresh)."""
+        if not self._tied_work(row):
+            return None
+        return self.tied_queue(row).refresh([self.tied_session], {self.tied_session: 1})
+
+    def wake_scan(self):
+        """WakeScan over both tied queues (each holds at most the Session's one row)."""
+        took = [q.scan() for q in (self.wakes, self.recovery_wakes)]
+        return any(took)
+
+    def wake_take(self, node: str, row: int, want: int, input_id: str):
+        """WakeAcquire (want 1) or WakePromote (want 2): the woken row's redrive, its row removed in the
+        acquisition's transaction."""
+        if row != want:
+            return None
+        take = self.node(node).acquire if row == 1 else self.node(node).promote
+        return take(input_id, self.tied_queue(row))
+
+    def wake_lost(self, row: int):
+        """WakeLost of a tied row: the woken redrive found nothing to take (Node.wake's release); refused while
+        an idle node's redrive would take the work (within the model's execution ids, MaxExec)."""
+        return None if self._takeable(row) else self.tied_queue(row).release(self.tied_session)
+
+    def _issued(self, conn) -> int:
+        return conn.exec_driver_sql(_ISSUED_PG if self.db.is_postgresql else _ISSUED).scalar() or 0
+
+    def _takeable(self, row: int) -> bool:
+        node = next((n for n in self.nodes.values() if n.runner.pc == "idle"), None)
+        if node is None:
+            return False
+        s, inputs = self.tied_session, node.inputs
+        with self.db.read() as conn:
+            if node.claims.occupied(conn, s, self.clock.now()) or self._issued(conn) >= self.max_exec:
+                return False
+            if row == 2:
+                return inputs.pending_continuation(conn, s) is not None
+            regardless = node.has(IR.WAKE_SERVES_REGARDLESS)
+            return bool(inputs.pending_any(conn, s) if regardless else inputs.select_ordinary(conn, s))
 
     def admit(self, session: str):
         """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested

@@ -205,6 +205,12 @@ class InputStore:
             .order_by(sa.case((T.c.delivery == "steer", 0), else_=1), T.c.admitted_seq).limit(limit)).mappings()
         return [InputRow(**r) for r in rows]
 
+    def pending_any(self, conn: Connection, session_id: str) -> list[InputRow]:
+        """The defect wake-serves-regardless's selection: the Session's oldest pending input, whatever it is."""
+        rows = conn.execute(sa.select(T).where(T.c.session_id == session_id, T.c.state == "pending")
+                            .order_by(T.c.admitted_seq).limit(1)).mappings()
+        return [InputRow(**r) for r in rows]
+
     def ordinary_selectable(self, conn: Connection, input_id: str) -> bool:
         stmt = _SELECTABLE[self.ctx.has(R.RECOVERY_INPUT_IN_ORDINARY_QUEUE)]
         return run(conn, stmt, {"id": input_id}).scalar_one()

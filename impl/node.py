@@ -49,15 +49,20 @@ class Node:
 
     # ------------------------------------------------------------------ starting the runner
 
-    def acquire(self, input_id: str) -> Result:
-        """Acquire: ordinary selection takes a pending, non-recovery input; insert-only claim."""
-        return self._acquire(input_id, ordinary=True)
+    def acquire(self, input_id: str, wake=None) -> Result:
+        """Acquire: ordinary selection takes a pending, non-recovery input; insert-only claim. Through a woken
+        ordinary wake (`wake`, its `impl.wakes.WakeQueue`): WakeAcquire, the row removed in the same
+        transaction."""
+        return self._acquire(input_id, ordinary=True, wake=wake)
 
-    def acquire_next(self, session_id: str) -> Result:
-        """Acquire the input ordinary selection would pick next for a Session."""
+    def acquire_next(self, session_id: str, wake=None) -> Result:
+        """Acquire the input ordinary selection would pick next for a Session (through `wake`: WakeAcquire)."""
         with self.ctx.db.read() as conn:
-            picked = self.inputs.select_ordinary(conn, session_id)
-        return self.acquire(picked[0].id) if picked else NotEnabled(f"no ordinary input for {session_id}")
+            if wake is not None and self.has(R.WAKE_SERVES_REGARDLESS):  # the defect: any pending input
+                picked = self.inputs.pending_any(conn, session_id)
+            else:
+                picked = self.inputs.select_ordinary(conn, session_id)
+        return self.acquire(picked[0].id, wake) if picked else NotEnabled(f"no ordinary input for {session_id}")
 
     def resume(self, session_id: str, *, drain: bool = True) -> Result:
         """Resume: durably request the Session's pending ordinary execution (one transaction), then force a
@@ -77,11 +82,12 @@ class Node:
                 self.acquire_next(session_id)
         return requested
 
-    def promote(self, input_id: str) -> Result:
-        """PromoteContinuation: recovery's own continuation, exactly, with an insert-only claim."""
-        return self._acquire(input_id, ordinary=False)
+    def promote(self, input_id: str, wake=None) -> Result:
+        """PromoteContinuation: recovery's own continuation, exactly, with an insert-only claim. Through a
+        woken recovery wake (`wake`): WakePromote, the row removed in the same transaction."""
+        return self._acquire(input_id, ordinary=False, wake=wake)
 
-    def _acquire(self, input_id: str, ordinary: bool, drained: bool = False) -> Result:
+    def _acquire(self, input_id: str, ordinary: bool, drained: bool = False, wake=None) -> Result:
         if self.runner.pc != IDLE:
             return NotEnabled("this node's runner is busy")
         now = self.ctx.now()
@@ -97,7 +103,10 @@ class Node:
                 if row.state != "held":
                     return NotEnabled(f"input {input_id} is not held")
             elif ordinary:
-                if not self.inputs.ordinary_selectable(conn, input_id):
+                regardless = wake is not None and self.has(R.WAKE_SERVES_REGARDLESS)
+                if regardless and row.state != "pending":
+                    return NotEnabled(f"input {input_id} is not pending")
+                if not regardless and not self.inputs.ordinary_selectable(conn, input_id):
                     return NotEnabled(f"input {input_id} is not ordinarily selectable")
                 ahead = self.inputs.waiting_ahead(conn, row)
                 if ahead is not None:
@@ -114,8 +123,12 @@ class Node:
                                                "held" if drained else "pending")):
                 if not result:
                     raise Abort(result)  # nothing of the attempt survives, not even the execution id
+            if wake is not None:  # a woken wake's redrive: its row goes in this transaction (WakeAcquire, WakePromote)
+                served = wake.serve(row.session_id, conn)
+                if not served:
+                    raise Abort(served)
             return Ok(ident)
-        result = self.ctx.db.atomic(body)
+        result = self.ctx.db.atomic(body, wakes=wake is not None)
         if result:
             ident = result.value
             self.runner.start(ident.session_id, ident.execution_id)
@@ -140,10 +153,11 @@ class Node:
             if queue.kind == "recovery":
                 with self.ctx.db.read() as conn:
                     cont = self.inputs.pending_continuation(conn, session)
-                took = self.promote(cont) if cont else NotEnabled(f"no continuation of {session} waits")
+                took = self.promote(cont, queue) if cont else NotEnabled(f"no continuation of {session} waits")
             else:
-                took = self.acquire_next(session)
-            (queue.serve if took else queue.release)(session)
+                took = self.acquire_next(session, queue)
+            if not took:  # served: the acquisition removed the row in its own transaction
+                queue.release(session)
             out.append((session, took))
         return out
 

@@ -170,6 +170,10 @@ MCRetryRounds ==
 \* compare-and-set on the counter it observed: it takes a row another waker reserved since its read
 MCReserveMatches(p) ==
     IF Has("wake-reserve-without-cas") THEN wakes[p.row].work ELSE Protocol!ReserveMatches(p)
+\* wake-serves-regardless: a woken ordinary wake (WakesTied) acquires any pending input of its Session,
+\* a continuation recovery owns too
+MCWakeSelects(i) ==
+    IF Has("wake-serves-regardless") THEN TRUE ELSE Protocol!WakeSelects(i)
 \* exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
 \* instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
 \* retry appends a second PromptExecutionRequested and the prompt waits to run again

@@ -120,6 +120,8 @@ CONSTANTS
     \* @type: Int;
     Wakers,         \* wakers scanning the wake rows (1: one scan transaction; 2: read and reserve race)
     \* @type: Bool;
+    WakesTied,      \* wake rows tied to the work they wake: row 1 the Session's ordinary wake, row 2 its recovery wake
+    \* @type: Bool;
     Admission,      \* prompts are admitted by Admit (not at Init), armed by ExactRetry or Resume
     \* @type: Bool;
     Steering,       \* a running execution steers pending inputs into itself at a Step's start (Steer)
@@ -152,6 +154,8 @@ ASSUME Tools \in 0..2
 
 \* one waker (its scan one action, WakeScan) or several racing their reads and reservations (decision 16)
 ASSUME Wakers >= 1 /\ (Wakers > 1 => WakeRows > 0)
+\* tied wake rows (decision 16): one Session, its ordinary wake (row 1) and its recovery wake (row 2), one waker
+ASSUME WakesTied \in BOOLEAN /\ (WakesTied => Cardinality(Sessions) = 1 /\ WakeRows = 2 /\ Wakers = 1)
 
 \* a left claim's execution took its Session's prompt 1 (admitted at Init), and its owner is the one
 \* recovery worker (spec/README.md, decision 16)
@@ -372,6 +376,9 @@ RetryRounds == TRUE
 \* is the one the waker observed when it read the window (the reviewed code's predicates, recovery.ts
 \* 311-324, 394-425); a row whose counter moved, or that another waker reserved, is lost to this waker.
 ReserveMatches(p) == wakes[p.row].work /\ wakes[p.row].woken = "" /\ wakes[p.row].tries = p.tries
+\* A woken ordinary wake (WakesTied) acquires what ordinary selection picks: never a continuation recovery
+\* owns (nor, once quarantine is modelled per input, a quarantined one).
+WakeSelects(i) == OrdinarySelects(i)
 \* An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 \* from the prompt's), so a second retry of a requested prompt appends nothing.
 RetryAppends(j) == ~Requested(j.sess, RequestId(j))
@@ -503,7 +510,8 @@ Init ==
 -----------------------------------------------------------------------------
 (* The runner *)
 
-AcquireBy(n, i, ordinary) ==
+\* The acquisition's transaction (AcquireBy leaves the wake rows as they are; a tied wake removes its row).
+AcquireClaim(n, i, ordinary) ==
     LET s == i.sess
         e == nextExec
     IN /\ run[n].pc = "idle"
@@ -516,13 +524,16 @@ AcquireBy(n, i, ordinary) ==
        /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = IF ordinary THEN "ordinary" ELSE "recovery"]}
        /\ run' = [run EXCEPT ![n] = [pc |-> "acquired", sess |-> s, exec |-> e, mem |-> 0,
                                      active |-> FALSE, intr |-> FALSE, ordinal |-> 1, tool |-> 0]]
-       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, wakes, waker>>
+       /\ UNCHANGED <<log, recovery, fin, rec, cancelled, faults, effects, waker>>
+AcquireBy(n, i, ordinary) == AcquireClaim(n, i, ordinary) /\ UNCHANGED wakes
 
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ InOrder(i) /\ AcquireBy(n, i, TRUE)
 
 \* Recovery promotes its own continuation exactly.
+\* With WakesTied a continuation is promoted only through its recovery wake (WakePromote), as the code does.
 PromoteContinuation(n, i) ==
+    /\ ~WakesTied
     /\ i.state = "pending" /\ i.kind = "cont"
     /\ PromotionOwned(i)
     /\ AcquireBy(n, i, FALSE)
@@ -1121,6 +1132,7 @@ PlanFresh == Oldest(FreshRows, WakeBatch - Cardinality(PlanRetried))
 
 \* Fresh work arrives: a row for a Session with new pending work (a prompt, a continuation), counter 0.
 WakeArrive(w) ==
+    /\ ~WakesTied
     /\ ~wakes[w].work
     /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
@@ -1171,14 +1183,52 @@ WakeReserve(k) ==
 \* The woken redrive takes the work (an ordinary wake's acquisition, a recovery wake's promotion): the
 \* row is removed in that transaction.
 WakeServe(w) ==
+    /\ ~WakesTied
     /\ wakes[w].woken # ""
     /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
+
+\* Tied wake rows (WakesTied, spec/README.md decision 16): row 1 is the Session's ordinary wake, row 2 its
+\* recovery wake (the code's two WakeQueue kinds, each keyed by Session).  The wake syncer inserts a row
+\* while its kind has work waiting and the row is absent (WakeSync, weakly fair: a continuation waits for
+\* its recovery wake); the woken redrive takes the work and removes the row in the same transaction
+\* (WakeAcquire, WakePromote); a woken row lapses only when its redrive finds nothing to take.
+TiedSession == CHOOSE s \in Sessions : TRUE
+WakeTakes(n, w, i) ==
+    /\ run[n].pc = "idle" /\ i \in inputs /\ nextExec <= MaxExec /\ i.sess = TiedSession /\ i.state = "pending"
+    /\ IF w = 1 THEN WakeSelects(i) /\ InOrder(i) /\ ClaimFree(i.sess, TRUE)
+       ELSE i.kind = "cont" /\ PromotionOwned(i) /\ ClaimFree(i.sess, FALSE)
+\* the syncer's read (InputStore.sessions_to_wake): the Session is unclaimed and work of the row's kind waits
+WakeWork(w) == /\ claim[TiedSession].phase = "none"
+               /\ \E i \in inputs : /\ i.sess = TiedSession /\ i.state = "pending"
+                                   /\ IF w = 1 THEN OrdinarySelects(i) ELSE i.kind = "cont" /\ PromotionOwned(i)
+WakeSync(w) ==
+    /\ WakesTied
+    /\ ~wakes[w].work
+    /\ WakeWork(w)
+    /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
+
+\* The woken ordinary wake acquires the input ordinary selection picks (WakeSelects), removing its row.
+WakeAcquire(n, w, i) ==
+    /\ WakesTied /\ w = 1 /\ wakes[w].woken # ""
+    /\ i.sess = TiedSession /\ i.state = "pending" /\ WakeSelects(i) /\ InOrder(i)
+    /\ AcquireClaim(n, i, TRUE)
+    /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
+
+\* The woken recovery wake promotes the Session's continuation exactly, removing its row.
+WakePromote(n, w, i) ==
+    /\ WakesTied /\ w = 2 /\ wakes[w].woken # ""
+    /\ i.sess = TiedSession /\ i.state = "pending" /\ i.kind = "cont"
+    /\ PromotionOwned(i)
+    /\ AcquireClaim(n, i, FALSE)
+    /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
 
 \* The woken redrive takes nothing (it lost the race, its node died): the reservation lapses and the row,
 \* its counter advanced, waits as a retry.  Not fair: it may happen forever (retry saturation).
 WakeLost(w) ==
     /\ wakes[w].woken # ""
+    /\ WakesTied => ~\E n \in Nodes, i \in inputs : WakeTakes(n, w, i)
     /\ wakes' = [wakes EXCEPT ![w].woken = ""]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
@@ -1268,6 +1318,8 @@ Next ==
     \/ \E one \in OneWaker : WakeScan
     \/ \E k \in WakerIds : WakeRead(k) \/ WakeReserve(k)
     \/ \E w \in WakeRowIds : WakeServe(w)
+    \/ \E w \in WakeRowIds : WakeSync(w)
+    \/ \E n \in Nodes, w \in WakeRowIds, i \in InputUniverse : WakeAcquire(n, w, i) \/ WakePromote(n, w, i)
     \/ \E w \in WakeRowIds : WakeLost(w)
     \/ \E s \in Sessions : Admit(s)
     \/ \E s \in Sessions, i \in RetryIds, d \in Digests : ExactRetry(s, i, d)
@@ -1301,7 +1353,8 @@ Fairness ==
     \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
     /\ \A one \in IF WakeRows > 0 THEN OneWaker ELSE {} : WF_vars(WakeScan)
     /\ \A k \in WakerIds : WF_vars(WakeRead(k)) /\ WF_vars(WakeReserve(k))
-    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w))
+    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w)) /\ WF_vars(WakeSync(w))
+    /\ \A n \in Nodes, w \in WakeRowIds, i \in InputUniverse : WF_vars(WakeAcquire(n, w, i)) /\ WF_vars(WakePromote(n, w, i))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 

@@ -40,6 +40,15 @@ def wakers_problem(wakers: int, wake_rows: int) -> str | None:
     return None
 
 
+def wakes_tied_problem(cfg) -> str | None:
+    """Why WakesTied is refused (None when it is not): tied rows are modelled for one Session, its ordinary
+    wake (row 1) and its recovery wake (row 2), and one waker."""
+    if cfg.wakes_tied and (len(cfg.sessions) != 1 or cfg.wake_rows != 2 or cfg.wakers != 1):
+        return (f"wakes_tied needs one Session, wake_rows = 2 and one waker (got {len(cfg.sessions)} Sessions, "
+                f"wake_rows = {cfg.wake_rows}, wakers = {cfg.wakers}): row 1 its ordinary wake, row 2 its recovery wake")
+    return None
+
+
 def left_claims_problem(cfg) -> str | None:
     """Why LeftClaims is refused (None when it is not): its Sessions must be the configuration's, each with a
     prompt its left execution took (so no Admission), an execution id each, and one recovery worker (the
@@ -96,6 +105,10 @@ class Config:
     # Wakers: wakers scanning the wake rows; 1: the scan is one action (WakeScan); more: each waker's read
     # (WakeRead) and reservation (WakeReserve) are two, and they race (spec/README.md, decision 16)
     wakers: int = 1
+    # WakesTied: wake rows tied to the work they wake (spec/README.md, decision 16): row 1 the one Session's
+    # ordinary wake, row 2 its recovery wake; the woken redrive acquires (WakeAcquire) or promotes
+    # (WakePromote) and removes its row in that transaction; promotion only through a recovery wake
+    wakes_tied: bool = False
     # LeftClaims: Sessions whose claim earlier processes left at Init (a restart on a shared database): each a
     # poison row as a crashed recovery worker leaves it (executions 1.. in the order of `sessions`; phase
     # recovering, owner the recovery worker, one takeover, expired past the grace) and its prompt 1 taken
@@ -108,7 +121,8 @@ class Config:
 
     def __post_init__(self):
         problem = (wake_constants_problem(self.wake_batch, self.fresh_share, self.max_wake_tries, self.scan_bound)
-                   or wakers_problem(self.wakers, self.wake_rows) or left_claims_problem(self))
+                   or wakers_problem(self.wakers, self.wake_rows) or wakes_tied_problem(self)
+                   or left_claims_problem(self))
         if problem:
             raise ValueError(problem)
         object.__setattr__(self, "hooks", resolve(frozenset(self.defects)))

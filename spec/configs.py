@@ -115,6 +115,13 @@ CONFIGS: dict[str, Config] = {
     "wakes2": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=0, max_exec=1, lease=1,
                      scan_bound=1, grace=0, max_tries=1, faults=frozenset(), wake_rows=2, wake_batch=2,
                      fresh_share=1, max_wake_tries=2, wakers=2),
+    # wake rows tied to the work they wake (issue 31 item 3, WakesTied): one Session's ordinary wake (row 1)
+    # and recovery wake (row 2); a crash makes recovery's continuation, promoted only through its recovery
+    # wake, while the ordinary wake may not take it (`wake-serves-regardless`): 6,223 states (MaxWakeTries 2:
+    # 9,513; a counter that never visibly moves changes nothing here, the rows are tied, not rotated)
+    "wakestied": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
+                        scan_bound=1, grace=0, max_tries=1, faults=frozenset({"crash"}), wake_rows=2,
+                        wake_batch=2, fresh_share=1, max_wake_tries=1, wakes_tied=True),
     # admission as an action (Admission): two prompts admitted by Admit, held until an exact retry (one
     # PromptExecutionRequested) or an explicit resume requests them, then drained by Acquire; no faults
     # (the request events' places in the log multiply the state space: with crashes, 166,463 states)
@@ -203,8 +210,8 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "inputs",
-                   "steer", "delivery", "fragments", "listeners", "leftclaims")
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "wakestied",
+                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
@@ -213,7 +220,9 @@ SAFETY_ONLY = ("scans",)
 # lockstep's swarm leaves them out (harness.conformance.lockstep.swarm_names)
 FEATURE_ACTIONS = (
     (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails")),
-    (lambda cfg: cfg.wake_rows > 0, ("WakeArrive", "WakeServe", "WakeLost")),
+    (lambda cfg: cfg.wake_rows > 0, ("WakeLost",)),
+    (lambda cfg: cfg.wake_rows > 0 and not cfg.wakes_tied, ("WakeArrive", "WakeServe")),
+    (lambda cfg: cfg.wakes_tied, ("WakeSync", "WakeAcquire", "WakePromote")),
     (lambda cfg: cfg.wake_rows > 0 and cfg.wakers <= 1, ("WakeScan",)),  # one waker: the scan in one action
     (lambda cfg: cfg.wake_rows > 0 and cfg.wakers > 1, ("WakeRead", "WakeReserve")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
@@ -317,6 +326,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  FreshShare = {cfg.fresh_share}",
         f"  MaxWakeTries = {cfg.max_wake_tries}",
         f"  Wakers = {cfg.wakers}",
+        f"  WakesTied = {b(cfg.wakes_tied)}",
         f"  Admission = {b(cfg.admission)}",
         f"  Steering = {b(cfg.steering)}",
         f"  DeliveryKinds = {b(cfg.delivery_kinds)}",

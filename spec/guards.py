@@ -86,6 +86,8 @@ def Acquire(cfg, st, n, i):
 
 
 def PromoteContinuation(cfg, st, n, i):
+    if cfg.wakes_tied:
+        return "wake rows are tied to their work (WakesTied): a continuation is promoted by its recovery wake (WakePromote)"
     if i.state != "pending":
         return f"input {show_input(i)} is not pending (it is {i.state})"
     if i.kind != "cont":
@@ -383,7 +385,8 @@ def RecoveryConvertFails(cfg, st, r):
 
 # ---------------------------------------------------------------- wake scans (spec/wake_guards.py)
 
-from .wake_guards import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe  # noqa: E402,F401
+from .wake_guards import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync,  # noqa: E402,F401
+                          WakeAcquire, WakePromote)
 
 # ---------------------------------------------------------------- inputs (Admission, Steering)
 

@@ -175,6 +175,11 @@ def reserve_matches(cfg, st, p):
     return x.work and x.woken == "" and x.tries == p.tries
 
 
+# A woken ordinary wake (WakesTied) acquires what ordinary selection picks: never a continuation recovery owns.
+def wake_selects(cfg, st, i):
+    return cfg.hooks.ordinary_selects(cfg, st, i)
+
+
 # An exact retry appends its request only if the prompt has none: the event's id is deterministic (derived
 # from the prompt's), so a second retry of a requested prompt appends nothing.
 def retry_appends(cfg, st, j):

@@ -132,6 +132,10 @@ MC = {
     # compare-and-set on the counter it observed: it takes a row another waker reserved since its read
     "ReserveMatches": (P.reserve_matches, {
         "wake-reserve-without-cas": lambda otherwise, cfg, st, p: st.wakes[p.row - 1].work}),
+    # wake-serves-regardless: a woken ordinary wake (WakesTied) acquires any pending input of its Session, a
+    # continuation recovery owns too
+    "WakeSelects": (P.wake_selects, {
+        "wake-serves-regardless": lambda otherwise, cfg, st, i: True}),
     # exact-retry-appends-twice: the retry's idempotency check reads the input's projection (is it waiting?)
     # instead of the deterministic request id, and every request arms the prompt: once the prompt was taken, a
     # retry appends a second PromptExecutionRequested and the prompt waits to run again

@@ -29,7 +29,8 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
 )
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert  # noqa: F401 - Next's
-from .wakes import WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, waker_ids  # noqa: F401 - the wake scans' actions
+from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync, WakeAcquire,
+                    WakePromote, emit_wakes, waker_ids)  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
                     StepEndedFails, MarkUnknown)
@@ -44,6 +45,8 @@ def Acquire(cfg, st, n, i):
 
 
 def PromoteContinuation(cfg, st, n, i):
+    if cfg.wakes_tied:  # promotion only through a recovery wake (WakePromote)
+        return None
     if not (i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
         return None
     return _acquire(cfg, st, n, i, ordinary=False)
@@ -444,16 +447,7 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
             for e in range(1, cfg.max_exec + 1):
                 emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
     if cfg.wake_rows:
-        for w in range(1, cfg.wake_rows + 1):
-            emit("WakeArrive", (w,), WakeArrive(cfg, st, w))
-        if cfg.wakers <= 1:
-            emit("WakeScan", (), WakeScan(cfg, st))
-        for k in waker_ids(cfg):
-            emit("WakeRead", (k,), WakeRead(cfg, st, k))
-            emit("WakeReserve", (k,), WakeReserve(cfg, st, k))
-        for w in range(1, cfg.wake_rows + 1):
-            emit("WakeServe", (w,), WakeServe(cfg, st, w))
-            emit("WakeLost", (w,), WakeLost(cfg, st, w))
+        emit_wakes(cfg, st, emit)
     emit_inputs(cfg, st, emit)
     return iter(out)
 
@@ -487,7 +481,8 @@ assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
     "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
     "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert", "WakeArrive",
-    "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "Admit", "ExactRetry", "Resume", "Steer",
+    "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "WakeSync", "WakeAcquire", "WakePromote",
+    "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

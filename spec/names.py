@@ -12,7 +12,6 @@ from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, 
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
 
-
 ACTIONS = _index([
     # ordinary execution (the runner on a node)
     Action("Acquire", ("n", "i"), "runner", True,
@@ -49,10 +48,8 @@ ACTIONS = _index([
            "after listeners, the publish returns: publisher memory marks the assistant inactive and the "
            "runner goes on to its next Step (renewal, dispatch, Step.Started with the next assistant id)"),
     Action("ClearClaim", ("n",), "runner", True, "remove the exact, settled claim (fenced)"),
-    Action("RunnerStop", ("n",), "runner", True,
-           "the runner observes the interrupt and stops at its next step"),
-    Action("RunnerExit", ("n",), "runner", True,
-           "a stopped runner with no finalizer of its own releases its memory"),
+    Action("RunnerStop", ("n",), "runner", True, "the runner observes the interrupt and stops at its next step"),
+    Action("RunnerExit", ("n",), "runner", True, "a stopped runner with no finalizer of its own releases its memory"),
     # cancellation
     Action("CancelRequest", ("n", "s"), "finalizer", False,
            "an authenticated interrupt: phase running -> cancelling (fenced); finalizer and heartbeat start"),
@@ -64,8 +61,7 @@ ACTIONS = _index([
            "one fenced transaction after the reconciliation: read the claimed execution's assistant from the "
            "database, publish at most one Step.Interrupted, phase cancelling -> cancelled; a failed fence "
            "stops the finalizer with nothing written"),
-    Action("FinalizerClear", ("n",), "finalizer", True,
-           "remove the exact cancelled claim (fenced)"),
+    Action("FinalizerClear", ("n",), "finalizer", True, "remove the exact cancelled claim (fenced)"),
     # lease keeping and time
     Action("Heartbeat", ("n", "s"), "node", True,
            "a node renews the lease of a claim one of its actors is working on (fenced)"),
@@ -128,6 +124,9 @@ ACTIONS = _index([
            "the counter it observed; a row whose counter moved or another waker reserved is lost to it"),
     Action("WakeServe", ("w",), "waker", True, "the woken redrive takes row w's work (an ordinary wake's "
            "acquisition, a recovery wake's promotion) and removes the row in that transaction"),
+    Action("WakeSync", ("w",), "waker", True, "tied rows: wake row w (1 ordinary, 2 recovery) arrives with its work"),
+    Action("WakeAcquire", ("n", "w", "i"), "waker", True, "tied: ordinary wake w, woken, acquires i"),
+    Action("WakePromote", ("n", "w", "i"), "waker", True, "tied: recovery wake w, woken, promotes continuation i"),
     Action("WakeLost", ("w",), "environment", False, "the woken redrive of row w takes nothing (a lost race, "
            "its node died): the reservation lapses, the row waits as a retry; maybe forever (retry saturation)"),
     # inputs (constants Admission and Steering; spec/README.md decisions 17 and 18)
@@ -369,8 +368,7 @@ DEFECTS = _index([
                                                 "PendingInputsEventuallyServed"),
            "R000-v18-strand",
            "recovery quarantines expired cancellation-owned work (the reviewed behaviour) instead of "
-           "finishing it: the assistant never gets a terminal event and the Session refuses every later "
-           "prompt"),
+           "finishing it: the assistant never gets a terminal event and the Session refuses every later prompt"),
     Defect("recovery-retries-unbounded", ("ExpiredClaimsEventuallyHandled",), "R003-MUST-FIX-3",
            "the attempts recorded on the claim are never compared with the bound: a claim whose conversion "
            "keeps losing its lease is taken over again and again and the oldest-first scan starves the "
@@ -450,6 +448,9 @@ DEFECTS = _index([
     Defect("wake-reserve-without-cas", ("ReservationsExclusive",), "R003-PASS-wake-reservations", "a waker's "
            "reservation updates each planned row by its id alone, no compare-and-set on the counter it observed: "
            "two wakers that read the same window both reserve a row, the second over the first's", "wakes2"),
+    Defect("wake-serves-regardless", ("ContinuationsRecoveryOwned",), "R000-PASS-recovery-scheduling", "a woken "
+           "ordinary wake (tied rows) acquires any pending input of its Session: after a crash recovery's "
+           "continuation waits, and the ordinary wake runs it as ordinary work", "wakestied"),
     Defect("scan-window-ignores-fresh-share", ("ScanWindowShared",), "R003-MUST-FIX-3, R003-PASS-scanner-bounds",
            "the claim scan's window is the oldest ScanBound eligible claims whatever their kind (the reviewed "
            "code's first version): ScanBound poison claims, retried again and again, fill it and the fresh "

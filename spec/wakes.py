@@ -9,7 +9,8 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 from __future__ import annotations
 
 from .config import Config
-from .state import WAKE_IDLE, Plan, State, Wake, _put, fresh_row, new_round, retried_row, rotate, wake_plan
+from .state import (WAKE_IDLE, Plan, State, Wake, _acquire, _put, fresh_row, in_order, new_round, retried_row, rotate,
+                    wake_plan)
 
 
 def waker_ids(cfg: Config) -> range:
@@ -18,8 +19,8 @@ def waker_ids(cfg: Config) -> range:
 
 
 def WakeArrive(cfg, st, w):
-    """Fresh work arrives: row w is inserted with counter 0."""
-    if st.wakes[w - 1].work:
+    """Fresh work arrives: row w is inserted with counter 0 (untied rows only)."""
+    if cfg.wakes_tied or st.wakes[w - 1].work:
         return None
     return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "", False)))
 
@@ -76,8 +77,8 @@ def WakeReserve(cfg, st, k):
 
 
 def WakeServe(cfg, st, w):
-    """The woken redrive takes the work: the row is removed."""
-    if st.wakes[w - 1].woken == "":
+    """The woken redrive takes the work: the row is removed (untied rows only)."""
+    if cfg.wakes_tied or st.wakes[w - 1].woken == "":
         return None
     return st._replace(wakes=_put(st.wakes, w - 1, WAKE_IDLE))
 
@@ -87,7 +88,80 @@ def WakeLost(cfg, st, w):
     x = st.wakes[w - 1]
     if x.woken == "":
         return None
+    if cfg.wakes_tied and any(wake_takes(cfg, st, n, w, i) for n in range(len(cfg.nodes)) for i in st.inputs):
+        return None
     return st._replace(wakes=_put(st.wakes, w - 1, x._replace(woken="")))
+
+
+# ---------------------------------------------------------------- tied wake rows (WakesTied)
+
+def wake_takes(cfg, st, n, w, i) -> bool:
+    """TLA+ WakeTakes: row w's woken redrive on node n could take input i now."""
+    return (WakeAcquire if w == 1 else WakePromote)(cfg, st, n, w, i) is not None
+
+
+def wake_work(cfg, st, w) -> bool:
+    """TLA+ WakeWork, the syncer's read (InputStore.sessions_to_wake): the Session is unclaimed and row w's
+    kind has work waiting (1: an input ordinary selection takes; 2: a continuation recovery owns)."""
+    if st.claim[0].phase != "none":
+        return False
+    for i in st.inputs:
+        if i.sess != cfg.sessions[0] or i.state != "pending":
+            continue
+        if (cfg.hooks.ordinary_selects(cfg, st, i) if w == 1
+                else i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
+            return True
+    return False
+
+
+def WakeSync(cfg, st, w):
+    """Tied: the wake syncer inserts row w while its kind has work waiting and the row is absent."""
+    if not cfg.wakes_tied or st.wakes[w - 1].work or not wake_work(cfg, st, w):
+        return None
+    return st._replace(wakes=_put(st.wakes, w - 1, Wake(True, 0, "", False)))
+
+
+def _served(st, nxt, w):
+    return None if nxt is None else nxt._replace(wakes=_put(nxt.wakes, w - 1, WAKE_IDLE))
+
+
+def WakeAcquire(cfg, st, n, w, i):
+    """Tied: the woken ordinary wake (row 1) acquires input i, what ordinary selection picks (WakeSelects, in
+    order), removing its row in the acquisition's transaction."""
+    if not (cfg.wakes_tied and w == 1 and st.wakes[0].woken != "" and i.sess == cfg.sessions[0]
+            and i.state == "pending" and cfg.hooks.wake_selects(cfg, st, i) and in_order(cfg, st, i)):
+        return None
+    return _served(st, _acquire(cfg, st, n, i, ordinary=True), w)
+
+
+def WakePromote(cfg, st, n, w, i):
+    """Tied: the woken recovery wake (row 2) promotes the Session's continuation i exactly (PromotionOwned),
+    removing its row in the promotion's transaction."""
+    if not (cfg.wakes_tied and w == 2 and st.wakes[1].woken != "" and i.sess == cfg.sessions[0]
+            and i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
+        return None
+    return _served(st, _acquire(cfg, st, n, i, ordinary=False), w)
+
+
+def emit_wakes(cfg: Config, st: State, emit) -> None:
+    """spec.model.successors' wake-scan instances, in a fixed order."""
+    for w in range(1, cfg.wake_rows + 1):
+        emit("WakeArrive", (w,), WakeArrive(cfg, st, w))
+    if cfg.wakers <= 1:
+        emit("WakeScan", (), WakeScan(cfg, st))
+    for k in waker_ids(cfg):
+        emit("WakeRead", (k,), WakeRead(cfg, st, k))
+        emit("WakeReserve", (k,), WakeReserve(cfg, st, k))
+    for w in range(1, cfg.wake_rows + 1):
+        emit("WakeServe", (w,), WakeServe(cfg, st, w))
+        emit("WakeLost", (w,), WakeLost(cfg, st, w))
+    if cfg.wakes_tied:
+        for w in range(1, cfg.wake_rows + 1):
+            emit("WakeSync", (w,), WakeSync(cfg, st, w))
+        for n, node in enumerate(cfg.nodes):
+            for i in sorted(st.inputs):
+                emit("WakeAcquire", (node, 1, i), WakeAcquire(cfg, st, n, 1, i))
+                emit("WakePromote", (node, 2, i), WakePromote(cfg, st, n, 2, i))
 
 
 # ---------------------------------------------------------------- the action properties (spec.invariants)

@@ -34,7 +34,8 @@ def _describe(cfg) -> str:
              f"SupervisionLag={cfg.supervision_lag}", f"Faults={{{','.join(sorted(cfg.faults))}}}"]
     if cfg.wake_rows:  # the wake scans, where they are modelled
         parts += [f"WakeRows={cfg.wake_rows}", f"WakeBatch={cfg.wake_batch}", f"FreshShare={cfg.fresh_share}",
-                  f"MaxWakeTries={cfg.max_wake_tries}"] + ([f"Wakers={cfg.wakers}"] if cfg.wakers > 1 else [])
+                  f"MaxWakeTries={cfg.max_wake_tries}"] + ([f"Wakers={cfg.wakers}"] if cfg.wakers > 1 else []) \
+            + (["WakesTied=TRUE"] if cfg.wakes_tied else [])
     off = [a for a, f in configs.ASSUMPTION_FIELDS.items() if not getattr(cfg, f)]
     return " ".join(parts) + (f" assumptions-off={','.join(off)}" if off else "")
 

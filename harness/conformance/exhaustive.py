@@ -23,7 +23,7 @@ from harness.conformance import conform as C
 # pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
 # configuration with fewer executions or rows where its feature shows without them. `deep`: the two
 # largest gate configurations, whole (the nightly job).
-SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 7,052)
+SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 14,191)
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
     "delivery": ("delivery", {}),  # delivery kinds: steer before queue, then age
@@ -37,6 +37,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
     "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
     "rows": ("rows", {}),  # two Sessions, the forged recovery row
+    "wakestied": ("wakestied", {}),  # tied wake rows: WakeSync, WakeAcquire, WakePromote (each row its Session's)
 }
 PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 

@@ -423,14 +423,16 @@ def _reason(why: str | None) -> str:
 
 def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
     """Every attempt (names.ATTEMPTS) the twin does not enable in `st`, except where only the
-    model's own bound disables it (execution ids beyond max_exec: the code has no such bound), a cancel
+    model's own bound disables it (execution ids beyond max_exec: the code has no such bound; a standalone
+    promotion with tied wake rows), a cancel
     sent to a node that does not own the claim (routing it is the caller's job: ProcessLocalRouting),
     and recovery workers' heartbeats (the code's renews whatever claim the worker holds)."""
     taken = {(a, p) for a, p, _n in enabled}
     out = []
-    if st.nextExec <= cfg.max_exec:
+    if st.nextExec <= cfg.max_exec:  # tied wake rows: a promotion is a recovery wake's (the code's one caller of
+        # Node.promote is Node.wake), so a standalone one is the model's own restriction, not probed
         out += [(a, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)
-                for a in (R.ACQUIRE, R.PROMOTE_CONTINUATION)]
+                for a in (R.ACQUIRE,) + (() if cfg.wakes_tied else (R.PROMOTE_CONTINUATION,))]
     out += [(R.CANCEL_REQUEST, (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
             if not cfg.process_local_routing or st.claim[k].owner == node]
     out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]

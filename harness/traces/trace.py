@@ -127,6 +127,8 @@ class TraceConfig(BaseModel):
     wakers: int | None = Field(None, ge=1, le=MAX_SCAN,
                                description="wakers racing their reads and reservations of the wake rows (Wakers; "
                                            "more than 1 needs wake rows); absent: 1, one scan transaction")
+    wakes_tied: bool | None = Field(None, description="wake rows tied to the work they wake (WakesTied; one Session, "
+                                                      "wake_rows 2: its ordinary and its recovery wake); absent: false")
 
     @field_validator("recoverers")
     @classmethod
@@ -192,6 +194,7 @@ def _wake_fields(cfg: M.Config) -> dict:
     """The wake constants a trace writes: all four with wake rows, else those that differ from the default
     (so a configuration round-trips whole, even one whose wake constants nothing reads)."""
     wakers = {"wakers": cfg.wakers} if cfg.wakers != 1 else {}  # (absent with one waker, as before)
+    wakers |= {"wakes_tied": True} if cfg.wakes_tied else {}  # (absent untied, as before)
     if cfg.wake_rows:
         return {k: getattr(cfg, k) for k in _WAKE_DEFAULTS} | wakers
     return {k: getattr(cfg, k) for k, default in _WAKE_DEFAULTS.items() if getattr(cfg, k) != default} | wakers
@@ -224,7 +227,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
         raise TraceError(f"{prefix}recoverers: node and recoverer ids must differ")
     wake = dict(wake_rows=tc.wake_rows or 0, wake_batch=2 if tc.wake_batch is None else tc.wake_batch,
                 fresh_share=1 if tc.fresh_share is None else tc.fresh_share, max_wake_tries=tc.max_wake_tries or 2,
-                wakers=tc.wakers or 1)
+                wakers=tc.wakers or 1, wakes_tied=bool(tc.wakes_tied))
     try:  # the constants it refuses (spec.config: wake_constants_problem, left_claims_problem) name their field first
         return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                         prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,

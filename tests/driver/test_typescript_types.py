@@ -68,8 +68,8 @@ MISTAKES = {
     "misspelt boundary": ("src/runner.js", 'fire("renew.committed")', 'fire("renew.commited")',
                           "not assignable to parameter of type 'Boundary'"),
     "an action the step table forgets": (
-        "src/actions.js", '  WakeLost: async (w, p) => took("WakeLost", await w.wakes.release(`w${p.w}`)),\n', "",
-        "Property 'WakeLost' is missing"),
+        "src/actions.js", '  WakeSync: async (w, p) => took("WakeSync", await tiedSync(w, p.w)),\n', "",
+        "Property 'WakeSync' is missing"),
     "a pc the twin has no name for": ("src/finalizer.js", 'this.pc = "clear";', 'this.pc = "cleared";',
                                       "not assignable to type 'FinalizerPc'"),
     "a twin-state field of the wrong type": ("src/mapping.js", "tries: Math.min(c.recovery_attempts, cfg.maxTries),",

@@ -452,6 +452,22 @@ def wake_reserve_without_cas(defects):
         return won, w.wakes.rows(conn)["w1"]
 
 
+def wake_serves_regardless(defects):
+    """A crash leaves recovery's continuation waiting; the Session's ordinary wake row, woken, redrives it
+    (acquire_next through the wake, as Node.wake does): (taken, the continuation's state, row left)."""
+    w = World(defects=defects)
+    w.node().acquire(w.prompt["s1", 1])
+    w.node().crash()
+    w.tick()
+    w.worker().run_once()
+    w.wakes.arrive("s1", 1)
+    w.wakes.scan()
+    took = w.node("n2").acquire_next("s1", w.wakes)
+    with w.db.read() as conn:
+        left = sorted(w.wakes.rows(conn))
+    return (bool(took), [i.state for i in w.snap().inputs if i.kind == "cont"], left)
+
+
 def _requests(w) -> int:
     return sum(1 for e in w.snap().events if e.kind == R.REQUESTED)
 
@@ -618,6 +634,7 @@ CASES = {
                                 [("w4", "fresh"), ("w1", "retry")]),
     "wake-reserve-without-cas": (wake_reserve_without_cas, (([("w1", "fresh")], []), (1, "fresh")),
                                  (([("w1", "fresh")], [("w1", "fresh")]), (2, "fresh"))),
+    "wake-serves-regardless": (wake_serves_regardless, (False, ["pending"], ["s1"]), (True, ["ordinary"], [])),
     "exact-retry-appends-twice": (exact_retry_appends_twice, (True, "NotEnabled", 1, "ordinary"),
                                   (True, "Ok", 2, "pending")),
     "exact-retry-arms-continuation": (exact_retry_arms_continuation, ("NotEnabled", R.CONTINUATION, 0),

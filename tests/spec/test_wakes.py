@@ -93,7 +93,7 @@ def test_a_poison_retry_takes_every_retry_slot_only_without_rounds():
 
 def test_the_default_constants_leave_every_configuration_without_wake_rows():
     for name, cfg in configs.CONFIGS.items():
-        if name not in ("wakes", "wakes2"):
+        if name not in ("wakes", "wakes2", "wakestied"):
             assert cfg.wake_rows == 0 and M.init(cfg).wakes == ()
             assert not set(N.WAKE_PROPERTIES) & set(configs.to_tlc_cfg(cfg).split())
 

@@ -11,6 +11,7 @@
  * @typedef {Exclude<ActionName, AttemptName>} StepName an action only a step takes
  */
 import { contentDigest } from "./ids.js";
+import { tiedLost, tiedSync } from "./wakes.js";
 
 /** An attempt: true when the server took it (a refusal may answer its reason instead, a string).
  * @type {{[A in AttemptName]: (w: World, p: ActionParams[A]) => Promise<boolean | string>}} */
@@ -107,7 +108,11 @@ const STEP = {
   WakeRead: async (w, p) => took("WakeRead", await waker(w, p.k).read()),
   WakeReserve: async (w, p) => took("WakeReserve", await waker(w, p.k).reserve()),
   WakeServe: async (w, p) => took("WakeServe", await w.wakes.serve(`w${p.w}`)),
-  WakeLost: async (w, p) => took("WakeLost", await w.wakes.release(`w${p.w}`)),
+  WakeLost: async (w, p) => took("WakeLost", w.cfg.wakesTied ? await tiedLost(w, p.w) : await w.wakes.release(`w${p.w}`)),
+  // tied wake rows (WakesTied): the woken row's redrive takes the work and removes the row in one transaction
+  WakeSync: async (w, p) => took("WakeSync", await tiedSync(w, p.w)),
+  WakeAcquire: async (w, p) => took("WakeAcquire", p.w === 1 && (await w.node(p.n).acquire(p.i, "w1"))),
+  WakePromote: async (w, p) => took("WakePromote", p.w === 2 && (await w.node(p.n).promote(p.i, "w2"))),
 };
 
 /** Waker k (1-based) of the world's racing wakers. @param {World} w @param {number} k */

@@ -32,6 +32,8 @@ export class Settings {
     this.freshShare = raw.fresh_share ?? 1;
     this.maxWakeTries = raw.max_wake_tries ?? 2;
     this.wakers = raw.wakers ?? 1;
+    // WakesTied: row 1 the one Session's ordinary wake, row 2 its recovery wake (wakes.js tied*)
+    this.wakesTied = Boolean(raw.wakes_tied);
     // LeftClaims: the Sessions whose claims earlier processes left, in the order of `sessions` (world.js)
     const left = new Set(raw.left_claims ?? []);
     this.leftClaims = raw.sessions.filter((s) => left.has(s));

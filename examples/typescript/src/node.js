@@ -14,6 +14,9 @@ import { Runner, Settling } from "./runner.js";
 /** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
  *  @typedef {import('./types.js').ClaimRow} ClaimRow */
 
+/** A wake's redrive whose row holds no reservation: its take rolls back. */
+class NotServed extends Error {}
+
 export class Node {
   /** @param {import('./world.js').World} world @param {string} id */
   constructor(world, id) {
@@ -35,33 +38,49 @@ export class Node {
     this.finalizer = new Finalizer({ ...stores, inputs: this.inputs }, this.runner, settling);
   }
 
-  /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns).
-   * @param {InputRecord} i */
-  async acquire(i) {
+  /** Ordinary selection took input `i` (a pending prompt, or a continuation no recovery row owns); through
+   * a woken ordinary wake (`wake`, its row's item: WakeAcquire) the row goes in the same transaction.
+   * @param {InputRecord} i @param {string} [wake] */
+  async acquire(i, wake) {
     const row = await this.inputs.named(i);
-    return Boolean(row && (await this.inputs.selectable(row)) && !(await this.inputs.waitingAhead(row))
-      && (await this.take(row, "ordinary")));
+    if (!row) return false;
+    // the defect wake-serves-regardless: a woken ordinary wake takes any pending input of its Session
+    const ok = wake !== undefined && this.cfg.has("wake-serves-regardless") ? row.state === "pending"
+      : (await this.inputs.selectable(row)) && !(await this.inputs.waitingAhead(row));
+    return ok && this.take(row, "ordinary", wake);
   }
 
   /** Recovery's continuation, promoted exactly: only one its own session_recovery row owns.
-   * @param {InputRecord} i */
-  async promote(i) {
+   * Through a woken recovery wake (`wake`: WakePromote) its row goes in the same transaction.
+   * @param {InputRecord} i @param {string} [wake] */
+  async promote(i, wake) {
     const row = await this.inputs.named(i);
     if (!row || row.state !== "pending" || row.kind !== "cont") return false;
     let owned = await this.inputs.recoveryOwned(row.session_id, row.src);
     if (this.cfg.has("recovery-input-excluded-everywhere")) owned = !owned;
-    return owned && this.take(row, "recovery");
+    return owned && this.take(row, "recovery", wake);
   }
 
   /** Insert the claim for the input's Session (insert-only) and start the runner on it.
-   * @param {InputRow} row @param {"ordinary" | "recovery"} as the input's state once taken */
-  async take(row, as) {
+   * @param {InputRow} row @param {"ordinary" | "recovery"} as the input's state once taken
+   * @param {string} [wake] a woken wake row's item, removed in this transaction (none: a standalone take) */
+  async take(row, as, wake) {
     if (this.runner.pc !== "idle") return false;
-    const execution = await this.db.tx(async () => {
-      const e = await this.claims.insert(row.session_id, this.id);
-      if (e !== null) await this.inputs.setState(row.input_id, as);
-      return e;
-    });
+    /** @type {number | null} */
+    let execution;
+    try {
+      execution = await this.db.tx(async () => {
+        const e = await this.claims.insert(row.session_id, this.id);
+        if (e === null) return null;
+        await this.inputs.setState(row.input_id, as);
+        if (wake !== undefined && (await this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [wake])) !== 1)
+          throw new NotServed();
+        return e;
+      });
+    } catch (err) {
+      if (err instanceof NotServed) return false; // the row holds no reservation: nothing of the take survives
+      throw err;
+    }
     if (execution === null) return false;
     this.failpoints.fire("acquire.committed");
     this.runner.begin(row.session_id, execution);

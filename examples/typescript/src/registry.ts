@@ -20,9 +20,9 @@ export type Defect =
   | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "flush-without-assistant"
   | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open"
   | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
-  | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
-  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input"
-  | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
+  | "wake-serves-regardless" | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice"
+  | "exact-retry-arms-continuation" | "exact-retry-ignores-content" | "resume-drains-without-request"
+  | "steer-selects-recovery-input" | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
@@ -81,6 +81,9 @@ export interface ActionParams {
   WakeRead: { k: number };
   WakeReserve: { k: number };
   WakeServe: { w: number };
+  WakeSync: { w: number };
+  WakeAcquire: { n: string; w: number; i: InputRecord };
+  WakePromote: { n: string; w: number; i: InputRecord };
   WakeLost: { w: number };
   Admit: { s: string };
   ExactRetry: { s: string; i: InputRecord; d: string };

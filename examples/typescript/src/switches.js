@@ -37,6 +37,7 @@ export const DEFECTS = Object.freeze([
   "wake-fresh-share-full",
   "wake-retry-oldest-first",
   "wake-reserve-without-cas",
+  "wake-serves-regardless",
   "scan-window-ignores-fresh-share",
   "exact-retry-appends-twice",
   "exact-retry-arms-continuation",

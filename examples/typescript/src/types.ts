@@ -53,6 +53,7 @@ export interface TraceConfig {
   fresh_share?: number;
   max_wake_tries?: number;
   wakers?: number;
+  wakes_tied?: boolean;
 }
 
 /** An input as the caller names it (and the twin holds it). */

@@ -105,6 +105,50 @@ export class WakeQueue {
   }
 }
 
+// ---------------------------------------------------------------- tied wake rows (WakesTied)
+// Row 1 is the one Session's ordinary wake (item w1), row 2 its recovery wake (item w2), in the world's queue.
+
+/** The Session's pending inputs the tied row's kind takes (1: ordinary selection, in order, or with the defect
+ * wake-serves-regardless any pending one; 2: a continuation recovery owns).
+ * @param {import('./world.js').World} w @param {number} row */
+async function tiedWork(w, row) {
+  const node = w.node(w.cfg.nodes[0] ?? "");
+  const session = w.cfg.sessions[0] ?? "";
+  /** @type {import('./types.js').InputRow[]} */
+  const rows = await w.db.all("SELECT * FROM inputs WHERE session_id = ? AND state = 'pending'", [session]);
+  const out = [];
+  for (const r of rows) {
+    if (row === 2) {
+      if (r.kind === "cont" && (await node.inputs.recoveryOwned(session, r.src))) out.push(r);
+    } else if (await node.inputs.selectable(r)) out.push(r);
+  }
+  return out;
+}
+
+/** WakeSync: the syncer inserts the tied row while the Session is unclaimed and work of its kind waits.
+ * @param {import('./world.js').World} w @param {number} row */
+export async function tiedSync(w, row) {
+  const session = w.cfg.sessions[0] ?? "";
+  if ((await w.node(w.cfg.nodes[0] ?? "").claims.get(session)) || (await tiedWork(w, row)).length === 0) return false;
+  return w.wakes.arrive(`w${row}`, row);
+}
+
+/** WakeLost of a tied row: its redrive found nothing to take; refused while an idle node could take its work
+ * (the Session unclaimed, an execution id left). @param {import('./world.js').World} w @param {number} row */
+export async function tiedLost(w, row) {
+  const node = [...w.nodes.values()].find((n) => n.runner.pc === "idle");
+  const session = w.cfg.sessions[0] ?? "";
+  if (node && !(await node.claims.get(session)) && (await node.claims.issued()) < w.cfg.maxExec) {
+    const work = await tiedWork(w, row);
+    const regardless = row === 1 && w.cfg.has("wake-serves-regardless");
+    const pending = regardless ? await w.db.all("SELECT * FROM inputs WHERE session_id = ? AND state = 'pending'", [session]) : [];
+    const inOrder = [];
+    for (const r of work) if (!(await node.inputs.waitingAhead(r))) inOrder.push(r);
+    if (pending.length > 0 || (row === 1 ? inOrder : work).length > 0) return false;
+  }
+  return w.wakes.release(`w${row}`);
+}
+
 /** One of several wakers (the twin's Wakers > 1): its read and its reservation are two steps, and its plan
  * (the rows with the counters it observed) is its memory between them. */
 export class Waker {
