@@ -26,8 +26,9 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     _clock_may_advance, requests_of, prompts_of, _with_input, _runner_free, _acquire, _runner_at, _stop, _begin_effect,
     continuation, has_continuation, reconciled_calls, with_calls, CALL_INDICES, call_started, step_has_outcome,
     prompt_count, held_prompts, pending_inputs, find_input,
-    Wake, WAKE_IDLE, Plan, fresh_row, retried_row, rotate, wake_plan,
+    Wake, WAKE_IDLE, Plan,
 )
+from .wake_plan import fresh_row, new_round, retried_row, rotate, wake_plan  # noqa: F401 - re-exported
 from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert  # noqa: F401 - Next's
 from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync, WakeAcquire,
                     WakePromote, emit_wakes, waker_ids)  # noqa: F401 - the wake scans' actions

@@ -9,8 +9,8 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 from __future__ import annotations
 
 from .config import Config
-from .state import (WAKE_IDLE, Plan, State, Wake, _acquire, _put, fresh_row, in_order, new_round, retried_row, rotate,
-                    wake_plan)
+from .state import WAKE_IDLE, Plan, State, Wake, _acquire, _put, in_order
+from .wake_plan import fresh_row, new_round, retried_row, rotate, wake_plan
 
 
 def waker_ids(cfg: Config) -> range:

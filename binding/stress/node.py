@@ -43,13 +43,14 @@ from impl.history import HistoryRecorder, memory_of
 from impl.node import Node
 from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
-from impl.schema import claim_t, input_t, recovery_t
+from impl.schema import input_t, recovery_t
 
 from harness import registry as R
 from harness.stress.faults import application_name
 from harness.stress.options import STOP_FILE
 
 from binding.stress.callers import Callers, Waker, twin_input
+from binding.stress.interrupter import Caller
 
 # what a fault makes a unit fail with (harness/stress/faults.py): the unit rolled back whole
 DB_FAULTS = (sa.exc.OperationalError, sa.exc.InterfaceError)
@@ -384,53 +385,6 @@ class NodeProcess:
             print(f"stress node {self.args.owner}: {str(exc).splitlines()[0]}", file=sys.stderr)
             did = False
         return did
-
-
-class Caller:
-    """The authenticated client: interrupts of running executions, routed to their owners' inboxes."""
-
-    def __init__(self, args, wall=time):
-        self.args = args
-        self.wall = wall
-        self.rng = random.Random(f"{args.seed}:caller")
-        self.run_dir = Path(args.run_dir)
-        self.db = Database(args.db, busy_timeout_s=args.busy_timeout, pg_lock=args.pg_lock, synchronous=args.synchronous)
-        self.clock = SystemClock(args.tick, source=wall.time)
-        self.nodes = set(args.nodes or ())
-        self.sent = 0
-
-    def loop(self) -> int:
-        stop = self.run_dir / STOP_FILE
-        while not stop.exists():
-            time.sleep(self.pause())
-            self.turn()
-        self.db.dispose()
-        return 0
-
-    def pause(self) -> float:
-        """Seconds until the next interrupt."""
-        return self.rng.expovariate(1.0 / self.args.cancel_every)
-
-    def turn(self) -> bool:
-        """One interrupt of a running execution with a live lease, if there is one; whether one was sent."""
-        now = self.clock.now()
-        try:
-            with self.db.read() as conn:
-                rows = conn.execute(sa.select(claim_t.c.session_id, claim_t.c.execution_id, claim_t.c.owner_id)
-                                    .where(claim_t.c.phase == "running", claim_t.c.lease_expires_at > now)).all()
-        except DB_FAULTS:
-            return False
-        rows = [r for r in rows if r.owner_id in self.nodes]
-        if not rows:
-            return False
-        s, e, owner = self.rng.choice(rows)
-        box = self.run_dir / "inbox" / owner
-        box.mkdir(parents=True, exist_ok=True)
-        k, self.sent = self.sent, self.sent + 1
-        tmp = box / f".{k}.tmp"
-        tmp.write_text(json.dumps({"s": s, "e": e}))
-        tmp.rename(box / f"{self.wall.time():.6f}-{k}.json")  # atomic: the node never reads half a message
-        return True
 
 
 def build_parser() -> argparse.ArgumentParser:
