@@ -113,7 +113,8 @@ def local_steps(cfg: M.Config, st: M.State, names):
                 yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # its own check: its lease is gone
         else:
             k = cfg.recoverers.index(n)
-            for fn in (M.RecoveryTakeover, M.RecoveryReconcile, M.RecoveryConvert, M.RecoveryQuarantine):
+            for fn in (M.RecoveryTakeover, M.RecoveryReconcile, M.RecoveryConvert, M.RecoveryConvertFails,
+                       M.RecoveryReconvert, M.RecoveryQuarantine):  # a not-committed conversion: memory only
                 nx = fn(cfg, st, k)
                 if nx is not None and nx != st and durable_eq(st, nx):
                     yield nx

@@ -103,7 +103,17 @@ def test_a_stale_runners_memory_is_judged_on_its_own_assistant():
 # tool call was judged one call short. The third, racing wakers (Wakers 2), was a strict xfail until the
 # recorder took a waker's plan (its memory between its read and its reservation, impl/history.py memory_of)
 # and the records the Wakers constant (harness/stress/wakes.py checks the plan).
-@pytest.mark.parametrize("path", R.committed_traces(), ids=lambda p: p.stem)
+def _tied(path) -> bool:
+    import json
+    return bool(json.loads(path.read_text()).get("config", {}).get("wakes_tied"))
+
+
+# Tied wake rows (WakesTied, spec/README.md decision 16) are not in the stress checker's reach: it checks the
+# wake rows apart from the Sessions (harness/stress/wakes.py), and a tied wake's acquisition or promotion writes
+# both; stress nodes do not run tied rows. Those races are checked by conform, replay and validate instead.
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="tied wake rows: "
+                                                                          "the stress checker keeps wake rows apart"))
+                                  if _tied(p) else p for p in R.committed_traces()], ids=lambda p: p.stem)
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
