@@ -41,22 +41,20 @@ class Indexed:
     def inputs(self, before, after):
         """`after` (the inputs of a step from a state whose inputs are `before`) as an InputSet: a step on an
         InputSet makes one (its change kept beside the shared base), any other is made once per line."""
-        if after is before or type(after) is InputSet:
-            return after
-        key = ("inputs", after)
-        got = self.made.get(key)
-        if got is None:
-            got = self.made[key] = InputSet(after)
-        return got
+        return self._once(InputSet, before, after)
 
     def recovery(self, before, after):
         """`after` (the recovery rows of a step) as a RecoverySet, made once per line."""
-        if after is before or type(after) is RecoverySet:
+        return self._once(RecoverySet, before, after)
+
+    def _once(self, form, before, after):
+        """`after` in `form`: as it is when it already is (or is `before`), else made once per line."""
+        if after is before or type(after) is form:
             return after
-        key = ("recovery", after)
+        key = (form.__name__, after)
         got = self.made.get(key)
         if got is None:
-            got = self.made[key] = RecoverySet(after)
+            got = self.made[key] = form(after)
         return got
 
     def clear(self):
