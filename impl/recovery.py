@@ -3,20 +3,14 @@
 Takeover is two steps, as the production pass runs them: a scan (a read of the bounded, oldest-first
 window of expired, unquarantined claims; the worker remembers the row it will try) and a compare-and-swap
 on exactly what the scan saw. Two workers can scan the same row; one CAS wins, the other changes nothing.
-Conversion is one fenced transaction. Cancellation-owned work (its finalizer crashed or paused) is
-finished: Step.Interrupted once for an open assistant, the execution recorded cancelled, the claim
-cleared, no recovery row and no continuation. Recovering work is validated (the assistant is the
-execution's own, no recovery row for this execution in ANY Session), an open assistant settled with
-Step.Interrupted, exactly one session_recovery row inserted, the continuation created and the claim
-cleared. Malformed work is quarantined with a reason; a conversion that only lost its lease is released
-for a later takeover until the claim's recorded attempts reach `max_tries`, and only then quarantined.
-A scan never stops on a bad row.
-
-A conversion whose commit acknowledgement is lost (the database committed; the worker sees a connection
-error, `AckLost`) leaves the worker reconverting, knowing only (Session, execution): its retry is the same
-conversion with the same deterministic ids, which finds its own committed work (the session_recovery row
-of its Session naming the continuation id it derives) and changes nothing; it never re-validates (its own
-row would read as a conflict) and never touches a claim no longer its own.
+Conversion is one fenced transaction. Cancellation-owned work is finished (Step.Interrupted once for an
+open assistant, the execution recorded cancelled, the claim cleared, no recovery row, no continuation).
+Recovering work is validated (the assistant is the execution's own; no other Session's recovery row names
+the execution), an open assistant settled, its session_recovery row and continuation written (keyed: an
+earlier attempt's are completed) and the claim cleared. Malformed work is quarantined with a reason; a
+conversion that only lost its lease is released for a later takeover until `max_tries`. A scan never stops
+on a bad row. After a lost acknowledgement or COMMIT (`AckLost`, `CommitFailed`) the worker retries with
+the same deterministic ids: its own committed work found, nothing changes; else the keyed writes again.
 """
 
 from __future__ import annotations
@@ -50,6 +44,7 @@ TRANSIENT = (sa.exc.OperationalError, sa.exc.InterfaceError)
 # built once (impl.prepared): the execution's recovery row, of any Session or of its own
 _ROW = sa.select(recovery_t).where(recovery_t.c.execution_id == sa.bindparam("execution"))
 _ROW_OF_SESSION = _ROW.where(recovery_t.c.session_id == sa.bindparam("session"))
+_ROW_OF_OTHER_SESSION = _ROW.where(recovery_t.c.session_id != sa.bindparam("session"))
 _INSERT = recovery_t.insert()
 
 
@@ -354,16 +349,22 @@ class RecoveryWorker(Actor):
             if not known_phase(self.seen_phase):
                 raise Abort(Malformed(f"unknown phase {self.seen_phase!r} (now {claim.phase!r})"))
             raise Abort(Malformed(f"phase {claim.phase!r}: only a running execution is recovered"))
-        rows = _ROW_OF_SESSION if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION) else _ROW
-        existing = run(conn, rows, {"execution": ident.execution_id, "session": ident.session_id}).mappings().first()
+        # another Session's row naming this execution is forged or corrupt; this Session's own is an earlier
+        # attempt's keyed writes (a retry's replay after its lease expired), which this conversion completes
+        keys = {"execution": ident.execution_id, "session": ident.session_id}
+        rows = (_ROW_OF_SESSION if self.ctx.has(R.CROSS_SESSION_RECOVERY_COLLISION)
+                else _ROW if self.ctx.has(R.CONVERSION_CONFLICTS_ON_OWN_ROW) else _ROW_OF_OTHER_SESSION)
+        existing = run(conn, rows, keys).mappings().first()
         if existing is not None:
             raise Abort(Conflict(f"execution {ident.execution_id} already has a recovery row of session "
                                  f"{existing['session_id']}"))
+        earlier = run(conn, _ROW_OF_SESSION, keys).first() is not None
         self._settle_tool(conn, claim, rerun=self.ctx.has(R.RECOVERY_RERUNS_UNKNOWN_TOOL))
         event = self._interrupt_open(conn, claim, skip=self.ctx.has(R.CONVERSION_LEAVES_ASSISTANT_OPEN))
-        cont = self.continuation_of(0)  # the first attempt's: the derived id, with the defect too
-        self._insert_recovery_row(conn, ident, cont)
-        for result in (self.inputs.create_continuation(conn, ident.session_id, ident.execution_id),
+        if not earlier:  # the first attempt's continuation id: the derived one, with the defect too
+            self._insert_recovery_row(conn, ident, self.continuation_of(0))
+        made = self.inputs.create_continuation(conn, ident.session_id, ident.execution_id)
+        for result in (Ok() if earlier and isinstance(made, Conflict) else made,
                        self.claims.clear(conn, ident, now, "recovering") if claim.phase == "recovering"
                        else self.claims.clear_reconciled(conn, ident, now)):
             if not result:

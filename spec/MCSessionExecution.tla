@@ -122,9 +122,12 @@ MCTakeoverQuarantines(c) ==
 MCTakeoverPhase(c) ==
     IF Has("takeover-overwrites-phase") THEN "recovering" ELSE Protocol!TakeoverPhase(c)
 
-\* cross-session-recovery-collision: validation looks for a row of this Session only
+\* cross-session-recovery-collision: validation looks for a row of this Session only;
+\* conversion-conflicts-on-own-row: any row naming the execution is a conflict, its own Session's too
 MCConversionConflict(w) ==
-    IF Has("cross-session-recovery-collision") THEN HasRow(w.sess, w.exec) ELSE Protocol!ConversionConflict(w)
+    IF Has("cross-session-recovery-collision") THEN HasRow(w.sess, w.exec)
+    ELSE IF Has("conversion-conflicts-on-own-row") THEN RowForExec(w.exec)
+    ELSE Protocol!ConversionConflict(w)
 
 \* recovery-retries-unbounded: a conversion that lost its lease is always released for a retry
 MCMayRetry(c) ==

@@ -257,6 +257,9 @@ HasRow(s, e) == [exec |-> e, sess |-> s] \in recovery
 RowForExec(e) == \E r \in recovery : r.exec = e
 \* A continuation's identity is (Session, execution, gen); the protocol's id is derived from Session and
 \* execution alone (gen 0, ContinuationGen), so a retried conversion names the continuation it created.
+\* A session_recovery row names execution e under another Session than s: forged or corrupt.  (A row of s
+\* itself naming e is recovery's own conversion of e, healthy work recovered, never a reason to quarantine.)
+ForeignRow(s, e) == \E x \in recovery : x.exec = e /\ x.sess # s
 Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g]
 HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.src = k.src /\ i.gen = k.gen
 \* An input's id as a PromptExecutionRequested names it (the event's `asst`): a prompt's number, a
@@ -348,8 +351,10 @@ TakeoverMatches(c, w) == c.exec = w.exec /\ c.owner = w.seen /\ c.ttl <= -Grace 
 TakeoverQuarantines(c) == FALSE
 \* The takeover moves running to recovering and keeps any other phase.
 TakeoverPhase(c) == IF c.phase = "running" THEN "recovering" ELSE c.phase
-\* Conversion's validation: a session_recovery row already names this execution, in any Session.
-ConversionConflict(w) == RowForExec(w.exec)
+\* Conversion's validation: a session_recovery row of another Session already names this execution (forged
+\* or corrupt).  Its own Session's row naming it is an earlier attempt's keyed writes (a retry that replayed
+\* them after its lease expired): the conversion completes it, its own inserts meeting their keys.
+ConversionConflict(w) == ForeignRow(w.sess, w.exec)
 \* A conversion that lost its lease is released for a retry while attempts remain.
 MayRetry(c) == c.tries < MaxTries
 \* Recovery finishes cancellation-owned work.
@@ -1441,9 +1446,9 @@ ScanWindowShared ==
                            /\ Cardinality(W \ F) >= AtMost(ScanBound - FreshShare, Cardinality(E \ F))
 
 \* A quarantine is justified by the reason recorded with it: the work is malformed (a session_recovery row
-\* already names its execution: forged, or of another Session), or its attempts are exhausted (the last
-\* conversion the bound allowed lost its lease).
-Justified(s) == \/ claim[s].why = "malformed" /\ RowForExec(claim[s].exec)
+\* of another Session already names its execution: forged or corrupt), or its attempts are exhausted (the
+\* last conversion the bound allowed lost its lease).
+Justified(s) == \/ claim[s].why = "malformed" /\ ForeignRow(s, claim[s].exec)
                 \/ claim[s].why = "exhausted" /\ claim[s].tries >= MaxTries
 
 \* Quarantine only of corrupt or forged work, or of work whose bounded retries are used up; never of
@@ -1637,10 +1642,10 @@ FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars
 
 \* deliberately rejected, the rejection recorded: the Session's claim is quarantined as malformed (a
-\* session_recovery row already names its execution: forged or corrupt work), the one quarantine the protocol
+\* session_recovery row of another Session already names its execution: forged or corrupt work), the one quarantine the protocol
 \* promises as an outcome.  Not a goal: `exhausted` (Residual R1, a premise below) and `invalid` (healthy
 \* work a defect quarantines; never Justified).
-Rejected(s) == claim[s].quar /\ claim[s].why = "malformed" /\ RowForExec(claim[s].exec)
+Rejected(s) == claim[s].quar /\ claim[s].why = "malformed" /\ ForeignRow(s, claim[s].exec)
 \* Residual R1, lost-lease exhaustion (docs/protocol.md section 5): a claim taken over MaxTries times, whose
 \* last conversion lost its lease, is quarantined `exhausted` for good (the bound that keeps a poison claim
 \* from starving the scan, R003-MUST-FIX-3).  Its cost is the Session's availability, so the liveness

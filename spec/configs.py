@@ -104,6 +104,11 @@ CONFIGS: dict[str, Config] = {
     # (`conversion-retry-mints-new-ids`)
     "retries": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2,
                       lease=1, scan_bound=1, grace=0, max_tries=1, faults=frozenset({"crash", N.ACK_LOST})),
+    # the retry of a conversion whose COMMIT was lost, meeting a pause (faults ack and pause, no crash; Grace
+    # 1: the pause is not an overlap; MaxTries 2: the next takeover converts): a retry whose lease expired
+    # changes nothing, and a later takeover converts (`reconvert-replays-unfenced`, decision 15)
+    "replays": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1,
+                      lease=1, scan_bound=1, grace=1, max_tries=2, faults=frozenset({"pause", N.ACK_LOST})),
     # the wake scans (issue 13 item 5): three wake rows, a batch of two with one slot kept for fresh rows,
     # the counter rotating at 2; the protocol beside them as small as it runs (one Session, one node, one
     # execution, no fault), since the wake rows share no variable with it
@@ -210,7 +215,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "wakestied",
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "replays", "wakes", "wakes2", "wakestied",
                    "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only

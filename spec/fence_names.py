@@ -15,9 +15,6 @@ _SUPERVISED = ("ruled out under SynchronizedClocks (Grace >= SupervisionLag): th
                "runner or finalizer before a successor can take the claim over, and a cancellation's finalizer "
                "waits for its own runner to stop; with the assumption off it is reached (tests/engines/test_fences.py)")
 FENCE_UNREACHABLE: dict[tuple[str, str], str] = {
-    ("RecoveryReconvert", "expired"): "a gap of the configurations: only `retries` has `ack`, and without `pause` "
-                                      "the worker's lease cannot run out while it is reconverting (with `pause`: "
-                                      "spec/README.md decision 15, the replay after a lost lease)",
     ("Steer", "expired"): "a refusal: a steer whose fence fails is not enabled (no edge); conformance probes it",
     ("Steer", "replaced"): "a refusal: as its expired branch",
     **{(a, "replaced"): _SUPERVISED

@@ -10,7 +10,7 @@ through that table, as TLC overrides it inside Protocol!SteerSelects too.
 
 from __future__ import annotations
 
-from .state import completed, delivery, older_prompt, fenced, has_row, open_call, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
+from .state import completed, delivery, older_prompt, fenced, foreign_row, has_row, open_call, ordinary_ok, request_id, requests_of, row_for_exec, si, sup_holds
 
 
 # The finalizer is supervised: its step begins with the supervision check, and its supervisor looks.
@@ -113,9 +113,10 @@ def takeover_phase(cfg, st, c):
     return "recovering" if c.phase == "running" else c.phase
 
 
-# Conversion's validation: a session_recovery row already names this execution, in any Session.
+# Conversion's validation: a session_recovery row of another Session already names this execution (forged or
+# corrupt); its own Session's row is an earlier attempt's keyed writes, which the conversion completes.
 def conversion_conflict(cfg, st, w):
-    return row_for_exec(st, w.exec)
+    return foreign_row(cfg, st, si(cfg, w.sess), w.exec)
 
 
 # A conversion that lost its lease is released for a retry while attempts remain.

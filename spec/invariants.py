@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import names as N
-from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, delivery, eligible, exec_of, fenced, fresh_row, justified,
+from .model import (NO_CLAIM, Config, Effect, State, active_on, asst, delivery, eligible, exec_of, fenced, foreign_row, fresh_row, justified,
                     open_call, retried_row, has_row, row_for_exec, scan_window, si, CALL_INDICES)
 
 
@@ -322,10 +322,10 @@ def _eligible(cfg: Config, st: State, s: int) -> bool:
 
 
 def _rejected(cfg: Config, st: State, s: int) -> bool:
-    """TLA+ Rejected: the Session's claim is quarantined as malformed (a session_recovery row names its
-    execution), the one quarantine that is a goal; `exhausted` is Residual R1's, `invalid` never justified."""
+    """TLA+ Rejected: the Session's claim is quarantined as malformed (another Session's session_recovery row
+    names its execution), the one quarantine that is a goal; `exhausted` is Residual R1's, `invalid` never."""
     c = st.claim[s]
-    return c.quar and c.why == "malformed" and row_for_exec(st, c.exec)
+    return c.quar and c.why == "malformed" and foreign_row(cfg, st, s, c.exec)
 
 
 def exhausted_by_pauses(cfg: Config, st: State, s: int) -> bool:

@@ -19,7 +19,7 @@ import functools
 import re
 
 from . import hooks as P
-from .state import asst, call_started, has_row, si, step_has_outcome
+from .state import asst, call_started, has_row, row_for_exec, si, step_has_outcome
 
 MC = {
     # unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
@@ -90,9 +90,11 @@ MC = {
     # takeover-overwrites-phase: the takeover sets recovering whatever the phase
     "TakeoverPhase": (P.takeover_phase, {
         "takeover-overwrites-phase": lambda otherwise, cfg, st, c: "recovering"}),
-    # cross-session-recovery-collision: validation looks for a row of this Session only
+    # cross-session-recovery-collision: validation looks for a row of this Session only;
+    # conversion-conflicts-on-own-row: any row naming the execution is a conflict, its own Session's too
     "ConversionConflict": (P.conversion_conflict, {
-        "cross-session-recovery-collision": lambda otherwise, cfg, st, w: has_row(st, w.sess, w.exec)}),
+        "cross-session-recovery-collision": lambda otherwise, cfg, st, w: has_row(st, w.sess, w.exec),
+        "conversion-conflicts-on-own-row": lambda otherwise, cfg, st, w: row_for_exec(st, w.exec)}),
     # recovery-retries-unbounded: a conversion that lost its lease is always released for a retry
     "MayRetry": (P.may_retry, {
         "recovery-retries-unbounded": lambda otherwise, cfg, st, c: True}),

@@ -174,15 +174,12 @@ WAKE_PROPERTIES = ("WakePlanShared", "ReservationsExclusive", "FreshWorkKeepsCap
 # SessionExecution refines the abstract protocol SessionLifecycle (spec/SessionLifecycle.tla) under the
 # mapping in spec/SessionExecutionRefinesLifecycle.tla; TLC checks it as a PROPERTY (the twin does not)
 REFINEMENT = "Refinement"
-# the defects and switched-off assumptions whose counterexample TLC reports as the refinement violated,
-# each on its witness configuration (tests/engines/test_refinement.py checks every one, and that the rest
-# do not break it)
+# the defects and switched-off assumptions whose counterexample TLC reports as the refinement violated, each on
+# its witness configuration (tests/engines/test_refinement.py checks every one, and that the rest do not break it)
 REFINEMENT_BROKEN_BY = ("unfenced-step-publication", "renew-after-expiry", "acquire-overwrites-expired",
-                        "cancel-trusts-previous-step-memory",
-                        "step-failed-duplicate-interrupt", "cancel-restarts-assistant", "cancel-interrupts-unstarted",
-                        "dispatch-after-failed-renewal", "cancel-requeues-continuation",
-                        "conversion-retry-mints-new-ids", "TimelyDispatch",
-                        "ProcessLocalRouting", "exact-retry-appends-twice")
+                        "cancel-trusts-previous-step-memory", "step-failed-duplicate-interrupt", "cancel-restarts-assistant",
+                        "cancel-interrupts-unstarted", "dispatch-after-failed-renewal", "cancel-requeues-continuation",
+                        "conversion-retry-mints-new-ids", "TimelyDispatch", "ProcessLocalRouting", "exact-retry-appends-twice")
 
 INVARIANTS = _index([
     Invariant("TypeOK", "state", "every variable has its declared shape"),
@@ -435,6 +432,9 @@ DEFECTS = _index([
     Defect("reconvert-replay-leaves-assistant-open", ("ClearOnlySettled",), "R000-PASS-recovery-identity",
            "the retry of a conversion whose COMMIT was lost replays it without its settling Step.Interrupted: "
            "the claim is cleared with its assistant open", "retries"),
+    Defect("conversion-conflicts-on-own-row", ("QuarantineOnlyMalformed",), "R000-PASS-recovery-identity",
+           "any session_recovery row naming the execution is a conflict, its own Session's too: after a retry replayed "
+           "its keyed writes with its lease expired, the next takeover quarantines the healthy Session", "replays"),
     Defect("wake-fresh-share-zero", ("WakePlanShared", "FreshWorkKeepsCapacity"), "R003-PASS-scanner-bounds",
            "the wake scan keeps no slot for fresh rows (fresh share 0): retried rows fill the batch first, and "
            "while woken rows keep being lost a fresh row is never woken", "wakes"),

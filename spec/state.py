@@ -350,10 +350,16 @@ def pausing(cfg: Config, st: State) -> bool:
 
 def justified(cfg: Config, st: State, s: int) -> bool:
     """A quarantine of s's claim is justified by its recorded reason (TLA+ Justified): malformed, and a
-    session_recovery row already names its execution (forged, or another Session's); or exhausted, and its
-    attempts reached max_tries."""
+    session_recovery row of another Session already names its execution (forged or corrupt); or exhausted,
+    and its attempts reached max_tries."""
     c = st.claim[s]
-    return (c.why == "malformed" and row_for_exec(st, c.exec)) or (c.why == "exhausted" and c.tries >= cfg.max_tries)
+    return (c.why == "malformed" and foreign_row(cfg, st, s, c.exec)) or (c.why == "exhausted" and c.tries >= cfg.max_tries)
+
+
+def foreign_row(cfg: Config, st: State, s: int, e: int) -> bool:
+    """TLA+ ForeignRow: a session_recovery row names execution e under another Session than s (forged or
+    corrupt); s's own row naming e is recovery's conversion of it, healthy work recovered."""
+    return any(r.exec == e and r.sess != cfg.sessions[s] for r in st.recovery)
 
 
 def owner_active(cfg: Config, st: State, s: int) -> bool:

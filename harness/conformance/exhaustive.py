@@ -36,6 +36,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate
     "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step
     "retries": ("retries", {}),  # the lost acknowledgement and the reconversion, crashes, a promotion
+    "replays": ("replays", {}),  # a reconversion whose lease a pause expired: it changes nothing
     "rows": ("rows", {}),  # two Sessions, the forged recovery row
     "wakestied": ("wakestied", {}),  # tied wake rows: WakeSync, WakeAcquire, WakePromote (each row its Session's)
 }

@@ -124,7 +124,8 @@ def local_steps(cfg: M.Config, st: M.State, names):
 def _earlier_conversions(cfg: M.Config, st: M.State, k: int):
     """A conversion that committed nothing ran at some clock reading between the two commits, possibly
     while its lease was still live (the checker only knows the later reading): its outcome (released, or
-    quarantining for a reason) as at each live lease, with the durable state kept as it is."""
+    quarantining for a reason, or reconverting after a lost COMMIT) as at each live lease, with the durable
+    state kept as it is."""
     w = st.rec[k]
     if w.pc == "converting":  # the reconciliation commits nothing: the conversion follows it
         st = M.RecoveryReconcile(cfg, st, k)
@@ -134,9 +135,10 @@ def _earlier_conversions(cfg: M.Config, st: M.State, k: int):
     s = M.si(cfg, w.sess)
     for ttl in range(1, cfg.lease + 1):
         then = st._replace(claim=M._put(st.claim, s, st.claim[s]._replace(ttl=ttl)))
-        nx = M.RecoveryConvert(cfg, then, k)
-        if nx is not None and durable_eq(then, nx):
-            yield st._replace(rec=nx.rec)
+        for fn in (M.RecoveryConvert, M.RecoveryConvertFails):
+            nx = fn(cfg, then, k)
+            if nx is not None and durable_eq(then, nx):
+                yield st._replace(rec=nx.rec)
 
 
 def supervision(checker, c: Commit) -> None:

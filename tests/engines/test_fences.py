@@ -38,6 +38,7 @@ def test_the_gate_configurations_take_every_action_and_reach_every_branch_the_re
     assert F.problems(cells) == []
     assert cells["Renew", F.HELD][0] > 0 and cells["Renew", F.EXPIRED][0] > 0
     assert cells["RecoveryReconvert", F.REPLACED][1] == "retries"  # the retry finds its claim converted
+    assert cells["RecoveryReconvert", F.EXPIRED][1] == "replays"  # a pause expires the retry's lease (decision 15)
     # several workers under pauses: every recovery fence also fails against a successor; a takeover's
     # compare-and-swap meets a live lease when the worker it saw took the claim over again (a retry)
     assert all(cells[a, F.REPLACED][1] == "takeovers"
@@ -58,12 +59,12 @@ def test_a_branch_no_configuration_reaches_fails_the_stage():
     """A stand-in explorer that reaches nothing: every branch the registry does not explain is named."""
     check = fence_branches([])
     assert check.status == "fail" and "Renew held: no gate configuration reaches it" in check.detail
-    assert "RecoveryReconvert expired" not in check.detail  # explained: a gap the registry names
+    assert "Steer expired" not in check.detail  # explained: a refusal the registry names
 
 
 def test_a_branch_the_registry_calls_unreachable_yet_reached_is_stale():
-    cells = F.table([("rows", Counter({("RecoveryReconvert", F.EXPIRED): 3}))])
-    assert "RecoveryReconvert expired: reached on rows, yet names.FENCE_UNREACHABLE says not" in F.problems(cells)
+    cells = F.table([("rows", Counter({("Steer", F.EXPIRED): 3}))])
+    assert "Steer expired: reached on rows, yet names.FENCE_UNREACHABLE says not" in F.problems(cells)
 
 
 def test_the_branch_is_read_off_the_actors_identity():

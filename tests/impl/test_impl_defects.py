@@ -398,6 +398,23 @@ def reconvert_replay_leaves_assistant_open(defects):
     return (worker.pc, snap.kinds(), sorted(snap.claims), len(snap.recovery))
 
 
+def conversion_conflicts_on_own_row(defects):
+    """The retry of a lost COMMIT meets an expired lease: it replays the keyed writes beside the claim; the next
+    takeover's conversion completes them (the defect: reads its own Session's row as a conflict, quarantines)."""
+    w = _crashed_after_step_started(defects)
+    worker = w.worker()
+    worker.takeover()
+    worker.reconcile()
+    assert worker.convert(lose_ack=NOT_COMMITTED) == R.RECOVERY_CONVERT_FAILS
+    w.tick(2)
+    assert worker.step() == R.RECOVERY_RECONVERT
+    assert len(w.snap().recovery) == 1 and sorted(w.snap().claims) == ["s1"]  # beside the claim
+    w.tick(2)
+    worker.run_once()
+    snap = w.snap()
+    return (snap.kinds(), sorted(snap.claims), len(snap.recovery))
+
+
 def _wake_batch(defects, fresh, retried):
     """`retried` rows woken once and lost, then `fresh` rows arriving: what the next wake scan reserves."""
     w = World(defects=defects)
@@ -626,6 +643,8 @@ CASES = {
     "reconvert-replay-leaves-assistant-open": (reconvert_replay_leaves_assistant_open,
                                                ("idle", ["Started", "Interrupted"], [], 1),
                                                ("idle", ["Started"], [], 1)),
+    "conversion-conflicts-on-own-row": (conversion_conflicts_on_own_row, (["Started", "Interrupted"], [], 1),
+                                        (["Started"], ["s1"], 1)),
     "wake-fresh-share-zero": (wake_fresh_share_zero, [("w3", "fresh"), ("w1", "retry")],
                               [("w1", "retry"), ("w2", "retry")]),
     "wake-fresh-share-full": (wake_fresh_share_full, [("w2", "fresh"), ("w1", "retry")],

@@ -10,11 +10,15 @@ import { assistantStep, continuationId } from "./ids.js";
 /** The recovery worker converting (its Session, execution, database and publisher).
  * @typedef {import('./recovery.js').RecoveryWorker} Worker */
 
-/** A session_recovery row already names the execution (globally: ids are unique everywhere). @param {Worker} w */
+/** A session_recovery row of another Session already names the execution (forged or corrupt: ids are unique
+ * everywhere). This Session's own row is an earlier attempt's keyed writes (a retry replayed them after its
+ * lease expired): the conversion completes them, its inserts meeting their keys. @param {Worker} w */
 export async function conflicts(w) {
-  const scoped = w.cfg.has("cross-session-recovery-collision"); // the check scoped by Session too
-  return (await w.db.get(`SELECT 1 AS x FROM session_recovery WHERE execution_id = ? ${scoped ? "AND session_id = ?" : ""}`,
-    scoped ? [w.execution, w.session] : [w.execution])) !== undefined;
+  const scoped = w.cfg.has("cross-session-recovery-collision"); // the check scoped to this Session
+  const any = w.cfg.has("conversion-conflicts-on-own-row"); // any Session's row, this one's too
+  const where = scoped ? "AND session_id = ?" : any ? "" : "AND session_id <> ?";
+  return (await w.db.get(`SELECT 1 AS x FROM session_recovery WHERE execution_id = ? ${where}`,
+    any ? [w.execution] : [w.execution, w.session])) !== undefined;
 }
 
 /** The continuation id one attempt derives (minted per attempt under conversion-retry-mints-new-ids).

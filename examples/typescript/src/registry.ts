@@ -19,10 +19,11 @@ export type Defect =
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "flush-without-assistant"
   | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open"
-  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
-  | "wake-serves-regardless" | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice"
-  | "exact-retry-arms-continuation" | "exact-retry-ignores-content" | "resume-drains-without-request"
-  | "steer-selects-recovery-input" | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age";
+  | "conversion-conflicts-on-own-row" | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first"
+  | "wake-reserve-without-cas" | "wake-serves-regardless" | "scan-window-ignores-fresh-share"
+  | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
+  | "resume-drains-without-request" | "steer-selects-recovery-input" | "steer-takes-queued-input"
+  | "queue-before-steer" | "selection-ignores-age";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =

@@ -33,6 +33,7 @@ export const DEFECTS = Object.freeze([
   "cancel-requeues-continuation",
   "conversion-retry-mints-new-ids",
   "reconvert-replay-leaves-assistant-open",
+  "conversion-conflicts-on-own-row",
   "wake-fresh-share-zero",
   "wake-fresh-share-full",
   "wake-retry-oldest-first",
