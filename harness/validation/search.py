@@ -238,11 +238,31 @@ class Search:
 
     # ---------------------------------------------------------------- one line
 
+    def window_read(self, st: M.State, line: Line) -> M.State | None:
+        """A lost race on an earlier read of the worker's window (`line.window_read`, history.window_reads):
+        the code's production pass reads the window once and tries its rows in turn, the twin's worker
+        remembers one row (spec/README.md decision 6), so the row this compare-and-swap compares on may have
+        been read before the worker's own work on the rows ahead of it, when no twin scan can read it now.
+        Explained from a state where the worker is idle, its process's other recorded memory matches, and the
+        twin's compare-and-swap on the recorded row loses (`TakeoverMatches` false: the claim is no longer that
+        identity, or not expired for Grace): the lost race changes nothing, the worker idle again (`st`). A row
+        the compare-and-swap would win still fails (the twin's takeover writes the claim; the line wrote
+        nothing). docs/history.md, "The production pass's window", says what it gives up."""
+        r, s, e, seen, others = line.window_read
+        if st.rec[r].pc != "idle":
+            return None
+        for kind, who, f, v in others:
+            if st[kind][who][f] != v:
+                return None
+        if self.cfg.hooks.takeover_matches(self.cfg, st, st.claim[s], M.Rec("scanned", self.cfg.sessions[s], e, seen)):
+            return None  # the twin's compare-and-swap on that row wins: a lost race there is no twin step
+        return st
+
     def step(self, st: M.State, line: Line) -> M.State | None:
         """The twin's state after `line` from `st`, or None when it does not match there."""
         for kind, who, f, v in line.checks:  # the recorded memory (memory_differences, compared by position)
             if st[kind][who][f] != v:
-                return None
+                return None if line.window_read is None else self.window_read(st, line)
         for k, plan in line.plans:  # a racing waker's recorded plan
             if st.waker[k] != plan:
                 return None
