@@ -46,7 +46,7 @@ from spec.state import _ticking
 from harness import registry as R
 from harness.validation.history import Line
 from harness.validation.search_state import DURABLE, Indexed
-from harness.validation.real_time import committers, view_tick
+from harness.validation.real_time import clock_holders, committers, view_tick
 from harness.validation.silent import silent_successors
 
 
@@ -130,6 +130,7 @@ class Search:
         self.states = 0
         self.bounded = False
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
+        self.silent_wakes = True  # a log that records a racing waker's read (a WakeRead line) shows every read and reservation
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
         # workers whose nearest recorded memory ahead is not `reconverting`: in the lazy rounds (`restricted`) they
@@ -141,6 +142,14 @@ class Search:
         self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
         self.only = None  # the actors whose silent steps `closure` takes without a view (None: all; judge.py, lazy)
         self.ticks_first = False  # the ticks a closure takes before its silent steps, where it can (judge.py, lazy)
+        self.holders = False  # with `only`: also the steps of the actors that hold the clock (judge.py, lazy)
+
+    def _only(self, st: M.State):
+        """The actors whose silent steps a closure takes from `st` (None: all): `only`, and with `holders` the
+        actors holding the held clock's next tick there (real_time.clock_holders)."""
+        if self.holders and self.only is not None:
+            return self.only | clock_holders(self.cfg, st)
+        return self.only
 
     def restricted(self) -> bool:
         """A lazy round (judge.py): a subset of the states, the whole search after it if it explains nothing."""
@@ -168,7 +177,8 @@ class Search:
         if steps is None:
             steps = self.moves[key] = [_strip(nxt if nxt.log is st.log else nxt._replace(log=st.log))
                                        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
-                                                                                   self.only if view is None else view[0])
+                                                                                   self._only(st) if view is None else view[0],
+                                                                                   self.silent_wakes)
                                        if not (_name == R.RECOVERY_SCAN
                                                and self.scans_placed.get(params[0], params[1]) != params[1])
                                        and not (_name == R.RECOVERY_CONVERT_FAILS and self.restricted()
