@@ -163,3 +163,41 @@ def test_a_log_that_records_the_wakers_reads_takes_none_silently():
     assert res.failure is not None, render(res, "history")
     v = J.Validation(cfg, clocked=True, crashes_recorded=True, wakes_recorded=False)
     assert v.take(cut, len(cut)).ok
+
+
+# ---------------------------------------------------------------- the clock's holders' round
+
+def test_the_clock_holders_round_keeps_a_subset_of_every_actors_round(monkeypatch):
+    """judge.py's third lazy round (the committing process's actors and the clock's holders, after the ticks)
+    keeps, line by line on the 4-node fixture's first 300 lines, a subset of what the round with every
+    actor's steps after the ticks keeps, and fewer states somewhere; a stand-in whose holders are every actor
+    keeps the same as that round."""
+    cfg, lines = _four_nodes(300)
+    v = J.Validation(cfg, clocked=True, crashes_recorded=True)
+    low, ahead = J.floors(lines), J.worker_readings(lines)
+    s, fewer = v.search, 0
+
+    def kept(only, holders):  # one round from the line's frontier and held clock
+        v.frontier, v.res.failure, v.held, v.last_read = start, None, held, dict(read)
+        s.only, s.ticks_first, s.holders = only, True, holders
+        v._line_from(lines, v.k, low, ahead)
+        s.only, s.ticks_first, s.holders = None, False, False
+        return set() if v.res.failure is not None else set(v.frontier)
+
+    everyone = frozenset(cfg.nodes + cfg.recoverers)
+    for k in range(len(lines)):
+        start, held, read = v.frontier, v.held, dict(v.last_read)
+        run, fin, rec = J.committers(cfg, lines[k])
+        own = frozenset({cfg.nodes[j] for j in run | fin} | {cfg.recoverers[j] for j in rec})
+        mine, every = kept(own, True), kept(None, False)
+        assert mine <= every, lines[k].number
+        fewer += len(mine) < len(every)
+        if k % 50 == 0:
+            with monkeypatch.context() as m:
+                m.setattr(S, "clock_holders", lambda cfg, st: everyone)
+                assert kept(own, True) == every, lines[k].number
+        v.frontier, v.res.failure, v.held, v.last_read = start, None, held, read
+        v._line(lines, k, low, ahead)
+        assert v.res.failure is None
+        v.k += 1
+    assert fewer > 0
