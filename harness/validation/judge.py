@@ -31,7 +31,9 @@ class Validation:
                  crashes_recorded: bool, wakes_recorded: bool = False):
         """`clocked`: the log has clock readings; `crashes_recorded`: it records every crash (a Crash line),
         so the search takes none silently; `wakes_recorded`: it records every racing waker's read and
-        reservation (a WakeRead line), so the search takes none silently. All are the whole log's, known
+        reservation (a WakeRead line with the waker's plan, `memory.wake`), so the search takes none
+        silently (a log of the commits that wrote rows, the TypeScript example's, records a read only when it
+        wrote one). All are the whole log's, known
         before its lines (a stress run records readings, crashes and its wakers' steps)."""
         self.cfg, self.limits, self.progress, self.clocked = cfg, limits, progress, clocked
         self.crashes_recorded, self.wakes_recorded = crashes_recorded, wakes_recorded
@@ -188,5 +190,5 @@ def _search(cfg: M.Config, lines: list[Line], limits: Limits, progress) -> Resul
     """validate's search: the whole of `lines`, in order."""
     v = Validation(cfg, limits, progress, clocked=any(line.now is not None for line in lines),
                    crashes_recorded=any(line.action == R.CRASH for line in lines),
-                   wakes_recorded=any(line.action == R.WAKE_READ for line in lines))
+                   wakes_recorded=any(line.action == R.WAKE_READ and line.plans for line in lines))
     return v.take(lines, len(lines))
