@@ -173,6 +173,6 @@ class Growing:
         return g.line.commit.seq, f"validate: {S.describe(g.line)}: " + (g.reasons[0] if g.reasons else "unexplained")
 
     def _fresh(self, cfg):
-        v = Validation(cfg, self.limits, clocked=True, crashes_recorded=True)
+        v = Validation(cfg, self.limits, clocked=True, crashes_recorded=True, wakes_recorded=True)
         v.confirmed = False  # its failure was judged again with the readings recorded since
         return v

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from spec import model as M
 from spec import names as N
 
+from harness import registry as R
 from harness.traces import stepschema
 from harness.traces import trace as T
 from harness.traces.inputfile import InputError, short, validation_error
@@ -186,7 +187,7 @@ class Commit(BaseModel):
 class Line:
     """A commit line read as twin values."""
     __slots__ = ("number", "commit", "params", "claims", "log", "recovery", "inputs", "cancelled", "wakes", "memory",
-                 "action", "now", "process", "nothing", "checks", "plans")
+                 "action", "now", "process", "nothing", "checks", "plans", "window_read")
 
     def __init__(self, number: int, commit: Commit, cfg: M.Config, where: str):
         self.number = number
@@ -235,6 +236,7 @@ class Line:
                                         ("rec", cfg.recoverers, M.Rec._fields))
             for who, rec in getattr(self.memory, kind).items()
             for f in fields for v in [getattr(rec, f, None)] if v is not None)
+        self.window_read = None  # set by `typed` (`window_reads`): a lost race on an earlier read of the window
 
     def wrote_nothing(self) -> bool:
         return self.nothing
@@ -300,7 +302,47 @@ def typed(cfg: M.Config, commits: list[tuple[int, Commit]], name: str) -> list[L
             out.append(Line(number, c, cfg, where))
         except (T.TraceError, HistoryError) as exc:  # `<file>: line N.params.n: ...` -> `<file>: line N: params.n: ...`
             raise HistoryError(str(exc).replace(f"line {number}.", f"line {number}: ", 1)) from None
+    window_reads(cfg, out)
     return out
+
+
+def window_reads(cfg: M.Config, lines: list[Line]) -> None:
+    """Mark each lost race that may be on an earlier read of its worker's window (`Line.window_read`).
+
+    The code's production pass reads the window once and tries its rows in turn; the twin's worker remembers
+    one row (spec/README.md decision 6), so a later row's compare-and-swap compares on a read older than the
+    worker's own work on the rows before it (docs/history.md, "The production pass's window"; search.py,
+    `Search.window_read`). A line is marked when it is a RecoveryTakeover that wrote nothing (a lost race),
+    its worker's recorded memory is `scanned` (Session, execution, former owner), the same process recorded
+    an earlier `scanned` of that worker (the pass's earlier row, `P`: the window was read before P's
+    compare-and-swap, at a reading at most P's), and the recorded row was first written before P, its
+    lease run out for Grace at P's reading (an earlier line wrote that identity at reading t with ttl d, and
+    t + d + Grace <= P's reading): the row was eligible at a reading of the process before P. Set to
+    (worker index, Session index, execution, former owner, the line's other memory checks)."""
+    expiry: dict = {}  # (Session, execution, owner) -> (the first line that wrote it, the latest lease expiry written)
+    scanned: dict = {}  # (worker, process) -> (its latest recorded `scanned`'s reading, that line's index)
+    rec_field = M.State._fields.index("rec")
+    for k, line in enumerate(lines):
+        line.window_read = None
+        rec = line.memory.rec if line.memory is not None else {}
+        if line.action == R.RECOVERY_TAKEOVER and line.nothing and line.params[0] in rec:
+            who = line.params[0]
+            w = rec[who]
+            p = scanned.get((who, line.process))
+            row = expiry.get((w.sess, w.exec, w.seen))
+            if w.pc == "scanned" and p is not None and row is not None and row[0] < p[1] \
+                    and row[1] + cfg.eff_grace <= p[0]:
+                r = cfg.recoverers.index(who)
+                line.window_read = (r, cfg.sessions.index(w.sess), w.exec, w.seen,
+                                    tuple(c for c in line.checks if (c[0], c[1]) != (rec_field, r)))
+        for who, w in rec.items():
+            if w.pc == "scanned" and line.now is not None:
+                scanned[(who, line.process)] = (line.now, k)
+        if line.now is not None:
+            for s, c in line.claims.items():
+                if c != M.NO_CLAIM:
+                    first = expiry.get((s, c.exec, c.owner), (k,))[0]
+                    expiry[(s, c.exec, c.owner)] = (first, line.now + c.ttl)
 
 
 def dumps(model: BaseModel) -> str:

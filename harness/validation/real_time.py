@@ -176,6 +176,29 @@ def held_back(cfg: M.Config, w: M.State, x: M.State, y: M.State, d: int, mine) -
                       rec=tuple(b if k in rec else a for k, (a, b) in enumerate(zip(w.rec, y.rec))))
 
 
+def clock_holders(cfg: M.Config, st: M.State) -> frozenset:
+    """The actors (names) whose memory holds the held clock's next tick (`held_tick`): a node whose runner must
+    dispatch first (TimelyDispatch), whose supervision is overdue by its own clock, or whose actor works on a
+    lease one tick from running out (spec `pausing`, without the pause fault), and such a worker. The lazy
+    round that takes their steps beside the committing process's own (judge.py) takes a subset of the steps
+    the whole search takes."""
+    out = set()
+    for n, node in enumerate(cfg.nodes):
+        r = st.run[n]
+        if cfg.timely_dispatch and r.pc in ("renewed", "tool_started") and st.claim[M.si(cfg, r.sess)].exec == r.exec \
+                and st.claim[M.si(cfg, r.sess)].ttl == 1:
+            out.add(node)
+        elif _overdue_by_own_clock(cfg, st, n):
+            out.add(node)
+    if "pause" not in cfg.faults:
+        for c in st.claim:
+            if c.ttl == 1:
+                out.update(node for n, node in enumerate(cfg.nodes) if M.active_on(st, n, c.exec))
+                out.update(who for who, w in zip(cfg.recoverers, st.rec)
+                           if w.exec == c.exec and w.pc not in ("idle", "scanned"))
+    return frozenset(out)
+
+
 def held_tick(cfg: M.Config, st: M.State) -> M.State | None:
     """The twin's Tick at the frontier's held clock of a log with readings: the spec's, but a node's
     supervision holds the clock back only when overdue by its own clock (`_overdue_by_own_clock`), and a

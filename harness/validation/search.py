@@ -46,7 +46,7 @@ from spec.state import _ticking
 from harness import registry as R
 from harness.validation.history import Line
 from harness.validation.search_state import DURABLE, Indexed
-from harness.validation.real_time import committers, view_tick
+from harness.validation.real_time import clock_holders, committers, view_tick
 from harness.validation.silent import silent_successors
 
 
@@ -130,6 +130,7 @@ class Search:
         self.states = 0
         self.bounded = False
         self.silent_crashes = True  # a log that records crashes (a Crash line) shows every crash
+        self.silent_wakes = True  # a log that records a racing waker's read (a WakeRead line) shows every read and reservation
         self.tick = M.Tick  # a log with readings: held_tick (real_time.py)
         self.scans_placed: dict = {}  # worker -> the Session its recorded scan reads (None: none), real_time.py
         # workers whose nearest recorded memory ahead is not `reconverting`: in the lazy rounds (`restricted`) they
@@ -141,6 +142,14 @@ class Search:
         self.moves: dict = {}  # the silent steps from each state of this line's search (cleared between lines)
         self.only = None  # the actors whose silent steps `closure` takes without a view (None: all; judge.py, lazy)
         self.ticks_first = False  # the ticks a closure takes before its silent steps, where it can (judge.py, lazy)
+        self.holders = False  # with `only`: also the steps of the actors that hold the clock (judge.py, lazy)
+
+    def _only(self, st: M.State):
+        """The actors whose silent steps a closure takes from `st` (None: all): `only`, and with `holders` the
+        actors holding the held clock's next tick there (real_time.clock_holders)."""
+        if self.holders and self.only is not None:
+            return self.only | clock_holders(self.cfg, st)
+        return self.only
 
     def restricted(self) -> bool:
         """A lazy round (judge.py): a subset of the states, the whole search after it if it explains nothing."""
@@ -168,7 +177,8 @@ class Search:
         if steps is None:
             steps = self.moves[key] = [_strip(nxt if nxt.log is st.log else nxt._replace(log=st.log))
                                        for _name, params, nxt in silent_successors(cfg, st, self.silent_crashes,
-                                                                                   self.only if view is None else view[0])
+                                                                                   self._only(st) if view is None else view[0],
+                                                                                   self.silent_wakes)
                                        if not (_name == R.RECOVERY_SCAN
                                                and self.scans_placed.get(params[0], params[1]) != params[1])
                                        and not (_name == R.RECOVERY_CONVERT_FAILS and self.restricted()
@@ -238,11 +248,31 @@ class Search:
 
     # ---------------------------------------------------------------- one line
 
+    def window_read(self, st: M.State, line: Line) -> M.State | None:
+        """A lost race on an earlier read of the worker's window (`line.window_read`, history.window_reads):
+        the code's production pass reads the window once and tries its rows in turn, the twin's worker
+        remembers one row (spec/README.md decision 6), so the row this compare-and-swap compares on may have
+        been read before the worker's own work on the rows ahead of it, when no twin scan can read it now.
+        Explained from a state where the worker is idle, its process's other recorded memory matches, and the
+        twin's compare-and-swap on the recorded row loses (`TakeoverMatches` false: the claim is no longer that
+        identity, or not expired for Grace): the lost race changes nothing, the worker idle again (`st`). A row
+        the compare-and-swap would win still fails (the twin's takeover writes the claim; the line wrote
+        nothing). docs/history.md, "The production pass's window", says what it gives up."""
+        r, s, e, seen, others = line.window_read
+        if st.rec[r].pc != "idle":
+            return None
+        for kind, who, f, v in others:
+            if st[kind][who][f] != v:
+                return None
+        if self.cfg.hooks.takeover_matches(self.cfg, st, st.claim[s], M.Rec("scanned", self.cfg.sessions[s], e, seen)):
+            return None  # the twin's compare-and-swap on that row wins: a lost race there is no twin step
+        return st
+
     def step(self, st: M.State, line: Line) -> M.State | None:
         """The twin's state after `line` from `st`, or None when it does not match there."""
         for kind, who, f, v in line.checks:  # the recorded memory (memory_differences, compared by position)
             if st[kind][who][f] != v:
-                return None
+                return None if line.window_read is None else self.window_read(st, line)
         for k, plan in line.plans:  # a racing waker's recorded plan
             if st.waker[k] != plan:
                 return None

@@ -28,9 +28,10 @@ assert DURABLE_INDEX[:DURABLE_HEAD] == tuple(range(DURABLE_HEAD))
 _RUNNER = dict(M.RUNNER_STEPS)
 
 
-def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=None):
+def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=None, wakes: bool = True):
     """(name, params, next state) for each step from `st` that changes no durable variable (no Tick); `only`:
-    the steps of these actors (names) alone (a line's view from its own process's reading, search.py)."""
+    the steps of these actors (names) alone (a line's view from its own process's reading, search.py);
+    `crashes`, `wakes`: False when the log records every crash, every racing waker's read and reservation."""
     head, rest = st[:DURABLE_HEAD], tuple(st[i] for i in DURABLE_REST)
 
     def keep(name, params, nxt):  # the durable variables compared as tuples (identity first, in C)
@@ -85,7 +86,7 @@ def silent_successors(cfg: M.Config, st: M.State, crashes: bool = True, only=Non
             nxt = fn(cfg, st, r)
             if keep(name, (who,), nxt):
                 yield name, (who,), nxt
-    if cfg.wakers > 1 and only is None:  # a waker's read keeps its plan in memory; a reservation whose rows all moved
+    if cfg.wakers > 1 and only is None and wakes:  # a waker's read keeps its plan in memory; a reservation whose rows all moved
         for k in range(1, cfg.wakers + 1):
             for name, fn in ((R.WAKE_READ, M.WakeRead), (R.WAKE_RESERVE, M.WakeReserve)):
                 nxt = fn(cfg, st, k)
