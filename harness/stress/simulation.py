@@ -91,7 +91,10 @@ class Simulation(Supervisor):
                 self.caller.loop.turn()
                 self.next_interrupt = self.wall.t + self.caller.loop.pause()
             n = self.order.choice(self.node_ids)
-            self.procs[n].loop.turn()
+            try:
+                self.procs[n].loop.turn()
+            except Exception as exc:  # noqa: BLE001 - the server's code raised, not claimcheck's: a node died by itself
+                self.crash(n, unexpected=f"{n} raised {type(exc).__name__}: {exc}")
 
     def open_db(self, meta: dict):
         return self.server.open(self.url, meta, pg_lock=self.o.pg_lock, tick=self.o.tick, wall=self.wall)

@@ -46,6 +46,24 @@ def test_a_defect_the_run_meets_is_caught(tmp_path):
     assert {"AcquireNeverOverwrites", "FencedMutation"} <= names
 
 
+def test_a_server_exception_is_the_nodes_unexpected_exit_not_an_internal_error(tmp_path, monkeypatch):
+    """The server runs in this process: its exception is a node dying by itself (as a real process's traceback
+    and exit code), recorded and failing the run, and the run goes on with the node restarted."""
+    from binding.stress import node as stress_node
+    turns = {"n": 0}
+    real_turn = stress_node.NodeProcess.turn
+
+    def turn(self):
+        turns["n"] += 1
+        if turns["n"] == 40:
+            raise RuntimeError("the server's own bug")
+        return real_turn(self)
+    monkeypatch.setattr(stress_node.NodeProcess, "turn", turn)
+    code, res = simulate(tmp_path, seconds=1, seed="3", crash_every=0)
+    assert code == 1 and turns["n"] > 40
+    assert len(res.unexpected_exits) == 1 and "RuntimeError: the server's own bug" in res.unexpected_exits[0]
+
+
 @pytest.mark.parametrize("flag", [["--pause-every", "1"], ["--skew", "5"], ["--busy-storm"],
                                   ["--pause-before-dispatch", "0.5"]])
 def test_options_that_need_real_processes_are_refused(flag, tmp_path, capsys):
