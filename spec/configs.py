@@ -135,6 +135,13 @@ CONFIGS: dict[str, Config] = {
     "boundary": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, lease=1,
                        scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash"}),
                        admission=True),
+    # forged continuation rows (spec/README.md decision 28; issue 31 item 1): one Session, one node, one recovery
+    # worker; a crash makes recovery's continuation (MaxExec 2: an execution id left to promote it), and the
+    # one-shot fault forge replaces it, still pending, with a row of one flaw (CONTINUATION_FLAWS), which the
+    # promotion must refuse and quarantine (`promotion-ignores-<flaw>`: PromotedContinuationsValid). Grace 0, as
+    # on the other one-node crash configurations
+    "forged": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
+                     scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash", N.FORGE})),
     # steer selection (Steering): two prompts at Init, one node; a pause makes recovery's continuation,
     # which a running execution's steer must leave to recovery (Grace 1 with pauses, as on `sessions`; with
     # crashes instead, 6,858 states, but lockstep reaches the continuation beside a running execution
@@ -231,6 +238,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: N.PUBLICATION in cfg.faults, ("StepStartedFails", "StepEndedFails", "MarkUnknown")),
     (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert")),
+    (lambda cfg: N.FORGE in cfg.faults, ("ForgeContinuation",)),
 )
 
 

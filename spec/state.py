@@ -57,6 +57,7 @@ class Input(NamedTuple):
     src: int  # prompt number, or the recovered execution of a continuation
     state: str  # held | pending | ordinary | recovery | steered (names.INPUT_STATES)
     gen: int = 0  # a continuation's id beyond (Session, execution): 0, derived from them (ContinuationGen)
+    flaw: str = ""  # a forged or corrupt continuation row's one flaw (names.CONTINUATION_FLAWS); "" otherwise
 
 
 class Runner(NamedTuple):
@@ -466,6 +467,7 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
         inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
         run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
     )
+
 # ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt)
 
 def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str, call: int = 0) -> State:
