@@ -212,13 +212,14 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
 # `generations` (MaxExec 3: a continuation's execution recovered in turn), `fragments` (a partial stream
 # fragment before Step.Started: Fragments 1), `listeners` (a listener that never returns: the fault
-# "hang"), and `leftclaims` (the scan window of two rows, behind claims left at Init: a restart).
+# "hang"), `leftclaims` (the scan window of two rows, behind claims left at Init: a restart), and `forged`
+# (a forged continuation row, the fault "forge": the promotion's validation).
 # `sessions` (the scan window over two Sessions, 156,295 states since the reconciliation spans) left the
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
 FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "wakes", "wakes2", "wakestied",
-                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims")
+                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims", "forged")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
