@@ -26,6 +26,8 @@ ATTEMPT, STEP, ENVIRONMENT = "attempt", "step", "environment"
 def input_id(i: M.Input) -> str:
     if i.kind == "prompt":
         return ids.prompt_id(i.sess, i.src)
+    if i.flaw == "id":  # a forged row's id is not derived from (Session, execution)
+        return ids.forged_continuation_id(i.sess, i.src)
     return ids.continuation_id(i.sess, i.src) if i.gen == 0 else ids.minted_continuation_id(i.sess, i.src, i.gen)
 
 
@@ -97,6 +99,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.TICK: (ENVIRONMENT, lambda w, p: w.tick()),
     R.CRASH: (ENVIRONMENT, lambda w, p: _actor(w, p[0]).crash()),
     R.CORRUPT_RECOVERY_ROW: (ENVIRONMENT, lambda w, p: faults.corrupt_recovery_row(w.db, *p)),
+    R.FORGE_CONTINUATION: (ENVIRONMENT, lambda w, p: faults.forge_continuation(w.db, *p)),
     R.RECOVERY_CONVERT_ACK_LOST: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=COMMITTED)),
     R.RECOVERY_CONVERT_FAILS: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=NOT_COMMITTED)),
     # the wake rows: the World's ordinary wake queue, row w as item wake_item(w) ranked w

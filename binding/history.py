@@ -46,7 +46,7 @@ from binding.stress.vocabulary import VOCABULARY
 # supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
 CLOCK_FREE = frozenset({R.ADMIT, R.EXACT_RETRY, R.RESUME, R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_READ, R.WAKE_RESERVE,
                         R.WAKE_SERVE, R.WAKE_LOST,
-                        R.CRASH, R.CORRUPT_RECOVERY_ROW})
+                        R.CRASH, R.CORRUPT_RECOVERY_ROW, R.FORGE_CONTINUATION})
 _MEMORY_FIELDS = {"run": ("pc", "sess", "exec", "mem", "active", "intr", "ordinal", "tool"),
                   "fin": ("pc", "sess", "exec", "owner"), "rec": ("pc", "sess", "exec", "seen", "why")}
 

@@ -90,8 +90,8 @@ def durable(cfg: M.Config, w, cur) -> Durable:
         log=tuple(M.Event(e.session, e.kind, src.get(e.input, 0), e.writer) if e.input is not None else
                   M.Event(e.session, e.kind, twin_assistant(cfg, e.assistant), e.writer, e.call) for e in snap.events),
         recovery=frozenset(M.RecRow(e, s) for e, s in snap.recovery),
-        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0)
-                         for i in snap.inputs),
+        inputs=frozenset(M.Input(i.session, i.kind, i.src, i.state, ids.continuation_gen(i.id) if i.kind == "cont" else 0,
+                                 i.flaw) for i in snap.inputs),
         cancelled=frozenset(M.RecRow(e, s) for e, s in snap.cancelled),
         wakes=wakes(cfg, rows))
 

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from . import ids
 from .db import Database
-from .schema import claim_t, recovery_t
+from .schema import claim_t, input_t, recovery_t
 
 
 class AckLost(ConnectionError):
@@ -30,6 +30,32 @@ def corrupt_recovery_row(db: Database, session_id: str, execution_id: int, conti
     with db.transaction(sessions=[session_id]) as conn:
         conn.execute(recovery_t.insert().values(execution_id=execution_id, session_id=session_id,
                                                 continuation_input_id=cont))
+
+
+# what a forged continuation row changes of the row recovery made, per flaw (names.CONTINUATION_FLAWS): each
+# fails exactly one check of the promotion's validation (impl/inputs.py continuation_flaws)
+FORGED = {
+    "id": lambda row: dict(id=ids.forged_continuation_id(row["session_id"], row["src"])),
+    "session": lambda row: dict(origin_session_id=f"{row['session_id']}-other"),
+    "delivery": lambda row: dict(delivery="steer"),
+    "prompt": lambda row: dict(content_digest="forged-content"),
+    "assistant": lambda row: dict(assistant_execution=row["src"] + 1),
+    "newest": lambda row: dict(assistant_id="forged-assistant"),
+    "synthetic": lambda row: dict(synthetic=False),
+}
+
+
+def forge_continuation(db: Database, session_id: str, execution_id: int, flaw: str) -> bool:
+    """ForgeContinuation: an adversary (or a corrupt write) replaces recovery's pending continuation of
+    (Session, execution) with a continuation-kind row of one flaw. False when there is none to replace."""
+    cont = ids.continuation_id(session_id, execution_id)
+    with db.transaction(sessions=[session_id]) as conn:
+        row = conn.execute(sa.select(input_t).where(input_t.c.id == cont, input_t.c.state == "pending")).mappings().first()
+        if row is None:
+            return False
+        conn.execute(sa.delete(input_t).where(input_t.c.id == cont))
+        conn.execute(input_t.insert().values(**{**row, **FORGED[flaw](row)}))
+    return True
 
 
 def force_claim(db: Database, session_id: str, **values) -> None:

@@ -52,6 +52,17 @@ def continuation_id(session_id: str, execution_id: int) -> str:
     return f"cont-{_digest(session_id, execution_id)}"
 
 
+def recovery_prompt_digest(session_id: str, execution_id: int) -> str:
+    """The digest of the exact recovery prompt of (Session, execution): the content recovery's continuation
+    carries, checked at promotion (decision 28)."""
+    return f"recovery-{hashlib.sha256(f'{session_id}/{execution_id}'.encode()).hexdigest()[:16]}"
+
+
+def forged_continuation_id(session_id: str, execution_id: int) -> str:
+    """A continuation id not derived from (Session, execution): a forged row's (ForgeContinuation, flaw id)."""
+    return f"{continuation_id(session_id, execution_id)}-forged"
+
+
 MINTED = "attempt"  # the suffix of a continuation id minted by a later attempt (conversion-retry-mints-new-ids)
 
 

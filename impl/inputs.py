@@ -38,6 +38,34 @@ class InputRow:
     state: str
     admitted_seq: int
     promoted_seq: int | None
+    origin_session_id: str | None = None
+    content_digest: str | None = None
+    assistant_id: str | None = None
+    assistant_execution: int | None = None
+    synthetic: bool = False
+
+
+def continuation_flaws(input_id: str, session_id: str, src: int, delivery: str, origin_session_id: str | None,
+                       content_digest: str | None, assistant_id: str | None, assistant_execution: int | None,
+                       synthetic: bool, newest: str | None) -> tuple[str, ...]:
+    """The checks of the promotion's validation (the reviewed input.ts 321-397; spec/README.md decision 28) a
+    continuation row fails, in the order it asks them (names.CONTINUATION_FLAWS): its id is derived from
+    Session and execution (`id`), it recovers its own Session's execution (`session`), queue delivery
+    (`delivery`), the exact recovery prompt (`prompt`), its assistant is the recovered execution's
+    (`assistant`) and that execution's newest started one, `newest` (none when none started), and recovery
+    made it (`synthetic`)."""
+    gen = ids.continuation_gen(input_id)
+    failed = {
+        "id": input_id != ids.minted_continuation_id(session_id, src, gen),
+        "session": origin_session_id != session_id,
+        "delivery": delivery != "queue",
+        "prompt": content_digest != ids.recovery_prompt_digest(session_id, src),
+        "assistant": assistant_execution != src,
+        "newest": assistant_id != newest,
+        "synthetic": not synthetic,
+    }
+    assert set(failed) == set(R.CONTINUATION_FLAWS)
+    return tuple(f for f in R.CONTINUATION_FLAWS if failed[f])
 
 
 def _owned_by_recovery():
@@ -59,6 +87,10 @@ _ARM = sa.update(T).where(T.c.id == sa.bindparam("input")).values(state="pending
 _STEER = sa.update(T).where(T.c.id == sa.bindparam("input"), T.c.state == "pending") \
     .values(state="steered", promoted_seq=sa.bindparam("seq"))
 _RECOVERY_ROW = sa.select(RT).where(RT.c.execution_id == sa.bindparam("execution"))
+# the newest assistant an execution started (its latest Step.Started), or none
+_NEWEST = sa.select(event_t.c.assistant_id).where(
+    event_t.c.session_id == sa.bindparam("session"), event_t.c.execution_id == sa.bindparam("execution"),
+    event_t.c.kind == R.DURABLE_KIND[R.STARTED]).order_by(event_t.c.id.desc()).limit(1)
 _INSERT = T.insert()
 
 
@@ -226,10 +258,28 @@ class InputStore:
         rec = run(conn, _RECOVERY_ROW, {"execution": row.src}).mappings().first()
         if rec is None or rec["session_id"] != row.session_id:
             return NotEnabled(f"continuation {row.id} has no recovery row of its Session")
-        if rec["continuation_input_id"] != row.id or row.id != ids.continuation_id(row.session_id, row.src):
+        if row.id == ids.minted_continuation_id(row.session_id, row.src, ids.continuation_gen(row.id)) and (
+                rec["continuation_input_id"] != row.id or row.id != ids.continuation_id(row.session_id, row.src)):
             return Malformed(f"recovery row of execution {row.src} names {rec['continuation_input_id']}, "
                              f"not {row.id}")
         return Ok()
+
+    def newest_assistant(self, conn: Connection, session_id: str, execution_id: int) -> str | None:
+        """The newest assistant the execution started (its latest Step.Started), or None."""
+        row = run(conn, _NEWEST, {"session": session_id, "execution": execution_id}).first()
+        return None if row is None else row[0]
+
+    def refused_flaw(self, conn: Connection, row: InputRow) -> str | None:
+        """The promotion's validation of a continuation row (decision 28): the first check it fails whose
+        defect switch (promotion-ignores-<flaw>) is off, or None when it holds."""
+        flaws = continuation_flaws(row.id, row.session_id, row.src, row.delivery, row.origin_session_id,
+                                   row.content_digest, row.assistant_id, row.assistant_execution, row.synthetic,
+                                   self.newest_assistant(conn, row.session_id, row.src))
+        return next((f for f in flaws if not self.ctx.has(R.FLAW_DEFECT[f])), None)
+
+    def quarantine(self, conn: Connection, input_id: str) -> Result:
+        """A refused continuation is set aside: pending -> quarantined, exactly once."""
+        return self.promote(conn, input_id, "quarantined")
 
     def promote(self, conn: Connection, input_id: str, state: str, frm: str = "pending") -> Result:
         """pending -> ordinary|recovery, exactly once (compare-and-set on the state; `frm` held: the
@@ -242,11 +292,14 @@ class InputStore:
         """Recovery's continuation input (queue delivery), with the id the conversion derives (`iid`, by
         default ids.continuation_id); exactly one row must be inserted."""
         iid = iid or ids.continuation_id(session_id, execution_id)
+        envelope = dict(origin_session_id=session_id, content_digest=ids.recovery_prompt_digest(session_id, execution_id),
+                        assistant_id=self.newest_assistant(conn, session_id, execution_id),
+                        assistant_execution=execution_id, synthetic=True)
         try:
             with conn.begin_nested():
                 run(conn, _INSERT, dict(id=iid, session_id=session_id, kind="continuation",
                                         src=execution_id, delivery="queue", state="pending",
-                                        admitted_seq=next_id(conn, "input")))
+                                        admitted_seq=next_id(conn, "input"), **envelope))
         except sa.exc.IntegrityError:
             return Conflict(f"continuation {iid} already exists")
         return Ok(iid)

@@ -20,7 +20,7 @@ from .db import Database, lock_session, next_id
 from .events import Publisher
 from .inputs import InputStore
 from .provider import ScriptedProvider
-from .results import Abort, NotEnabled, Occupied, Ok, Result
+from .results import Abort, NotEnabled, Occupied, Ok, Quarantined, Result
 from .runner import Runner, Settling
 
 
@@ -117,6 +117,13 @@ class Node:
                     return allowed
             if self.claims.occupied(conn, row.session_id, now):
                 raise Abort(Occupied(row.session_id))  # before drawing an id: a refused attempt burns none
+            flaw = None if ordinary or drained else self.inputs.refused_flaw(conn, row)
+            if flaw is not None:  # a forged or corrupt continuation row: refused and set aside (decision 28)
+                for result in (self.inputs.quarantine(conn, input_id),
+                               wake.serve(row.session_id, conn) if wake is not None else Ok()):
+                    if not result:
+                        raise Abort(result)
+                return Quarantined(f"continuation {input_id} fails the promotion's {flaw} check")
             ident = Ident(row.session_id, next_id(conn, "execution"), self.owner_id)
             for result in (self.claims.acquire(conn, ident, now, next_id(conn, "claim")),
                            self.inputs.promote(conn, input_id, "ordinary" if ordinary else "recovery",
@@ -129,7 +136,7 @@ class Node:
                     raise Abort(served)
             return Ok(ident)
         result = self.ctx.db.atomic(body, wakes=wake is not None)
-        if result:
+        if isinstance(result, Ok):
             ident = result.value
             self.runner.start(ident.session_id, ident.execution_id)
             self.ctx.boundaries.hit(R.B_ACQUIRE_COMMITTED, node=self.owner_id, session=ident.session_id,

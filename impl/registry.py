@@ -60,6 +60,13 @@ STEER_SELECTS_RECOVERY_INPUT = _pick(N.DEFECTS, "steer-selects-recovery-input")
 STEER_TAKES_QUEUED_INPUT = _pick(N.DEFECTS, "steer-takes-queued-input")
 QUEUE_BEFORE_STEER = _pick(N.DEFECTS, "queue-before-steer")
 SELECTION_IGNORES_AGE = _pick(N.DEFECTS, "selection-ignores-age")
+PROMOTION_IGNORES_ID = _pick(N.DEFECTS, "promotion-ignores-id")
+PROMOTION_IGNORES_SESSION = _pick(N.DEFECTS, "promotion-ignores-session")
+PROMOTION_IGNORES_DELIVERY = _pick(N.DEFECTS, "promotion-ignores-delivery")
+PROMOTION_IGNORES_PROMPT = _pick(N.DEFECTS, "promotion-ignores-prompt")
+PROMOTION_IGNORES_ASSISTANT = _pick(N.DEFECTS, "promotion-ignores-assistant")
+PROMOTION_IGNORES_NEWEST = _pick(N.DEFECTS, "promotion-ignores-newest")
+PROMOTION_IGNORES_SYNTHETIC = _pick(N.DEFECTS, "promotion-ignores-synthetic")
 
 # actions (spec/names.py ACTIONS): what a step of an actor reports it ran
 ACQUIRE = _pick(N.ACTIONS, "Acquire")
@@ -99,6 +106,7 @@ STEP_STARTED_FAILS = _pick(N.ACTIONS, "StepStartedFails")
 STEP_ENDED_FAILS = _pick(N.ACTIONS, "StepEndedFails")
 LISTENER_HANGS = _pick(N.ACTIONS, "ListenerHangs")
 CORRUPT_RECOVERY_ROW = _pick(N.ACTIONS, "CorruptRecoveryRow")
+FORGE_CONTINUATION = _pick(N.ACTIONS, "ForgeContinuation")
 RECOVERY_CONVERT_ACK_LOST = _pick(N.ACTIONS, "RecoveryConvertAckLost")
 RECOVERY_CONVERT_FAILS = _pick(N.ACTIONS, "RecoveryConvertFails")
 WAKE_ARRIVE = _pick(N.ACTIONS, "WakeArrive")
@@ -143,6 +151,10 @@ MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
 UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH = N.RETRY_REFUSALS
 # the content digest an exact retry carries (spec/names.py DIGESTS): the admitted input's own, or another's
 ADMITTED, OTHER_CONTENT = N.DIGESTS
+# a forged continuation row's one flaw (spec/names.py CONTINUATION_FLAWS), in the order the promotion's
+# validation checks them, each with the defect that omits its check
+CONTINUATION_FLAWS = N.CONTINUATION_FLAWS
+FLAW_DEFECT = {flaw: _pick(N.DEFECTS, f"promotion-ignores-{flaw}") for flaw in N.CONTINUATION_FLAWS}
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS

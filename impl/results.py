@@ -67,6 +67,14 @@ class Malformed(Result):
 
 
 @dataclass(frozen=True)
+class Quarantined(Result):
+    """The promotion refused a flawed continuation row and set it aside (quarantined) in its transaction: a
+    step that happened (truthy), with no claim (spec/README.md decision 28)."""
+    ok: ClassVar[bool] = True
+    reason: str
+
+
+@dataclass(frozen=True)
 class NotEnabled(Result):
     """The actor's guard is false: the twin action is not enabled (nothing was done)."""
     reason: str

@@ -23,8 +23,9 @@ EVENT_KINDS = ("Step.Started", "Step.Failed", "Step.Interrupted", "Step.Ended", 
 OUTCOMES = ("failed", "interrupted", "ended")
 INPUT_KINDS = ("prompt", "continuation")
 DELIVERIES = ("steer", "queue")
-# held: admitted with its execution not yet requested; steered: taken into a running execution
-INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")
+# held: admitted with its execution not yet requested; steered: taken into a running execution; quarantined: a
+# flawed continuation row the promotion refused (spec/README.md decision 28)
+INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered", "quarantined")
 HISTORY_OUTCOMES = ("cleared", "cancelled", "recovered")
 
 
@@ -123,6 +124,15 @@ class SessionInput(SQLModel, table=True):
     state: str = "pending"
     admitted_seq: int
     promoted_seq: Optional[int] = None
+    # a continuation's recovery envelope, written by the conversion and checked by the promotion (decision 28):
+    # the Session whose execution it recovers, the digest of its content (the exact recovery prompt), the
+    # assistant it resumes (the recovered execution's newest started one, or none) and that assistant's
+    # execution, and whether recovery made it (synthetic). Prompts leave them empty.
+    origin_session_id: Optional[str] = None
+    content_digest: Optional[str] = None
+    assistant_id: Optional[str] = None
+    assistant_execution: Optional[int] = None
+    synthetic: bool = False
 
 
 WAKE_KINDS = ("recovery", "ordinary")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from . import registry as R
 from .db import Database
+from .inputs import continuation_flaws
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class InputView:
     kind: str  # prompt | cont
     src: int
     state: str
+    flaw: str = ""  # a continuation row's first failing check of the promotion's validation (decision 28)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ _CLAIMS = ("SELECT session_id, execution_id, owner_id, lease_expires_at, phase, 
 _EVENTS = ("SELECT session_id, kind, assistant_id, execution_id, writer, input_id, tool_call FROM session_event "
            "ORDER BY id")
 _RECOVERY = "SELECT execution_id, session_id FROM session_recovery"
-_INPUTS = "SELECT id, session_id, kind, src, state FROM session_input ORDER BY admitted_seq"
+_INPUTS = ("SELECT id, session_id, kind, src, state, delivery, origin_session_id, content_digest, assistant_id, "
+           "assistant_execution, synthetic FROM session_input ORDER BY admitted_seq")
 _CANCELLED = "SELECT execution_id, session_id FROM execution_history WHERE outcome = 'cancelled'"
 _ASSISTANTS = "SELECT assistant_id, session_id, execution_id, started, completed, outcome FROM assistant"
 
@@ -118,8 +121,14 @@ def read_cursor(cur, *, assistants: bool = True) -> Snapshot:
     claims = {r[0]: ClaimView(*r[1:]) for r in q(_CLAIMS)}
     events = [EventView(s, R.SHORT_KIND[k], a, e, w, i, c) for s, k, a, e, w, i, c in q(_EVENTS)]
     recovery = frozenset(tuple(r) for r in q(_RECOVERY))
-    inputs = [InputView(i, s, "cont" if k == "continuation" else "prompt", src, st)
-              for i, s, k, src, st in q(_INPUTS)]
+    newest = {}  # the newest assistant each (Session, execution) started
+    for e in events:
+        if e.kind == R.STARTED:
+            newest[(e.session, e.execution)] = e.assistant
+    inputs = [InputView(i, s, "cont" if k == "continuation" else "prompt", src, st,
+                        "" if k != "continuation" else next(iter(continuation_flaws(
+                            i, s, src, dl, origin, digest, a, ax, bool(syn), newest.get((s, src)))), ""))
+              for i, s, k, src, st, dl, origin, digest, a, ax, syn in q(_INPUTS)]
     cancelled = frozenset(tuple(r) for r in q(_CANCELLED))
     projection = {a: AssistantView(s, e, bool(st), bool(c), o) for a, s, e, st, c, o in q(_ASSISTANTS)} \
         if assistants else {}

@@ -52,6 +52,18 @@ MCClaimFree(s, ordinary) ==
 MCPromotionOwned(i) ==
     IF Has("recovery-input-excluded-everywhere") THEN ~HasRow(i.sess, i.src) ELSE Protocol!PromotionOwned(i)
 
+\* promotion-ignores-<flaw> (one per spec/names.py CONTINUATION_FLAWS): the promotion's validation omits that
+\* check, so a continuation row with that flaw is promoted
+MCContinuationValid(i) ==
+    IF \/ Has("promotion-ignores-id") /\ i.flaw = "id"
+       \/ Has("promotion-ignores-session") /\ i.flaw = "session"
+       \/ Has("promotion-ignores-delivery") /\ i.flaw = "delivery"
+       \/ Has("promotion-ignores-prompt") /\ i.flaw = "prompt"
+       \/ Has("promotion-ignores-assistant") /\ i.flaw = "assistant"
+       \/ Has("promotion-ignores-newest") /\ i.flaw = "newest"
+       \/ Has("promotion-ignores-synthetic") /\ i.flaw = "synthetic"
+    THEN TRUE ELSE Protocol!ContinuationValid(i)
+
 \* renew-after-expiry: the renewal (and the heartbeat, below) accepts an expired lease
 MCRenewAccepts(c, r, n) ==
     IF Has("renew-after-expiry") THEN c.exec = r.exec /\ c.owner = n ELSE Protocol!RenewAccepts(c, r, n)

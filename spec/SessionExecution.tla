@@ -100,7 +100,7 @@ CONSTANTS
     \* @type: Int;
     MaxTries,       \* takeovers of one claim before a conversion that lost its lease quarantines it
     \* @type: Set(Str);
-    Faults,         \* which of "crash", "pause", "corrupt", "ack", "publication", "hang" the environment may inject
+    Faults,         \* which of "crash", "pause", "corrupt", "ack", "publication", "hang", "forge" the environment may inject
     \* @type: Bool;
     TimelyDispatch,
     \* @type: Int;
@@ -138,7 +138,7 @@ CONSTANTS
   @typeAlias: claim = {exec: Int, owner: Str, ttl: Int, phase: Str, asst: Int, quar: Bool, tries: Int, why: Str};
   @typeAlias: event = {sess: Str, kind: Str, asst: Int, node: Str, call: Int};
   @typeAlias: row = {exec: Int, sess: Str};
-  @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str, gen: Int};
+  @typeAlias: input = {sess: Str, kind: Str, src: Int, state: Str, gen: Int, flaw: Str};
   @typeAlias: runner = {pc: Str, sess: Str, exec: Int, mem: Int, active: Bool, intr: Bool, ordinal: Int, tool: Int};
   @typeAlias: finalizer = {pc: Str, sess: Str, exec: Int, owner: Str};
   @typeAlias: worker = {pc: Str, sess: Str, exec: Int, seen: Str, why: Str};
@@ -220,7 +220,12 @@ StepKinds == {"Started"} \cup TerminalKinds
 \* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
 \* prompt's number in the event's id slot (`asst`) and is written under no claim (`node` "")
 RequestKind == "PromptExecutionRequested"
-InputStates == {"held", "pending", "ordinary", "recovery", "steered"}
+InputStates == {"held", "pending", "ordinary", "recovery", "steered", "quarantined"}
+\* The one flaw a forged or corrupt continuation-kind row has (ForgeContinuation; spec/README.md decision 28), one
+\* per check of the reviewed promotion's validation the model did not have (spec/names.py CONTINUATION_FLAWS):
+\* a non-canonical id, another Session's execution, steer delivery, other prompt content, an assistant not of
+\* the recovered execution, not the Session's newest assistant, not synthetic.  "" for every row recovery made.
+ContinuationFlaws == {"id", "session", "delivery", "prompt", "assistant", "newest", "synthetic"}
 \* tool events: the fenced start records the call; its outcome is Tool.Success, or the failure recorded by
 \* a reconciliation (recovery's or the finalizer's: the outcome is uncertain)
 ToolOutcomes == {"ToolSucceeded", "ToolFailed"}
@@ -260,7 +265,7 @@ RowForExec(e) == \E r \in recovery : r.exec = e
 \* A session_recovery row names execution e under another Session than s: forged or corrupt.  (A row of s
 \* itself naming e is recovery's own conversion of e, healthy work recovered, never a reason to quarantine.)
 ForeignRow(s, e) == \E x \in recovery : x.exec = e /\ x.sess # s
-Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g]
+Continuation(s, e, g) == [sess |-> s, kind |-> "cont", src |-> e, state |-> "pending", gen |-> g, flaw |-> ""]
 HasContinuation(k) == \E i \in inputs : i.sess = k.sess /\ i.kind = "cont" /\ i.src = k.src /\ i.gen = k.gen
 \* An input's id as a PromptExecutionRequested names it (the event's `asst`): a prompt's number, a
 \* continuation's recovered execution negated (only a defective identity check lets a request name one).
@@ -316,6 +321,11 @@ OrdinarySelects(i) == i.kind = "prompt" \/ ~HasRow(i.sess, i.src)
 ClaimFree(s, ordinary) == claim[s].phase = "none"
 \* Recovery promotes its own continuation: one with its session_recovery row.
 PromotionOwned(i) == HasRow(i.sess, i.src)
+\* The promotion validates the continuation row as recovery made it (the reviewed input.ts 321-397): its id is
+\* the one derived from Session and execution, its Session the recovered execution's, queue delivery, the exact
+\* recovery prompt, its assistant the recovered execution's and the Session's newest, synthetic.  A row with
+\* any flaw (forged or corrupt) is refused.
+ContinuationValid(i) == i.flaw = ""
 \* The renewal's fence: exact Session, execution, owner, and an unexpired lease.
 RenewAccepts(c, r, n) == c.exec = r.exec /\ c.owner = n /\ c.ttl > 0
 \* After a failed renewal (zero rows) the runner stops before any provider call.
@@ -466,13 +476,14 @@ RetryRefusal(s, i, d) ==
             ELSE ""
 
 InputUniverse ==
-    [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}]
+    [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}, gen : {0}, flaw : {""}]
     \cup [sess : Sessions, kind : {"cont"}, src : 1..MaxExec, state : {"pending"},
-          gen : {ContinuationGen(k) : k \in 0..1}]
+          gen : {ContinuationGen(k) : k \in 0..1},
+          flaw : {""} \cup IF "forge" \in Faults THEN ContinuationFlaws ELSE {}]
 
 \* The ids a caller can send in an exact retry: any input's of any Session (prompts and continuations,
 \* admitted or not) and a forged id that names no input (prompt number 0 is never admitted).
-ForgedIds == [sess : Sessions, kind : {"prompt"}, src : {0}, state : {"pending"}, gen : {0}]
+ForgedIds == [sess : Sessions, kind : {"prompt"}, src : {0}, state : {"pending"}, gen : {0}, flaw : {""}]
 RetryIds == InputUniverse \cup ForgedIds
 \* The content digest a retry carries: the admitted input's own, or another's.
 Digests == {"admitted", "other"}
@@ -494,7 +505,7 @@ LeftOwner == CHOOSE r \in Recoverers : TRUE
 LeftClaim(s) == [exec |-> LeftExec[s], owner |-> LeftOwner, ttl |-> -Grace, phase |-> "recovering",
                  asst |-> 0, quar |-> FALSE, tries |-> 1, why |-> ""]
 \* a prompt admitted at Init: pending, or taken by its Session's left execution
-InitialPrompt(s, k) == [sess |-> s, kind |-> "prompt", src |-> k, gen |-> 0,
+InitialPrompt(s, k) == [sess |-> s, kind |-> "prompt", src |-> k, gen |-> 0, flaw |-> "",
                         state |-> IF k = 1 /\ s \in LeftClaims THEN "ordinary" ELSE "pending"]
 
 Init ==
@@ -535,13 +546,24 @@ AcquireBy(n, i, ordinary) == AcquireClaim(n, i, ordinary) /\ UNCHANGED wakes
 \* Ordinary acquisition: insert-only; never overwrites a claim, live or expired.
 Acquire(n, i) == Selectable(i) /\ InOrder(i) /\ AcquireBy(n, i, TRUE)
 
-\* Recovery promotes its own continuation exactly.
+\* The promotion's transaction validates the continuation row (ContinuationValid): a valid one is acquired;
+\* a flawed one (forged or corrupt: ForgeContinuation) is refused and set aside, quarantined, in the same
+\* transaction, under the same conditions (an idle runner, the Session free, an execution id left), nothing else
+\* changing (spec/README.md decision 28).  The wake rows are the caller's.
+PromoteChecked(n, i) ==
+    IF ContinuationValid(i) THEN AcquireClaim(n, i, FALSE)
+    ELSE /\ run[n].pc = "idle" /\ i \in inputs /\ nextExec <= MaxExec /\ ClaimFree(i.sess, FALSE)
+         /\ inputs' = (inputs \ {i}) \cup {[i EXCEPT !.state = "quarantined"]}
+         /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, waker>>
+
+\* Recovery promotes its own continuation exactly, once its row is validated.
 \* With WakesTied a continuation is promoted only through its recovery wake (WakePromote), as the code does.
 PromoteContinuation(n, i) ==
     /\ ~WakesTied
     /\ i.state = "pending" /\ i.kind = "cont"
     /\ PromotionOwned(i)
-    /\ AcquireBy(n, i, FALSE)
+    /\ PromoteChecked(n, i)
+    /\ UNCHANGED wakes
 
 \* The renewal that precedes each Step's provider dispatch: exact Session, execution, owner, unexpired lease.
 Renew(n) ==
@@ -753,7 +775,7 @@ Admit(s) ==
     /\ Admission
     /\ Cardinality(PromptsOf(s)) < Prompts
     /\ inputs' = inputs \cup {[sess |-> s, kind |-> "prompt", src |-> Cardinality(PromptsOf(s)) + 1,
-                               state |-> "held", gen |-> 0]}
+                               state |-> "held", gen |-> 0, flaw |-> ""]}
     /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, faults, effects, wakes, waker>>
 
 \* A caller naming Session s retries the admission of input id i (any id it can send) with content digest
@@ -1221,12 +1243,13 @@ WakeAcquire(n, w, i) ==
     /\ AcquireClaim(n, i, TRUE)
     /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
 
-\* The woken recovery wake promotes the Session's continuation exactly, removing its row.
+\* The woken recovery wake promotes the Session's continuation exactly, once its row is validated (a flawed
+\* one is refused and quarantined: PromoteChecked), removing its row.
 WakePromote(n, w, i) ==
     /\ WakesTied /\ w = 2 /\ wakes[w].woken # ""
     /\ i.sess = TiedSession /\ i.state = "pending" /\ i.kind = "cont"
     /\ PromotionOwned(i)
-    /\ AcquireClaim(n, i, FALSE)
+    /\ PromoteChecked(n, i)
     /\ wakes' = [wakes EXCEPT ![w] = WakeIdle]
 
 \* The woken redrive takes nothing (it lost the race, its node died): the reservation lapses and the row,
@@ -1278,6 +1301,16 @@ CorruptRecoveryRow(s, e) ==
     /\ faults' = faults \cup {"corrupt"}
     /\ UNCHANGED <<claim, nextExec, log, inputs, run, fin, rec, cancelled, effects, wakes, waker>>
 
+\* An adversary (or a corrupt write) replaces recovery's pending continuation of Session s's execution e with a
+\* continuation-kind row of exactly one flaw f (its id, Session, delivery, prompt, assistant, newest assistant or
+\* synthetic identity not as recovery made it): one-shot, as CorruptRecoveryRow (spec/README.md decision 28).
+ForgeContinuation(s, e, f) ==
+    /\ "forge" \in Faults /\ "forge" \notin faults
+    /\ Continuation(s, e, 0) \in inputs
+    /\ inputs' = (inputs \ {Continuation(s, e, 0)}) \cup {[Continuation(s, e, 0) EXCEPT !.flaw = f]}
+    /\ faults' = faults \cup {"forge"}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, run, fin, rec, cancelled, effects, wakes, waker>>
+
 -----------------------------------------------------------------------------
 Next ==
     \/ \E n \in Nodes, i \in InputUniverse : Acquire(n, i)
@@ -1319,6 +1352,7 @@ Next ==
     \/ \E r \in Recoverers : RecoveryReconvert(r)
     \/ \E k \in Nodes \cup Recoverers : Crash(k)
     \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+    \/ \E s \in Sessions, e \in 1..MaxExec, f \in ContinuationFlaws : ForgeContinuation(s, e, f)
     \/ \E w \in WakeRowIds : WakeArrive(w)
     \/ \E one \in OneWaker : WakeScan
     \/ \E k \in WakerIds : WakeRead(k) \/ WakeReserve(k)
@@ -1334,7 +1368,7 @@ Next ==
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
 \* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
-\* CorruptRecoveryRow, RecoveryConvertAckLost, RecoveryConvertFails, ToolSuccessFails, ListenerHangs, WakeArrive,
+\* CorruptRecoveryRow, ForgeContinuation, RecoveryConvertAckLost, RecoveryConvertFails, ToolSuccessFails, ListenerHangs, WakeArrive,
 \* WakeLost) are
 \* not fair.  A listener's return is weakly fair: it returns unless it hung (ListenerHangs disables it).
 Fairness ==
@@ -1382,8 +1416,9 @@ TypeOK ==
     /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
                           /\ log[k].call \in IF log[k].kind \in ToolKinds THEN 1..Tools ELSE {0}
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
+                        /\ i.flaw \in {""} \cup ContinuationFlaws
     /\ nextExec \in 1..(MaxExec + 1)
-    /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication", "hang"}
+    /\ faults \subseteq {"crash", "pause", "corrupt", "ack", "publication", "hang", "forge"}
     /\ \A x \in effects : x.kind \in {"dispatch", "reconcile", "tool"} /\ x.by \in Nodes \cup Recoverers
                         /\ x.step \in 0..MaxSteps /\ x.call \in IF x.kind = "tool" THEN 1..Tools ELSE {0}
     /\ \A w \in WakeRowIds : wakes[w].work \in BOOLEAN /\ wakes[w].tries \in 0..MaxWakeTries
@@ -1411,6 +1446,9 @@ RecoveryRowsIsolated ==
     \A i \in inputs : i.kind = "cont" => [exec |-> i.src, sess |-> i.sess] \in recovery
 
 ContinuationsRecoveryOwned == \A i \in inputs : ~(i.kind = "cont" /\ i.state = "ordinary")
+
+\* Only a continuation recovery made is promoted: none with a flaw (forged or corrupt) is ever taken.
+PromotedContinuationsValid == \A i \in inputs : i.state = "recovery" => i.flaw = ""
 
 \* At most one continuation per recovered (Session, execution): its id is the one derived from them.
 OneContinuationPerRecovery ==
@@ -1632,6 +1670,7 @@ UnknownNeverReexecuted == [][UnknownNeverReexecutedStep]_vars
 FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ Tick /\ Pausing
              \/ \E s \in Sessions, e \in 1..MaxExec : CorruptRecoveryRow(s, e)
+             \/ \E s \in Sessions, e \in 1..MaxExec, f \in ContinuationFlaws : ForgeContinuation(s, e, f)
              \/ \E r \in Recoverers : RecoveryConvertAckLost(r)
              \/ \E r \in Recoverers : RecoveryConvertFails(r)
              \/ \E n \in Nodes : ToolSuccessFails(n)

@@ -66,11 +66,13 @@ LEffects == {[sess |-> run[n].sess, exec |-> run[n].exec, by |-> n] : n \in {m \
 \* inputs: pending, or taken (by ordinary selection, a steer or recovery's promotion alike); with Admission
 \* a held prompt (its execution not yet requested) and a prompt not yet admitted are abstractly pending
 \* (admitting or requesting it is a stutter): the abstract protocol's inputs are all there from Init; a
-\* continuation's gen (its id) is no abstract notion.  A continuation whose execution is still claimed is
-\* not yet an abstract input: a conversion retry's keyed writes made it beside the claim, and the
-\* conversion that clears the claim (the abstract Recover) completes it (spec/README.md, decision 15)
+\* continuation's gen (its id) is no abstract notion, nor its flaw (ForgeContinuation: a stutter); a flawed
+\* continuation the promotion refused (quarantined) stays abstractly pending (the abstract protocol, safety only,
+\* has no quarantine of an input).  A continuation whose execution is still claimed is not yet an abstract
+\* input: a conversion retry's keyed writes made it beside the claim, and the conversion that clears the
+\* claim (the abstract Recover) completes it (spec/README.md, decision 15)
 LInputs == {[sess |-> i.sess, kind |-> i.kind, src |-> i.src,
-             state |-> IF i.state \in {"pending", "held"} THEN "pending" ELSE "taken"] :
+             state |-> IF i.state \in {"pending", "held", "quarantined"} THEN "pending" ELSE "taken"] :
             i \in {j \in inputs : j.kind = "prompt" \/ ClaimsOf(j.src) = {}}}
            \cup IF ~Admission THEN {}
                  ELSE {x \in [sess : Sessions, kind : {"prompt"}, src : 1..Prompts, state : {"pending"}] :

@@ -72,6 +72,10 @@ MALFORMED, EXHAUSTED, INVALID = N.QUARANTINE_REASONS
 UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CONTENT_MISMATCH = N.RETRY_REFUSALS
 # the content digest an exact retry carries (spec/names.py DIGESTS): the admitted input's own, or another's
 ADMITTED, OTHER_CONTENT = N.DIGESTS
+# a forged continuation row's one flaw (spec/names.py CONTINUATION_FLAWS), in the order the promotion's
+# validation checks them, each with the defect that omits its check
+CONTINUATION_FLAWS = N.CONTINUATION_FLAWS
+FLAW_DEFECT = {flaw: _pick(N.DEFECTS, f"promotion-ignores-{flaw}") for flaw in N.CONTINUATION_FLAWS}
 
 # event kinds: the twin's short names and the durable names the log stores
 STARTED, FAILED, INTERRUPTED, ENDED = N.STEP_KINDS
@@ -110,7 +114,8 @@ RECOVERY_ACTIONS = tuple(a.name for a in N.ACTIONS.values() if a.actor == "recov
 # ---------------------------------------------------------------- TypeScript
 
 # the TypeScript type of each parameter letter (as docs/driver.schema.json types it)
-TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "k": "number", "i": "InputRecord", "d": "string"}
+TS_LETTERS = {"n": "string", "r": "string", "s": "string", "e": "number", "w": "number", "k": "number", "i": "InputRecord", "d": "string",
+              "f": "string"}
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(TS_LETTERS), "a parameter letter without a type"
 WIDTH = 120
 
@@ -154,6 +159,8 @@ def typescript_registry() -> str:
         ("spec/names.py INPUT_KINDS", "InputKind", N.INPUT_KINDS),
         ("spec/names.py INPUT_STATES", "InputState", N.INPUT_STATES),
         ("An exact retry's content digest (spec/names.py DIGESTS).", "Digest", N.DIGESTS),
+        ("A forged continuation row's one flaw (spec/names.py CONTINUATION_FLAWS).", "ContinuationFlaw",
+         N.CONTINUATION_FLAWS),
         ("Why an exact retry is refused: its refusal's detail starts with it (spec/names.py RETRY_REFUSALS).",
          "RetryRefusal", N.RETRY_REFUSALS),
         ("spec/names.py EFFECT_KINDS", "EffectKind", N.EFFECT_KINDS),

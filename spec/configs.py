@@ -140,6 +140,13 @@ CONFIGS: dict[str, Config] = {
     "boundary": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, lease=1,
                        scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash"}),
                        admission=True),
+    # forged continuation rows (spec/README.md decision 28; issue 31 item 1): one Session, one node, one recovery
+    # worker; a crash makes recovery's continuation (MaxExec 2: an execution id left to promote it), and the
+    # one-shot fault forge replaces it, still pending, with a row of one flaw (CONTINUATION_FLAWS), which the
+    # promotion must refuse and quarantine (`promotion-ignores-<flaw>`: PromotedContinuationsValid). Grace 0, as
+    # on the other one-node crash configurations
+    "forged": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
+                     scan_bound=1, grace=0, supervision_lag=1, max_tries=1, faults=frozenset({"crash", N.FORGE})),
     # steer selection (Steering): two prompts at Init, one node; a pause makes recovery's continuation,
     # which a running execution's steer must leave to recovery (Grace 1 with pauses, as on `sessions`; with
     # crashes instead, 6,858 states, but lockstep reaches the continuation beside a running execution
@@ -210,13 +217,14 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # fault kind) every other configuration leaves off, `takeovers` (recovery workers racing under pauses),
 # `generations` (MaxExec 3: a continuation's execution recovered in turn), `fragments` (a partial stream
 # fragment before Step.Started: Fragments 1), `listeners` (a listener that never returns: the fault
-# "hang"), and `leftclaims` (the scan window of two rows, behind claims left at Init: a restart).
+# "hang"), `leftclaims` (the scan window of two rows, behind claims left at Init: a restart), and `forged`
+# (a forged continuation row, the fault "forge": the promotion's validation).
 # `sessions` (the scan window over two Sessions, 156,295 states since the reconciliation spans) left the
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
 FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "replays", "wakes", "wakes2", "wakestied",
-                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims")
+                   "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims", "forged")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
 SAFETY_ONLY = ("scans",)
@@ -236,6 +244,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: N.PUBLICATION in cfg.faults, ("StepStartedFails", "StepEndedFails", "MarkUnknown")),
     (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert")),
+    (lambda cfg: N.FORGE in cfg.faults, ("ForgeContinuation",)),
 )
 
 

@@ -1,14 +1,16 @@
 """The conversion's writes and its retry after a lost commit acknowledgement (TLA+ ConversionCommit,
-RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert), apart from spec.model so that module stays readable;
-spec.model re-exports the actions and calls them from `successors`.
+RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert), and the continuation's validation at promotion
+with the fault it defends against (PromoteChecked, ForgeContinuation; spec/README.md decision 28), apart from
+spec.model so that module stays readable; spec.model re-exports the actions and calls them from `successors`.
 """
 
 from __future__ import annotations
 
 from . import names as N
 from .config import Config
-from .state import (NO_CLAIM, REC_IDLE, Effect, Event, Rec, RecRow, State, _put, completed, continuation, fenced,
-                    has_continuation, has_row, reconciled_calls, row_for_exec, si, step_of, with_calls)
+from .state import (NO_CLAIM, REC_IDLE, Effect, Event, Input, Rec, RecRow, State, _acquire, _put, _runner_free,
+                    _with_input, completed, continuation, fenced, has_continuation, has_row, reconciled_calls,
+                    row_for_exec, si, step_of, with_calls)
 
 
 def _conversion_commit(cfg: Config, st: State, r: int, w: Rec, gen: int, replay: bool = False) -> State:
@@ -84,3 +86,27 @@ def RecoveryReconvert(cfg, st, r):
     if not (has_row(st, w.sess, w.exec) and has_continuation(st, continuation(w.sess, w.exec, gen))):
         st = _conversion_commit(cfg, st, r, w, gen, replay=True)
     return st._replace(rec=_put(st.rec, r, REC_IDLE))
+
+
+def _promote_checked(cfg: Config, st: State, n: int, i: Input) -> State | None:
+    """TLA+ PromoteChecked: the promotion's transaction validates the continuation row (ContinuationValid); a
+    valid one is acquired, a flawed one refused and quarantined under the same conditions (the wake rows are
+    the caller's)."""
+    if cfg.hooks.continuation_valid(cfg, st, i):
+        return _acquire(cfg, st, n, i, ordinary=False)
+    s = si(cfg, i.sess)
+    if not (_runner_free(st, n) and i in st.inputs and st.nextExec <= cfg.max_exec
+            and cfg.hooks.claim_free(cfg, st, s, False)):
+        return None
+    return st._replace(inputs=_with_input(st, i, "quarantined"))
+
+
+def ForgeContinuation(cfg, st, s, e, f):
+    """An adversary (or a corrupt write) replaces recovery's pending continuation of (s, e) with a
+    continuation-kind row of the one flaw f (names.CONTINUATION_FLAWS): one-shot (decision 28)."""
+    if N.FORGE not in cfg.faults or N.FORGE in st.faults:
+        return None
+    k = continuation(s, e, 0)
+    if k not in st.inputs:
+        return None
+    return st._replace(inputs=(st.inputs - {k}) | {k._replace(flaw=f)}, faults=st.faults | {N.FORGE})

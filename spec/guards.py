@@ -23,7 +23,7 @@ from .state import Input, State, request_id, same_input
 
 
 def show_input(i: Input) -> str:
-    return f"{i.sess}/{i.kind}#{i.src}" + (f"/gen{i.gen}" if i.gen else "")
+    return f"{i.sess}/{i.kind}#{i.src}" + (f"/gen{i.gen}" if i.gen else "") + (f"/{i.flaw}" if i.flaw else "")
 
 
 def label(name: str, params: tuple) -> str:
@@ -360,6 +360,18 @@ def CorruptRecoveryRow(cfg, st, s, e):
         return f"no other Session's claim holds execution {e}"
     if M.row_for_exec(st, e):
         return f"execution {e} already has a session_recovery row"
+    return None
+
+
+def ForgeContinuation(cfg, st, s, e, f):
+    if f not in N.CONTINUATION_FLAWS:  # Next: \E f \in ContinuationFlaws
+        return f"{f!r} is not a continuation flaw ({', '.join(N.CONTINUATION_FLAWS)})"
+    if N.FORGE not in cfg.faults:
+        return "forge is not among the faults of this configuration"
+    if N.FORGE in st.faults:
+        return "a continuation row has been forged already (once per behaviour)"
+    if M.continuation(s, e, 0) not in st.inputs:
+        return f"there is no pending continuation of execution {e} of Session {s} as recovery made it"
     return None
 
 

@@ -33,6 +33,14 @@ def promotion_owned(cfg, st, i):
     return has_row(st, i.sess, i.src)
 
 
+# The promotion validates the continuation row as recovery made it (the reviewed input.ts 321-397): its id is
+# the one derived from Session and execution, its Session the recovered execution's, queue delivery, the exact
+# recovery prompt, its assistant the recovered execution's and the Session's newest, synthetic. A row with
+# any flaw (forged or corrupt) is refused.
+def continuation_valid(cfg, st, i):
+    return i.flaw == ""
+
+
 # The renewal's fence: exact Session, execution, owner, and an unexpired lease.
 def renew_accepts(cfg, st, c, r, n):
     return c.exec == r.exec and c.owner == n and c.ttl > 0

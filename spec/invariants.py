@@ -27,7 +27,8 @@ def TypeOK(cfg: Config, st: State) -> bool:
     ok_fin = all(f.pc in N.FINALIZER_PCS for f in st.fin)
     ok_rec = all(w.pc in N.RECOVERY_PCS for w in st.rec)
     ok_log = all(e.kind in N.LOG_KINDS and e.sess in cfg.sessions for e in st.log)
-    ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1) for i in st.inputs)
+    ok_in = all(i.kind in N.INPUT_KINDS and i.state in N.INPUT_STATES and i.gen in (0, 1)
+                and (i.flaw == "" or i.flaw in N.CONTINUATION_FLAWS) for i in st.inputs)
     ok_eff = all(x.kind in N.EFFECT_KINDS and x.by in cfg.nodes + cfg.recoverers and 0 <= x.step <= cfg.max_steps
                  for x in st.effects)
     ok_wake = all(isinstance(x.work, bool) and 0 <= x.tries <= cfg.max_wake_tries and x.woken in N.WAKE_RESERVATIONS
@@ -70,6 +71,10 @@ def RecoveryRowsIsolated(cfg: Config, st: State) -> bool:
 
 def ContinuationsRecoveryOwned(cfg: Config, st: State) -> bool:
     return all(not (i.kind == "cont" and i.state == "ordinary") for i in st.inputs)
+
+
+def PromotedContinuationsValid(cfg: Config, st: State) -> bool:
+    return all(i.flaw == "" for i in st.inputs if i.state == "recovery")
 
 
 def QuarantineOnlyMalformed(cfg: Config, st: State) -> bool:
@@ -443,6 +448,7 @@ READS = {
     "AtMostOneStart": ("log",), "AtMostOneTerminal": ("log",), "InterruptOnlyAfterStart": ("log",),
     "MemoryFollowsDurable": ("run", "log"), "CancelLeavesNoRecovery": ("cancelled", "recovery", "inputs"),
     "RecoveryRowsIsolated": ("inputs", "recovery"), "ContinuationsRecoveryOwned": ("inputs",),
+    "PromotedContinuationsValid": ("inputs",),
     "QuarantineOnlyMalformed": ("claim", "recovery"), "OneContinuationPerRecovery": ("inputs",),
     "OneExecutionRequestPerPrompt": ("log",), "SteerExcludesRecoveryOwned": ("inputs",), "ScanWindowShared": ("claim",),
     "RequestsNameAdmittedPrompts": ("log", "inputs"),

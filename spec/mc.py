@@ -20,6 +20,14 @@ import re
 
 from . import hooks as P
 from .state import asst, call_started, has_row, row_for_exec, si, step_has_outcome
+from .flaw_names import CONTINUATION_FLAWS
+
+
+def _admits(flaw: str):
+    """The promotion-ignores-<flaw> alternative of ContinuationValid: a row with that flaw passes."""
+    assert flaw in CONTINUATION_FLAWS, flaw
+    return lambda otherwise, cfg, st, i: i.flaw == flaw or otherwise(cfg, st, i)
+
 
 MC = {
     # unsupervised-cancel-heartbeat: the finalizer's heartbeat is not supervised and its step not checked
@@ -35,6 +43,16 @@ MC = {
     # recovery-input-excluded-everywhere: the promotion reuses ordinary selection's exclusion
     "PromotionOwned": (P.promotion_owned, {
         "recovery-input-excluded-everywhere": lambda otherwise, cfg, st, i: not has_row(st, i.sess, i.src)}),
+    # promotion-ignores-<flaw> (one per spec/names.py CONTINUATION_FLAWS): the promotion's validation omits that
+    # check, so a continuation row with that flaw is promoted
+    "ContinuationValid": (P.continuation_valid, {
+        "promotion-ignores-id": _admits("id"),
+        "promotion-ignores-session": _admits("session"),
+        "promotion-ignores-delivery": _admits("delivery"),
+        "promotion-ignores-prompt": _admits("prompt"),
+        "promotion-ignores-assistant": _admits("assistant"),
+        "promotion-ignores-newest": _admits("newest"),
+        "promotion-ignores-synthetic": _admits("synthetic")}),
     # renew-after-expiry: the renewal (and the heartbeat, below) accepts an expired lease
     "RenewAccepts": (P.renew_accepts, {
         "renew-after-expiry": lambda otherwise, cfg, st, c, r, n: c.exec == r.exec and c.owner == n}),

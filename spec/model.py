@@ -29,7 +29,8 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
     Wake, WAKE_IDLE, Plan,
 )
 from .wake_plan import fresh_row, new_round, retried_row, rotate, wake_plan  # noqa: F401 - re-exported
-from .conversion import _conversion_commit, RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert  # noqa: F401 - Next's
+from .conversion import (_conversion_commit, _promote_checked, ForgeContinuation,  # noqa: F401 - Next's
+                         RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert)
 from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync, WakeAcquire,
                     WakePromote, emit_wakes, waker_ids)  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
@@ -50,7 +51,7 @@ def PromoteContinuation(cfg, st, n, i):
         return None
     if not (i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
         return None
-    return _acquire(cfg, st, n, i, ordinary=False)
+    return _promote_checked(cfg, st, n, i)
 
 
 def Renew(cfg, st, n):
@@ -447,6 +448,10 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
         for s in cfg.sessions:
             for e in range(1, cfg.max_exec + 1):
                 emit("CorruptRecoveryRow", (s, e), CorruptRecoveryRow(cfg, st, s, e))
+    if N.FORGE in cfg.faults and N.FORGE not in st.faults:  # recovery's pending continuations, as it made them
+        for k in sorted(i for i in st.inputs if i == continuation(i.sess, i.src, 0)):
+            for f in N.CONTINUATION_FLAWS:
+                emit("ForgeContinuation", (k.sess, k.src, f), ForgeContinuation(cfg, st, k.sess, k.src, f))
     if cfg.wake_rows:
         emit_wakes(cfg, st, emit)
     emit_inputs(cfg, st, emit)
@@ -481,7 +486,7 @@ _RUNNER_BY_PC = {
 assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
     "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
-    "CorruptRecoveryRow", "RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert", "WakeArrive",
+    "CorruptRecoveryRow", "ForgeContinuation", "RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert", "WakeArrive",
     "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "WakeSync", "WakeAcquire", "WakePromote",
     "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from .boundary_names import BOUNDARIES  # noqa: F401 - the implementation's failpoints, between two actions
 from .fence_names import FENCED_ACTIONS, FENCE_UNREACHABLE  # noqa: F401 - the fenced actions, their unreached branches
+from .assumption_names import ASSUMPTIONS, RESIDUALS  # noqa: F401 - the assumptions, the accepted residuals
+from .flaw_names import CONTINUATION_CHECKS, CONTINUATION_FLAWS, FLAW_DEFECTS  # noqa: F401 - forged continuation rows
 from .records import Action, Assumption, Boundary, Defect, Invariant, Residual, UnknownName, _index  # noqa: F401
 from .source import HOOKS  # noqa: F401 - the protocol's hooks, read from SessionExecution.tla's section Hooks
 from .vocabulary import *  # noqa: F401,F403 - the state's values (phases, pcs, kinds), part of the registry
@@ -108,6 +110,8 @@ ACTIONS = _index([
            "gate, hung, while its node's heartbeat keeps the lease live"),
     Action("CorruptRecoveryRow", ("s", "e"), "fault", False,
            "an adversary writes a session_recovery row for Session s that reuses another Session's execution id e"),
+    Action("ForgeContinuation", ("s", "e", "f"), "fault", False, "an adversary replaces recovery's pending "
+           "continuation of (s, e) with a row of one flaw f (CONTINUATION_FLAWS); one-shot (fault forge)"),
     Action("RecoveryConvertAckLost", ("r",), "fault", False, "recovery worker r's conversion commits (RecoveryConvert's "
            "durable effects), its acknowledgement lost: on a connection error it keeps (Session, execution)"),
     Action("RecoveryConvertFails", ("r",), "fault", False, "recovery worker r's conversion loses its COMMIT "
@@ -151,7 +155,7 @@ STATE_INVARIANTS = ("TypeOK", "AtMostOneStart", "AtMostOneTerminal", "InterruptO
                     "MemoryFollowsDurable", "CancelLeavesNoRecovery", "RecoveryRowsIsolated",
                     "ContinuationsRecoveryOwned", "QuarantineOnlyMalformed", "OneContinuationPerRecovery",
                     "OneExecutionRequestPerPrompt", "SteerExcludesRecoveryOwned", "RequestsNameAdmittedPrompts",
-                    "ScanWindowShared", "SteerTakesSteerInputs")
+                    "ScanWindowShared", "SteerTakesSteerInputs", "PromotedContinuationsValid")
 # the narrower invariants come before FencedMutation: TLC reports the first action property a step breaks
 ACTION_INVARIANTS = ("AcquireNeverOverwrites", "PhaseMonotonic", "ClearOnlySettled", "QuarantineOnlyByRecovery",
                      "UnknownNeverReexecuted", "ToolStartsOnce", "FencedMutation", "NoOverlappingEffects",
@@ -216,6 +220,8 @@ INVARIANTS = _index([
     Invariant("RecoveryRowsIsolated", "state",
               "every continuation has a session_recovery row of the same Session and execution"),
     Invariant("ContinuationsRecoveryOwned", "state", "ordinary selection never promotes a continuation"),
+    Invariant("PromotedContinuationsValid", "state", "only a continuation recovery made is promoted: none with a "
+              "flaw (a forged or corrupt row, CONTINUATION_FLAWS) is taken; the promotion quarantines it"),
     Invariant("NoPhysicalReplay", "action",
               "a provider call is dispatched only under a live lease of its exact execution, so recovery, "
               "which takes only expired claims, never re-executes a call whose outcome is uncertain"),
@@ -294,24 +300,6 @@ INVARIANTS = _index([
               "Residual R1's exhausted Sessions exempt, a premise)"),
 ])
 
-ASSUMPTIONS = _index([
-    Assumption("TimelyDispatch", ("NoPhysicalReplay",),
-               "no lease expires between a renewal and the provider dispatch that follows it"),
-    Assumption("SynchronizedClocks", ("NoOverlappingEffects",),
-               "nodes agree on now closely enough that Grace >= SupervisionLag: a node supervises its "
-               "actors before recovery may take their expired claim"),
-    Assumption("ProcessLocalRouting", ("NoOverlappingEffects",),
-               "an interrupt reaches the node that owns the execution"),
-])
-RESIDUALS = _index([Residual("R1", "NotExhaustedByPauses", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
-                                                            "ContinuationsEventuallyPromoted"),
-                             "lost-lease exhaustion: a claim taken over MaxTries times whose last conversion lost its "
-                             "lease is quarantined exhausted for good (docs/protocol.md section 5)"),
-                     Residual("R2", "ListenerHung", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed",
-                                                     "ContinuationsEventuallyPromoted"),
-                              "a hung listener: a runner whose listener never returns keeps its Session's claim live "
-                              "through its node's heartbeat for as long as the process lives (docs/protocol.md "
-                              "section 5)", stable=False)])
 
 DEFECTS = _index([
     Defect("step-started-window", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18",
@@ -491,6 +479,9 @@ DEFECTS = _index([
            "ordinary selection takes any waiting input of a delivery kind, not the oldest: a younger input "
            "runs while an older one of its kind waits", "delivery"),
 ])
+
+DEFECTS.update(FLAW_DEFECTS)  # the promotion's validation, one defect per check (spec/flaw_names.py)
+
 
 def check_defects(names) -> tuple[str, ...]:
     """Validate defect names from a user; raise UnknownName naming the unknown one."""

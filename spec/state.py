@@ -57,6 +57,7 @@ class Input(NamedTuple):
     src: int  # prompt number, or the recovered execution of a continuation
     state: str  # held | pending | ordinary | recovery | steered (names.INPUT_STATES)
     gen: int = 0  # a continuation's id beyond (Session, execution): 0, derived from them (ContinuationGen)
+    flaw: str = ""  # a forged or corrupt continuation row's one flaw (names.CONTINUATION_FLAWS); "" otherwise
 
 
 class Runner(NamedTuple):
@@ -357,8 +358,7 @@ def justified(cfg: Config, st: State, s: int) -> bool:
 
 
 def foreign_row(cfg: Config, st: State, s: int, e: int) -> bool:
-    """TLA+ ForeignRow: a session_recovery row names execution e under another Session than s (forged or
-    corrupt); s's own row naming e is recovery's conversion of it, healthy work recovered."""
+    """TLA+ ForeignRow: a session_recovery row names execution e under another Session than s (forged, corrupt)."""
     return any(r.exec == e and r.sess != cfg.sessions[s] for r in st.recovery)
 
 
@@ -472,6 +472,7 @@ def _acquire(cfg: Config, st: State, n: int, i: Input, ordinary: bool) -> State 
         inputs=_with_input(st, i, "ordinary" if ordinary else "recovery"),
         run=_put(st.run, n, Runner("acquired", i.sess, e, 0, False, False, 1)),
     )
+
 # ---------------------------------------------------------------- runner helpers (TLA+ RunnerAt)
 
 def _begin_effect(cfg: Config, st: State, n: int, kind: str, pc: str, call: int = 0) -> State:

@@ -38,11 +38,14 @@ RETRY_REFUSALS = (UNKNOWN_INPUT, OTHER_SESSION, CONTINUATION, RECOVERY_OWNED, CO
 ACK_LOST = "ack"
 PUBLICATION = "publication"
 HANG = "hang"
-FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION, HANG)
-NAMED_FAULTS = (ACK_LOST, PUBLICATION, HANG)
+# "forge": a continuation-kind input row recovery did not make (ForgeContinuation; spec/README.md decision 28)
+FORGE = "forge"
+FAULT_KINDS = ("crash", "pause", "corrupt", ACK_LOST, PUBLICATION, HANG, FORGE)
+NAMED_FAULTS = (ACK_LOST, PUBLICATION, HANG, FORGE)
 EFFECT_KINDS = ("dispatch", "tool", "reconcile")
 INPUT_KINDS = ("prompt", "cont")
 # held: admitted, its execution not yet requested (Admission); steered: taken into a running execution
-INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered")
+# quarantined: a flawed continuation row the promotion refused (decision 28)
+INPUT_STATES = ("pending", "ordinary", "recovery", "held", "steered", "quarantined")
 # an assistant's outcome as its durable log shows it: never started, started and open, or its one terminal
 ASSISTANT_OUTCOMES = ("none", "open") + TERMINAL_KINDS

@@ -9,6 +9,7 @@ its number w (1-based, oldest first), stored at `st.wakes[w - 1]`.
 from __future__ import annotations
 
 from .config import Config
+from .conversion import _promote_checked
 from .state import WAKE_IDLE, Plan, State, Wake, _acquire, _put, in_order
 from .wake_plan import fresh_row, new_round, retried_row, rotate, wake_plan
 
@@ -140,7 +141,7 @@ def WakePromote(cfg, st, n, w, i):
     if not (cfg.wakes_tied and w == 2 and st.wakes[1].woken != "" and i.sess == cfg.sessions[0]
             and i.state == "pending" and i.kind == "cont" and cfg.hooks.promotion_owned(cfg, st, i)):
         return None
-    return _served(st, _acquire(cfg, st, n, i, ordinary=False), w)
+    return _served(st, _promote_checked(cfg, st, n, i), w)
 
 
 def emit_wakes(cfg: Config, st: State, emit) -> None:

@@ -32,6 +32,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "wakes2/max_wake_tries=1": ("wakes2", {"max_wake_tries": 1}),  # two wakers: read, reserve, a lost reservation
     "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused
+    "forged": ("forged", {}),  # ForgeContinuation: a forged continuation row, refused and quarantined at promotion
     "fragments/max_exec=1": ("fragments", {"max_exec": 1}),  # OpenFragment, its boundary, the flush
     "listeners/max_exec=1": ("listeners", {"max_exec": 1}),  # ListenerHangs: a runner hung at its gate
     "heartbeat/max_steps=2/max_exec=1": ("heartbeat", {"max_steps": 2, "max_exec": 1}),  # renewals, a 2nd Step

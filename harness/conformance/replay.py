@@ -405,7 +405,8 @@ def replay_all(root: Path = TRACES, defects=None, progress=None, *, server: Serv
 # ---------------------------------------------------------------- report
 
 def fmt_params(params: tuple) -> str:
-    return ", ".join(f"{i.sess}/{i.kind}#{i.src}" if isinstance(i, M.Input) else str(i) for i in params)
+    return ", ".join(f"{i.sess}/{i.kind}#{i.src}" + (f"/{i.flaw}" if i.flaw else "") if isinstance(i, M.Input)
+                     else str(i) for i in params)
 
 
 def render(res: ReplayResult) -> str:

@@ -263,6 +263,7 @@ def _domain(cfg: M.Config, st: M.State, action: N.Action):
     """Every registry parameter tuple of `action` at `st` (inputs: those queued, and each as pending)."""
     values = {"r": cfg.recoverers, "s": cfg.sessions, "e": range(1, cfg.max_exec + 1),
               "w": range(1, cfg.wake_rows + 1), "k": range(1, cfg.wakers + 1), "d": N.DIGESTS,
+              "f": N.CONTINUATION_FLAWS,
               "n": cfg.nodes + cfg.recoverers if action.actor in ("node", "fault") else cfg.nodes,
               "i": sorted(st.inputs | {i._replace(state="pending") for i in st.inputs})}
     return itertools.product(*(values[letter] for letter in action.params))

@@ -292,7 +292,7 @@ class Checker:
             return params[1].sess
         if action in _NAMES_SESSION:
             return params[1]
-        if action == R.CORRUPT_RECOVERY_ROW:
+        if action in (R.CORRUPT_RECOVERY_ROW, R.FORGE_CONTINUATION):
             return params[0]
         if action in (R.FINALIZER_SETTLE, R.FINALIZER_CLEAR):
             f = override["fin"].get(params[0]) or self.fin.get(params[0])

@@ -25,7 +25,7 @@ from harness.traces import trace as T
 
 ADMIT = "AdmitRequested"  # the environment's prompt admission, its execution requested: not a twin action
 # (the twin admits at Init; its Admit, with Admission, admits a prompt held)
-ENV_STEPS = (ADMIT, R.CRASH, R.CORRUPT_RECOVERY_ROW)
+ENV_STEPS = (ADMIT, R.CRASH, R.CORRUPT_RECOVERY_ROW, R.FORGE_CONTINUATION)
 DURABLE_VARS = ("claim", "nextExec", "log", "recovery", "inputs", "cancelled")
 
 

@@ -13,10 +13,13 @@ from harness.traces.inputfile import TraceError, json_type, short
 
 
 def _input_to_json(i: M.Input) -> dict[str, Any]:
-    """An input record; a continuation's gen only when it is not the derived id's (0), as traces write it."""
+    """An input record; a continuation's gen only when it is not the derived id's (0), and its flaw only when
+    it has one (a forged row's), as traces write it."""
     d = i._asdict()
     if not d["gen"]:
         del d["gen"]
+    if not d["flaw"]:
+        del d["flaw"]
     return d
 
 
@@ -31,7 +34,8 @@ def _is_int(v) -> bool:
 
 def _input_from_json(v, where: str) -> M.Input:
     fields = M.Input._fields
-    if not isinstance(v, dict) or set(v) not in (set(fields), set(fields) - {"gen"}):  # gen: 0 when left out
+    # gen: 0 when left out; flaw: "" when left out
+    if not isinstance(v, dict) or not set(fields) - {"gen", "flaw"} <= set(v) <= set(fields):
         got = f"keys {short(sorted(map(str, v)), 80)}" if isinstance(v, dict) else json_type(v)
         raise TraceError(f"{where}: not an input record (expected an object with {', '.join(fields)}; got {got})")
     if not isinstance(v["sess"], str):
@@ -45,6 +49,9 @@ def _input_from_json(v, where: str) -> M.Input:
                          f"(expected one of {', '.join(N.INPUT_STATES)})")
     if not _is_int(v.get("gen", 0)) or v.get("gen", 0) < 0:
         raise TraceError(f"{where}.gen: expected a non-negative integer")
+    if v.get("flaw", "") not in ("",) + N.CONTINUATION_FLAWS:
+        raise TraceError(f"{where}.flaw: unknown continuation flaw {short(v['flaw'])} "
+                         f"(expected one of {', '.join(N.CONTINUATION_FLAWS)})")
     return M.Input(**v)
 
 
@@ -66,6 +73,8 @@ def params_from_json(action: str, params: dict[str, Any], where: str) -> tuple:
                                  + {"e": "an execution id", "w": "a wake row", "k": "a waker"}[k] + " (integer)")
         elif k == "d" and v not in N.DIGESTS:
             raise TraceError(f"{where}.params.d: expected a content digest, one of {', '.join(N.DIGESTS)}")
+        elif k == "f" and v not in N.CONTINUATION_FLAWS:
+            raise TraceError(f"{where}.params.f: expected a continuation flaw, one of {', '.join(N.CONTINUATION_FLAWS)}")
         elif not isinstance(v, str):
             raise TraceError(f"{where}.params.{k}: expected a name (string)")
         out.append(v)

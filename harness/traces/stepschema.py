@@ -29,6 +29,8 @@ def _input() -> dict:
             "gen": {"type": "integer", "minimum": 0,
                     "description": "a continuation's id beyond Session and execution (0, derived from them; may be "
                                    "left out)"},
+            "flaw": {"enum": list(N.CONTINUATION_FLAWS), "type": "string",
+                     "description": "a forged or corrupt continuation row's one flaw (left out: none)"},
         },
     }
 
@@ -46,6 +48,9 @@ LETTERS = {
     "d": lambda action: {"enum": list(N.DIGESTS), "type": "string",
                          "description": "the content digest an exact retry carries: the admitted input's own, or "
                                         "another's"},
+    "f": lambda action: {"enum": list(N.CONTINUATION_FLAWS), "type": "string",
+                         "description": "the one flaw of a forged continuation row (the check of the promotion's "
+                                        "validation that refuses it)"},
 }
 assert {p for a in N.ACTIONS.values() for p in a.params} <= set(LETTERS), "a parameter letter without a type"
 

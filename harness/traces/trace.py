@@ -300,6 +300,8 @@ def state_to_json(cfg: M.Config, st: M.State) -> dict[str, Any]:
     d = twin_to_canon(cfg, st)
     if cfg.wakers <= 1:  # one waker has no memory between a read and a reservation (states as before)
         del d["waker"]
+    # an input's flaw only when it has one (a forged continuation row's: ForgeContinuation; states as before)
+    d["inputs"] = type(d["inputs"])({k: v for k, v in x.items() if k != "flaw" or v} for x in d["inputs"])
     return to_json(d)
 
 

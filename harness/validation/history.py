@@ -80,6 +80,8 @@ class InputRow(BaseModel):
     src: int = Field(description="the prompt number, or the execution a continuation recovers")
     state: Literal[tuple(N.INPUT_STATES)]
     gen: int = Field(0, ge=0, description="a continuation's id beyond Session and execution (0: derived from them)")
+    flaw: Literal[("",) + N.CONTINUATION_FLAWS] = Field(
+        "", description="a forged continuation row's one flaw (spec/README.md decision 28; absent: none)")
 
 
 class WakeRow(BaseModel):
@@ -208,7 +210,7 @@ class Line:
                        for s, c in w.claim.items()}
         self.log = tuple(M.Event(e.sess, e.kind, e.asst, e.node, e.call) for e in w.log)
         self.recovery = frozenset(M.RecRow(r.exec, r.sess) for r in w.recovery)
-        self.inputs = frozenset(M.Input(i.sess, i.kind, i.src, i.state, i.gen) for i in w.inputs)
+        self.inputs = frozenset(M.Input(i.sess, i.kind, i.src, i.state, i.gen, i.flaw) for i in w.inputs)
         self.cancelled = frozenset(M.RecRow(r.exec, r.sess) for r in w.cancelled)
         self.wakes = None if w.wakes is None else tuple(M.Wake(x.work, x.tries, x.woken, x.turned) for x in w.wakes)
         if self.wakes is not None and len(self.wakes) != cfg.wake_rows:

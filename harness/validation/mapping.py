@@ -29,7 +29,7 @@ def _format_fields() -> set[str]:
     for model in (H.Commit, H.Writes, H.ClaimRow, H.EventRow, H.RecoveryRow, H.InputRow, H.WakeRow, H.Memory,
                   H.RunnerMemory, H.FinMemory, H.RecMemory, H.PlanRow, H.Header):
         out |= set(model.model_fields)
-    return out | {"n", "r", "s", "i", "e", "w", "k", "d", "sess", "kind", "src", "state", "gen"}
+    return out | {"n", "r", "s", "i", "e", "w", "k", "d", "f", "sess", "kind", "src", "state", "gen", "flaw"}
 
 
 class Mapping:

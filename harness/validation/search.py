@@ -90,7 +90,8 @@ def durable(st: M.State) -> tuple:
     return tuple(getattr(st, v) for v in DURABLE)
 
 
-READ_FAULTS = frozenset({"corrupt"})  # the fault kinds a guard reads (spec/guards.py, CorruptRecoveryRow)
+# the fault kinds a guard reads (spec/guards.py: CorruptRecoveryRow, ForgeContinuation, each once a behaviour)
+READ_FAULTS = frozenset({"corrupt", "forge"})
 
 
 def _strip(st: M.State) -> M.State:

@@ -4,6 +4,7 @@ defective behaviour the reviews describe). The table must cover spec.names.DEFEC
 import pytest
 
 from impl import ids
+from impl import faults
 from impl.faults import NOT_COMMITTED
 from impl import registry as R
 from implkit import World
@@ -720,6 +721,28 @@ CASES = {
     "scan-quarantines-cancellation": (scan_quarantines_cancellation,
                                       ("r1", False, "converting"), ("n1", True, "idle")),
 }
+
+
+def forged_continuation(flaw):
+    """Recovery's continuation, pending, replaced by a row of one flaw (ForgeContinuation); a node promotes it."""
+    def scenario(defects):
+        w = World(defects=defects)
+        node = w.node()
+        node.acquire(w.prompt["s1", 1])
+        node.crash()
+        w.tick()
+        w.worker().run_once()
+        assert faults.forge_continuation(w.db, "s1", 1, flaw)
+        cont = ids.forged_continuation_id("s1", 1) if flaw == "id" else ids.continuation_id("s1", 1)
+        got = node.promote(cont)
+        return (type(got).__name__, {i.id: i.state for i in w.snap().inputs}[cont], sorted(w.snap().claims))
+    return scenario
+
+
+# the promotion's validation (decision 28): each flaw's row is refused and quarantined, or (its check
+# omitted) promoted as recovery's own
+CASES.update({R.FLAW_DEFECT[flaw]: (forged_continuation(flaw), ("Quarantined", "quarantined", []),
+                                    ("Ok", "recovery", ["s1"])) for flaw in R.CONTINUATION_FLAWS})
 
 
 def test_the_table_covers_the_registry():

@@ -19,8 +19,10 @@ def _instances(cfg, st):
     inputs = {x._replace(state=s) for x in st.inputs for s in N.INPUT_STATES}
     inputs |= {M.Input(s, "cont", e, "pending") for s in cfg.sessions for e in range(1, cfg.max_exec + 1)}
     inputs |= {M.Input(cfg.sessions[0], "prompt", cfg.prompts + 1, "pending")}
+    inputs |= {x._replace(flaw=f) for x in inputs if x.kind == "cont" for f in N.CONTINUATION_FLAWS[:2]}
     domain = {"r": cfg.recoverers, "s": cfg.sessions, "i": sorted(inputs), "e": range(0, cfg.max_exec + 2),
-              "w": range(0, cfg.wake_rows + 2), "k": range(0, cfg.wakers + 2), "d": N.DIGESTS}
+              "w": range(0, cfg.wake_rows + 2), "k": range(0, cfg.wakers + 2), "d": N.DIGESTS,
+              "f": N.CONTINUATION_FLAWS}
     for name, action in N.ACTIONS.items():
         actors = cfg.nodes + cfg.recoverers if action.actor in ("node", "fault") else cfg.nodes
         combos = [()]
@@ -49,7 +51,8 @@ CASES = [("ci", configs.get("ci")), ("sessions", configs.get("sessions")),
          ("sessions-defects", configs.get("sessions", defects=["renew-after-expiry", "cross-session-recovery-collision"])),
          ("ci-assumptions-off", configs.get("ci", assumptions_off=list(configs.ASSUMPTION_FIELDS))),
          ("wakes", configs.get("wakes")), ("wakes-share-zero", configs.get("wakes", defects=["wake-fresh-share-zero"])),
-         ("wakes2", configs.get("wakes2")), ("wakes2-no-cas", configs.get("wakes2", defects=["wake-reserve-without-cas"]))]
+         ("wakes2", configs.get("wakes2")), ("wakes2-no-cas", configs.get("wakes2", defects=["wake-reserve-without-cas"])),
+         ("forged", configs.get("forged")), ("forged-ignores-id", configs.get("forged", defects=["promotion-ignores-id"]))]
 
 
 @pytest.mark.parametrize("cfg", [c for _, c in CASES], ids=[n for n, _ in CASES])

@@ -81,7 +81,7 @@ class RecordingScheduler:
             self.recorder.process = "callers"  # the caller and the waker remember nothing: no memory recorded
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
                 self.sched.apply(name, params, twin_next)
-        elif name == R.CORRUPT_RECOVERY_ROW:
+        elif name in (R.CORRUPT_RECOVERY_ROW, R.FORGE_CONTINUATION):
             with self.recorder.step(ENVIRONMENT, name, pj, {}, now):
                 self.sched.apply(name, params, twin_next)
         else:

@@ -29,7 +29,7 @@ def test_action_is_an_enum_of_the_registry_and_params_are_typed_per_action():
     step = SCHEMA["$defs"]["TraceStep"]
     assert step["properties"]["action"]["enum"] == list(N.ACTIONS)
     assert [b["properties"]["action"]["const"] for b in step["oneOf"]] == list(N.ACTIONS)
-    kinds = {"n": "string", "r": "string", "s": "string", "e": "integer", "w": "integer", "k": "integer", "d": "string"}
+    kinds = {"n": "string", "r": "string", "s": "string", "e": "integer", "w": "integer", "k": "integer", "d": "string", "f": "string"}
     for name, action in N.ACTIONS.items():
         d = SCHEMA["$defs"][f"{name}Params"]
         assert d["required"] == list(action.params) and d["additionalProperties"] is False

@@ -10,7 +10,7 @@
  * @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').AttemptName} AttemptName
  * @typedef {Exclude<ActionName, AttemptName>} StepName an action only a step takes
  */
-import { contentDigest } from "./ids.js";
+import { contentDigest, continuationId, forgedContinuationId } from "./ids.js";
 import { tiedLost, tiedSync } from "./wakes.js";
 
 /** An attempt: true when the server took it (a refusal may answer its reason instead, a string).
@@ -103,6 +103,7 @@ const STEP = {
   Crash: async (w, p) => took("Crash", w.process(p.n).crash()),
   CorruptRecoveryRow: async (w, p) => took("CorruptRecoveryRow", (await w.db.run(
     "INSERT INTO session_recovery (execution_id, session_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [p.e, p.s])) === 1),
+  ForgeContinuation: async (w, p) => took("ForgeContinuation", await forge(w, p.s, p.e, p.f)),
   WakeArrive: async (w, p) => took("WakeArrive", await w.wakes.arrive(`w${p.w}`, p.w)),
   WakeScan: async (w) => took("WakeScan", await w.wakes.scan()),
   WakeRead: async (w, p) => took("WakeRead", await waker(w, p.k).read()),
@@ -114,6 +115,33 @@ const STEP = {
   WakeAcquire: async (w, p) => took("WakeAcquire", p.w === 1 && (await w.node(p.n).acquire(p.i, "w1"))),
   WakePromote: async (w, p) => took("WakePromote", p.w === 2 && (await w.node(p.n).promote(p.i, "w2"))),
 };
+
+/** What a forged continuation row changes of the row recovery made, per flaw (spec/names.py CONTINUATION_FLAWS):
+ * each fails exactly one check of the promotion's validation (inputs.js continuationFlaws).
+ * @type {Record<string, [string, (row: import('./types.js').InputRow) => string | number]>} */
+const FORGED = {
+  id: ["input_id", (row) => forgedContinuationId(row.session_id, row.src)],
+  session: ["origin_session", (row) => `${row.session_id}-other`],
+  delivery: ["delivery", () => "steer"],
+  prompt: ["content_digest", () => "forged-content"],
+  assistant: ["assistant_execution", (row) => row.src + 1],
+  newest: ["assistant_id", () => "forged-assistant"],
+  synthetic: ["synthetic", () => 0],
+};
+
+/** ForgeContinuation: an adversary replaces recovery's pending continuation of (Session, execution) with a row
+ * of one flaw (one transaction). @param {World} w @param {string} s @param {number} e @param {string} f */
+async function forge(w, s, e, f) {
+  const [column, value] = FORGED[f] ?? [];
+  if (!column || !value) throw new RangeError(`unknown continuation flaw ${f}`);
+  const id = continuationId(s, e, 0);
+  return w.db.tx(async () => {
+    const row = await w.anyNode.inputs.get(id);
+    if (!row || row.state !== "pending") return false;
+    await w.db.run(`UPDATE inputs SET ${column} = ? WHERE input_id = ?`, [value(row), id]);
+    return true;
+  });
+}
 
 /** Waker k (1-based) of the world's racing wakers. @param {World} w @param {number} k */
 function waker(w, k) {

@@ -43,7 +43,13 @@ CREATE TABLE inputs (
   src INTEGER NOT NULL,
   gen INTEGER NOT NULL DEFAULT 0,
   delivery TEXT NOT NULL DEFAULT 'queue' CHECK (delivery IN ('steer', 'queue')),
-  state TEXT NOT NULL
+  state TEXT NOT NULL,
+  -- a continuation's recovery envelope, written by the conversion, checked by the promotion (decision 28)
+  origin_session TEXT,
+  content_digest TEXT,
+  assistant_id TEXT,
+  assistant_execution INTEGER,
+  synthetic INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE cancelled_executions (
   execution_id INTEGER PRIMARY KEY,

@@ -5,6 +5,12 @@ export const promptId = (session, k) => `prompt:${session}:${k}`;
 /** @param {string} session @param {number} execution @param {number} gen */
 export const continuationId = (session, execution, gen = 0) =>
   gen === 0 ? `cont:${session}:${execution}` : `cont:${session}:${execution}:${gen}`;
+/** A continuation id not derived from (Session, execution): a forged row's (ForgeContinuation, flaw `id`).
+ * @param {string} session @param {number} execution */
+export const forgedContinuationId = (session, execution) => `cont:${session}:${execution}:forged`;
+/** The digest of the exact recovery prompt of (Session, execution): the content recovery's continuation carries,
+ * checked at promotion (spec/README.md decision 28). @param {string} session @param {number} execution */
+export const recoveryPromptDigest = (session, execution) => `recovery:${session}:${execution}`;
 /** @param {number} execution @param {number} step */
 export const assistantId = (execution, step) => `asst:${execution}:${step}`;
 /** @param {string} input */

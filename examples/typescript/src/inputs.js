@@ -3,10 +3,37 @@
  * Inputs: prompts (admitted held or pending) and recovery's continuations; ordinary selection, the exact
  * retry with its deterministic PromptExecutionRequested, explicit resume, and steer selection.
  */
-import { contentDigest, continuationId, promptId, requestId } from "./ids.js";
+import { contentDigest, continuationId, forgedContinuationId, promptId, recoveryPromptDigest, requestId } from "./ids.js";
 
 /** @typedef {import('./types.js').InputRecord} InputRecord @typedef {import('./types.js').InputRow} InputRow
  *  @typedef {import('./types.js').InputState} InputState */
+
+/** @typedef {import('./types.js').ContinuationFlaw} ContinuationFlaw */
+/** The defect that omits each check of the promotion's validation. @type {Record<ContinuationFlaw, import('./types.js').Defect>} */
+const FLAW_DEFECT = {
+  id: "promotion-ignores-id", session: "promotion-ignores-session", delivery: "promotion-ignores-delivery",
+  prompt: "promotion-ignores-prompt", assistant: "promotion-ignores-assistant", newest: "promotion-ignores-newest",
+  synthetic: "promotion-ignores-synthetic",
+};
+
+/** The checks of the promotion's validation (the reviewed input.ts 321-397) a continuation row fails, in the
+ * order it asks them (spec/names.py CONTINUATION_FLAWS): its id derived from Session and execution, its own
+ * Session's execution, queue delivery, the exact recovery prompt, its assistant the recovered execution's and
+ * that execution's newest started one, synthetic. @param {InputRow} row @param {string | undefined} newest
+ * @returns {ContinuationFlaw[]} */
+export function continuationFlaws(row, newest) {
+  /** @type {Record<ContinuationFlaw, boolean>} */
+  const failed = {
+    id: row.input_id !== continuationId(row.session_id, row.src, row.gen),
+    session: row.origin_session !== row.session_id,
+    delivery: row.delivery !== "queue",
+    prompt: row.content_digest !== recoveryPromptDigest(row.session_id, row.src),
+    assistant: row.assistant_execution !== row.src,
+    newest: (row.assistant_id ?? undefined) !== newest,
+    synthetic: Number(row.synthetic) !== 1,
+  };
+  return /** @type {ContinuationFlaw[]} */ (Object.keys(failed)).filter((f) => failed[/** @type {ContinuationFlaw} */ (f)]);
+}
 
 export class Inputs {
   /** @param {import('./types.js').Database} db @param {import('./config.js').Settings} cfg
@@ -19,6 +46,7 @@ export class Inputs {
 
   /** The id of an input record as the caller names it. */
   idOf(/** @type {InputRecord} */ i) {
+    if (i.kind === "cont" && i.flaw === "id") return forgedContinuationId(i.sess, i.src); // not derived
     return i.kind === "prompt" ? promptId(i.sess, i.src) : continuationId(i.sess, i.src, i.gen ?? 0);
   }
 
@@ -40,10 +68,31 @@ export class Inputs {
       [promptId(session, k), session, k, delivery, state]);
   }
 
-  /** @param {string} session @param {number} execution @param {number} gen */
+  /** Recovery's continuation, queue delivery, with its envelope: its Session, the exact recovery prompt's digest, the
+   * execution's newest started assistant (or none) and that assistant's execution, synthetic.
+   * @param {string} session @param {number} execution @param {number} gen */
   async insertContinuation(session, execution, gen) {
-    await this.db.run(`INSERT INTO inputs (input_id, session_id, kind, src, gen, state) VALUES (?, ?, 'cont', ?, ?, 'pending')
-      ON CONFLICT DO NOTHING`, [continuationId(session, execution, gen), session, execution, gen]);
+    await this.db.run(`INSERT INTO inputs (input_id, session_id, kind, src, gen, state, origin_session, content_digest,
+      assistant_id, assistant_execution, synthetic) VALUES (?, ?, 'cont', ?, ?, 'pending', ?, ?, ?, ?, 1)
+      ON CONFLICT DO NOTHING`, [continuationId(session, execution, gen), session, execution, gen, session,
+      recoveryPromptDigest(session, execution), (await this.newestAssistant(session, execution)) ?? null, execution]);
+  }
+
+  /** The newest assistant the execution started (its latest Step.Started), or undefined.
+   * @param {string} session @param {number} execution @returns {Promise<string | undefined>} */
+  async newestAssistant(session, execution) {
+    /** @type {{assistant_id: string} | undefined} */
+    const row = await this.db.get(`SELECT e.assistant_id AS assistant_id FROM events e JOIN assistants a
+      ON a.assistant_id = e.assistant_id WHERE e.session_id = ? AND e.kind = 'Started' AND a.execution_id = ?
+      ORDER BY e.seq DESC LIMIT 1`, [session, execution]);
+    return row?.assistant_id;
+  }
+
+  /** The promotion's validation of a continuation row (decision 28): the first check it fails whose defect
+   * switch (promotion-ignores-<flaw>) is off, or undefined. @param {InputRow} row */
+  async refusedFlaw(row) {
+    const flaws = continuationFlaws(row, await this.newestAssistant(row.session_id, row.src));
+    return flaws.find((f) => !this.cfg.has(FLAW_DEFECT[f]));
   }
 
   /** @param {string} session @returns {Promise<InputRow[]>} */

@@ -4,6 +4,7 @@
  * (docs/driver.md "The vocabulary"; harness/traces/trace.py state_to_json).
  */
 import { assistantStep } from "./ids.js";
+import { continuationFlaws } from "./inputs.js";
 
 /** @typedef {import('./types.js').TwinState} TwinState */
 
@@ -40,6 +41,15 @@ export async function twinState(world) {
   const promptNo = new Map(inputs.map((i) => [i.input_id, i.kind === "prompt" ? i.src : -i.src]));
   /** @type {import('./types.js').EventRow[]} */
   const events = await db.all("SELECT * FROM events ORDER BY seq");
+  /** the newest assistant each (Session, execution) started @type {Map<string, string>} */
+  const newest = new Map();
+  for (const e of events) if (e.kind === "Started" && e.assistant_id) newest.set(`${e.session_id}/${assistantStep(e.assistant_id)[0]}`, e.assistant_id);
+  /** A continuation row's first failing check of the promotion's validation, when it fails one (decision 28).
+   * @param {import('./types.js').InputRow} i */
+  const flawOf = (i) => {
+    const [flaw] = continuationFlaws(i, newest.get(`${i.session_id}/${i.src}`));
+    return flaw ? { flaw } : {};
+  };
   const log = events.map((e) => ({
     sess: e.session_id, kind: e.kind,
     asst: e.input_id !== null ? promptNo.get(e.input_id) ?? 0 : twinAssistant(cfg, e.assistant_id), node: e.writer,
@@ -78,7 +88,8 @@ export async function twinState(world) {
     nextExec: (await claims.issued()) + 1,
     log,
     recovery: await pairs("SELECT * FROM session_recovery"),
-    inputs: inputs.map((i) => ({ sess: i.session_id, kind: i.kind, src: i.src, state: i.state, gen: i.gen })),
+    inputs: inputs.map((i) => ({ sess: i.session_id, kind: i.kind, src: i.src, state: i.state, gen: i.gen,
+      ...(i.kind === "cont" ? flawOf(i) : {}) })),
     run, fin, rec,
     cancelled: await pairs("SELECT * FROM cancelled_executions"),
     faults: [], // the environment's history: claimcheck fills it in from the twin

@@ -58,7 +58,27 @@ export class Node {
     if (!row || row.state !== "pending" || row.kind !== "cont") return false;
     let owned = await this.inputs.recoveryOwned(row.session_id, row.src);
     if (this.cfg.has("recovery-input-excluded-everywhere")) owned = !owned;
-    return owned && this.take(row, "recovery", wake);
+    if (!owned) return false;
+    return (await this.inputs.refusedFlaw(row)) === undefined ? this.take(row, "recovery", wake) : this.refuse(row, wake);
+  }
+
+  /** A flawed continuation row (forged or corrupt) is refused and set aside, quarantined, in one transaction,
+   * under the promotion's own conditions (an idle runner, the Session free, an execution id left; decision 28).
+   * @param {InputRow} row @param {string} [wake] a woken wake row's item, removed in this transaction */
+  async refuse(row, wake) {
+    if (this.runner.pc !== "idle") return false;
+    try {
+      return await this.db.tx(async () => {
+        if ((await this.claims.get(row.session_id)) || (await this.claims.issued()) >= this.cfg.maxExec) return false;
+        await this.inputs.setState(row.input_id, "quarantined");
+        if (wake !== undefined && (await this.db.run("DELETE FROM wake_rows WHERE item = ? AND reserved != ''", [wake])) !== 1)
+          throw new NotServed();
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof NotServed) return false;
+      throw err;
+    }
   }
 
   /** Insert the claim for the input's Session (insert-only) and start the runner on it.

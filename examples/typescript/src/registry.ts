@@ -23,7 +23,9 @@ export type Defect =
   | "wake-reserve-without-cas" | "wake-serves-regardless" | "scan-window-ignores-fresh-share"
   | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
   | "resume-drains-without-request" | "steer-selects-recovery-input" | "steer-takes-queued-input"
-  | "queue-before-steer" | "selection-ignores-age";
+  | "queue-before-steer" | "selection-ignores-age" | "promotion-ignores-id" | "promotion-ignores-session"
+  | "promotion-ignores-delivery" | "promotion-ignores-prompt" | "promotion-ignores-assistant"
+  | "promotion-ignores-newest" | "promotion-ignores-synthetic";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
@@ -75,6 +77,7 @@ export interface ActionParams {
   StepEndedFails: { n: string };
   ListenerHangs: { n: string };
   CorruptRecoveryRow: { s: string; e: number };
+  ForgeContinuation: { s: string; e: number; f: string };
   RecoveryConvertAckLost: { r: string };
   RecoveryConvertFails: { r: string };
   WakeArrive: { w: number };
@@ -115,10 +118,13 @@ export type RequestKind = "PromptExecutionRequested";
 export type InputKind = "prompt" | "cont";
 
 /** spec/names.py INPUT_STATES */
-export type InputState = "pending" | "ordinary" | "recovery" | "held" | "steered";
+export type InputState = "pending" | "ordinary" | "recovery" | "held" | "steered" | "quarantined";
 
 /** An exact retry's content digest (spec/names.py DIGESTS). */
 export type Digest = "admitted" | "other";
+
+/** A forged continuation row's one flaw (spec/names.py CONTINUATION_FLAWS). */
+export type ContinuationFlaw = "id" | "session" | "delivery" | "prompt" | "assistant" | "newest" | "synthetic";
 
 /** Why an exact retry is refused: its refusal's detail starts with it (spec/names.py RETRY_REFUSALS). */
 export type RetryRefusal = "unknown-input" | "other-session" | "continuation" | "recovery-owned" | "content-mismatch";

@@ -48,4 +48,11 @@ export const DEFECTS = Object.freeze([
   "steer-takes-queued-input",
   "queue-before-steer",
   "selection-ignores-age",
+  "promotion-ignores-id",
+  "promotion-ignores-session",
+  "promotion-ignores-delivery",
+  "promotion-ignores-prompt",
+  "promotion-ignores-assistant",
+  "promotion-ignores-newest",
+  "promotion-ignores-synthetic",
 ]);

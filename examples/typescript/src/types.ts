@@ -10,7 +10,7 @@
  */
 
 import type {
-  ActionParams, Assumption, Boundary, Defect, EffectKind, EventKind, FinalizerPc, InputKind, InputState, Phase,
+  ActionParams, Assumption, Boundary, ContinuationFlaw, Defect, EffectKind, EventKind, FinalizerPc, InputKind, InputState, Phase,
   QuarantineReason, RecoveryPc, RequestKind, RunnerPc, WakeReservation,
 } from "./registry.js";
 
@@ -21,7 +21,7 @@ export type * from "./registry.js";
 export type ActionName = keyof ActionParams;
 /** Any action's parameters, as a request carries them: each name with the type every action that has it
  * gives it (which of them an action needs is ActionParams'). */
-export type Params = Partial<{ n: string; r: string; s: string; e: number; w: number; i: InputRecord }>;
+export type Params = Partial<{ n: string; r: string; s: string; e: number; w: number; i: InputRecord; f: string }>;
 
 // ---- configuration ----
 
@@ -63,6 +63,8 @@ export interface InputRecord {
   src: number;
   state: InputState;
   gen?: number;
+  /** a forged or corrupt continuation row's one flaw (spec/names.py CONTINUATION_FLAWS); absent: none */
+  flaw?: ContinuationFlaw;
 }
 
 // ---- the database ----
@@ -115,6 +117,11 @@ export interface InputRow {
   gen: number;
   delivery: "steer" | "queue";
   state: InputState;
+  origin_session: string | null;
+  content_digest: string | null;
+  assistant_id: string | null;
+  assistant_execution: number | null;
+  synthetic: number;
 }
 export interface RecoveryRow {
   execution_id: number;
