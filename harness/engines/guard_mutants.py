@@ -40,6 +40,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
+from spec import configs
 from spec import hooks as P
 from spec import model as M
 from spec import names as N
@@ -307,6 +308,8 @@ class Applied:
     def same_at(self, cfg: M.Config, st: M.State) -> bool:
         """The mutated action does at `st` what the twin's does, for every parameter tuple (a raise propagates:
         the mutant cannot run there)."""
+        if self.action not in configs.possible_actions(cfg):
+            return True  # the configuration leaves the action's feature off: Next never offers it here
         action = N.ACTIONS[self.action]
         for params in _domain(cfg, st, action):
             args = [_argument(cfg, action, k, v) for k, v in zip(action.params, params)]

@@ -91,6 +91,17 @@ def test_an_unmutated_graph_is_not_checked_again():
     assert X._explore_one(v, "rows", 10 ** 6, same) is False and v.verdict == X.SURVIVED
 
 
+def test_a_mutant_of_an_action_a_configuration_leaves_off_is_not_run_there():
+    """WakeRead reads its waker's memory, which a configuration without wakers does not have: Next never offers it
+    there, so the comparison skips it (the whole run raised IndexError on the first such configuration)."""
+    m = next(m for m in G.derive() if m.action == "WakeRead")
+    cfg, wakers = configs.get("rows"), configs.get("wakes2")
+    st = explore(cfg, liveness=False, check=False, keep_edges=True).graph.states[0]
+    with G.applied(m, tolerant=True) as mutant:
+        assert mutant.same_at(cfg, st)
+        assert "WakeRead" in configs.possible_actions(wakers) and "WakeRead" not in configs.possible_actions(cfg)
+
+
 def test_shards_merge(tmp_path, capsys):
     files = []
     for k in (1, 2):
