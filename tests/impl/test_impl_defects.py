@@ -502,14 +502,20 @@ def exact_retry_appends_twice(defects):
     return (bool(first), type(again).__name__, _requests(w), state)
 
 
-def exact_retry_arms_continuation(defects):
-    """Recovery's continuation is pending (its row in place); a caller retries it by its id."""
+def _converted(defects):
+    """n1 crashes holding s1's claim; recovery converts it: its continuation is pending, its row in place."""
     w = World(defects=defects)
     node = w.node()
     node.acquire(w.prompt["s1", 1])
     node.crash()
     w.tick()
     w.worker().run_once()
+    return w, node
+
+
+def exact_retry_arms_continuation(defects):
+    """Recovery's continuation is pending (its row in place); a caller retries it by its id."""
+    w, node = _converted(defects)
     got = node.inputs.exact_retry("s1", ids.continuation_id("s1", 1))
     return (type(got).__name__, getattr(got, "reason", "").split(":")[0], _requests(w))
 
@@ -726,12 +732,7 @@ CASES = {
 def forged_continuation(flaw):
     """Recovery's continuation, pending, replaced by a row of one flaw (ForgeContinuation); a node promotes it."""
     def scenario(defects):
-        w = World(defects=defects)
-        node = w.node()
-        node.acquire(w.prompt["s1", 1])
-        node.crash()
-        w.tick()
-        w.worker().run_once()
+        w, node = _converted(defects)
         assert faults.forge_continuation(w.db, "s1", 1, flaw)
         cont = ids.forged_continuation_id("s1", 1) if flaw == "id" else ids.continuation_id("s1", 1)
         got = node.promote(cont)
