@@ -16,12 +16,11 @@ the same deterministic ids: its own committed work found, nothing changes; else 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Iterable
 
 import sqlalchemy as sa
 
-from . import ids
+from . import ids, recovery_pass
 from . import registry as R
 from .actor import CONVERTING, IDLE, QUARANTINING, RECONCILED, RECONVERTING, SCANNED, Actor, Step
 from .boundaries import Boundaries
@@ -33,6 +32,7 @@ from .events import Fence, Publisher, StepEvent, assistant_row, open_calls
 from .faults import COMMITTED, NOT_COMMITTED, AckLost, CommitFailed
 from .inputs import InputStore
 from .prepared import run
+from .recovery_pass import Handled
 from .results import Abort, Conflict, Fenced, Malformed, NotEnabled, Ok, Released, Result
 from .runner import record_history
 from .schema import recovery_t
@@ -61,15 +61,6 @@ def reason_of(result: Result) -> str:
     if isinstance(result, Malformed) and result.reason.startswith("phase "):
         return R.INVALID
     return R.MALFORMED
-
-
-@dataclass(frozen=True)
-class Handled:
-    """What one scan pass did with one claim."""
-    session_id: str
-    execution_id: int
-    outcome: str  # converted | cancelled | released | quarantined | superseded | lost
-    reason: str | None = None
 
 
 class RecoveryWorker(Actor):
@@ -474,27 +465,5 @@ class RecoveryWorker(Actor):
         return fn()
 
     def run_once(self) -> list[Handled]:
-        """One production pass over one scan window: every row is taken, converted or quarantined, or
-        skipped if another worker won it; a bad row never stops the pass."""
-        handled = []
-        for seen in self.window():
-            if self.pc == IDLE:  # RecoveryScan: the row of the window the compare-and-swap compares on
-                self.remember(seen)
-            if not self.unit(R.RECOVERY_TAKEOVER, self.take):
-                handled.append(Handled(seen.session_id, seen.execution_id, "lost", self.last.reason))
-                continue
-            if self.pc == IDLE:  # quarantined in place by the scan (scan-quarantines-cancellation)
-                handled.append(Handled(seen.session_id, seen.execution_id, "quarantined", "at scan"))
-                continue
-            self.unit(R.RECOVERY_RECONCILE, self.reconcile)
-            if self.unit(R.RECOVERY_CONVERT, self.convert):
-                handled.append(Handled(seen.session_id, seen.execution_id, self.finished))
-                continue
-            if self.pc == IDLE:  # released: the lease ran out; a later pass retries it
-                handled.append(Handled(seen.session_id, seen.execution_id, "released", self.last.reason))
-                continue
-            reason = self.reason
-            outcome = "quarantined" if self.unit(R.RECOVERY_QUARANTINE, self.quarantine) else "superseded"
-            handled.append(Handled(seen.session_id, seen.execution_id, outcome, reason))
-        return handled
-
+        """One production pass over one scan window (impl/recovery_pass.py)."""
+        return recovery_pass.run_once(self)

@@ -218,3 +218,32 @@ def test_recovery_row_insert_must_change_one_row():
         with pytest.raises(Abort) as aborted:
             r._insert_recovery_row(conn, Ident("s1", e, "r1"), ids.continuation_id("s1", e))
     assert isinstance(aborted.value.result, Conflict)
+
+
+def test_a_pass_after_a_refused_unit_finishes_that_row_then_its_window():
+    """A conversion the database refuses (a transient error: rolled back, raised out of the pass) leaves the
+    worker mid-row; the next pass finishes that row first, then takes its window: no row reported "lost"
+    because the worker was not idle (impl/recovery_pass.py)."""
+    import sqlalchemy as sa
+
+    w = World(sessions=("s1", "s2"), lease=2)
+    abandoned(w, "s1", node="n1")
+    abandoned(w, "s2", node="n2")
+    w.tick(2)
+    r = w.worker()
+    convert_once = r._convert_once
+    refusals = []
+
+    def refused_once(conn):
+        if not refusals:
+            refusals.append(r.session_id)
+            raise sa.exc.OperationalError("COMMIT", {}, Exception("database is locked"))
+        return convert_once(conn)
+
+    r._convert_once = refused_once
+    with pytest.raises(sa.exc.OperationalError):
+        r.run_once()
+    assert r.pc == "reconciled" and refusals == ["s1"]
+    handled = r.run_once()
+    assert [(h.session_id, h.outcome) for h in handled] == [("s1", "converted"), ("s2", "converted")]
+    assert w.snap().claims == {} and r.pc == "idle"

@@ -78,17 +78,17 @@ def test_the_simulation_kills_a_mutant_of_a_production_path_replay_cannot_reach(
     assert skipped.returncode == 0 and "every check passes" in skipped.stdout
 
 
-# the production recovery pass without its reconciliation unit (mutmut's argument-to-None mutant of it)
-PY_PASS = ("            self.unit(R.RECOVERY_RECONCILE, self.reconcile)", "            self.unit(None, self.reconcile)")
+# the production recovery pass (impl/recovery_pass.py) without its reconciliation unit's name (mutmut's
+# argument-to-None mutant of it)
+PY_PASS = ("        w.unit(R.RECOVERY_RECONCILE, w.reconcile)", "        w.unit(None, w.reconcile)")
 
 
 def test_the_simulation_reaches_the_production_recovery_pass(tmp_path):
     """The simulated run's workers run `RecoveryWorker.run_once` on a share of their scans (binding/stress/node.py,
     PASS_SHARE), each unit recorded as its own step: a mutant of the pass that skips its reconciliation passes
-    the replay of every trace (no twin action calls the pass) and the simulated run kills it (its conversion
-    is refused, the worker is left converting, and the pass goes on to the next row of its window)."""
+    the replay of every trace (no twin action calls the pass) and the simulated run kills it."""
     shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
-    mutate(tmp_path / "impl" / "recovery.py", *PY_PASS)
+    mutate(tmp_path / "impl" / "recovery_pass.py", *PY_PASS)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     assert oracle(cwd=tmp_path, env=env).returncode == 0
     killed = oracle(cwd=tmp_path, env=env, check="simulate")
