@@ -4,8 +4,8 @@ as history-format lines (harness/validation/history.py), so `claimcheck validate
 implementation's log (`read_database`, which harness.cli hands the validate command).
 
 Each `commit_history` row becomes one line: its actor, action and parameters as recorded; `now` (none
-for a step that reads no lease, `CLOCK_FREE`: its process's clock is not the nodes'; else the committing
-process's own reading, with `process` naming it: docs/history.md, "Real time"); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
+for a step that reads no lease, `CLOCK_FREE`, by a process that records no actor's memory: its clock is not
+the nodes'; else the committing process's own reading, with `process` naming it: docs/history.md, "Real time"); the claim rows that differ from the previous row's claim table (each read at the row's own clock reading:
 `ttl = lease_expires_at - now`); the delta's events, session_recovery rows, inputs and cancelled
 executions in the twin's vocabulary (harness/stress/records.py reads them, with binding.stress.vocabulary);
 the wake-row table when it
@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from impl.db import Database
 from impl.history import PER_SESSION, read_meta, read_rows
+from impl.history_sessions import commit_order, settled_seq
 from impl.wakes import ORDINARY
 from spec import model as M
 from spec import names as N
@@ -39,6 +40,7 @@ from harness.stress.records import ADMIT, asst_of, config_from_meta, event_of, i
 from harness.traces import trace as T
 from harness.validation import history as H
 
+from binding.history_sessions import Unordered, whole_rows
 from binding.mapping import why_of
 from binding.stress.vocabulary import VOCABULARY
 
@@ -158,18 +160,22 @@ def admission_lines(cfg: M.Config, row: dict, now: int | None, held: dict) -> li
 
 
 class PerSessionHistory(H.HistoryError):
-    """A per-Session history (PostgreSQL's concurrent writers, impl/history_sessions.py): each Session's
-    commits in order, no order across Sessions, execution ids unique but not dense."""
+    """A per-Session history (PostgreSQL's concurrent writers, impl/history_sessions.py) that its `seq`
+    order cannot walk: an execution named before its begin, or begun twice."""
 
 
 def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> Converted:
-    """The lines of a recorded history. A step that reads no lease (CLOCK_FREE) gets no clock reading;
+    """The lines of a recorded history. A step that reads no lease (CLOCK_FREE) gets no clock reading when
+    its process records no actor's memory (a caller's, the supervisor's: their clocks are not the nodes');
     the others keep their process's own reading (which may be older than the commits ordered before it)
-    and name the process; each claim's ttl is read at that reading."""
-    if meta.get("history") == PER_SESSION:
-        raise PerSessionHistory("a per-Session history (PostgreSQL's concurrent writers) records each Session's "
-                                "commit order and none across Sessions, which validation needs: record with the "
-                                "global write lock (impl/db.py pg_lock 'global')")
+    and name the process; each claim's ttl is read at that reading. A node process's Resume or wake step
+    keeps it: the memory it records holds its actors' silent steps (a supervisor's stop of a runner whose
+    lease ran out), decided at that process's clock."""
+    if meta.get("history") == PER_SESSION:  # executions renumbered (binding/history_sessions.py)
+        try:
+            rows = whole_rows(rows, int(meta.get("max_steps", 1)))
+        except Unordered as exc:
+            raise PerSessionHistory(f"a per-Session history no serial order explains: {exc}") from None
     cfg = cfg or twin_config(meta, rows)
     commits, skipped = [], {}
     prev: dict = {}
@@ -190,7 +196,7 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
         elif action in N.ACTIONS:
             started = True
             c = commit_of(cfg, row, prev, prev_exec)
-            if action in CLOCK_FREE:  # its reading is another process's: leave it out (no tick before it)
+            if action in CLOCK_FREE and not row["memory"]:  # a caller's or the supervisor's reading: left out
                 c = c.model_copy(update={"now": None})
             else:  # its own process's reading, which may be older than the commits ordered before it
                 c = c.model_copy(update={"process": row.get("process")})
@@ -209,7 +215,18 @@ def convert_rows(meta: dict, rows: list[dict], cfg: M.Config | None = None) -> C
 
 
 def convert_db(db, cfg: M.Config | None = None, limit: int | None = None) -> Converted:
-    return convert_rows(read_meta(db), read_rows(db, limit=limit), cfg)
+    """A per-Session history is read up to its settled seq (a commit still in flight may yet appear below
+    the newest seq: a growing history, judged while a stress run goes), in the order its commits became
+    visible when the server tracks commit timestamps (impl/history_sessions.commit_order), else in seq order."""
+    meta, rows = read_meta(db), read_rows(db, limit=limit)
+    if meta.get("history") == PER_SESSION and rows:
+        settled = min(settled_seq(db), rows[-1]["seq"])
+        rows = [r for r in rows if r["seq"] <= settled]
+        order = commit_order(db, settled)
+        if order is not None:  # the order the commits became visible in, not the order they drew seqs in
+            by_seq = {r["seq"]: r for r in rows}
+            rows = [by_seq[s] for s in order if s in by_seq]
+    return convert_rows(meta, rows, cfg)
 
 
 def read_database(history: str, cfg: M.Config | None = None, limit: int | None = None) -> Converted:

@@ -223,7 +223,9 @@ def start(base_dir: Path | str, *, bin_dir: Path | str | None = None, durable: b
         _run([*prefix, str(bins / "initdb"), "-D", str(server.data_dir), "-U", SUPERUSER, "--auth=trust",
               "-E", "UTF8", "--locale=C", "--no-sync"], "initdb")
         settings = {"listen_addresses": "'127.0.0.1'", "unix_socket_directories": f"'{server.socket_dir}'",
-                    "max_connections": "200", "shared_buffers": "32MB", "log_min_messages": "warning"}
+                    "max_connections": "200", "shared_buffers": "32MB", "log_min_messages": "warning",
+                    # a per-Session history's commits in the order they became visible (impl/history_sessions.py)
+                    "track_commit_timestamp": "on"}
         if not durable:
             settings.update(FAST)
         for attempt in range(attempts):

@@ -119,5 +119,24 @@ def settled_seq(db: Database) -> int:
                                         f"FROM {SEQUENCE}").scalar_one()
 
 
+# each commit's seq in the order the commits became visible (the server's commit timestamps, ties by seq)
+_COMMIT_ORDER = ("SELECT seq FROM commit_history WHERE seq <= %s "
+                 "ORDER BY pg_xact_commit_timestamp(xmin), seq")
+
+
+def commit_order(db: Database, upto: int) -> list[int] | None:
+    """The seqs up to `upto` in the order their commits became visible, or None when the server does not
+    track commit timestamps (`track_commit_timestamp`, off by default; binding/pgserver.py turns it on).
+    `seq` is drawn in the commit hook, before COMMIT: a process paused between the two (a SIGSTOP) commits
+    after commits of higher seqs, and a read of its Sessions' rows made meanwhile saw the state before it."""
+    try:
+        with db.engine.connect() as conn:
+            return [r[0] for r in conn.exec_driver_sql(_COMMIT_ORDER, (upto,))]
+    except Exception as exc:  # ObjectNotInPrerequisiteState: "could not get commit timestamp data"
+        if "commit timestamp" in str(exc):
+            return None
+        raise
+
+
 def _dumps(value) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -121,9 +121,9 @@ class Supervisor:
         self.recorder_meta = meta
         self.faults = FaultInjector(self)
         if self.o.until_violation:
-            # validate's search judges the history as it grows; a per-Session one (no order across Sessions)
-            # or no search given: the per-Session checker
-            judge = None if self.watch_history is None or self.db.per_session_writers else self.watch_history(self.url)
+            # validate's search judges the history as it grows (a per-Session one up to its settled seq);
+            # no search given: the per-Session checker
+            judge = None if self.watch_history is None else self.watch_history(self.url)
             self.watch = Watch(self.db, self.db.meta(), judge=judge)  # as installed (a per-Session history says so)
         for s in self.sessions:
             self.admit(s)

@@ -3,10 +3,10 @@
 `Watch` asks `judge` (validate's search on the history so far, harness.validation.command.Growing, which
 harness.cli gives: the search comes after stress in the flow) for the first commit no twin behaviour
 explains, and notes it with what the run needed to reach it: executions begun (Acquire,
-PromoteContinuation) and crashes injected up to that commit. A per-Session history (PostgreSQL's concurrent
-writers) records no order across Sessions, which the search needs, so there (and when no judge is given)
-the per-Session `checker.Checker` is fed the commits recorded so far instead, in seq order and only as a
-dense prefix (a per-Session history has gaps: only the commits up to `settled_seq`). It decides only
+PromoteContinuation) and crashes injected up to that commit (the converter reads a per-Session history,
+PostgreSQL's concurrent writers, up to its `settled_seq`). When no judge is given the per-Session
+`checker.Checker` is fed the commits recorded so far instead, in seq order and only as a dense prefix (a
+per-Session history has gaps: only the commits up to `settled_seq`). It decides only
 when the run stops; the verdict is the full check after the run (the whole history validated, then the
 final database and the effect logs).
 """

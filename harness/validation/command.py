@@ -85,7 +85,7 @@ def run(args, read_database=None) -> int:
 @dataclass
 class Verdict:
     """validate's verdict on a stress run's own history: `state` VALID, NOT_VALID or NOT_VALIDATED (a search
-    bound hit, a per-Session history with no order across Sessions: neither shown valid nor invalid, and
+    bound hit, a per-Session history no serial order explains: neither shown valid nor invalid, and
     never OK); `report` its lines; `seq` the first unexplained line's commit (NOT VALID), which the stress
     run rebuilds as a replayable trace (harness/stress/counterexample.py); `reason` why NOT VALIDATED."""
     state: str
@@ -101,7 +101,7 @@ class Verdict:
 def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Verdict:
     """validate's verdict on a stress run's own history database (`claimcheck stress` validates what it
     recorded with this search). A history the converter cannot read is not valid, and says why, except a
-    per-Session history (PostgreSQL's concurrent writers: no order across Sessions), which is NOT VALIDATED;
+    per-Session history (PostgreSQL's concurrent writers) that no serial order explains, NOT VALIDATED;
     a search that hit a bound (a frontier blow-up on many nodes) is NOT VALIDATED too."""
     try:
         conv = read_database(url)
@@ -109,7 +109,7 @@ def check_database(url: str, read_database, limits: S.Limits = S.Limits()) -> Ve
     except InputError as exc:
         if type(exc).__name__ == "PerSessionHistory":
             return Verdict(V.NOT_VALIDATED, [f"claimcheck validate: the run's history: NOT VALIDATED: {exc}"],
-                           reason="a per-Session history (no order across Sessions)")
+                           reason="a per-Session history no serial order explains")
         return Verdict(V.NOT_VALID, [f"claimcheck validate: the run's history: NOT VALID: {exc}"])
     res = validate(conv.cfg, lines, limits)
     report = S.render(res, "the run's history")

@@ -402,17 +402,20 @@ def test_bench_validate_keeps_a_rejected_history(tmp_path, monkeypatch):
             assert not kept, out
 
 
-def test_a_per_session_history_is_said_not_validated():
-    """PostgreSQL's concurrent writers record each Session's order and none across Sessions: the converter
-    refuses it (bad input for `validate`), and the stress run says NOT VALIDATED rather than passing or
-    failing on an order that was never recorded."""
+def test_a_per_session_history_no_serial_order_explains_is_said_not_validated():
+    """PostgreSQL's concurrent writers record each Session's order; the walk takes their `seq` order with
+    executions renumbered (binding/history_sessions.py, tests/stress/test_pg_validation.py). A history that
+    names an execution before its begin has no such order: the converter refuses it (bad input for
+    `validate`) and the stress run says NOT VALIDATED rather than passing or failing."""
     from impl.history import PER_SESSION
     from harness.validation.command import check_database
+    early = [{"seq": 1, "claims": [], "delta": {"history": [[3, "s1", "cleared"]]}, "params": {}, "memory": {},
+              "marks": {"sessions": ["s1"]}}]
     with pytest.raises(C.PerSessionHistory):
-        C.convert_rows({"history": PER_SESSION}, [])
+        C.convert_rows({"history": PER_SESSION}, early)
 
     def read(url):
-        return C.convert_rows({"history": PER_SESSION}, [])
+        return C.convert_rows({"history": PER_SESSION}, early)
     v = check_database("postgresql://x", read)
     assert v.state == "not validated" and not v.ok and "NOT VALIDATED: a per-Session history" in v.report[0]
 

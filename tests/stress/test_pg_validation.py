@@ -1,0 +1,117 @@
+"""A per-Session history (PostgreSQL's concurrent writers: impl/history_sessions.py) validated in its
+`seq` order with executions renumbered in the order they begin (binding/history_sessions.py).
+
+PostgreSQL draws an execution id when the begin's transaction runs, and a transaction that dies after
+drawing burns its value: ids have gaps, and across Sessions they need not follow the commit order. The
+twin numbers executions densely in the order they begin, so the walk renumbers them; without it a gap is
+already a divergence (the stand-in below)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import binding.history as C
+import binding.history_sessions as HS
+from harness.validation.command import check_database
+from impl.db import next_id
+from impl.history import PER_SESSION, read_meta
+from spec import configs
+from spec import model as M
+from stresskit import RecordingScheduler
+
+
+def recorded_with_a_burnt_id(db, seed: int = 1, steps: int = 80):
+    """A twin walk recorded on PostgreSQL, an execution id drawn and lost (a begin that died) after the
+    first Acquire: later executions' ids skip one."""
+    rng = random.Random(seed)
+    rs = RecordingScheduler(configs.CONFIGS["sessions"], db)
+    burnt = False
+    for _ in range(steps):
+        options = list(M.successors(rs.cfg, rs.twin))
+        if not options:
+            break
+        name, params, nxt = rng.choice(options)
+        rs.apply(name, params, nxt)
+        if name == "Acquire" and not burnt:
+            with db.transaction() as conn:
+                next_id(conn, "execution")
+            burnt = True
+    assert burnt
+    return rs
+
+
+def verdict(db):
+    return check_database("postgresql://walk", lambda _url: C.convert_db(db))
+
+
+def test_a_per_session_history_with_a_burnt_execution_id_validates(pg_databases):
+    rs = recorded_with_a_burnt_id(pg_databases.new())
+    assert read_meta(rs.db)["history"] == PER_SESSION
+    v = verdict(rs.db)
+    assert v.ok, v.report
+
+
+def test_without_the_renumbering_the_burnt_id_is_a_divergence(pg_databases, monkeypatch):
+    """The stand-in: executions keep the database's ids (a Renumbering whose begin is the identity)."""
+    rs = recorded_with_a_burnt_id(pg_databases.new())
+
+    def identity(self, real):
+        self.dense[real] = real
+        return real
+    monkeypatch.setattr(HS.Renumbering, "begin", identity)
+    v = verdict(rs.db)
+    assert v.state == "not valid" and "exec" in "\n".join(v.report), v.report
+
+
+def test_two_begins_committed_against_their_ids_order_are_renumbered():
+    """Execution 7 drawn first and committed second: the walk numbers them in commit order."""
+    rows = [{"seq": 1, "claims": [["s2", 9, "n2", 40, "running", None, None, 0]], "delta": {}, "params": {},
+             "memory": {}, "marks": {"sessions": ["s2"]}},
+            {"seq": 2, "claims": [["s1", 7, "n1", 40, "running", None, None, 0]], "delta": {}, "params": {},
+             "memory": {"run": {"n1": ["acquired", "s1", 7, 0, False, False, 1, 0]}}, "marks": {"sessions": ["s1"]}},
+            {"seq": 3, "claims": [], "delta": {"events": [[1, "s1", "Step.Started", "asst-7-1", 7, "n1"]]},
+             "params": {}, "memory": {}, "marks": {"sessions": ["s1"]}}]
+    out = HS.whole_rows(rows, steps=1)
+    assert [r["claims"] for r in out][:2] == [[["s2", 1, "n2", 40, "running", None, None, 0]],
+                                             [["s1", 2, "n1", 40, "running", None, None, 0],
+                                              ["s2", 1, "n2", 40, "running", None, None, 0]]]
+    assert out[1]["memory"]["run"]["n1"][2] == 2 and [r["marks"]["execution"] for r in out] == [1, 2, 2]
+    assert out[2]["delta"]["events"][0][3:5] == ["asst-2-1", 2]
+    assert [r["claims"] for r in out][2] == [["s2", 1, "n2", 40, "running", None, None, 0]]  # s1's claim gone
+
+
+def test_an_execution_begun_twice_or_named_before_its_begin_is_bad_input():
+    begun_twice = [{"seq": k, "claims": [[s, 5, "n1", 40, "running", None, None, 0]], "delta": {}, "params": {},
+                    "memory": {}, "marks": {"sessions": [s]}} for k, s in ((1, "s1"), (2, "s2"))]
+    with pytest.raises(C.PerSessionHistory, match="execution 5 begun twice"):
+        C.convert_rows({"history": PER_SESSION, "max_steps": 1}, begun_twice)
+    early = [{"seq": 1, "claims": [], "delta": {"history": [[3, "s1", "cleared"]]}, "params": {}, "memory": {},
+              "marks": {"sessions": ["s1"]}}]
+    with pytest.raises(C.PerSessionHistory, match="names execution 3 before it begins"):
+        C.convert_rows({"history": PER_SESSION, "max_steps": 1}, early)
+
+
+def test_commits_are_walked_in_the_order_they_became_visible(pg_databases):
+    """`seq` is drawn before COMMIT: a writer paused between the two commits after a higher seq (its rows
+    unseen by a read made meanwhile). The server's commit timestamps give the visible order; a server that
+    does not track them gives None (the walk then takes seq order)."""
+    from impl.history import META, history_t
+    from impl.history_sessions import commit_order
+    db = pg_databases.new()
+    META.create_all(db.engine)
+    row = dict(actor="n1", process="n1", action="Renew", params="{}", now=0, wall=0.0, memory="{}", claims="[]",
+               delta="{}", marks="{}", changed=True)
+    first, second = db.engine.connect(), db.engine.connect()
+    try:
+        first.begin()
+        first.execute(history_t.insert().values(seq=1, **row))  # drawn first; its COMMIT waits
+        with second.begin():
+            second.execute(history_t.insert().values(seq=2, **row))
+        first.commit()
+    finally:
+        first.close()
+        second.close()
+    assert commit_order(db, 2) == [2, 1]
+    assert commit_order(db, 1) == [1]
