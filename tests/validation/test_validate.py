@@ -549,3 +549,17 @@ def test_a_real_process_run_until_violation_stops_by_validates_search(tmp_path, 
     verdict = out.strip().splitlines()[-1]
     assert f"verdict: FAIL: violation caught after {hit.executions:,} executions" in verdict, out
     assert f"commit {hit.seq} validate: line" in verdict and res.traces, out
+
+
+def test_a_node_process_resume_keeps_its_reading_a_callers_does_not():
+    """A step that reads no lease (Resume) committed by a caller's process has no clock reading (its clock is
+    not the nodes'); by a node process that records its actors' memory, it keeps its reading: that memory
+    holds silent steps (a supervisor's stop) decided at the process's clock."""
+    meta = {"sessions": ["s1"], "nodes": ["n1"], "workers": ["r1"], "lease_ticks": 30}
+    row = {"seq": 1, "actor": "n1", "action": "Resume", "params": {"n": "n1", "s": "s1"}, "now": 500, "claims": [],
+           "delta": {}, "marks": {}, "changed": False}
+    caller = {**row, "process": "caller", "memory": {}}
+    node = {**row, "process": "n1#0@1", "memory": {"run": {"n1": ["idle", "", 0, 0, False, False, 0, 0]},
+                                                    "fin": {"n1": ["idle", "", 0, ""]}, "rec": {}}}
+    assert [(c.now, c.process) for c in C.convert_rows(meta, [caller]).commits] == [(None, None)]
+    assert [(c.now, c.process) for c in C.convert_rows(meta, [node]).commits] == [(500, "n1#0@1")]
