@@ -107,20 +107,17 @@ class WakeQueue:
     is 0 until its first reservation (fresh), then counts reservations, rotating from `max_tries` to 1."""
 
     def __init__(self, ctx: Context, kind: str, *, bound: int = DEFAULT_WAKE_BATCH,
-                 fresh_share: int = DEFAULT_FRESH_SHARE, max_tries: int = 2, waker: str = "waker",
-                 lapse_ticks: int | None = None):
-        """`lapse_ticks`: a reservation older than this counts as lapsed (its redrive died), so the row is
-        scanned again as a retry; None (the harness's, as the twin's WakeLost is an explicit step): never."""
+                 fresh_share: int = DEFAULT_FRESH_SHARE, max_tries: int = 2, waker: str = "waker"):
+        """A reservation whose redrive died stays until a waker releases it (`lapsed`, then `release`: the
+        twin's WakeLost, an explicit step), so a scan never takes a reserved row."""
         check_share(bound, fresh_share)
         if max_tries < 1:
             raise ValueError("max_tries must be at least 1")
         self.ctx, self.kind, self.bound, self.fresh_share, self.max_tries = ctx, kind, bound, fresh_share, max_tries
-        self.waker, self.lapse_ticks = waker, lapse_ticks
+        self.waker = waker
 
     def _unreserved(self):
-        if self.lapse_ticks is None:
-            return W.c.reserved.is_(None)
-        return sa.or_(W.c.reserved.is_(None), W.c.reserved_at + self.lapse_ticks <= self.ctx.now())
+        return W.c.reserved.is_(None)
 
     def arrive(self, item: str, rank: int) -> Result:
         """WakeArrive: insert-only, counter 0 (fresh); a row already there is Occupied."""
@@ -229,11 +226,6 @@ class WakeQueue:
         a waker may release them (WakeLost) for a later batch."""
         return [r[0] for r in conn.execute(sa.select(W.c.item).where(
             W.c.kind == self.kind, W.c.reserved.is_not(None), W.c.reserved_at + ticks <= self.ctx.now()))]
-
-    def rows(self, conn: Connection) -> dict[str, tuple[int, str]]:
-        """{item: (attempts, reserved slot or "")} of this kind (the mapping's read)."""
-        return {r.item: (r.attempts, r.reserved or "")
-                for r in conn.execute(sa.select(W.c.item, W.c.attempts, W.c.reserved).where(W.c.kind == self.kind))}
 
     def refresh(self, sessions: Sequence[str], rank: dict[str, int]) -> list[str]:
         """The production arrivals: a fresh row for each Session in `sessions` (those with work of this

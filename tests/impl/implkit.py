@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import random
 
+import sqlalchemy as sa
+
 from binding.world import Scheduler as TwinDriver  # noqa: F401
 from binding.world import World as BindingWorld
 from binding.world import input_id  # noqa: F401
 from impl.boundaries import Boundaries
 from impl.clock import ManualClock
 from impl.db import Database
+from impl.schema import wake_row_t
 from spec import model as M
 
 
@@ -26,6 +29,13 @@ def World(nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_boun
                    admission=admission, tools=tools, fragments=fragments, defects=frozenset(defects),
                    delivery_kinds=bool(steer_prompts), steer_prompts=frozenset(steer_prompts))
     return BindingWorld(cfg, db=db)
+
+
+def wake_rows(queue, conn) -> dict[str, tuple[int, str]]:
+    """{item: (attempts, reserved slot or "")} of a wake queue's kind, read in `conn`."""
+    t = wake_row_t
+    return {r.item: (r.attempts, r.reserved or "")
+            for r in conn.execute(sa.select(t.c.item, t.c.attempts, t.c.reserved).where(t.c.kind == queue.kind))}
 
 
 def random_walk(cfg: M.Config, seed: int, steps: int) -> list[tuple[str, tuple]]:

@@ -5,7 +5,7 @@ import pytest
 from impl import faults
 from impl import registry as R
 from impl.cancel import SETTLE
-from implkit import World
+from implkit import World, wake_rows
 from spec import names as N
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
@@ -88,7 +88,7 @@ def _next_actions(w: World) -> set[str]:
     n1 = w.node("n1")
     fin = n1.finalizer.enabled() or (R.FINALIZER_RECONCILE if n1.finalizer.pc == SETTLE else None)
     with w.db.read() as conn:
-        woken = any(slot for _n, slot in w.wakes.rows(conn).values())
+        woken = any(slot for _n, slot in wake_rows(w.wakes, conn).values())
     return {a for a in (n1.runner.enabled(), fin, w.worker().enabled(), R.WAKE_SERVE if woken else None)
             if a is not None}
 

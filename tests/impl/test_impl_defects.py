@@ -7,7 +7,7 @@ from impl import ids
 from impl import faults
 from impl.faults import NOT_COMMITTED
 from impl import registry as R
-from implkit import World
+from implkit import World, wake_rows
 from spec import names as N
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
@@ -467,7 +467,7 @@ def wake_reserve_without_cas(defects):
     one.read(), two.read()
     won = (one.reserve().value, two.reserve().value)
     with w.db.read() as conn:
-        return won, w.wakes.rows(conn)["w1"]
+        return won, wake_rows(w.wakes, conn)["w1"]
 
 
 def wake_serves_regardless(defects):
@@ -482,7 +482,7 @@ def wake_serves_regardless(defects):
     w.wakes.scan()
     took = w.node("n2").acquire_next("s1", w.wakes)
     with w.db.read() as conn:
-        left = sorted(w.wakes.rows(conn))
+        left = sorted(wake_rows(w.wakes, conn))
     return (bool(took), [i.state for i in w.snap().inputs if i.kind == "cont"], left)
 
 

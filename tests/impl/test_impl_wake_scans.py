@@ -11,7 +11,7 @@ from impl.context import Context
 from impl.db import Database
 from impl.results import NotEnabled, Occupied
 from impl.wakes import FRESH, RETRY, WakeQueue, plan_batch
-from implkit import World, random_walk
+from implkit import World, random_walk, wake_rows
 from spec import configs
 
 pytestmark = pytest.mark.backends()
@@ -23,11 +23,11 @@ def test_plan_batch_refuses_a_share_outside_one_to_bound_minus_one(bound, share)
         plan_batch(["f"], ["r"], bound=bound, fresh_share=share)
 
 
-def queue(defects=(), bound=2, share=1, max_tries=2, lapse=None):
+def queue(defects=(), bound=2, share=1, max_tries=2):
     clock = ManualClock()
     rec = Recorder()
     ctx = Context(Database.memory(), clock, Boundaries(rec), frozenset(defects))
-    return WakeQueue(ctx, "ordinary", bound=bound, fresh_share=share, max_tries=max_tries, lapse_ticks=lapse), rec
+    return WakeQueue(ctx, "ordinary", bound=bound, fresh_share=share, max_tries=max_tries), rec
 
 
 def test_a_queue_refuses_the_shares_plan_batch_refuses():
@@ -38,7 +38,7 @@ def test_a_queue_refuses_the_shares_plan_batch_refuses():
 
 def rows(q):
     with q.ctx.db.read() as conn:
-        return q.rows(conn)
+        return wake_rows(q, conn)
 
 
 def test_fresh_work_keeps_its_slot_while_retries_could_fill_the_batch():
@@ -69,12 +69,17 @@ def test_the_counter_rotates_from_its_maximum_to_one():
     assert seen == [1, 2, 1, 2]
 
 
-def test_a_lapsed_reservation_is_scanned_again_as_a_retry():
-    q, _ = queue(lapse=2)
+def test_a_lapsed_reservation_released_is_scanned_again_as_a_retry():
+    """A reservation whose redrive died stays reserved (never scanned) until a waker finds it lapsed and
+    releases it (WakeLost): then it is scanned as a retry."""
+    q, _ = queue()
     q.arrive("w1", 1)
     q.scan()
-    assert isinstance(q.scan(), NotEnabled)
     q.ctx.clock.advance(2)
+    assert isinstance(q.scan(), NotEnabled)
+    with q.ctx.db.read() as conn:
+        assert q.lapsed(conn, 3) == [] and q.lapsed(conn, 2) == ["w1"]
+    assert q.release("w1")
     assert q.scan().value == [("w1", RETRY)]
 
 
