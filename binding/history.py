@@ -74,11 +74,14 @@ def memory(recorded: dict) -> H.Memory | None:
 
 
 def wakes(cfg: M.Config, rows: list) -> list[H.WakeRow]:
+    """The twin's wake rows: the ordinary queue's row of rank w is row w; with tied rows (WakesTied) row 1 is
+    the one Session's ordinary wake and row 2 its recovery wake."""
     out = [H.WakeRow(work=False, tries=0, woken="") for _ in range(cfg.wake_rows)]
-    for kind, _item, rank, attempts, reserved, *turned in rows:  # turned: recorded since issue 31 item 3
-        if kind == ORDINARY and 1 <= rank <= cfg.wake_rows:
-            out[rank - 1] = H.WakeRow(work=True, tries=attempts, woken=reserved or "",
-                                       turned=bool(turned and turned[0]))
+    for kind, item, rank, attempts, reserved, *turned in rows:  # turned: recorded since issue 31 item 3
+        w = (1 if kind == ORDINARY else 2) if cfg.wakes_tied and item == cfg.sessions[0] else \
+            rank if kind == ORDINARY and not cfg.wakes_tied else 0
+        if 1 <= w <= cfg.wake_rows:
+            out[w - 1] = H.WakeRow(work=True, tries=attempts, woken=reserved or "", turned=bool(turned and turned[0]))
     return out
 
 

@@ -110,7 +110,9 @@ def _tied(path) -> bool:
 
 # Tied wake rows (WakesTied, spec/README.md decision 16) are not in the stress checker's reach: it checks the
 # wake rows apart from the Sessions (harness/stress/wakes.py), and a tied wake's acquisition or promotion writes
-# both; stress nodes do not run tied rows. Those races are checked by conform, replay and validate instead.
+# both; stress nodes do not run tied rows. Those races are checked by conform and replay instead (validate of
+# the recorded history flags the bundled server's tied WakeScan, two transactions for the twin's one step: an
+# open finding, spec/README.md decision 16).
 # Forged continuation rows (ForgeContinuation, spec/README.md decision 28) neither: the commit history
 # (impl/history.py) records an input's state, not the conversion's envelope the promotion checks, so the
 # checker cannot tell the forged row's flaw (no stress run forges). conform, replay and validate check them.
