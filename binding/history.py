@@ -40,6 +40,7 @@ from harness.stress.records import ADMIT, asst_of, config_from_meta, event_of, i
 from harness.traces import trace as T
 from harness.validation import history as H
 
+from binding.flaws import with_flaw
 from binding.history_sessions import Unordered, whole_rows
 from binding.mapping import why_of
 from binding.stress.vocabulary import VOCABULARY
@@ -93,7 +94,7 @@ def commit_of(cfg: M.Config, row: dict, prev_claims: dict, prev_exec: int = 0) -
     delta = row["delta"]
     steps = cfg.max_steps
     log = [H.EventRow(**event_of(e, steps, VOCABULARY)._asdict()) for e in delta.get("events", ())]
-    inputs = [H.InputRow(**input_of(i, VOCABULARY)[1]._asdict()) for i in delta.get("inputs", ())]
+    inputs = [H.InputRow(**input_of(with_flaw(i), VOCABULARY)[1]._asdict()) for i in delta.get("inputs", ())]
     writes = H.Writes(
         claim=written, log=log, inputs=inputs,
         recovery=[H.RecoveryRow(exec=r[1], sess=r[2]) for r in delta.get("recovery", ())],

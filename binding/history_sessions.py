@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from impl import ids
 
+from binding.flaws import with_flaw
+
 
 class Unordered(ValueError):
     """The rows name an execution in a way no renumbering explains (named before its begin, begun twice)."""
@@ -94,9 +96,9 @@ def whole_rows(rows: list[dict], steps: int) -> list[dict]:
         d = row["delta"]
         if "events" in d:
             d["events"] = [[e[0], e[1], e[2], r.asst(e[3]), r.of(e[4], "an event"), *e[5:]] for e in d["events"]]
-        if "inputs" in d:
+        if "inputs" in d:  # a continuation's flaw read from its envelope first, at the database's ids
             d["inputs"] = [[r.cont(i[0], i[1], i[3]), i[1], i[2], r.of(i[3], "a continuation"), *i[4:]]
-                           if i[2] == "continuation" else i for i in d["inputs"]]
+                           if i[2] == "continuation" else i for i in map(with_flaw, d["inputs"])]
         if "recovery" in d:
             d["recovery"] = [[x[0], r.of(x[1], "a recovery row"), x[2], r.cont(x[3], x[2], x[1]), *x[4:]]
                              for x in d["recovery"]]

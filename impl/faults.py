@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from . import ids
-from .db import Database
+from .db import Database, next_id
 from .schema import claim_t, input_t, recovery_t
 
 
@@ -53,8 +53,8 @@ def forge_continuation(db: Database, session_id: str, execution_id: int, flaw: s
         row = conn.execute(sa.select(input_t).where(input_t.c.id == cont, input_t.c.state == "pending")).mappings().first()
         if row is None:
             return False
-        conn.execute(sa.delete(input_t).where(input_t.c.id == cont))
-        conn.execute(input_t.insert().values(**{**row, **FORGED[flaw](row)}))
+        conn.execute(sa.delete(input_t).where(input_t.c.id == cont))  # stamped as every change of an input is
+        conn.execute(input_t.insert().values(**{**row, **FORGED[flaw](row), "promoted_seq": next_id(conn, "input")}))
     return True
 
 

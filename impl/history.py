@@ -25,7 +25,8 @@ One `commit_history` row per commit:
   and reservation its plan, `"wake": {k: [[rank, attempts, slot], ...]}` (the twin's `waker[k]`).
 - the durable state after, as a delta: `claims` (the whole claim table: one row per Session, small),
   `delta` (the rows this commit appended or changed: events, session_recovery rows, inputs admitted or
-  promoted, armed or steered, execution_history rows of executions whose claim it removed, and the
+  promoted, armed, steered or forged (with a continuation's envelope and its execution's newest started
+  assistant, from which a reader tells a forged row's flaw: binding/flaws.py), execution_history rows of executions whose claim it removed, and the
   whole wake-row table when the commit changed it) and `marks` (high-water marks the next commit's delta
   is taken against: last event id, last recovery row id, the input and execution sequences, the
   execution_history row count, a checksum of the wake rows). Events, recovery and history rows are
@@ -105,8 +106,13 @@ _EVENTS = ("SELECT e.id, e.session_id, e.kind, e.assistant_id, e.execution_id, e
            "WHERE e.id > {p} ORDER BY e.id")
 _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM session_recovery "
              "WHERE id > {p} ORDER BY id")
-_INPUTS = ("SELECT id, session_id, kind, src, state, admitted_seq, promoted_seq FROM session_input "
-           "WHERE admitted_seq > {p} OR promoted_seq > {p} ORDER BY admitted_seq")
+# a continuation's envelope, which the promotion's validation checks, and its execution's newest started
+# assistant (spec/README.md decision 28): the converter reads a forged row's flaw from them
+_NEWEST = ("(SELECT e.assistant_id FROM session_event e WHERE i.kind = 'continuation' AND e.session_id = i.session_id "
+           "AND e.execution_id = i.src AND e.kind = 'Step.Started' ORDER BY e.id DESC LIMIT 1)")
+_INPUTS = ("SELECT i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq, i.delivery, "
+           "i.origin_session_id, i.content_digest, i.assistant_id, i.assistant_execution, i.synthetic, " + _NEWEST +
+           " FROM session_input i WHERE i.admitted_seq > {p} OR i.promoted_seq > {p} ORDER BY i.admitted_seq")
 # the wake rows are few (one per Session and kind at most) and change in place: recorded whole when changed
 _WAKES = "SELECT kind, item, rank, attempts, reserved, turned FROM wake_row ORDER BY kind, rank, item"
 _HISTORY_COUNT = "SELECT count(*) FROM execution_history"

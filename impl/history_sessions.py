@@ -51,7 +51,12 @@ SELECT (SELECT seq FROM m), (SELECT claim FROM m), (SELECT marks FROM m),
      FROM session_event e LEFT JOIN session_input i ON i.id = e.input_id, k WHERE e.session_id = %(s)s AND e.seq > k.ev),
   (SELECT json_agg(json_build_array(r.id, r.execution_id, r.session_id, r.continuation_input_id) ORDER BY r.id)
      FROM session_recovery r, k WHERE r.session_id = %(s)s AND r.id > k.rc),
-  (SELECT json_agg(json_build_array(i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq)
+  (SELECT json_agg(json_build_array(i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq,
+                                    i.delivery, i.origin_session_id, i.content_digest, i.assistant_id,
+                                    i.assistant_execution, i.synthetic,
+                                    (SELECT e.assistant_id FROM session_event e WHERE i.kind = 'continuation'
+                                       AND e.session_id = i.session_id AND e.execution_id = i.src
+                                       AND e.kind = 'Step.Started' ORDER BY e.seq DESC LIMIT 1))
                    ORDER BY i.admitted_seq)
      FROM session_input i, k WHERE i.session_id = %(s)s AND (i.admitted_seq > k.inp OR i.promoted_seq > k.inp))
 """

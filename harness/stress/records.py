@@ -54,9 +54,13 @@ def event_of(row, steps: int, words: Vocabulary) -> M.Event:
 
 
 def input_of(row, words: Vocabulary) -> tuple[str, M.Input]:
+    """A recorded input row; an eighth column, when the converter put it there, is a continuation's flaw (the
+    first check of the promotion's validation it fails, names.CONTINUATION_FLAWS; "" for none)."""
     iid, sess, kind, src, state = row[:5]
     cont = kind == "continuation"
-    return iid, M.Input(sess, "cont" if cont else "prompt", src, state, words.continuation_gen(iid) if cont else 0)
+    flaw = row[7] if cont and len(row) == 8 else ""
+    return iid, M.Input(sess, "cont" if cont else "prompt", src, state, words.continuation_gen(iid) if cont else 0,
+                        flaw)
 
 
 def runner_of(v) -> M.Runner:

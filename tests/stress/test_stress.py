@@ -114,15 +114,15 @@ def _tied(path) -> bool:
 # the recorded history flags the bundled server's tied WakeScan, two transactions for the twin's one step: an
 # open finding, spec/README.md decision 16).
 # Forged continuation rows (ForgeContinuation, spec/README.md decision 28) neither: the commit history
-# (impl/history.py) records an input's state, not the conversion's envelope the promotion checks, so the
-# checker cannot tell the forged row's flaw (no stress run forges). conform, replay and validate check them.
+# (impl/history.py) records each continuation's envelope, which this checker does not read (no stress run
+# forges); validate reads the flaw from it (binding/flaws.py) and judges these histories (the test below).
 def _forged(path) -> bool:
     import json
     return "forge" in json.loads(path.read_text()).get("config", {}).get("faults", ())
 
 
 _UNREACHED = {_tied: "tied wake rows: the stress checker keeps wake rows apart",
-              _forged: "forged continuation rows: the commit history records no continuation envelope"}
+              _forged: "forged continuation rows: this checker does not read the continuation envelope (validate does)"}
 
 
 @pytest.mark.parametrize("path", [next((pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=why))
@@ -131,6 +131,21 @@ _UNREACHED = {_tied: "tied wake rows: the stress checker keeps wake rows apart",
 def test_committed_races_conform_without_their_defect(path):
     ch = check(record_trace(path, defects=[]))
     assert ch.report.ok, render_history(ch)
+
+
+@pytest.mark.parametrize("path", [p for p in R.committed_traces() if _forged(p)], ids=lambda p: p.stem)
+def test_forged_continuation_histories_validate_and_fail_under_their_defect(path):
+    """The recorded history of each forged-continuation race validates without its defect; with it (the
+    promotion skips that check) validate names the promotion's line (issue 31: recovery validation)."""
+    from harness.validation.command import check_database
+    from binding import history as C
+    defect = path.stem.replace("forged-continuation-", "promotion-ignores-")
+    verdicts = []
+    for defects in ([], [defect]):
+        rs = record_trace(path, defects=defects)
+        verdicts.append(check_database("recorded", lambda _url: C.convert_db(rs.db)))
+    assert verdicts[0].ok, verdicts[0].report
+    assert verdicts[1].state == "not valid" and "PromoteContinuation" in "\n".join(verdicts[1].report), verdicts[1].report
 
 
 # ---------------------------------------------------------------- (a) defects on: caught, named
