@@ -249,6 +249,11 @@ MCReconcilesCall(a, i) ==
     THEN CallStarted(a, i) /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
     ELSE Protocol!ReconcilesCall(a, i)
 
+\* step-ended-before-hosted-tool: the runner goes on from Step.Started's return without reconciling the Step's
+\* hosted call (its local tools, then Step.Ended)
+MCReconcilesHosted ==
+    IF Has("step-ended-before-hosted-tool") THEN FALSE ELSE Protocol!ReconcilesHosted
+
 \* symmetry (TLC's SYMMETRY; spec/symmetry.py says why it is sound, and the twin's canonical form): with
 \* Nodes (and Sessions) as model values in the generated .cfg, the permutations TLC reduces states by
 NodeSymmetry == Permutations(Nodes)

@@ -204,6 +204,10 @@ MC = {
     "ReconcilesCall": (P.reconciles_call, {
         "tool-call-identified-by-step": lambda otherwise, cfg, st, a, i: (
             call_started(st, a, i) and not step_has_outcome(st, a))}),
+    # step-ended-before-hosted-tool: the runner goes on from Step.Started's return without reconciling the
+    # Step's hosted call (its local tools, then Step.Ended)
+    "ReconcilesHosted": (P.reconciles_hosted, {
+        "step-ended-before-hosted-tool": lambda otherwise, cfg, st: False}),
 }
 
 
