@@ -62,3 +62,12 @@ def test_step_ended_before_hosted_tool_loses_the_outcome():
     assert res.violation and res.violation.invariants == ["UnknownNeverReexecuted"]
     last = res.violation.steps[-1]
     assert last.action == "ClearClaim" and M.open_call(last.state, 1, 2)
+
+
+def test_the_trace_passes_on_the_reference_and_fails_under_its_defect():
+    from harness.conformance import replay as R
+    from serverkit import BUNDLED
+    path = R.TRACES / "step-ended-before-hosted-tool.json"
+    ok = R.replay_file(path, server=BUNDLED)
+    assert not ok.problems and ok.consumed == len(ok.trace.steps)
+    assert R.replay_file(path, ["step-ended-before-hosted-tool"], server=BUNDLED).problems
