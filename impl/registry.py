@@ -42,6 +42,7 @@ TOOL_SETTLED_BEFORE_PUBLICATION = _pick(N.DEFECTS, "tool-settled-before-publicat
 RETRY_TOOL_AFTER_FAILED_PUBLICATION = _pick(N.DEFECTS, "retry-tool-after-failed-publication")
 TOOL_CALL_IDENTIFIED_BY_STEP = _pick(N.DEFECTS, "tool-call-identified-by-step")
 STEP_ENDED_BEFORE_HOSTED_TOOL = _pick(N.DEFECTS, "step-ended-before-hosted-tool")
+RECONCILIATION_SKIPS_HOSTED_CALL = _pick(N.DEFECTS, "reconciliation-skips-hosted-call")
 FLUSH_WITHOUT_ASSISTANT = _pick(N.DEFECTS, "flush-without-assistant")
 CANCEL_REQUEUES_CONTINUATION = _pick(N.DEFECTS, "cancel-requeues-continuation")
 CONVERSION_RETRY_MINTS_NEW_IDS = _pick(N.DEFECTS, "conversion-retry-mints-new-ids")

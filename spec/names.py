@@ -105,8 +105,7 @@ ACTIONS = _index([
            "durable changes and the call stays unsettled"),
     Action("StepStartedFails", ("n",), "fault", False, "the Step.Started publication's transaction fails: "
            "nothing durable changes; the provider call was made, and the runner's error path follows"),
-    Action("HostedReconcileFails", ("n",), "fault", False, "the hosted call's Tool.Success transaction fails: "
-           "nothing durable changes, the call stays open, and the runner's error path follows"),
+    Action("HostedReconcileFails", ("n",), "fault", False, "the hosted call's Tool.Success fails: the call stays open"),
     Action("StepEndedFails", ("n",), "fault", False, "the Step.Ended publication's transaction fails (the "
            "Step's tools settled): nothing durable changes, and the runner's error path follows"),
     Action("ListenerHangs", ("n",), "fault", False,
@@ -410,6 +409,8 @@ DEFECTS = _index([
     Defect("step-ended-before-hosted-tool", ("UnknownNeverReexecuted",), "R003-PASS-step-ending", "the runner "
            "goes on from Step.Started's return without reconciling the Step's hosted call: its Step ends (Step.Ended, "
            "or Step.Failed) and the claim is removed with the hosted call's outcome never recorded", "hosted"),
+    Defect("reconciliation-skips-hosted-call", ("UnknownNeverReexecuted",), "R003-PASS-step-ending", "a reconciliation "
+           "settles only calls a Tool.Started records: an open hosted call stays open as the claim is removed", "hosted"),
     Defect("flush-without-assistant", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18-flush",
            "the finalizer flushes publisher memory's open stream fragment, and the flush raises when memory "
            "names no assistant: the finalizer neither settles nor clears and retries under its supervised "

@@ -64,6 +64,13 @@ def test_step_ended_before_hosted_tool_loses_the_outcome():
     assert last.action == "ClearClaim" and M.open_call(last.state, 1, 2)
 
 
+def test_reconciliation_skips_hosted_call_leaves_it_open():
+    d = N.DEFECTS["reconciliation-skips-hosted-call"]
+    res = explore(configs.get("hosted", defects=[d.name]), liveness=False)
+    assert d.config == "hosted" and res.violation and res.violation.invariants == ["UnknownNeverReexecuted"]
+    assert M.open_call(res.violation.steps[-1].state, 1, 2)
+
+
 def test_the_trace_passes_on_the_reference_and_fails_under_its_defect():
     from harness.conformance import replay as R
     from serverkit import BUNDLED

@@ -18,13 +18,13 @@ export type Defect =
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
   | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "step-ended-before-hosted-tool"
-  | "flush-without-assistant" | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids"
-  | "reconvert-replay-leaves-assistant-open" | "conversion-conflicts-on-own-row" | "wake-fresh-share-zero"
-  | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas" | "wake-serves-regardless"
-  | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice" | "exact-retry-arms-continuation"
-  | "exact-retry-ignores-content" | "resume-drains-without-request" | "steer-selects-recovery-input"
-  | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age" | "promotion-ignores-id"
-  | "promotion-ignores-session" | "promotion-ignores-delivery" | "promotion-ignores-prompt"
+  | "reconciliation-skips-hosted-call" | "flush-without-assistant" | "cancel-requeues-continuation"
+  | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open" | "conversion-conflicts-on-own-row"
+  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
+  | "wake-serves-regardless" | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice"
+  | "exact-retry-arms-continuation" | "exact-retry-ignores-content" | "resume-drains-without-request"
+  | "steer-selects-recovery-input" | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age"
+  | "promotion-ignores-id" | "promotion-ignores-session" | "promotion-ignores-delivery" | "promotion-ignores-prompt"
   | "promotion-ignores-assistant" | "promotion-ignores-newest" | "promotion-ignores-synthetic";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */

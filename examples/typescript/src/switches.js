@@ -30,6 +30,7 @@ export const DEFECTS = Object.freeze([
   "retry-tool-after-failed-publication",
   "tool-call-identified-by-step",
   "step-ended-before-hosted-tool",
+  "reconciliation-skips-hosted-call",
   "flush-without-assistant",
   "cancel-requeues-continuation",
   "conversion-retry-mints-new-ids",
