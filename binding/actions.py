@@ -89,7 +89,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.PUBLISH_STEP_ENDED: (STEP, lambda w, p: _runner_step(w, p, "end")),
     R.TOOL_START: (STEP, lambda w, p: _runner_step(w, p, "end")),
     **{name: (ENVIRONMENT, lambda w, p, name=name: _publication_fails(w, p, name))
-       for name in (R.TOOL_SUCCESS_FAILS, R.STEP_STARTED_FAILS, R.STEP_ENDED_FAILS)},
+       for name in (R.TOOL_SUCCESS_FAILS, R.STEP_STARTED_FAILS, R.STEP_ENDED_FAILS, R.HOSTED_RECONCILE_FAILS)},
     R.LISTENER_HANGS: (ENVIRONMENT, lambda w, p: w.node(p[0]).runner.hang_listener()),
     **{name: (STEP, lambda w, p: w.node(p[0]).finalizer.step())
        for name in R.FINALIZER_ACTIONS if name not in N.ATTEMPTS},

@@ -46,7 +46,8 @@ class World:
         self.clock = ManualClock()
         self.recorder = Recorder()
         self.boundaries = Boundaries(self.recorder)
-        self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools, fragments=cfg.fragments)
+        self.provider = ScriptedProvider(steps=cfg.max_steps, tools=cfg.tools, fragments=cfg.fragments,
+                                         hosted=cfg.hosted)
         common = dict(defects=defects, boundaries=self.boundaries, lease_ticks=cfg.lease, grace_ticks=cfg.eff_grace)
         self.nodes = {n: Node(self.db, self.clock, n, provider=self.provider, delivery_kinds=cfg.delivery_kinds, **common)
                       for n in cfg.nodes}

@@ -37,6 +37,7 @@ STEPPING = _pc("stepping", N.RUNNER_PCS)
 TOOL_STARTED = _pc("tool_started", N.RUNNER_PCS)
 TOOLING = _pc("tooling", N.RUNNER_PCS)
 TOOL_FAILED = _pc("tool_failed", N.RUNNER_PCS)
+HOSTED = _pc("hosted", N.RUNNER_PCS)  # after Step.Started's return: the Step's hosted call to reconcile
 PUBLISH_FAILED = _pc("publish_failed", N.RUNNER_PCS)  # a Step.Started or Step.Ended publication failed
 FAILED = _pc("failed", N.RUNNER_PCS)
 ENDED = _pc("ended", N.RUNNER_PCS)
@@ -55,7 +56,7 @@ QUARANTINING = _pc("quarantining", N.RECOVERY_PCS)
 RECONVERTING = _pc("reconverting", N.RECOVERY_PCS)  # after a lost commit acknowledgement: the retry is due
 
 RUNNER_PCS = (IDLE, ACQUIRED, RENEWED, STREAMING, STARTED, STEPPING, TOOL_STARTED, TOOLING, TOOL_FAILED, PUBLISH_FAILED, FAILED,
-              ENDED, DONE, STOPPED, HUNG)
+              ENDED, DONE, STOPPED, HUNG, HOSTED)
 FINALIZER_PCS = (IDLE, SETTLE, RECONCILING, CLEAR)
 RECOVERY_PCS = (IDLE, SCANNED, CONVERTING, RECONCILED, QUARANTINING, RECONVERTING)
 

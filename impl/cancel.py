@@ -155,7 +155,7 @@ class Finalizer(Actor):
             a = claim.assistant_id
             # the durable failure reconciliation of every open local tool call of the Step, each by its call
             # index (its outcome is uncertain): recorded as failed, never re-run
-            for call in ([] if a is None else open_calls(conn, a, by_step=ctx.has(R.TOOL_CALL_IDENTIFIED_BY_STEP))):
+            for call in ([] if a is None else open_calls(conn, a, ctx.has)):
                 self.publisher.commit(conn, StepEvent(ident.session_id, ident.execution_id, a, R.TOOL_FAILED,
                                                       ident.owner_id, call), Fence(ident, "cancelling"))
             if active and mem is None and ctx.has(R.FLUSH_WITHOUT_ASSISTANT):

@@ -147,16 +147,18 @@ def reserve_assistant(conn: Connection, assistant_id: str, session_id: str, exec
                                             execution_id=execution_id, started=False, completed=False, outcome=None))
 
 
-def open_calls(conn: Connection, assistant_id: str, *, by_step: bool = False) -> list[int]:
-    """The assistant's Step's local tool calls whose start is recorded and whose outcome is not, in index
+def open_calls(conn: Connection, assistant_id: str, has=lambda defect: False) -> list[int]:
+    """The assistant's Step's tool calls (local, and the hosted call its Step.Started names) whose start is recorded and whose outcome is not, in index
     order: a call is identified by (Session, execution, Step, call index), so each outcome settles its own
-    call. `by_step` is the tool-call-identified-by-step defect: an outcome of any call of the Step reads
-    as the outcome of every call."""
+    call. `has` names the defects switched on: tool-call-identified-by-step (an outcome of any call of the
+    Step reads as the outcome of every call), reconciliation-skips-hosted-call (a Step.Started starts none)."""
     rows = run(conn, _CALLS, {"assistant": assistant_id}).all()
-    started = sorted({c for k, c in rows if k == R.DURABLE_KIND[R.TOOL_STARTED]})
+    starts = (R.DURABLE_KIND[R.TOOL_STARTED],) + (() if has(R.RECONCILIATION_SKIPS_HOSTED_CALL)
+                                                  else (R.DURABLE_KIND[R.STARTED],))  # it names its hosted call
+    started = sorted({c for k, c in rows if k in starts and c})
     outcomes = {R.DURABLE_KIND[k] for k in R.TOOL_OUTCOMES}
     settled = {c for k, c in rows if k in outcomes}
-    if by_step and settled:
+    if has(R.TOOL_CALL_IDENTIFIED_BY_STEP) and settled:
         return []
     return [c for c in started if c not in settled]
 

@@ -50,11 +50,12 @@ class Reconciliation:
 
 class ScriptedProvider:
     def __init__(self, script: Mapping[int, str] | None = None, sequence: Iterable[str] = (),
-                 default: str = "end", steps: int = 1, tools: int = 0, fragments: int = 0):
+                 default: str = "end", steps: int = 1, tools: int = 0, fragments: int = 0, hosted: int = 0):
         if steps < 1:
             raise ValueError("steps must be at least 1")
         self.steps = steps
         self.tools = tools  # local tool calls per Step (the twin's Tools)
+        self.hosted = hosted  # the twin's Hosted: each call also runs one hosted tool (call index tools + 1)
         self.fragments = fragments  # the twin's Fragments: a stream may open with a partial fragment
         self._fragment: set[int] = set()  # executions whose next stream opens with a partial fragment
         self.tool_runs: list[ToolRun] = []
@@ -74,6 +75,11 @@ class ScriptedProvider:
     def run_tool(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int, step: int,
                  call: int) -> None:
         self.tool_runs.append(ToolRun(session_id, execution_id, owner_id, node_id, at, step, call))
+
+    @property
+    def hosted_call(self) -> int:
+        """The call index a Step's hosted tool has (its Step.Started names it; 0: no hosted tool)."""
+        return self.tools + 1 if self.hosted else 0
 
     def reconcile(self, session_id: str, execution_id: int, owner_id: str, node_id: str, at: int) -> None:
         self.reconciliations.append(Reconciliation(session_id, execution_id, owner_id, node_id, at))

@@ -386,7 +386,7 @@ class RecoveryWorker(Actor):
         ident, a = self.ident, claim.assistant_id
         if a is None:
             return
-        for call in open_calls(conn, a, by_step=self.ctx.has(R.TOOL_CALL_IDENTIFIED_BY_STEP)):
+        for call in open_calls(conn, a, self.ctx.has):
             if rerun:
                 self.provider.run_tool(ident.session_id, ident.execution_id, self.owner_id, self.owner_id,
                                        self.ctx.now(), ids.assistant_step(a)[1], call)

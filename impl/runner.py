@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import ids
 from . import registry as R
-from .actor import (ACQUIRED, DONE, ENDED, FAILED, HUNG, IDLE, PUBLISH_FAILED, RENEWED, STARTED, STEPPING, STOPPED,
+from .actor import (ACQUIRED, DONE, ENDED, FAILED, HOSTED, HUNG, IDLE, PUBLISH_FAILED, RENEWED, STARTED, STEPPING, STOPPED,
                     STREAMING, TOOL_FAILED, TOOL_STARTED, TOOLING, Actor, Step)
 from .claims import ClaimStore, Ident
 from .context import Context
@@ -52,6 +52,7 @@ class Runner(Actor):
             STREAMING: (stop, Step(R.OPEN_FRAGMENT, self._open_fragment, self._fragment_first),
                         Step(R.PUBLISH_STEP_STARTED, self._publish_step_started)),
             STARTED: (stop, Step(R.STEP_STARTED_RETURN, self._step_started_return)),
+            HOSTED: (stop, Step(R.HOSTED_RECONCILE, self._hosted_reconcile)),
             STEPPING: (stop, Step(R.PUBLISH_STEP_FAILED, self._publish_step_failed, self._stream_failed),
                        Step(R.TOOL_START, self._tool_start, lambda: self.tool < self.provider.tools),
                        Step(R.PUBLISH_STEP_ENDED, self._publish_step_ended)),
@@ -173,7 +174,7 @@ class Runner(Actor):
         return self.tool + 1
 
     def _publish_step_started(self) -> Result:
-        event = self._event(R.STARTED)
+        event = self._event(R.STARTED, self.provider.hosted_call)  # it names the Step's hosted call
         if self.ctx.has(R.MEMORY_BEFORE_PUBLISH):
             self.mem, self.active = event.assistant_id, True
         if self._publication_fails():
@@ -187,9 +188,23 @@ class Runner(Actor):
         return result
 
     def _step_started_return(self) -> Result:
-        self.publisher.notify(self._event(R.STARTED))
-        self.pc, self.mem, self.active = STEPPING, self.assistant, True
+        self.publisher.notify(self._event(R.STARTED, self.provider.hosted_call))
+        hosted = self.provider.hosted and not self.ctx.has(R.STEP_ENDED_BEFORE_HOSTED_TOOL)  # the defect: no reconciliation
+        self.pc, self.mem, self.active = HOSTED if hosted else STEPPING, self.assistant, True
         return Ok()
+
+    def _hosted_reconcile(self) -> Result:
+        """The Step's hosted call (the provider ran it inside the dispatch): its outcome, Tool.Success with
+        its call index, one fenced transaction, before any local tool, Step.Ended or Step.Failed."""
+        if self._publication_fails():
+            return Fenced("the hosted call's Tool.Success publication failed")
+        result = self.publisher.publish(self._event(R.TOOL_SUCCEEDED, self.provider.hosted_call), self.fence,
+                                        by_runner=True)
+        if not result:
+            self._stop()
+            return result
+        self.pc = STEPPING
+        return result
 
     def _tool_start(self) -> Result:
         """The fenced tool start: one transaction renews the lease and records the call (Tool.Started)."""
@@ -213,6 +228,7 @@ class Runner(Actor):
         """The environment's publication fault `fault` (ToolSuccessFails, StepStartedFails, StepEndedFails): the
         publication the runner makes now (Tool.Success, Step.Started, Step.Ended) fails."""
         at = {R.TOOL_SUCCESS_FAILS: self.pc == TOOLING, R.STEP_STARTED_FAILS: self.pc == STREAMING,
+              R.HOSTED_RECONCILE_FAILS: self.pc == HOSTED,
               R.STEP_ENDED_FAILS: self.pc == STEPPING and self.tool >= self.provider.tools}
         if not at[fault] or self.intr:
             return None

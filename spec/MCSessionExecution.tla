@@ -247,7 +247,15 @@ MCRetriesFailedTool ==
 MCReconcilesCall(a, i) ==
     IF Has("tool-call-identified-by-step")
     THEN CallStarted(a, i) /\ ~\E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a
+    \* reconciliation-skips-hosted-call: a reconciliation settles only calls a Tool.Started records (never the
+    \* hosted call, whose start is its Step.Started)
+    ELSE IF Has("reconciliation-skips-hosted-call") THEN Protocol!ReconcilesCall(a, i) /\ i # HostedCall
     ELSE Protocol!ReconcilesCall(a, i)
+
+\* step-ended-before-hosted-tool: the runner goes on from Step.Started's return without reconciling the Step's
+\* hosted call (its local tools, then Step.Ended)
+MCReconcilesHosted ==
+    IF Has("step-ended-before-hosted-tool") THEN FALSE ELSE Protocol!ReconcilesHosted
 
 \* symmetry (TLC's SYMMETRY; spec/symmetry.py says why it is sound, and the twin's canonical form): with
 \* Nodes (and Sessions) as model values in the generated .cfg, the permutations TLC reduces states by

@@ -53,6 +53,14 @@
 (* (MarkUnknown).  Recovery and the finalizer never re-run a call: they   *)
 (* record its outcome durably (ToolFailed) and the Session moves on.       *)
 (* Tools = 0 is the model without tools.                                   *)
+(* Hosted tools.  With Hosted = 1 each Step's provider call also runs one  *)
+(* hosted tool (the provider executes it inside the dispatch; the runner   *)
+(* never runs or replays it).  Its Step.Started names it (call index       *)
+(* HostedCall = Tools + 1), and after Step.Started's return the runner's   *)
+(* fenced HostedReconcile publishes its outcome (Tool.Success with that    *)
+(* index) before any local tool, Step.Ended or Step.Failed.  A failed      *)
+(* publication (HostedReconcileFails) is the runner's error path; recovery *)
+(* and the finalizer reconcile the open hosted call as a local one.        *)
 (* Step publication faults.  Under the same fault, Step.Started's or       *)
 (* Step.Ended's transaction may fail too (StepStartedFails,                *)
 (* StepEndedFails): the runner's error path is the same MarkUnknown.       *)
@@ -93,6 +101,8 @@ CONSTANTS
     MaxSteps,       \* Steps per execution; Step k of execution e writes assistant (e - 1) * MaxSteps + k
     \* @type: Int;
     Tools,          \* local tool calls per Step (0, 1 or 2; 0: the model without tools)
+    \* @type: Int;
+    Hosted,         \* 0 or 1: each Step's provider call also runs one hosted tool (call index Tools + 1)
     \* @type: Int;
     Lease,          \* ticks a fresh lease lives
     \* @type: Int;
@@ -151,6 +161,8 @@ SessionExecution_typedefs == TRUE
 \* up to two local tool calls per Step, run one after the other; a call is identified by (Session,
 \* execution, Step, call index), and its events and effect carry the index (spec/README.md, decision 19)
 ASSUME Tools \in 0..2
+\* at most one hosted tool per Step, run by the provider inside its dispatch (spec/README.md, decision 19)
+ASSUME Hosted \in 0..1
 
 \* one waker (its scan one action, WakeScan) or several racing their reads and reservations (decision 16)
 ASSUME Wakers >= 1 /\ (Wakers > 1 => WakeRows > 0)
@@ -214,7 +226,7 @@ vars == <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faul
 
 Phases == {"none", "running", "recovering", "cancelling", "cancelled", "unknown"}
 RunnerPcs == {"idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped", "tool_started", "tooling", "tool_failed", "publish_failed", "hung"}
+              "stopped", "tool_started", "tooling", "tool_failed", "publish_failed", "hung", "hosted"}
 TerminalKinds == {"Failed", "Interrupted", "Ended"}
 StepKinds == {"Started"} \cup TerminalKinds
 \* an input event: an exact retry's (or nothing else's) durable request to execute a prompt; it names the
@@ -276,10 +288,13 @@ SameInput(j, i) == j.sess = i.sess /\ j.kind = i.kind /\ j.src = i.src /\ j.gen 
 Requested(s, p) == \E k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p
 RequestsOf(s, p) == {k \in DOMAIN log : log[k].kind = RequestKind /\ log[k].sess = s /\ log[k].asst = p}
 PromptsOf(s) == {i \in inputs : i.sess = s /\ i.kind = "prompt"}
-\* the call indices a Step's local tool calls may have (both constants' values: Tools is at most 2)
-CallIndices == 1..2
-\* call i of assistant a's Step: its start is recorded; it has an outcome (each matched by the call index)
-CallStarted(a, i) == \E k \in DOMAIN log : log[k].kind = "ToolStarted" /\ log[k].asst = a /\ log[k].call = i
+\* the call indices a Step's tool calls may have (local calls 1..Tools, then the hosted call: at most 3)
+CallIndices == 1..3
+\* the hosted call's index: after the local calls'
+HostedCall == Tools + 1
+\* call i of assistant a's Step: its start is recorded (a local call's ToolStarted, or the Step.Started that
+\* names its hosted call); it has an outcome (each matched by the call index)
+CallStarted(a, i) == \E k \in DOMAIN log : log[k].kind \in {"ToolStarted", "Started"} /\ log[k].asst = a /\ log[k].call = i
 CallSettled(a, i) == \E k \in DOMAIN log : log[k].kind \in ToolOutcomes /\ log[k].asst = a /\ log[k].call = i
 \* call i of assistant a's Step has its start recorded and no outcome
 OpenCall(a, i) == CallStarted(a, i) /\ ~CallSettled(a, i)
@@ -426,6 +441,9 @@ RetriesFailedTool == FALSE
 \* A reconciliation (recovery's conversion, the finalizer's settlement, recovery's finishing of a
 \* cancellation) settles call i of assistant a's Step when that call, matched by its index, is open.
 ReconcilesCall(a, i) == OpenCall(a, i)
+\* After Step.Started's return the runner reconciles the Step's hosted call (publishes its outcome) before
+\* any local tool, Step.Ended or Step.Failed.
+ReconcilesHosted == TRUE
 
 -----------------------------------------------------------------------------
 (* Helpers that read hooks *)
@@ -435,7 +453,8 @@ ReconciledCalls(a) == IF a = 0 THEN {} ELSE {i \in CallIndices : ReconcilesCall(
 \* lg with one tool event of `kind` appended per call in cs, in index order (every open call of the Step)
 WithCalls(lg, s, kind, a, nd, cs) ==
     LET one == IF 1 \in cs THEN Append(lg, ToolEvent(s, kind, a, nd, 1)) ELSE lg
-    IN IF 2 \in cs THEN Append(one, ToolEvent(s, kind, a, nd, 2)) ELSE one
+        two == IF 2 \in cs THEN Append(one, ToolEvent(s, kind, a, nd, 2)) ELSE one
+    IN IF 3 \in cs THEN Append(two, ToolEvent(s, kind, a, nd, 3)) ELSE two
 
 \* ordinary steer/queue selection excludes recovery-owned inputs (those with a recovery row)
 Selectable(i) == /\ i.state = "pending"
@@ -605,7 +624,8 @@ PublishStepStarted(n) ==
        /\ IF PublishOK(n)
           THEN /\ claim' = IF claim[r.sess].exec = r.exec
                            THEN [claim EXCEPT ![r.sess].asst = a] ELSE claim
-               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> a, node |-> n, call |-> 0])
+               /\ log' = Append(log, [sess |-> r.sess, kind |-> "Started", asst |-> a, node |-> n,
+                                      call |-> IF Hosted = 1 THEN HostedCall ELSE 0])
                /\ run' = [run EXCEPT ![n] = IF early
                                            THEN [r EXCEPT !.pc = "started", !.mem = a, !.active = TRUE]
                                            ELSE [r EXCEPT !.pc = "started"]]
@@ -615,11 +635,34 @@ PublishStepStarted(n) ==
                /\ UNCHANGED <<claim, log>>
        /\ UNCHANGED <<nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
 
-\* Step.Started's publish returns (after listeners): publisher memory names the assistant.
+\* Step.Started's publish returns (after listeners): publisher memory names the assistant.  With a hosted
+\* tool the runner reconciles it next (ReconcilesHosted).
 StepStartedReturn(n) ==
     /\ RunnerAt(n, "started")
-    /\ run' = [run EXCEPT ![n].pc = "stepping", ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
+    /\ run' = [run EXCEPT ![n].pc = IF Hosted = 1 /\ ReconcilesHosted THEN "hosted" ELSE "stepping",
+                          ![n].mem = StepAsst(run[n]), ![n].active = TRUE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
+
+\* One transaction: the runner's reconciliation of the Step's hosted call publishes its outcome (Tool.Success
+\* with the hosted call's index; fenced).  The provider ran the tool inside the dispatch: no effect here.
+HostedReconcile(n) ==
+    LET r == run[n]
+    IN /\ RunnerAt(n, "hosted")
+       /\ IF PublishOK(n)
+          THEN /\ log' = Append(log, [sess |-> r.sess, kind |-> "ToolSucceeded", asst |-> StepAsst(r), node |-> n, call |-> HostedCall])
+               /\ run' = [run EXCEPT ![n].pc = "stepping"]
+          ELSE /\ run' = [run EXCEPT ![n].pc = "stopped"]
+               /\ UNCHANGED log
+       /\ UNCHANGED <<claim, nextExec, recovery, inputs, fin, rec, cancelled, faults, effects, wakes, waker>>
+
+\* The hosted call's publication fails (a fault: nothing durable changes); the call stays open and the
+\* runner's error path follows (MarkUnknown).
+HostedReconcileFails(n) ==
+    /\ "publication" \in Faults
+    /\ RunnerAt(n, "hosted")
+    /\ run' = [run EXCEPT ![n].pc = "publish_failed"]
+    /\ faults' = faults \cup {"publication"}
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, fin, rec, cancelled, effects, wakes, waker>>
 
 \* The fenced tool start, one transaction: under the exact, live, running claim it renews the lease (the
 \* renewal that precedes a local tool) and records the call (ToolStarted for the Step's assistant).
@@ -1320,6 +1363,8 @@ Next ==
     \/ \E n \in Nodes : OpenFragment(n)
     \/ \E n \in Nodes : PublishStepStarted(n)
     \/ \E n \in Nodes : StepStartedReturn(n)
+    \/ \E n \in Nodes : HostedReconcile(n)
+    \/ \E n \in Nodes : HostedReconcileFails(n)
     \/ \E n \in Nodes : ToolStart(n)
     \/ \E n \in Nodes : ToolRun(n)
     \/ \E n \in Nodes : PublishToolSuccess(n)
@@ -1368,7 +1413,8 @@ Next ==
 \* Weak fairness of every protocol step and of the clock while no working actor's lease expires
 \* (CalmTick); cancel requests, admissions, retries and resumes (a caller's choice), steers (the runner's
 \* option), an open stream fragment (the provider's choice) and faults (Crash, a pausing Tick,
-\* CorruptRecoveryRow, ForgeContinuation, RecoveryConvertAckLost, RecoveryConvertFails, ToolSuccessFails, ListenerHangs, WakeArrive,
+\* CorruptRecoveryRow, ForgeContinuation, RecoveryConvertAckLost, RecoveryConvertFails, ToolSuccessFails, HostedReconcileFails,
+\* ListenerHangs, WakeArrive,
 \* WakeLost) are
 \* not fair.  A listener's return is weakly fair: it returns unless it hung (ListenerHangs disables it).
 Fairness ==
@@ -1382,6 +1428,7 @@ Fairness ==
         /\ WF_vars(FinalizerClear(n))
         /\ WF_vars(Supervise(n))
         /\ WF_vars(ToolStart(n)) /\ WF_vars(ToolRun(n)) /\ WF_vars(PublishToolSuccess(n)) /\ WF_vars(MarkUnknown(n))
+        /\ WF_vars(HostedReconcile(n))
     /\ WF_vars(CalmTick)
     /\ \A k \in Nodes \cup Recoverers, s \in Sessions : WF_vars(Heartbeat(k, s))
     /\ \A r \in Recoverers :
@@ -1414,7 +1461,8 @@ TypeOK ==
     /\ \A r \in Recoverers : rec[r].pc \in {"idle", "scanned", "converting", "reconciled", "quarantining",
                                             "reconverting"}
     /\ \A k \in DOMAIN log : log[k].kind \in StepKinds \cup {RequestKind} \cup ToolKinds /\ log[k].sess \in Sessions
-                          /\ log[k].call \in IF log[k].kind \in ToolKinds THEN 1..Tools ELSE {0}
+                          /\ log[k].call \in IF log[k].kind \in ToolKinds THEN 1..(Tools + Hosted)
+                                              ELSE IF log[k].kind = "Started" /\ Hosted = 1 THEN {0, HostedCall} ELSE {0}
     /\ \A i \in inputs : i.kind \in {"prompt", "cont"} /\ i.state \in InputStates /\ i.gen \in 0..1
                         /\ i.flaw \in {""} \cup ContinuationFlaws
     /\ nextExec \in 1..(MaxExec + 1)
@@ -1526,7 +1574,7 @@ FencedMutationStep ==
 \* (a hung listener's Step counts as in flight: its runner never returned from it)
 CallInFlight(m, s) == /\ run[m].sess = s
                       /\ run[m].pc \in {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed",
-                                       "publish_failed", "hung"}
+                                       "publish_failed", "hung", "hosted"}
                       /\ [sess |-> s, exec |-> run[m].exec, owner |-> m, by |-> m, kind |-> "dispatch",
                           step |-> run[m].ordinal, call |-> 0] \in effects
 
@@ -1676,6 +1724,7 @@ FaultStep == \/ \E k \in Nodes \cup Recoverers : Crash(k)
              \/ \E n \in Nodes : ToolSuccessFails(n)
              \/ \E n \in Nodes : StepStartedFails(n)
              \/ \E n \in Nodes : StepEndedFails(n)
+             \/ \E n \in Nodes : HostedReconcileFails(n)
              \/ \E n \in Nodes : ListenerHangs(n)
 FaultsCease == <>[][~FaultStep]_vars
 CrashesCease == <>[][~(\E k \in Nodes \cup Recoverers : Crash(k))]_vars

@@ -21,7 +21,8 @@ EXTENDS SessionExecution
 \* Step's local tool runs inside it).  Not "hung" (Residual R2): a listener that never returns is no
 \* abstract effect (a hang from Step.Ended's gate would begin one no Effect step takes); NoOverlappingEffects'
 \* CallInFlight does count it, the stricter reading for the safety property.
-InFlightPcs == {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed", "publish_failed"}
+InFlightPcs == {"streaming", "started", "stepping", "tool_started", "tooling", "tool_failed", "publish_failed",
+                "hosted"}
 
 StartsOf(a) == {k \in DOMAIN log : log[k].kind = "Started" /\ log[k].asst = a}
 TerminalsOf(a) == {k \in DOMAIN log : log[k].kind \in TerminalKinds /\ log[k].asst = a}

@@ -81,6 +81,7 @@ class Config:
     max_exec: int = 2  # execution ids are 1..max_exec, globally unique
     max_steps: int = 1  # MaxSteps: Steps per execution, one assistant each
     tools: int = 0  # Tools: local tool calls per Step (0, 1 or 2; 0: the model without tools)
+    hosted: int = 0  # Hosted: 0 or 1, each Step's provider call also runs one hosted tool (call index tools + 1)
     lease: int = 1  # ticks a fresh lease lives
     scan_bound: int = 1  # rows a recovery scan looks at, oldest first
     max_tries: int = 2  # MaxTries: takeovers of one claim before a conversion that lost its lease quarantines

@@ -204,6 +204,14 @@ CONFIGS: dict[str, Config] = {
     "tools2": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, tools=2,
                      lease=1, scan_bound=1, grace=0, supervision_lag=1, max_tries=1,
                      faults=frozenset({"crash", "publication"})),
+    # a hosted tool (Hosted 1; issue 31 item 4, its last part): `toolpauses`' one Session and node with one
+    # local call and MaxExec 1, each Step's provider call running a hosted tool whose outcome the runner
+    # publishes (HostedReconcile) before its local call and Step.Ended; a failed publication or a pause past
+    # the lease leaves it open (the reconciliation's fence meets its own expired claim), and every
+    # reconciliation must record it (`step-ended-before-hosted-tool`)
+    "hosted": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=1, tools=1, hosted=1,
+                     lease=1, scan_bound=1, grace=1, supervision_lag=1, max_tries=1,
+                     faults=frozenset({"pause", "publication"})),
     # both dimensions at once, every fault: over five million distinct states
     "deep": Config(sessions=("s1", "s2"), nodes=("n1", "n2"), recoverers=("r1",), prompts=1, max_exec=2,
                    lease=1, scan_bound=1, faults=ALL_FAULTS),
@@ -223,7 +231,7 @@ GATE_CONFIGS = ("ci", "rows", "heartbeat", "steps")
 # gate for the deep profile (issue 34 item 2): the liveness pairs that needed it land on `leftclaims`
 # (35,666 states, tests/smallest.json), and it reaches no action or fence branch the others miss
 # (spec/README.md, "The gate's configurations")
-FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "retries", "replays", "wakes", "wakes2", "wakestied",
+FEATURE_CONFIGS = ("takeovers", "generations", "tools", "toolpauses", "tools2", "hosted", "retries", "replays", "wakes", "wakes2", "wakestied",
                    "inputs", "steer", "delivery", "fragments", "listeners", "leftclaims", "forged")
 
 # too large for a liveness graph (millions of states): the deep profile checks their safety only
@@ -241,6 +249,7 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),
     (lambda cfg: cfg.fragments > 0, ("OpenFragment",)),
+    (lambda cfg: cfg.hosted > 0, ("HostedReconcile", "HostedReconcileFails")),
     (lambda cfg: N.PUBLICATION in cfg.faults, ("StepStartedFails", "StepEndedFails", "MarkUnknown")),
     (lambda cfg: N.HANG in cfg.faults, ("ListenerHangs",)),
     (lambda cfg: N.ACK_LOST in cfg.faults, ("RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert")),
@@ -327,6 +336,7 @@ def to_tlc_cfg(cfg: Config, *, liveness: bool = True, checks: bool = True, only=
         f"  MaxExec = {cfg.max_exec}",
         f"  MaxSteps = {cfg.max_steps}",
         f"  Tools = {cfg.tools}",
+        f"  Hosted = {cfg.hosted}",
         f"  Lease = {cfg.lease}",
         f"  ScanBound = {cfg.scan_bound}",
         f"  MaxTries = {cfg.max_tries}",

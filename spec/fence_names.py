@@ -5,7 +5,7 @@ from __future__ import annotations
 
 # the actions that read their actor's claim by identity before they write (harness/engines/fences.py: each
 # takes one of three branches, held, expired or replaced, and the gate prints which its configurations reach)
-FENCED_ACTIONS = ("Renew", "PublishStepStarted", "Steer", "ToolStart", "PublishToolSuccess", "MarkUnknown",
+FENCED_ACTIONS = ("Renew", "PublishStepStarted", "Steer", "HostedReconcile", "ToolStart", "PublishToolSuccess", "MarkUnknown",
                   "PublishStepFailed", "PublishStepEnded", "ClearClaim", "FinalizerReconcile", "FinalizerSettle",
                   "FinalizerClear", "RecoveryTakeover", "RecoveryConvert", "RecoveryQuarantine", "RecoveryReconvert")
 # (action, branch) no gate configuration reaches, each with why: the protocol rules it out, the failed fence
@@ -18,7 +18,7 @@ FENCE_UNREACHABLE: dict[tuple[str, str], str] = {
     ("Steer", "expired"): "a refusal: a steer whose fence fails is not enabled (no edge); conformance probes it",
     ("Steer", "replaced"): "a refusal: as its expired branch",
     **{(a, "replaced"): _SUPERVISED
-       for a in ("Renew", "PublishStepStarted", "ToolStart", "PublishToolSuccess", "MarkUnknown",
+       for a in ("Renew", "PublishStepStarted", "HostedReconcile", "ToolStart", "PublishToolSuccess", "MarkUnknown",
                  "PublishStepFailed", "PublishStepEnded", "ClearClaim", "FinalizerReconcile", "FinalizerSettle",
                  "FinalizerClear")},
 }

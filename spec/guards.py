@@ -161,6 +161,14 @@ def StepStartedFails(cfg, st, n):
     return _publication_fault(cfg, st, n, "Step.Started") or _runner_at("streaming")(cfg, st, n)
 
 
+def HostedReconcile(cfg, st, n):
+    return "no provider call runs a hosted tool in this configuration (Hosted is 0)" if not cfg.hosted else _runner_at("hosted")(cfg, st, n)
+
+
+def HostedReconcileFails(cfg, st, n):
+    return _publication_fault(cfg, st, n, "hosted call's Tool.Success") or HostedReconcile(cfg, st, n)
+
+
 def StepEndedFails(cfg, st, n):
     return _publication_fault(cfg, st, n, "Step.Ended") or PublishStepEnded(cfg, st, n)
 

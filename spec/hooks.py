@@ -259,3 +259,9 @@ def retries_failed_tool(cfg, st):
 def reconciles_call(cfg, st, a, i):
     return open_call(st, a, i)
 
+
+# After Step.Started's return the runner reconciles the Step's hosted call (publishes its outcome) before any
+# local tool, Step.Ended or Step.Failed.
+def reconciles_hosted(cfg, st):
+    return True
+

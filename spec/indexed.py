@@ -36,7 +36,7 @@ class _Facts:
                 self._own[key] = self._get(key, 0) + 1
             else:
                 self._own[e.asst] = self._get(e.asst, _NONE) | {e.kind}
-                if e.kind in N.TOOL_KINDS:
+                if e.kind in N.TOOL_KINDS or e.call:  # (a Step.Started naming its hosted call too)
                     key = ("calls", e.asst, "")
                     self._own[key] = self._get(key, _NONE) | {(e.kind, e.call)}
         if len(self._own) > FOLD:

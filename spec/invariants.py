@@ -208,7 +208,8 @@ def QuarantineOnlyByRecovery(cfg: Config, st: State, nx: State) -> bool:
 
 # a provider call dispatched and not yet returned (a Step's local tool runs inside it; a hung listener's
 # runner never returned from its Step)
-IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed", "publish_failed", "hung")
+IN_FLIGHT = ("streaming", "started", "stepping", "tool_started", "tooling", "tool_failed", "publish_failed", "hung",
+             "hosted")
 
 
 def call_in_flight(cfg: Config, st: State, m: int, s: str) -> bool:

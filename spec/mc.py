@@ -203,7 +203,14 @@ MC = {
     # an outcome of any call of the Step reads as the outcome of every call started in it
     "ReconcilesCall": (P.reconciles_call, {
         "tool-call-identified-by-step": lambda otherwise, cfg, st, a, i: (
-            call_started(st, a, i) and not step_has_outcome(st, a))}),
+            call_started(st, a, i) and not step_has_outcome(st, a)),
+        # reconciliation-skips-hosted-call: a reconciliation settles only calls a Tool.Started records
+        "reconciliation-skips-hosted-call": lambda otherwise, cfg, st, a, i: (
+            otherwise(cfg, st, a, i) and i != cfg.tools + 1)}),
+    # step-ended-before-hosted-tool: the runner goes on from Step.Started's return without reconciling the
+    # Step's hosted call (its local tools, then Step.Ended)
+    "ReconcilesHosted": (P.reconciles_hosted, {
+        "step-ended-before-hosted-tool": lambda otherwise, cfg, st: False}),
 }
 
 

@@ -36,6 +36,7 @@ from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeS
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
                     StepEndedFails, MarkUnknown)
+from .step_start import PublishStepStarted, StepStartedReturn, HostedReconcile, HostedReconcileFails  # noqa: F401
 
 
 # ---------------------------------------------------------------- runner
@@ -75,29 +76,6 @@ def OpenFragment(cfg, st, n):
     if not (cfg.fragments > 0 and _runner_at(st, n, "streaming") and not st.run[n].active):
         return None
     return st._replace(run=_put(st.run, n, st.run[n]._replace(active=True)))
-
-
-def PublishStepStarted(cfg, st, n):
-    if not _runner_at(st, n, "streaming"):
-        return None
-    r = st.run[n]
-    s = si(cfg, r.sess)
-    a = step_asst(cfg, r)  # the current Step's assistant
-    early = cfg.hooks.memory_at_commit(cfg, st)
-    mem = dict(mem=a, active=True) if early else {}
-    if not cfg.hooks.publish_ok(cfg, st, n):
-        return _stop(st, n, **mem)
-    c = st.claim[s]
-    claim = st.claim if c.exec != r.exec else _put(st.claim, s, c._replace(asst=a))
-    return st._replace(claim=claim, log=st.log + (Event(r.sess, "Started", a, cfg.nodes[n]),),
-                       run=_put(st.run, n, r._replace(pc="started", **mem)))
-
-
-def StepStartedReturn(cfg, st, n):
-    if not _runner_at(st, n, "started"):
-        return None
-    r = st.run[n]
-    return st._replace(run=_put(st.run, n, r._replace(pc="stepping", mem=step_asst(cfg, r), active=True)))
 
 
 def _publish_terminal(cfg, st, n, kind, pc):
@@ -460,7 +438,8 @@ def successors(cfg: Config, st: State) -> Iterator[tuple[str, tuple, State]]:
 
 RUNNER_STEPS = (
     ("Renew", Renew), ("Dispatch", Dispatch), ("OpenFragment", OpenFragment), ("PublishStepStarted", PublishStepStarted),
-    ("StepStartedReturn", StepStartedReturn), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
+    ("StepStartedReturn", StepStartedReturn), ("HostedReconcile", HostedReconcile),
+    ("HostedReconcileFails", HostedReconcileFails), ("ToolStart", ToolStart), ("ToolRun", ToolRun),
     ("PublishToolSuccess", PublishToolSuccess), ("ToolSuccessFails", ToolSuccessFails),
     ("StepStartedFails", StepStartedFails), ("StepEndedFails", StepEndedFails), ("MarkUnknown", MarkUnknown),
     ("PublishStepFailed", PublishStepFailed),
@@ -475,6 +454,7 @@ _RUNNER_BY_PC = {
     "acquired": ("Renew", "RunnerStop"), "renewed": ("Dispatch", "RunnerStop"),
     "streaming": ("OpenFragment", "PublishStepStarted", "StepStartedFails", "RunnerStop"),
     "started": ("StepStartedReturn", "ListenerHangs", "RunnerStop"),
+    "hosted": ("HostedReconcile", "HostedReconcileFails", "RunnerStop"),
     "stepping": ("ToolStart", "PublishStepFailed", "PublishStepEnded", "StepEndedFails", "RunnerStop"),
     "tool_started": ("ToolRun", "RunnerStop"), "tooling": ("PublishToolSuccess", "ToolSuccessFails", "RunnerStop"),
     "tool_failed": ("MarkUnknown", "RunnerStop"), "publish_failed": ("MarkUnknown", "RunnerStop"),

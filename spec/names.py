@@ -29,6 +29,8 @@ ACTIONS = _index([
            "one transaction: append Step.Started, project the assistant, store its id in the claim (fenced)"),
     Action("StepStartedReturn", ("n",), "runner", True,
            "after listeners, the publish returns and the runner sets publisher memory"),
+    Action("HostedReconcile", ("n",), "runner", True, "one transaction (Hosted 1): the Step's hosted call's "
+           "outcome, Tool.Success with its index (fenced), before any local tool, Step.Ended or Step.Failed"),
     Action("ToolStart", ("n",), "runner", True,
            "the fenced tool start, one transaction: under the exact, live, running claim, renew the lease and "
            "record the Step's local tool call (ToolStarted)"),
@@ -103,6 +105,7 @@ ACTIONS = _index([
            "durable changes and the call stays unsettled"),
     Action("StepStartedFails", ("n",), "fault", False, "the Step.Started publication's transaction fails: "
            "nothing durable changes; the provider call was made, and the runner's error path follows"),
+    Action("HostedReconcileFails", ("n",), "fault", False, "the hosted call's Tool.Success fails: the call stays open"),
     Action("StepEndedFails", ("n",), "fault", False, "the Step.Ended publication's transaction fails (the "
            "Step's tools settled): nothing durable changes, and the runner's error path follows"),
     Action("ListenerHangs", ("n",), "fault", False,
@@ -403,6 +406,11 @@ DEFECTS = _index([
            "Step's first call has Tool.Success, its second call's recorded start reads as settled, so a "
            "second call whose Tool.Success failed is never reconciled and the claim is removed with it open",
            "tools2"),
+    Defect("step-ended-before-hosted-tool", ("UnknownNeverReexecuted",), "R003-PASS-step-ending", "the runner "
+           "goes on from Step.Started's return without reconciling the Step's hosted call: its Step ends (Step.Ended, "
+           "or Step.Failed) and the claim is removed with the hosted call's outcome never recorded", "hosted"),
+    Defect("reconciliation-skips-hosted-call", ("UnknownNeverReexecuted",), "R003-PASS-step-ending", "a reconciliation "
+           "settles only calls a Tool.Started records: an open hosted call stays open as the claim is removed", "hosted"),
     Defect("flush-without-assistant", ("SessionsEventuallyAvailable", "PendingInputsEventuallyServed"), "R000-v18-flush",
            "the finalizer flushes publisher memory's open stream fragment, and the flush raises when memory "
            "names no assistant: the finalizer neither settles nor clears and retries under its supervised "

@@ -43,7 +43,7 @@ class Event(NamedTuple):
     kind: str
     asst: int
     node: str  # the claim identity the publisher wrote under
-    call: int = 0  # a tool event's call index in its Step (1..Tools); 0 for every other event
+    call: int = 0  # a tool event's call index (1..Tools + Hosted); Step.Started's: its hosted call; else 0
 
 
 class RecRow(NamedTuple):
@@ -115,8 +115,8 @@ class Plan(NamedTuple):
     tries: int
     slot: str  # "fresh" or "retry"
 
-# the call indices a Step's local tool calls may have (TLA+ CallIndices: Tools is at most 2)
-CALL_INDICES = (1, 2)
+# the call indices a Step's tool calls may have (TLA+ CallIndices: local 1..Tools, then the hosted call)
+CALL_INDICES = (1, 2, 3)
 
 RUNNER_IDLE = Runner("idle", "", 0, 0, False, False)
 FIN_IDLE = Fin("idle", "", 0, "")
@@ -202,15 +202,15 @@ def step_of(cfg: Config, a: int) -> int:
 
 
 def _tool_events(st: State, a: int) -> frozenset:
-    """(kind, call index) of every tool event of assistant a's Step."""
+    """(kind, call index) of every tool event of assistant a's Step, and of a Step.Started naming a call."""
     if type(st.log) is not tuple:  # an EventLog (spec/indexed.py): a long log's facts kept
         return st.log.calls(a)
-    return frozenset((e.kind, e.call) for e in st.log if e.asst == a and e.kind in N.TOOL_KINDS)
+    return frozenset((e.kind, e.call) for e in st.log if e.asst == a and (e.kind in N.TOOL_KINDS or e.call))
 
 
 def call_started(st: State, a: int, i: int) -> bool:
-    """TLA+ CallStarted: call i of assistant a's Step has its start recorded."""
-    return ("ToolStarted", i) in _tool_events(st, a)
+    """TLA+ CallStarted: call i of assistant a's Step has its start recorded (ToolStarted, or Step.Started)."""
+    return not _tool_events(st, a).isdisjoint((("ToolStarted", i), ("Started", i)))
 
 
 def step_has_outcome(st: State, a: int) -> bool:
@@ -221,7 +221,7 @@ def step_has_outcome(st: State, a: int) -> bool:
 def open_call(st: State, a: int, i: int) -> bool:
     """TLA+ OpenCall: call i of assistant a's Step has its start recorded and no outcome (matched by index)."""
     calls = _tool_events(st, a)
-    return ("ToolStarted", i) in calls and not any((k, i) in calls for k in N.TOOL_OUTCOMES)
+    return (("ToolStarted", i) in calls or ("Started", i) in calls) and not any((k, i) in calls for k in N.TOOL_OUTCOMES)
 
 
 def reconciled_calls(cfg, st: State, a: int) -> tuple:

@@ -3,7 +3,7 @@ registry, which re-exports them (`spec.names`), kept apart so the table of names
 
 PHASES = ("none", "running", "recovering", "cancelling", "cancelled", "unknown")
 RUNNER_PCS = ("idle", "acquired", "renewed", "streaming", "started", "stepping", "failed", "ended", "done",
-              "stopped", "tool_started", "tooling", "tool_failed", "publish_failed", "hung")
+              "stopped", "tool_started", "tooling", "tool_failed", "publish_failed", "hung", "hosted")
 FINALIZER_PCS = ("idle", "settle", "reconciling", "clear")
 RECOVERY_PCS = ("idle", "scanned", "converting", "reconciled", "quarantining", "reconverting")
 # the reservation a wake row holds: none, or the kind of slot the scan reserved it in

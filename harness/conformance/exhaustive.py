@@ -29,6 +29,7 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "delivery": ("delivery", {}),  # delivery kinds: steer before queue, then age
     "tools/max_exec=1": ("tools", {"max_exec": 1}),  # the fenced tool start, the tool, its publication failing
     "tools2": ("tools2", {}),  # two local tool calls in a Step, each reconciled by its call index
+    "hosted": ("hosted", {}),  # a hosted call reconciled before the local one, its publication failing
     "wakes/wake_rows=3": ("wakes", {"wake_rows": 3}),  # the wake scans with a fresh slot
     "wakes2/max_wake_tries=1": ("wakes2", {"max_wake_tries": 1}),  # two wakers: read, reserve, a lost reservation
     "boundary": ("boundary", {}),  # an exact retry naming a continuation, refused

@@ -117,9 +117,9 @@ def name_problems(cfg: M.Config, ex: Expect) -> list[str]:
             bad.append(f"expect.events[{k}].writer: count 0 leaves no event to have a writer")
         if e.call is not None and e.kind not in N.TOOL_KINDS:
             bad.append(f"expect.events[{k}].call: only a tool event has a call index")
-        elif e.call is not None and e.call > cfg.tools:
+        elif e.call is not None and e.call > cfg.tools + cfg.hosted:
             bad.append(f"expect.events[{k}].call: {e.call} is beyond the configuration's calls per Step "
-                       f"(Tools {cfg.tools})")
+                       f"(Tools {cfg.tools}, Hosted {cfg.hosted})")
     for k, i in enumerate(ex.inputs):
         bad += sessions(f"expect.inputs[{k}]", i.session)
         if i.state is not None and not i.present:

@@ -89,6 +89,8 @@ class TraceConfig(BaseModel):
                                   description="Steps per execution, one assistant each (MaxSteps); absent: 1")
     tools: int | None = Field(None, ge=0, le=2,
                               description="local tool calls per Step (Tools: 0, 1 or 2); absent: 0")
+    hosted: int | None = Field(None, ge=0, le=1, description="each Step's provider call also runs one hosted "
+                               "tool, call index tools + 1 (Hosted: 0 or 1); absent: 0")
     fragments: int | None = Field(None, ge=0, le=1, description="a provider stream may open a partial fragment "
                                   "before its Step's Step.Started (Fragments: 0 or 1); absent: 0")
     lease: int = Field(ge=1, le=MAX_LEASE, description="ticks a fresh lease lives")
@@ -180,7 +182,7 @@ def config_to_trace(cfg: M.Config, base: str | None = None) -> TraceConfig:
     return TraceConfig(base=base, sessions=list(cfg.sessions), nodes=list(cfg.nodes),
                        recoverers=list(cfg.recoverers), prompts=cfg.prompts, max_exec=cfg.max_exec,
                        max_steps=None if cfg.max_steps == 1 else cfg.max_steps, tools=cfg.tools or None,
-                       fragments=cfg.fragments or None, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
+                       hosted=cfg.hosted or None, fragments=cfg.fragments or None, lease=cfg.lease, scan_bound=cfg.scan_bound, grace=cfg.grace,
                        supervision_lag=cfg.supervision_lag, max_tries=cfg.max_tries, faults=sorted(cfg.faults),
                        admission=cfg.admission or None, steering=cfg.steering or None, delivery_kinds=cfg.delivery_kinds
                        or None, steer_prompts=sorted(cfg.steer_prompts) or None, defects=sorted(cfg.defects),
@@ -231,7 +233,7 @@ def trace_to_config(tc: TraceConfig, defects=None, prefix: str = "config.") -> M
     try:  # the constants it refuses (spec.config: wake_constants_problem, left_claims_problem) name their field first
         return M.Config(**wake, sessions=tuple(tc.sessions), nodes=tuple(tc.nodes), recoverers=tuple(tc.recoverers),
                         prompts=tc.prompts, max_exec=tc.max_exec, max_steps=tc.max_steps or 1, tools=tc.tools or 0,
-                        fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
+                        hosted=tc.hosted or 0, fragments=tc.fragments or 0, lease=tc.lease, scan_bound=tc.scan_bound, grace=tc.grace,
                         supervision_lag=tc.supervision_lag, max_tries=tc.max_tries, faults=frozenset(tc.faults),
                         admission=bool(tc.admission), steering=bool(tc.steering), delivery_kinds=bool(tc.delivery_kinds),
                         steer_prompts=frozenset(tc.steer_prompts or ()), left_claims=frozenset(tc.left_claims or ()),

@@ -92,8 +92,9 @@ def test_a_successor_meets_runners_and_finalizers_only_with_the_clock_assumption
     off = ("SynchronizedClocks",)
     tools = replace(configs.get("tools", assumptions_off=off), faults=frozenset({"pause", "publication"}), grace=1)
     cells = F.table([("heartbeat", _walk(configs.get("heartbeat", assumptions_off=off), set())),
-                     ("tools", _walk(tools, set()))])
+                     ("tools", _walk(tools, set())),
+                     ("hosted", _walk(configs.get("hosted", assumptions_off=off), set()))])
     supervised = [key for key, why in N.FENCE_UNREACHABLE.items() if why.startswith("ruled out under SynchronizedClocks")]
-    assert len(supervised) == 11 and all(cells[key][0] > 0 for key in supervised), \
+    assert len(supervised) == 12 and all(cells[key][0] > 0 for key in supervised), \
         [key for key in supervised if not cells[key][0]]
 

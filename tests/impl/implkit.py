@@ -20,13 +20,13 @@ from spec import model as M
 
 def World(nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_bound=1, sessions=("s1",), prompts=1,
           db=None, grace=0, max_tries=2, max_steps=1, wake_batch=2, fresh_share=1, max_wake_tries=2,
-          admission=False, tools=0, fragments=0, steer_prompts=()) -> BindingWorld:
+          admission=False, tools=0, fragments=0, steer_prompts=(), hosted=0) -> BindingWorld:
     """binding.world.World of a configuration with these constants (Grace 0, not the spec's default 1);
     `steer_prompts`: delivery kinds, these prompts admitted steer (DeliveryKinds, SteerPrompts)."""
     cfg = M.Config(sessions=tuple(sessions), nodes=tuple(nodes), recoverers=tuple(workers), prompts=prompts,
                    lease=lease, scan_bound=scan_bound, grace=grace, max_tries=max_tries, max_steps=max_steps,
                    wake_batch=wake_batch, fresh_share=fresh_share, max_wake_tries=max_wake_tries,
-                   admission=admission, tools=tools, fragments=fragments, defects=frozenset(defects),
+                   admission=admission, tools=tools, fragments=fragments, hosted=hosted, defects=frozenset(defects),
                    delivery_kinds=bool(steer_prompts), steer_prompts=frozenset(steer_prompts))
     return BindingWorld(cfg, db=db)
 

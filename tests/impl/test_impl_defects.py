@@ -639,7 +639,43 @@ def tool_call_identified_by_step(defects):
     return [(e.kind, e.call) for e in snap.events if e.kind.startswith("Tool")], sorted(snap.claims)
 
 
+def step_ended_before_hosted_tool(defects):
+    """A hosted tool in a Step (the provider ran it in the dispatch) and one local call: the runner publishes
+    the hosted call's outcome before its local call and Step.Ended (the defect: never, and the claim is cleared
+    with the hosted call open)."""
+    w = World(defects=defects, tools=1, hosted=1)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    node.runner.run_to_completion()
+    snap = w.snap()
+    return [(e.kind, e.call) for e in snap.events], sorted(snap.claims)
+
+
+def reconciliation_skips_hosted_call(defects):
+    """The hosted call's Tool.Success fails; recovery converts the unknown claim and records the hosted call
+    ToolFailed by its index (the defect: only calls a Tool.Started records are reconciled)."""
+    w = World(defects=defects, tools=1, hosted=1)
+    node = w.node()
+    node.acquire(w.prompt["s1", 1])
+    for _ in range(4):  # Renew, Dispatch, Step.Started, its return
+        node.runner.step()
+    assert node.runner.pc == "hosted"
+    node.runner.fail_next_publication(R.HOSTED_RECONCILE_FAILS)
+    node.runner.run_to_completion()
+    w.tick()
+    w.worker().run_once()
+    snap = w.snap()
+    return [(e.kind, e.call) for e in snap.events], sorted(snap.claims)
+
+
 CASES = {
+    "reconciliation-skips-hosted-call": (reconciliation_skips_hosted_call,
+                                         ([("Started", 2), ("ToolFailed", 2), ("Interrupted", 0)], []),
+                                         ([("Started", 2), ("Interrupted", 0)], [])),
+    "step-ended-before-hosted-tool": (step_ended_before_hosted_tool,
+                                      ([("Started", 2), ("ToolSucceeded", 2), ("ToolStarted", 1),
+                                        ("ToolSucceeded", 1), ("Ended", 0)], []),
+                                      ([("Started", 2), ("ToolStarted", 1), ("ToolSucceeded", 1), ("Ended", 0)], [])),
     "tool-call-identified-by-step": (tool_call_identified_by_step,
                                      ([("ToolStarted", 1), ("ToolSucceeded", 1), ("ToolStarted", 2), ("ToolFailed", 2)], []),
                                      ([("ToolStarted", 1), ("ToolSucceeded", 1), ("ToolStarted", 2)], [])),

@@ -76,7 +76,7 @@ def test_the_protocol_has_no_defect_switch_and_defines_its_hooks_in_one_section(
     assert "Has(" not in TLA and not re.search(r"\bDefects\b", TLA)
     assert "Defects" not in source.declarations(source.SPEC)["CONSTANTS"]
     assert source.declarations(source.MC_SPEC)["CONSTANTS"] == {"Defects": "Set(Str)"}
-    assert configs.HOOKS == N.HOOKS == source.hooks(TLA) and len(N.HOOKS) == 45
+    assert configs.HOOKS == N.HOOKS == source.hooks(TLA) and len(N.HOOKS) == 46
     header = _header(TLA)
     assert 'section "Hooks" below' in header and not any(re.search(rf"\b{h}\b", header) for h in N.HOOKS)
     for hook in configs.HOOKS:

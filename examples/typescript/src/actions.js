@@ -84,6 +84,8 @@ const STEP = {
   ToolSuccessFails: (w, p) => publicationFails(w, p.n, () => w.node(p.n).runner.move()),
   StepStartedFails: (w, p) => publicationFails(w, p.n, () => fragmented(w, p.n, false)),
   StepEndedFails: (w, p) => publicationFails(w, p.n, () => decided(w, p.n, "end")),
+  HostedReconcile: runner,
+  HostedReconcileFails: (w, p) => publicationFails(w, p.n, () => w.node(p.n).runner.move()),
   ListenerHangs: async (w, p) => w.node(p.n).runner.hang(),
   FinalizerReconcile: finalizer,
   FinalizerSettle: finalizer,

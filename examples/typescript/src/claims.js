@@ -130,15 +130,22 @@ export async function completed(db, assistant) {
     [assistant])) !== undefined;
 }
 
-/** Assistant `a`'s Step's local tool calls whose start is recorded and whose outcome is not, in index order:
- * a call is (Session, execution, Step, call index), so each outcome settles its own call. `byStep` is the
- * tool-call-identified-by-step defect: an outcome of any call of the Step reads as every call's.
- * @param {Database} db @param {string} assistant @param {boolean} byStep @returns {Promise<number[]>} */
-export async function openToolCalls(db, assistant, byStep) {
+/** Assistant `a`'s Step's tool calls (local, and the hosted call its Step.Started names) whose start is
+ * recorded and whose outcome is not, in index order:
+ * a call is (Session, execution, Step, call index), so each outcome settles its own call. `cfg` names the
+ * defects: tool-call-identified-by-step (an outcome of any call of the Step reads as every call's).
+ * @param {Database} db @param {string} assistant @param {import("./config.js").Settings} cfg
+ * @returns {Promise<number[]>} */
+export async function openToolCalls(db, assistant, cfg) {
+  const byStep = cfg.has("tool-call-identified-by-step");
   /** @type {Pick<import('./types.js').EventRow, "kind" | "tool_call">[]} */
-  const rows = await db.all("SELECT kind, tool_call FROM events WHERE assistant_id = ? AND kind LIKE 'Tool%'", [assistant]);
-  const settled = new Set(rows.filter((r) => r.kind !== "ToolStarted").map((r) => r.tool_call));
+  const rows = await db.all(
+    "SELECT kind, tool_call FROM events WHERE assistant_id = ? AND (kind LIKE 'Tool%' OR (kind = 'Started' AND tool_call > 0))",
+    [assistant]);
+  // a Step.Started names its hosted call (reconciliation-skips-hosted-call: only a ToolStarted starts a call)
+  const starts = new Set(cfg.has("reconciliation-skips-hosted-call") ? ["ToolStarted"] : ["ToolStarted", "Started"]);
+  const settled = new Set(rows.filter((r) => !starts.has(r.kind)).map((r) => r.tool_call));
   if (byStep && settled.size > 0) return [];
-  const started = [...new Set(rows.filter((r) => r.kind === "ToolStarted").map((r) => r.tool_call))].sort((x, y) => x - y);
+  const started = [...new Set(rows.filter((r) => starts.has(r.kind)).map((r) => r.tool_call))].sort((x, y) => x - y);
   return started.filter((c) => !settled.has(c));
 }

@@ -17,6 +17,8 @@ export class Settings {
     this.maxExec = raw.max_exec;
     this.maxSteps = raw.max_steps ?? 1;
     this.tools = raw.tools ?? 0;
+    // Hosted: each Step's provider call also runs one hosted tool, call index tools + 1 (0: none)
+    this.hostedCall = raw.hosted ? this.tools + 1 : 0;
     this.fragments = raw.fragments ?? 0;
     this.lease = raw.lease;
     this.scanBound = raw.scan_bound;

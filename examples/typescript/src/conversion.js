@@ -34,7 +34,7 @@ export async function convertInTransaction(w, claim, cancellation) {
   const a = claim.assistant_id;
   const base = { session: w.session, writer: w.id };
   if (a !== null) {
-    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+    for (const call of await openToolCalls(w.db, a, w.cfg)) {
       await w.publisher.append({ ...base, kind: "ToolFailed", assistant: a, call });
     }
   }
@@ -63,7 +63,7 @@ async function commit(w, gen, replay = false) {
   const base = { session: w.session, writer: w.id };
   // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
   if (a !== null) {
-    for (const call of await openToolCalls(w.db, a, w.cfg.has("tool-call-identified-by-step"))) {
+    for (const call of await openToolCalls(w.db, a, w.cfg)) {
       if (w.cfg.has("recovery-reruns-unknown-tool")) {
         w.provider.runTool({ session: w.session, execution: w.execution, owner: w.id, node: w.id, step: assistantStep(a)[1], call });
         await w.publisher.append({ ...base, kind: "ToolSucceeded", assistant: a, call });

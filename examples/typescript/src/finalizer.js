@@ -133,7 +133,7 @@ export class Finalizer extends Actor {
       const w = { session: this.session, writer: this.owner };
       // every open local tool call of the Step, each by its call index: recorded as failed, never re-run
       if (a !== null) {
-        for (const call of await openToolCalls(db, a, cfg.has("tool-call-identified-by-step"))) {
+        for (const call of await openToolCalls(db, a, cfg)) {
           await publisher.append({ ...w, kind: "ToolFailed", assistant: a, call });
         }
       }

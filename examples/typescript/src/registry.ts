@@ -17,15 +17,15 @@ export type Defect =
   | "recovery-retries-unbounded" | "recovery-input-excluded-everywhere" | "heartbeat-extends-lease"
   | "cancel-restarts-assistant" | "cancel-interrupts-unstarted" | "dispatch-after-failed-renewal"
   | "cancel-trusts-previous-step-memory" | "recovery-reruns-unknown-tool" | "tool-settled-before-publication"
-  | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "flush-without-assistant"
-  | "cancel-requeues-continuation" | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open"
-  | "conversion-conflicts-on-own-row" | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first"
-  | "wake-reserve-without-cas" | "wake-serves-regardless" | "scan-window-ignores-fresh-share"
-  | "exact-retry-appends-twice" | "exact-retry-arms-continuation" | "exact-retry-ignores-content"
-  | "resume-drains-without-request" | "steer-selects-recovery-input" | "steer-takes-queued-input"
-  | "queue-before-steer" | "selection-ignores-age" | "promotion-ignores-id" | "promotion-ignores-session"
-  | "promotion-ignores-delivery" | "promotion-ignores-prompt" | "promotion-ignores-assistant"
-  | "promotion-ignores-newest" | "promotion-ignores-synthetic";
+  | "retry-tool-after-failed-publication" | "tool-call-identified-by-step" | "step-ended-before-hosted-tool"
+  | "reconciliation-skips-hosted-call" | "flush-without-assistant" | "cancel-requeues-continuation"
+  | "conversion-retry-mints-new-ids" | "reconvert-replay-leaves-assistant-open" | "conversion-conflicts-on-own-row"
+  | "wake-fresh-share-zero" | "wake-fresh-share-full" | "wake-retry-oldest-first" | "wake-reserve-without-cas"
+  | "wake-serves-regardless" | "scan-window-ignores-fresh-share" | "exact-retry-appends-twice"
+  | "exact-retry-arms-continuation" | "exact-retry-ignores-content" | "resume-drains-without-request"
+  | "steer-selects-recovery-input" | "steer-takes-queued-input" | "queue-before-steer" | "selection-ignores-age"
+  | "promotion-ignores-id" | "promotion-ignores-session" | "promotion-ignores-delivery" | "promotion-ignores-prompt"
+  | "promotion-ignores-assistant" | "promotion-ignores-newest" | "promotion-ignores-synthetic";
 
 /** spec/names.py BOUNDARIES: a failpoint (`fire`) */
 export type Boundary =
@@ -47,6 +47,7 @@ export interface ActionParams {
   OpenFragment: { n: string };
   PublishStepStarted: { n: string };
   StepStartedReturn: { n: string };
+  HostedReconcile: { n: string };
   ToolStart: { n: string };
   ToolRun: { n: string };
   PublishToolSuccess: { n: string };
@@ -74,6 +75,7 @@ export interface ActionParams {
   Crash: { n: string };
   ToolSuccessFails: { n: string };
   StepStartedFails: { n: string };
+  HostedReconcileFails: { n: string };
   StepEndedFails: { n: string };
   ListenerHangs: { n: string };
   CorruptRecoveryRow: { s: string; e: number };
@@ -138,7 +140,7 @@ export type WakeReservation = "" | "fresh" | "retry";
 /** spec/names.py RUNNER_PCS */
 export type RunnerPc =
   | "idle" | "acquired" | "renewed" | "streaming" | "started" | "stepping" | "failed" | "ended" | "done" | "stopped"
-  | "tool_started" | "tooling" | "tool_failed" | "publish_failed" | "hung";
+  | "tool_started" | "tooling" | "tool_failed" | "publish_failed" | "hung" | "hosted";
 
 /** spec/names.py FINALIZER_PCS */
 export type FinalizerPc = "idle" | "settle" | "reconciling" | "clear";

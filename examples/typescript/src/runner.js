@@ -162,6 +162,7 @@ export class Runner extends Actor {
         const stream = await this.dispatch();
         if (this.cfg.fragments > 0 && stream.opensFragment()) await this.openFragment();
         await this.publishStepStarted();
+        if (this.pc === "hosted") await this.reconcileHosted();
         if (await this.stepBody(stream)) return;
       }
     } catch (err) {
@@ -209,7 +210,8 @@ export class Runner extends Actor {
     if (!(await this.publishOrFail("StepStartedFails", early))) throw this.stop("PublishStepStarted", early);
     this.set(early);
     const { claims } = this;
-    await this.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.id }, {
+    const call = this.cfg.hostedCall; // Step.Started names the Step's hosted call (0: none)
+    await this.publisher.publish({ session: this.session, kind: "Started", assistant: a, writer: this.id, call }, {
       project: async () => {
         await claims.checkFence(this.session, this.execution, this.id);
         await this.db.run("UPDATE execution_claims SET assistant_id = ? WHERE session_id = ? AND execution_id = ?",
@@ -219,7 +221,20 @@ export class Runner extends Actor {
       committed: () => this.set({ pc: "started", took: "PublishStepStarted" }),
       gate: () => this.gate(),
     });
-    this.set({ pc: "stepping", mem: a, active: true, took: "StepStartedReturn" });
+    // with a hosted tool the runner reconciles it next (the defect step-ended-before-hosted-tool: never)
+    const hosted = call > 0 && !this.cfg.has("step-ended-before-hosted-tool");
+    this.set({ pc: hosted ? "hosted" : "stepping", mem: a, active: true, took: "StepStartedReturn" });
+    await this.gate();
+  }
+
+  /** The Step's hosted call (the provider ran it inside the dispatch): its outcome, Tool.Success with its
+   * call index, one fenced transaction, before any local tool, Step.Ended or Step.Failed. */
+  async reconcileHosted() {
+    const { claims, id } = this;
+    if (!(await this.publishOrFail("HostedReconcileFails"))) throw this.stop("HostedReconcile");
+    await this.publisher.publish({ session: this.session, kind: "ToolSucceeded", assistant: this.assistant, writer: id,
+      call: this.cfg.hostedCall }, { project: () => claims.checkFence(this.session, this.execution, id) });
+    this.set({ pc: "stepping", took: "HostedReconcile" });
     await this.gate();
   }
 

@@ -29,6 +29,8 @@ export const DEFECTS = Object.freeze([
   "tool-settled-before-publication",
   "retry-tool-after-failed-publication",
   "tool-call-identified-by-step",
+  "step-ended-before-hosted-tool",
+  "reconciliation-skips-hosted-call",
   "flush-without-assistant",
   "cancel-requeues-continuation",
   "conversion-retry-mints-new-ids",

@@ -34,6 +34,7 @@ export interface TraceConfig {
   max_exec: number;
   max_steps?: number;
   tools?: number;
+  hosted?: number;
   fragments?: number;
   lease: number;
   scan_bound: number;
