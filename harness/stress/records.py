@@ -96,7 +96,7 @@ def config_from_meta(meta: dict, words: Vocabulary, prompts: int = 1) -> M.Confi
     as specified). `words`: the recording server's (its MaxTries where the metadata names none)."""
     return M.Config(sessions=tuple(meta["sessions"]), nodes=tuple(meta["nodes"]),
                     admission=True, steering=True, wake_rows=int(meta.get("wake_rows", 0)),
-                    wakes_tied=bool(meta.get("wakes_tied", False)),
+                    wakes_tied=bool(meta.get("wakes_tied", False)), hosted=int(meta.get("hosted", 0)),
                     wake_batch=int(meta.get("wake_batch", 2)), fresh_share=int(meta.get("fresh_share", 1)),
                     max_wake_tries=int(meta.get("max_wake_tries", 2)), wakers=int(meta.get("wakers", 1)),
                     recoverers=tuple(meta["workers"]), prompts=max(1, prompts), max_exec=2 ** 31,
@@ -113,7 +113,8 @@ def meta_for(cfg: M.Config, **extra) -> dict:
             "max_tries": cfg.max_tries, "max_steps": cfg.max_steps, "tools": cfg.tools, "fragments": cfg.fragments,
             "wake_rows": cfg.wake_rows, "wake_batch": cfg.wake_batch, "fresh_share": cfg.fresh_share,
             "max_wake_tries": cfg.max_wake_tries, "wakers": cfg.wakers,
-            **({"wakes_tied": True} if cfg.wakes_tied else {}), "defects": sorted(cfg.defects), **extra}
+            **({"wakes_tied": True} if cfg.wakes_tied else {}), **({"hosted": cfg.hosted} if cfg.hosted else {}),
+            "defects": sorted(cfg.defects), **extra}
 
 
 def twin_params(action: str, params: dict) -> tuple:
