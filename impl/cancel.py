@@ -66,9 +66,6 @@ class Finalizer(Actor):
         self.session_id, self.execution_id, self.owner_id = ident
         self.settling.execution_id = ident.execution_id
 
-    def record(self) -> tuple:
-        return (self.pc, self.session_id, self.execution_id, self.owner_id)
-
     @property
     def ident(self) -> Ident:
         return Ident(self.session_id, self.execution_id, self.owner_id)

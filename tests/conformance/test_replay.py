@@ -181,3 +181,26 @@ def test_replay_of_the_traces_glob_exits_0_on_a_clean_checkout():
     taken = sorted(p.name for p in R.TRACES.glob("*.json"))
     assert taken and taken == sorted(p.name for p in R.committed_traces())
     assert proc.stdout.count("verdict: PASS") == len(taken)
+
+
+SUPERVISE_NOTHING = R.TRACES / "supervise-stops-nothing-live.json"
+
+
+@pytest.mark.parametrize("stopped", ["idle", "live"])
+def test_a_supervisor_that_reports_a_stop_it_did_not_make_fails_the_refused_supervise(monkeypatch, stopped):
+    """traces/supervise-stops-nothing-live.json asks n1's supervisor for a step with nothing stale (idle, then
+    on the finalizer's live claim): a finalizer whose supervise() says it stopped when it did not (mutmut's
+    `return False` -> `return True`, either return) makes Node.supervise answer Supervise, the refused action."""
+    from impl.actor import IDLE
+    from impl.cancel import Finalizer
+    original = Finalizer.supervise
+
+    def says_stopped(self):
+        return True if (self.pc == IDLE) == (stopped == "idle") else original(self)
+
+    assert R.replay_file(SUPERVISE_NOTHING, server=BUNDLED).ok
+    monkeypatch.setattr(Finalizer, "supervise", says_stopped)
+    res = R.replay_file(SUPERVISE_NOTHING, server=BUNDLED)
+    step = 1 if stopped == "idle" else 7
+    assert any(p.startswith(f"step {step} Supervise(n1): n1 took Supervise, the refused action") for p in res.problems), \
+        res.problems

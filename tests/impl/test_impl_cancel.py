@@ -72,7 +72,8 @@ def test_cancel_on_another_node_does_not_interrupt_the_owner():
     at(w, 2)
     assert w.node("n2").cancel("s1")
     assert w.node("n1").runner.intr is False
-    assert w.node("n2").finalizer.record() == ("settle", "s1", 1, "n1")
+    f = w.node("n2").finalizer
+    assert (f.pc, f.session_id, f.execution_id, f.owner_id) == ("settle", "s1", 1, "n1")
 
 
 def test_supervision_stops_the_finalizer_when_its_lease_expires():
