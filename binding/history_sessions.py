@@ -35,10 +35,6 @@ class Unordered(ValueError):
     """The rows name an execution in a way no renumbering explains (named before its begin, begun twice)."""
 
 
-def _cont_ids(s: str, real: int, dense: int) -> tuple[str, str]:
-    return ids.continuation_id(s, real), ids.continuation_id(s, dense)
-
-
 class Renumbering:
     def __init__(self):
         self.dense: dict[int, int] = {}
@@ -71,7 +67,7 @@ class Renumbering:
         return (self.of(e + 1, "a runner's memory") - 1) * steps + k + 1
 
     def cont(self, iid: str, s: str, real: int) -> str:
-        old, new = _cont_ids(s, real, self.of(real, "a continuation"))
+        old, new = ids.continuation_id(s, real), ids.continuation_id(s, self.of(real, "a continuation"))
         return new + iid[len(old):] if iid.startswith(old) else iid
 
 

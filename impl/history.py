@@ -108,10 +108,9 @@ _RECOVERY = ("SELECT id, execution_id, session_id, continuation_input_id FROM se
              "WHERE id > {p} ORDER BY id")
 # a continuation's envelope, which the promotion's validation checks, and its execution's newest started
 # assistant (spec/README.md decision 28): the converter reads a forged row's flaw from them
-_NEWEST = ("(SELECT e.assistant_id FROM session_event e WHERE i.kind = 'continuation' AND e.session_id = i.session_id "
-           "AND e.execution_id = i.src AND e.kind = 'Step.Started' ORDER BY e.id DESC LIMIT 1)")
 _INPUTS = ("SELECT i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq, i.delivery, "
-           "i.origin_session_id, i.content_digest, i.assistant_id, i.assistant_execution, i.synthetic, " + _NEWEST +
+           "i.origin_session_id, i.content_digest, i.assistant_id, i.assistant_execution, i.synthetic, " +
+           history_sessions.NEWEST_STARTED +
            " FROM session_input i WHERE i.admitted_seq > {p} OR i.promoted_seq > {p} ORDER BY i.admitted_seq")
 # the wake rows are few (one per Session and kind at most) and change in place: recorded whole when changed
 _WAKES = "SELECT kind, item, rank, attempts, reserved, turned FROM wake_row ORDER BY kind, rank, item"

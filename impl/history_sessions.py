@@ -35,6 +35,11 @@ SEQUENCE = "claimcheck_history_seq"  # the commits' walk order
 HISTORY_KEY = 0x686973  # "his": the second key of the history's advisory lock (class LOCK_CLASS + 1)
 _ZERO = {"event": 0, "recovery": 0, "input": 0}
 
+# a continuation row's execution's newest started assistant (of input row `i`), which the promotion's
+# validation compares: recorded beside the row's envelope (impl/history.py too), read as its flaw
+NEWEST_STARTED = ("(SELECT e.assistant_id FROM session_event e WHERE i.kind = 'continuation' "
+                  "AND e.session_id = i.session_id AND e.execution_id = i.src AND e.kind = 'Step.Started' "
+                  "ORDER BY e.seq DESC LIMIT 1)")
 # the history lock (shared) and the seq, in one round trip (evaluated left to right)
 _NEXT = f"SELECT pg_advisory_xact_lock_shared({LOCK_CLASS + 1}, {HISTORY_KEY}), nextval('{SEQUENCE}')"
 # one Session's mark row, claim and delta since the mark, in one round trip (json arrays of the rows)
@@ -53,10 +58,7 @@ SELECT (SELECT seq FROM m), (SELECT claim FROM m), (SELECT marks FROM m),
      FROM session_recovery r, k WHERE r.session_id = %(s)s AND r.id > k.rc),
   (SELECT json_agg(json_build_array(i.id, i.session_id, i.kind, i.src, i.state, i.admitted_seq, i.promoted_seq,
                                     i.delivery, i.origin_session_id, i.content_digest, i.assistant_id,
-                                    i.assistant_execution, i.synthetic,
-                                    (SELECT e.assistant_id FROM session_event e WHERE i.kind = 'continuation'
-                                       AND e.session_id = i.session_id AND e.execution_id = i.src
-                                       AND e.kind = 'Step.Started' ORDER BY e.seq DESC LIMIT 1))
+                                    i.assistant_execution, i.synthetic, """ + NEWEST_STARTED + """)
                    ORDER BY i.admitted_seq)
      FROM session_input i, k WHERE i.session_id = %(s)s AND (i.admitted_seq > k.inp OR i.promoted_seq > k.inp))
 """

@@ -68,6 +68,14 @@ def continuation_flaws(input_id: str, session_id: str, src: int, delivery: str, 
     return tuple(f for f in R.CONTINUATION_FLAWS if failed[f])
 
 
+def first_flaw(input_id: str, session_id: str, src: int, delivery: str, origin_session_id: str | None,
+               content_digest: str | None, assistant_id: str | None, assistant_execution: int | None,
+               synthetic: bool, newest: str | None) -> str:
+    """The first check of the promotion's validation a continuation row fails (`continuation_flaws`), or ""."""
+    return next(iter(continuation_flaws(input_id, session_id, src, delivery, origin_session_id, content_digest,
+                                        assistant_id, assistant_execution, synthetic, newest)), "")
+
+
 def _owned_by_recovery():
     """The input is a continuation with a recovery row of its own Session and execution."""
     return sa.exists().where(RT.c.execution_id == T.c.src, RT.c.session_id == T.c.session_id,

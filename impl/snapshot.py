@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import registry as R
 from .db import Database
-from .inputs import continuation_flaws
+from .inputs import first_flaw
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,8 @@ def read_cursor(cur, *, assistants: bool = True) -> Snapshot:
         if e.kind == R.STARTED:
             newest[(e.session, e.execution)] = e.assistant
     inputs = [InputView(i, s, "cont" if k == "continuation" else "prompt", src, st,
-                        "" if k != "continuation" else next(iter(continuation_flaws(
-                            i, s, src, dl, origin, digest, a, ax, bool(syn), newest.get((s, src)))), ""))
+                        "" if k != "continuation" else
+                        first_flaw(i, s, src, dl, origin, digest, a, ax, bool(syn), newest.get((s, src))))
               for i, s, k, src, st, dl, origin, digest, a, ax, syn in q(_INPUTS)]
     cancelled = frozenset(tuple(r) for r in q(_CANCELLED))
     projection = {a: AssistantView(s, e, bool(st), bool(c), o) for a, s, e, st, c, o in q(_ASSISTANTS)} \

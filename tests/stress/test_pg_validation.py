@@ -18,26 +18,22 @@ from harness.validation.command import check_database
 from impl.db import next_id
 from impl.history import PER_SESSION, read_meta
 from spec import configs
-from spec import model as M
-from stresskit import RecordingScheduler
+from stresskit import record_walk
 
 
 def recorded_with_a_burnt_id(db, seed: int = 1, steps: int = 80):
     """A twin walk recorded on PostgreSQL, an execution id drawn and lost (a begin that died) after the
     first Acquire: later executions' ids skip one."""
-    rng = random.Random(seed)
-    rs = RecordingScheduler(configs.CONFIGS["sessions"], db)
-    burnt = False
-    for _ in range(steps):
-        options = list(M.successors(rs.cfg, rs.twin))
-        if not options:
-            break
-        name, params, nxt = rng.choice(options)
-        rs.apply(name, params, nxt)
-        if name == "Acquire" and not burnt:
+    rng, taken, burnt = random.Random(seed), [], []
+
+    def choose(options):  # called before each step, so after the one before it committed
+        if taken and taken[-1] == "Acquire" and not burnt:
             with db.transaction() as conn:
-                next_id(conn, "execution")
-            burnt = True
+                burnt.append(next_id(conn, "execution"))
+        pick = rng.choice(options)
+        taken.append(pick[0])
+        return pick
+    rs = record_walk(configs.CONFIGS["sessions"], seed, steps, db=db, choose=choose)
     assert burnt
     return rs
 
