@@ -563,3 +563,16 @@ def test_a_node_process_resume_keeps_its_reading_a_callers_does_not():
                                                     "fin": {"n1": ["idle", "", 0, ""]}, "rec": {}}}
     assert [(c.now, c.process) for c in C.convert_rows(meta, [caller]).commits] == [(None, None)]
     assert [(c.now, c.process) for c in C.convert_rows(meta, [node]).commits] == [(500, "n1#0@1")]
+
+
+def test_tied_wake_rows_are_the_sessions_ordinary_and_recovery_wake():
+    """With WakesTied the twin's row 1 is the Session's ordinary wake and row 2 its recovery wake (the recorded
+    table keys both by the Session); untied, the ordinary queue's row of rank w is row w."""
+    from dataclasses import replace
+    from spec import configs
+    tied = configs.CONFIGS["wakestied"]
+    recorded = [["ordinary", "s1", 1, 0, None, 0], ["recovery", "s1", 1, 1, "fresh", 1]]
+    assert [(w.work, w.tries, w.woken, w.turned) for w in C.wakes(tied, recorded)] == \
+        [(True, 0, "", False), (True, 1, "fresh", True)]
+    untied = replace(tied, wakes_tied=False)
+    assert [(w.work, w.tries) for w in C.wakes(untied, recorded)] == [(True, 0), (False, 0)]
