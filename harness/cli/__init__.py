@@ -250,7 +250,8 @@ def _add_sut(p, what: str) -> None:
                    help=f"{what} against the server behind this driver command instead of the bundled implementation "
                         "(docs/driver.md; e.g. --sut 'python -m binding.driver')")
     p.add_argument("--sut-timeout", type=A.seconds, default=30.0, metavar="SECONDS",
-                   help="how long the driver may take to answer one request (default 30)")
+                   help="how long the driver may take to answer one request (default 30; its start and hello may "
+                        "take 30 whatever this is)")
 
 
 def _add_explain(sub) -> None:

@@ -25,6 +25,10 @@ from harness.traces import trace as T
 from harness.traces.inputfile import short, validation_error
 
 TIMEOUT = 30.0  # seconds a driver may take for one request (a server's atomic unit is far shorter)
+# seconds a driver may take to start and answer hello, whatever the requests' timeout: its interpreter and
+# modules load first, and on a loaded machine that is no measure of the server (a shorter --sut-timeout made
+# a slow start look like a broken command)
+STARTUP = 30.0
 
 
 class DriverError(Exception):
@@ -63,11 +67,13 @@ class Connection:
         self.transport, self.timeout = transport, timeout
         self.next_id = 0
         self.dead: str | None = None  # why no further request can be sent
+        self.timeout = max(timeout, STARTUP)
         try:
             self.hello = self.request("hello", protocol=P.PROTOCOL, versions=[P.VERSION])
         except DriverError as exc:
             self.close()
             raise DriverStartError(str(exc)) from None
+        self.timeout = timeout
 
     @classmethod
     def spawn(cls, command: str, timeout: float = TIMEOUT) -> "Connection":
