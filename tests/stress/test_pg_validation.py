@@ -8,6 +8,7 @@ already a divergence (the stand-in below)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -111,3 +112,37 @@ def test_commits_are_walked_in_the_order_they_became_visible(pg_databases):
         second.close()
     assert commit_order(db, 2) == [2, 1]
     assert commit_order(db, 1) == [1]
+
+
+def recommitted_with_two_seqs_swapped(db):
+    """A twin walk recorded on PostgreSQL, its history rows committed again one transaction each in their
+    order, except that an Acquire and the next commit of the same Session trade seqs: the later commit holds
+    the lower seq, as a writer paused between drawing its seq and its COMMIT leaves it (impl/history.py draws
+    the seq in the commit hook). The commit timestamps follow the walk; seq order does not."""
+    import sqlalchemy as sa
+    from impl.history import history_t
+    rs = record_walk(configs.CONFIGS["sessions"], 3, 60, db=db)
+    with db.read() as conn:
+        rows = [dict(r._mapping) for r in conn.execute(sa.select(history_t).order_by(history_t.c.seq))]
+    a = next(k for k, r in enumerate(rows) if r["action"] == "Acquire")
+    session = json.loads(rows[a]["marks"])["sessions"]
+    b = next(k for k in range(a + 1, len(rows)) if json.loads(rows[k]["marks"]).get("sessions") == session)
+    rows[a]["seq"], rows[b]["seq"] = rows[b]["seq"], rows[a]["seq"]
+    with db.transaction() as conn:
+        conn.execute(history_t.delete())
+    for r in rows:  # each its own transaction: the commit timestamps follow the walk's order
+        with db.engine.begin() as conn:
+            conn.execute(history_t.insert().values(**r))
+    return rs, rows[b]["action"]
+
+
+def test_commit_timestamps_order_a_history_whose_seqs_are_not_the_commit_order(pg_databases, monkeypatch):
+    """End to end: walked in the order its commits became visible the history validates; walked in seq order
+    (the stand-in: a server that does not track commit timestamps) the later commit comes first and is a
+    step the twin cannot take yet."""
+    rs, later = recommitted_with_two_seqs_swapped(pg_databases.new())
+    v = verdict(rs.db)
+    assert v.ok, v.report
+    monkeypatch.setattr(C, "commit_order", lambda db, upto: None)
+    v = verdict(rs.db)
+    assert v.state == "not valid" and later in "\n".join(v.report), v.report
