@@ -104,7 +104,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.RECOVERY_CONVERT_FAILS: (ENVIRONMENT, lambda w, p: w.worker(p[0]).convert(lose_ack=NOT_COMMITTED)),
     # the wake rows: the World's ordinary wake queue, row w as item wake_item(w) ranked w
     R.WAKE_ARRIVE: (STEP, lambda w, p: _took(R.WAKE_ARRIVE, w.wakes.arrive(wake_item(p[0]), p[0]))),
-    R.WAKE_SCAN: (STEP, lambda w, p: _took(R.WAKE_SCAN, w.wake_scan() if w.tied_session else w.wakes.scan())),
+    R.WAKE_SCAN: (STEP, lambda w, p: _took(R.WAKE_SCAN, w.wakes.scan())),
     R.WAKE_READ: (STEP, lambda w, p: _took(R.WAKE_READ, w.wakers[p[0] - 1].read())),
     R.WAKE_RESERVE: (STEP, lambda w, p: _took(R.WAKE_RESERVE, w.wakers[p[0] - 1].reserve())),
     R.WAKE_SERVE: (STEP, lambda w, p: _took(R.WAKE_SERVE, w.wakes.serve(wake_item(p[0])))),
@@ -112,6 +112,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
                                            else w.wakes.release(wake_item(p[0])))),
     # tied wake rows (WakesTied): row 1 the Session's ordinary wake queue, row 2 its recovery wake queue
     R.WAKE_SYNC: (STEP, lambda w, p: _took(R.WAKE_SYNC, w.wake_sync(p[0]))),
+    R.WAKE_SCAN_QUEUE: (STEP, lambda w, p: _took(R.WAKE_SCAN_QUEUE, w.tied_queue(p[0]).scan())),
     R.WAKE_ACQUIRE: (STEP, lambda w, p: _took(R.WAKE_ACQUIRE, w.wake_take(p[0], p[1], 1, input_id(p[2])))),
     R.WAKE_PROMOTE: (STEP, lambda w, p: _took(R.WAKE_PROMOTE, w.wake_take(p[0], p[1], 2, input_id(p[2])))),
 }

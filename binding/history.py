@@ -48,7 +48,7 @@ from binding.stress.vocabulary import VOCABULARY
 # the steps whose twin action reads no lease: their lines carry no clock reading (a caller's or the
 # supervisor's process reads its own clock, which is not the one the nodes' lease decisions used)
 CLOCK_FREE = frozenset({R.ADMIT, R.EXACT_RETRY, R.RESUME, R.WAKE_ARRIVE, R.WAKE_SCAN, R.WAKE_READ, R.WAKE_RESERVE,
-                        R.WAKE_SERVE, R.WAKE_LOST,
+                        R.WAKE_SERVE, R.WAKE_LOST, R.WAKE_SCAN_QUEUE,
                         R.CRASH, R.CORRUPT_RECOVERY_ROW, R.FORGE_CONTINUATION})
 _MEMORY_FIELDS = {"run": ("pc", "sess", "exec", "mem", "active", "intr", "ordinal", "tool"),
                   "fin": ("pc", "sess", "exec", "owner"), "rec": ("pc", "sess", "exec", "seen", "why")}

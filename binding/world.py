@@ -119,11 +119,6 @@ class World:
             return None
         return self.tied_queue(row).refresh([self.tied_session], {self.tied_session: 1})
 
-    def wake_scan(self):
-        """WakeScan over both tied queues (each holds at most the Session's one row)."""
-        took = [q.scan() for q in (self.wakes, self.recovery_wakes)]
-        return any(took)
-
     def wake_take(self, node: str, row: int, want: int, input_id: str):
         """WakeAcquire (want 1) or WakePromote (want 2): the woken row's redrive, its row removed in the
         acquisition's transaction."""

@@ -1211,6 +1211,7 @@ WakeArrive(w) ==
 \* row by compare-and-set on the counter it read (the counter rotates) before waking it.  A reserved row
 \* is turned (woken in this round); a new round first clears the waiting retried rows' turns.
 WakeScan ==
+    /\ ~WakesTied
     /\ PlanFresh \cup PlanRetried # {}
     /\ wakes' = [w \in WakeRowIds |->
                     IF w \in PlanFresh
@@ -1277,6 +1278,17 @@ WakeSync(w) ==
     /\ ~wakes[w].work
     /\ WakeWork(w)
     /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
+    /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
+
+\* Each kind's queue is scanned in a transaction of its own (Node.wake(queue), as the reviewed code scans its
+\* recovery wakes and its ordinary wakes apart): tied, row w is its kind's queue, so the scan of queue w
+\* plans that row alone and reserves it by compare-and-set as WakeScan reserves (a batch of WakeBatch >= 2
+\* with either fresh share takes a queue's one row, fresh or retried; a round of one row is always new).
+WakeScanQueue(w) ==
+    /\ WakesTied
+    /\ wakes[w].work /\ wakes[w].woken = ""    \* the row waits unreserved: fresh or retried
+    /\ wakes' = [wakes EXCEPT ![w].tries = Rotate(@), ![w].woken = IF FreshRow(w) THEN "fresh" ELSE "retry",
+                              ![w].turned = TRUE]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
 \* The woken ordinary wake acquires the input ordinary selection picks (WakeSelects), removing its row.
@@ -1403,6 +1415,7 @@ Next ==
     \/ \E k \in WakerIds : WakeRead(k) \/ WakeReserve(k)
     \/ \E w \in WakeRowIds : WakeServe(w)
     \/ \E w \in WakeRowIds : WakeSync(w)
+    \/ \E w \in WakeRowIds : WakeScanQueue(w)
     \/ \E n \in Nodes, w \in WakeRowIds, i \in InputUniverse : WakeAcquire(n, w, i) \/ WakePromote(n, w, i)
     \/ \E w \in WakeRowIds : WakeLost(w)
     \/ \E s \in Sessions : Admit(s)
@@ -1439,7 +1452,7 @@ Fairness ==
     \* (the waker's fairness only where wake rows exist: no fairness conjunct for TLC to carry elsewhere)
     /\ \A one \in IF WakeRows > 0 THEN OneWaker ELSE {} : WF_vars(WakeScan)
     /\ \A k \in WakerIds : WF_vars(WakeRead(k)) /\ WF_vars(WakeReserve(k))
-    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w)) /\ WF_vars(WakeSync(w))
+    /\ \A w \in WakeRowIds : WF_vars(WakeServe(w)) /\ WF_vars(WakeSync(w)) /\ WF_vars(WakeScanQueue(w))
     /\ \A n \in Nodes, w \in WakeRowIds, i \in InputUniverse : WF_vars(WakeAcquire(n, w, i)) /\ WF_vars(WakePromote(n, w, i))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
@@ -1666,17 +1679,23 @@ QuarantineOnlyByRecoveryStep ==
 WakePlanSharedStep ==
     /\ Wakers <= 1 =>
         LET woke == {w \in WakeRowIds : wakes[w].woken = "" /\ wakes'[w].woken # ""}
+            \* the rows the scan read: every row, or, tied, its kind's queue (the woken row alone)
+            read == IF WakesTied THEN woke ELSE WakeRowIds
         IN woke # {} =>
-            /\ FreshRows # {} => \E w \in woke : wakes'[w].woken = "fresh"
-            /\ RetriedRows # {} => \E w \in woke : wakes'[w].woken = "retry"
+            /\ FreshRows \cap read # {} => \E w \in woke : wakes'[w].woken = "fresh"
+            /\ RetriedRows \cap read # {} => \E w \in woke : wakes'[w].woken = "retry"
     /\ \A k \in WakerIds : (waker[k] = {} /\ waker'[k] # {}) =>
             /\ FreshRows # {} => \E p \in waker'[k] : p.slot = "fresh"
             /\ RetriedRows # {} => \E p \in waker'[k] : p.slot = "retry"
 \* A waker's reservation takes only rows no waker holds, each at the counter this waker observed when it
 \* read: a row another waker reserved, or whose counter moved since the read, is never taken (issue 31
-\* item 3).  Stated from the state, not from the hook ReserveMatches.
+\* item 3).  Stated from the state, not from the hook ReserveMatches.  And whoever scans: only a row with
+\* work is reserved, and a reserved row keeps its reservation until it lapses or is served (no scan
+\* reserves it again).
 ReservationsExclusiveStep ==
-    \A k \in WakerIds :
+    /\ \A w \in WakeRowIds : /\ wakes'[w].woken # "" => wakes'[w].work
+                             /\ (wakes[w].woken # "" /\ wakes'[w].woken # "") => wakes'[w] = wakes[w]
+    /\ \A k \in WakerIds :
         /\ (waker[k] # {} /\ waker'[k] = {}) =>
             \A w \in WakeRowIds : (wakes'[w] # wakes[w] /\ wakes'[w].woken # "") =>
                 /\ wakes[w].woken = ""

@@ -122,8 +122,9 @@ CONFIGS: dict[str, Config] = {
                      fresh_share=1, max_wake_tries=2, wakers=2),
     # wake rows tied to the work they wake (issue 31 item 3, WakesTied): one Session's ordinary wake (row 1)
     # and recovery wake (row 2); a crash makes recovery's continuation, promoted only through its recovery
-    # wake, while the ordinary wake may not take it (`wake-serves-regardless`): 6,223 states (MaxWakeTries 2:
-    # 9,513; a counter that never visibly moves changes nothing here, the rows are tied, not rotated)
+    # wake, while the ordinary wake may not take it (`wake-serves-regardless`); each kind's queue is its own scan
+    # (WakeScanQueue): 7,478 states (one scan over both rows: 6,223; with MaxWakeTries 2, 9,513; a counter that
+    # never visibly moves changes nothing here, the rows are tied, not rotated)
     "wakestied": Config(sessions=("s1",), nodes=("n1",), recoverers=("r1",), prompts=1, max_exec=2, lease=1,
                         scan_bound=1, grace=0, max_tries=1, faults=frozenset({"crash"}), wake_rows=2,
                         wake_batch=2, fresh_share=1, max_wake_tries=1, wakes_tied=True),
@@ -243,8 +244,9 @@ FEATURE_ACTIONS = (
     (lambda cfg: cfg.tools > 0, ("ToolStart", "ToolRun", "PublishToolSuccess", "ToolSuccessFails")),
     (lambda cfg: cfg.wake_rows > 0, ("WakeLost",)),
     (lambda cfg: cfg.wake_rows > 0 and not cfg.wakes_tied, ("WakeArrive", "WakeServe")),
-    (lambda cfg: cfg.wakes_tied, ("WakeSync", "WakeAcquire", "WakePromote")),
-    (lambda cfg: cfg.wake_rows > 0 and cfg.wakers <= 1, ("WakeScan",)),  # one waker: the scan in one action
+    (lambda cfg: cfg.wakes_tied, ("WakeSync", "WakeScanQueue", "WakeAcquire", "WakePromote")),
+    # one waker, untied: the scan in one action (tied: each kind's queue apart, WakeScanQueue)
+    (lambda cfg: cfg.wake_rows > 0 and cfg.wakers <= 1 and not cfg.wakes_tied, ("WakeScan",)),
     (lambda cfg: cfg.wake_rows > 0 and cfg.wakers > 1, ("WakeRead", "WakeReserve")),
     (lambda cfg: cfg.admission, ("Admit", "ExactRetry", "Resume")),
     (lambda cfg: cfg.steering, ("Steer",)),

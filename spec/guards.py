@@ -405,8 +405,8 @@ def RecoveryConvertFails(cfg, st, r):
 
 # ---------------------------------------------------------------- wake scans (spec/wake_guards.py)
 
-from .wake_guards import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync,  # noqa: E402,F401
-                          WakeAcquire, WakePromote)
+from .wake_guards import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeScanQueue,  # noqa: E402,F401
+                          WakeServe, WakeSync, WakeAcquire, WakePromote)
 
 # ---------------------------------------------------------------- inputs (Admission, Steering)
 

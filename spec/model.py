@@ -31,8 +31,8 @@ from .state import (  # noqa: F401 - re-exported: callers use spec.model for the
 from .wake_plan import fresh_row, new_round, retried_row, rotate, wake_plan  # noqa: F401 - re-exported
 from .conversion import (_conversion_commit, _promote_checked, ForgeContinuation,  # noqa: F401 - Next's
                          RecoveryConvertAckLost, RecoveryConvertFails, RecoveryReconvert)
-from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeServe, WakeSync, WakeAcquire,
-                    WakePromote, emit_wakes, waker_ids)  # noqa: F401 - the wake scans' actions
+from .wakes import (WakeArrive, WakeLost, WakeRead, WakeReserve, WakeScan, WakeScanQueue, WakeServe, WakeSync,
+                    WakeAcquire, WakePromote, emit_wakes, waker_ids)  # noqa: F401 - the wake scans' actions
 from .input_actions import Admit, ExactRetry, Resume, Steer, emit_inputs  # noqa: F401 - Admission, Steering
 from .tools import (ToolStart, ToolRun, PublishToolSuccess, ToolSuccessFails, StepStartedFails,  # noqa: F401
                     StepEndedFails, MarkUnknown)
@@ -467,8 +467,8 @@ assert {name for name, _ in RUNNER_STEPS} | {
     "Acquire", "PromoteContinuation", "CancelRequest", "FinalizerReconcile", "FinalizerSettle", "FinalizerClear",
     "Heartbeat", "Supervise", "Tick", "RecoveryScan", "RecoveryTakeover", "RecoveryReconcile", "RecoveryConvert", "RecoveryQuarantine", "Crash",
     "CorruptRecoveryRow", "ForgeContinuation", "RecoveryConvertAckLost", "RecoveryConvertFails", "RecoveryReconvert", "WakeArrive",
-    "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "WakeSync", "WakeAcquire", "WakePromote",
-    "Admit", "ExactRetry", "Resume", "Steer",
+    "WakeScan", "WakeRead", "WakeReserve", "WakeServe", "WakeLost", "WakeSync", "WakeScanQueue", "WakeAcquire",
+    "WakePromote", "Admit", "ExactRetry", "Resume", "Steer",
 } == set(N.ACTIONS), "the twin's Next must cover the registry's actions exactly"
 
 

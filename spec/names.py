@@ -133,6 +133,8 @@ ACTIONS = _index([
     Action("WakeServe", ("w",), "waker", True, "the woken redrive takes row w's work (an ordinary wake's "
            "acquisition, a recovery wake's promotion) and removes the row in that transaction"),
     Action("WakeSync", ("w",), "waker", True, "tied rows: wake row w (1 ordinary, 2 recovery) arrives with its work"),
+    Action("WakeScanQueue", ("w",), "waker", True, "tied rows: the scan of row w's kind's queue (1 ordinary, 2 "
+           "recovery) in a transaction of its own: its one row, fresh or retried, reserved by compare-and-set"),
     Action("WakeAcquire", ("n", "w", "i"), "waker", True, "tied: ordinary wake w, woken, acquires i"),
     Action("WakePromote", ("n", "w", "i"), "waker", True, "tied: recovery wake w, woken, promotes continuation i"),
     Action("WakeLost", ("w",), "environment", False, "the woken redrive of row w takes nothing (a lost race, "

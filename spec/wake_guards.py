@@ -67,10 +67,23 @@ def WakePromote(cfg, st, n, w, i):
 def WakeScan(cfg, st):
     if cfg.wake_rows == 0:
         return "wake scans are not modelled (WakeRows = 0)"
+    if cfg.wakes_tied:
+        return "tied wake rows: each kind's queue is scanned apart (WakeScanQueue)"
     if cfg.wakers > 1:
         return f"with {cfg.wakers} wakers a scan is a read and a reservation (WakeRead, WakeReserve)"
     fresh, again = M.wake_plan(cfg, st)
     return None if fresh or again else "no wake row waits unreserved (nothing to plan)"
+
+
+def WakeScanQueue(cfg, st, w):
+    if not cfg.wakes_tied:
+        return "wake rows are not tied to their work (WakesTied is off): one scan reads every row (WakeScan)"
+    if problem := _row(cfg, w):
+        return problem
+    x = st.wakes[w - 1]
+    if not x.work:
+        return f"wake row {w} has no pending work"
+    return f"wake row {w} is reserved already" if x.woken else None
 
 
 def _waker(cfg, k) -> str | None:

@@ -30,6 +30,8 @@ def WakeScan(cfg, st):
     """One transaction: plan the batch as plan_batch does and reserve each planned row (its counter
     rotates by compare-and-set; it is turned: woken in this round). A new round of retries first clears
     the waiting retried rows' turns."""
+    if cfg.wakes_tied:
+        return None
     fresh, again = wake_plan(cfg, st)
     if not fresh and not again:
         return None
@@ -43,6 +45,16 @@ def WakeScan(cfg, st):
             x = wakes[w - 1]
             wakes[w - 1] = x._replace(tries=rotate(cfg, x.tries), woken=kind, turned=True)
     return st._replace(wakes=tuple(wakes))
+
+
+def WakeScanQueue(cfg, st, w):
+    """Tied: the scan of row w's kind's queue, a transaction of its own (Node.wake(queue)); the queue holds
+    that row alone, so its plan is the row, fresh or retried, reserved as WakeScan reserves."""
+    x = st.wakes[w - 1]
+    if not cfg.wakes_tied or not x.work or x.woken:  # the row waits unreserved: fresh or retried
+        return None
+    woken = "fresh" if x.tries == 0 else "retry"
+    return st._replace(wakes=_put(st.wakes, w - 1, x._replace(tries=rotate(cfg, x.tries), woken=woken, turned=True)))
 
 
 def WakeRead(cfg, st, k):
@@ -159,6 +171,7 @@ def emit_wakes(cfg: Config, st: State, emit) -> None:
     if cfg.wakes_tied:
         for w in range(1, cfg.wake_rows + 1):
             emit("WakeSync", (w,), WakeSync(cfg, st, w))
+            emit("WakeScanQueue", (w,), WakeScanQueue(cfg, st, w))
         for n, node in enumerate(cfg.nodes):
             for i in sorted(st.inputs):
                 emit("WakeAcquire", (node, 1, i), WakeAcquire(cfg, st, n, 1, i))
@@ -168,7 +181,8 @@ def emit_wakes(cfg: Config, st: State, emit) -> None:
 # ---------------------------------------------------------------- the action properties (spec.invariants)
 
 def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
-    """A wake scan with fresh and retried rows waiting reserves at least one of each; with several wakers,
+    """A wake scan with fresh and retried rows waiting (in the queue it read) reserves at least one of each;
+    with several wakers,
     a read with both waiting plans at least one of each (a reservation may lose rows to another waker)."""
     rows = range(1, cfg.wake_rows + 1)
     if cfg.wakers > 1:
@@ -183,6 +197,8 @@ def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
     woke = [w for w, (x, y) in enumerate(zip(st.wakes, nx.wakes), 1) if x.woken == "" and y.woken != ""]
     if not woke:
         return True
+    if cfg.wakes_tied:  # the scan read its kind's queue: the woken row alone
+        rows = woke
     if any(fresh_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "fresh" for w in woke):
         return False
     return not (any(retried_row(st, w) for w in rows) and not any(nx.wakes[w - 1].woken == "retry" for w in woke))
@@ -191,7 +207,11 @@ def WakePlanShared(cfg: Config, st: State, nx: State) -> bool:
 def ReservationsExclusive(cfg: Config, st: State, nx: State) -> bool:
     """A waker's reservation takes only rows no waker holds, each at the counter this waker observed when
     it read, and with the plan its read kept (a memory goes from none to a plan or back; TLA+
-    ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches)."""
+    ReservationsExclusiveStep; stated from the state, not from the hook ReserveMatches). And whoever scans:
+    only a row with work is reserved, and a reserved row keeps its reservation until it lapses or is served."""
+    for x, y in zip(st.wakes, nx.wakes):
+        if y.woken and not y.work or x.woken and y.woken and y != x:
+            return False
     for plan, after in zip(st.waker, nx.waker):
         if plan and after and plan != after:  # the plan a reservation uses is the one its read kept
             return False

@@ -114,6 +114,7 @@ const STEP = {
   WakeLost: async (w, p) => took("WakeLost", w.cfg.wakesTied ? await tiedLost(w, p.w) : await w.wakes.release(`w${p.w}`)),
   // tied wake rows (WakesTied): the woken row's redrive takes the work and removes the row in one transaction
   WakeSync: async (w, p) => took("WakeSync", await tiedSync(w, p.w)),
+  WakeScanQueue: async (w, p) => took("WakeScanQueue", await w.wakes.scan(`w${p.w}`)),
   WakeAcquire: async (w, p) => took("WakeAcquire", p.w === 1 && (await w.node(p.n).acquire(p.i, "w1"))),
   WakePromote: async (w, p) => took("WakePromote", p.w === 2 && (await w.node(p.n).promote(p.i, "w2"))),
 };

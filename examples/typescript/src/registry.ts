@@ -88,6 +88,7 @@ export interface ActionParams {
   WakeReserve: { k: number };
   WakeServe: { w: number };
   WakeSync: { w: number };
+  WakeScanQueue: { w: number };
   WakeAcquire: { n: string; w: number; i: InputRecord };
   WakePromote: { n: string; w: number; i: InputRecord };
   WakeLost: { w: number };

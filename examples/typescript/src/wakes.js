@@ -35,17 +35,19 @@ export class WakeQueue {
     return this.db.tx(() => this.plan());
   }
 
-  /** The read's body (in the caller's transaction). @returns {Promise<Planned[]>} */
-  async plan() {
+  /** The read's body (in the caller's transaction); `item`: one kind's queue, its tied row alone (WakeScanQueue).
+   * @param {string | null} [item] @returns {Promise<Planned[]>} */
+  async plan(item = null) {
     const batch = this.cfg.wakeBatch;
+    const only = item === null ? "" : " AND item = ?", args = item === null ? [] : [item];
     /** @type {WakeRow[]} */
-    const rows = await this.db.all("SELECT * FROM wake_rows WHERE reserved = '' ORDER BY rank");
+    const rows = await this.db.all(`SELECT * FROM wake_rows WHERE reserved = ''${only} ORDER BY rank`, args);
     const fresh = rows.filter((r) => r.attempts === 0);
     const rounds = !this.cfg.has("wake-retry-oldest-first");
     const waiting = rows.filter((r) => r.attempts > 0);
     // a new round when every waiting retried row was woken in this one: its turns are cleared
     const newRound = rounds && waiting.length > 0 && waiting.every((r) => Number(r.turned) === 1);
-    if (newRound) await this.db.run("UPDATE wake_rows SET turned = 0 WHERE reserved = '' AND attempts > 0", []);
+    if (newRound) await this.db.run(`UPDATE wake_rows SET turned = 0 WHERE reserved = '' AND attempts > 0${only}`, args);
     // those whose turn has not come first (each oldest first), unless the rounds are off
     const retried = rounds && !newRound
       ? [...waiting.filter((r) => Number(r.turned) !== 1), ...waiting.filter((r) => Number(r.turned) === 1)] : waiting;
@@ -77,10 +79,12 @@ export class WakeQueue {
 
   /** One waker's scan (WakeScan): the read and the reservation of its plan in one transaction, so wakers that
    * scan this way are serialized and no reservation loses (racing wakers read and reserve apart: `Waker`);
-   * false when nothing waits. */
-  async scan() {
+   * false when nothing waits. Tied rows (`item`): each kind's queue is scanned in a transaction of its own
+   * (WakeScanQueue), as the reviewed code scans recovery wakes and ordinary wakes apart.
+   * @param {string | null} [item] */
+  async scan(item = null) {
     return this.db.tx(async () => {
-      const planned = await this.plan();
+      const planned = await this.plan(item);
       if (planned.length === 0) return false;
       await this.take(planned);
       this.failpoints.fire("wake.reserved");
