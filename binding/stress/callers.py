@@ -116,6 +116,9 @@ class Waker:
         self.racer = PlanningWaker(self.queue, f"waker{self.k}") if self.k else None
         self.marker = proc.run_dir / f"waking-{a.owner}"
         self.marker.unlink(missing_ok=True)  # a new incarnation holds no plan
+        # a reserved batch whose redrive waits for a later turn (half the batches): a crash meanwhile leaves
+        # its rows reserved, for a later scan's lapsed release (impl/wakes.py WakeQueue.lapsed)
+        self.woken: list | None = None
 
     def holding(self) -> bool:
         """Whether this waker holds a plan it has not reserved (between its read and its reservation)."""
@@ -125,6 +128,10 @@ class Waker:
         p = self.p
         if not self.sessions or p.rng.random() >= p.args.wake_rate:
             return False
+        if self.woken is not None:
+            batch, self.woken = self.woken, None
+            self.redrive(batch)
+            return True
         if self.holding():
             return self.reserve()
         return p.rng.choice((self.arrive, self.read if self.racer else self.scan, self.release_lapsed))()
@@ -149,7 +156,7 @@ class Waker:
         if self._step(R.WAKE_SCAN, {}, lambda: out.setdefault("batch", self.queue.scan())) is None:
             return False
         batch = out.get("batch")
-        self.redrive(batch.value if batch else ())
+        self.redrive_later(batch.value if batch else ())
         return True
 
     def read(self) -> bool:
@@ -171,8 +178,15 @@ class Waker:
             return False
         self.marker.unlink(missing_ok=True)
         won = self.p.result
-        self.redrive(won.value if won else ())
+        self.redrive_later(won.value if won else ())
         return True
+
+    def redrive_later(self, batch) -> None:
+        """The reserved batch's redrive now, or (half the time) in this waker's next turn."""
+        if batch and self.p.rng.random() < 0.5:
+            self.woken = list(batch)
+        else:
+            self.redrive(batch)
 
     def redrive(self, batch) -> None:
         """Each woken Session's redrive by this node's runner, and its row's fate (WakeServe or WakeLost)."""

@@ -134,7 +134,8 @@ class RunDatabase(RecordedHistory):
             return conn.exec_driver_sql(
                 "SELECT count(*) FROM session_input i WHERE i.state = 'pending' AND i.admitted_seq <= "
                 f"{int(mark)} AND coalesce(i.promoted_seq, 0) <= {int(mark)} AND NOT EXISTS (SELECT 1 FROM "
-                "execution_claim c WHERE c.session_id = i.session_id AND c.recovery_error IS NOT NULL)").scalar_one()
+                "execution_claim c WHERE c.session_id = i.session_id AND c.recovery_error IS NOT NULL)").scalar_one() \
+                + conn.exec_driver_sql("SELECT count(*) FROM wake_row WHERE reserved IS NOT NULL").scalar_one()
 
     def drop_connections(self, application_name: str) -> int:
         with self.db.engine.connect() as conn:  # autocommit: no write lock, nothing recorded

@@ -100,7 +100,8 @@ class RunDatabase(History, Protocol):
         """The input sequence's value now."""
 
     def waiting(self, mark: int) -> int:
-        """Pending inputs admitted or promoted by input sequence `mark`, on Sessions not quarantined."""
+        """Pending inputs admitted or promoted by input sequence `mark`, on Sessions not quarantined, and wake
+        rows held reserved (a reservation is served or released in the end: the settling tail waits for it)."""
 
     def drop_connections(self, application_name: str) -> int:
         """PostgreSQL: end every connection named `application_name`; how many."""

@@ -12,6 +12,12 @@ from the later of the wait's start and the end of the last fault (`after`), on t
 deterministic history's manual clock). `k` is the longest served wait; a wait still open at `end` that
 is longer than `bound` leases is a **stranded** Session, and a wait served after more than `bound` is
 served **late**: each a failure that names the Session.
+
+The wake rows' reservations the same way (the twin's WakeServe and WakeLost, fair and the environment's: a
+reserved row is eventually served or lapses): a reservation is open from the commit that reserves a row
+to the one that clears it (its redrive served it, or it was released, by its waker or, when its waker died
+with it, by a later scan's lapsed release); one still held `bound` leases after the later of its start and
+the last fault is a **stranded reservation**, a failure naming the row.
 """
 
 from __future__ import annotations
@@ -29,14 +35,16 @@ class LivenessReport:
     stranded: list[tuple[str, float]] = field(default_factory=list)  # (Session, leases waited so far)
     late: list[tuple[str, float]] = field(default_factory=list)  # served, but after more than the bound
     waiting: list[tuple[str, float]] = field(default_factory=list)  # open at the end, within the bound
+    reservations: int = 0  # wake reservations ended after the last fault
+    held: list[tuple[str, float]] = field(default_factory=list)  # (wake row, leases) held past the bound
 
     @property
     def ok(self) -> bool:
-        return not self.stranded and not self.late
+        return not self.stranded and not self.late and not self.held
 
     @property
     def failures(self) -> list[tuple[str, float]]:
-        return self.stranded + self.late
+        return self.stranded + self.late + self.held
 
     def lines(self) -> list[str]:
         after = "no fault" if self.after is None else "the last fault"
@@ -50,6 +58,9 @@ class LivenessReport:
         if self.waiting:
             out.append("    still waiting at the end, within the bound: "
                        + ", ".join(f"{s} {w:.1f}" for s, w in self.waiting[:8]))
+        for row, w in self.held[:8]:
+            out.append(f"    - wake reservation held: row {row} stayed reserved for {w:.1f} leases, neither served "
+                       f"nor released (bound {self.bound:g})")
         return out
 
 
@@ -64,6 +75,7 @@ class Liveness:
         self.since: dict[str, float] = {}  # Session -> when its open wait began
         self.report = LivenessReport(bound, after)
         self.last = None
+        self.reserved: dict[str, float] = {}  # wake row (kind/item) -> when its reservation began
 
     def time(self, row: dict) -> float:
         return row[self.clock]
@@ -82,6 +94,9 @@ class Liveness:
                 if old is not None and old[1] == "pending":
                     served.add(s)
         self.quarantined = {c[0] for c in row["claims"] if c[6] is not None}
+        if "wakes" in row["delta"]:  # the whole wake-row table, when the commit changed it
+            self._reservations({f"{kind}/{item}" for kind, item, _rank, _tries, reserved, *_ in row["delta"]["wakes"]
+                                if reserved}, t)
         for s in set(self.pending) | set(self.since):
             if s in served and s in self.since:
                 self._served(s, t)
@@ -90,6 +105,20 @@ class Liveness:
                 self.since.pop(s, None)
             elif s not in self.since:
                 self.since[s] = t
+
+    def _reservations(self, now_reserved: set, t: float) -> None:
+        for w in set(self.reserved) - now_reserved:  # served or released
+            start = self.reserved.pop(w)
+            if self.after is None or t >= self.after:
+                self.report.reservations += 1
+                self._held(w, start, t)
+        for w in now_reserved - set(self.reserved):
+            self.reserved[w] = t
+
+    def _held(self, w: str, start: float, t: float) -> None:
+        held = max(0.0, (t - (start if self.after is None else max(start, self.after))) / self.lease)
+        if held > self.bound:
+            self.report.held.append((w, held))
 
     def _wait(self, s: str, t: float) -> float:
         start = self.since.pop(s)
@@ -116,6 +145,9 @@ class Liveness:
         for s in sorted(self.since):
             w = self._wait(s, end) if end is not None else 0.0
             (rep.stranded if w > self.bound else rep.waiting).append((s, w))
+        for w, start in sorted(self.reserved.items()):
+            if end is not None:
+                self._held(w, start, end)
         return rep
 
 

@@ -360,8 +360,8 @@ class Supervisor:
     def settle(self, t0: float) -> None:
         """The tail liveness is measured on (harness/stress/liveness.py): no new faults or crashes; once those
         under way ended each Session is given pending input if it has none, and the run goes on until every
-        Session that then had pending input was served
-        (or quarantined), or for the liveness bound and one lease more, whichever is first."""
+        Session that then had pending input was served (or quarantined) and no wake row is held reserved, or
+        for the liveness bound and one lease more, whichever is first."""
         self.faults.quiet()
         mark, calm = None, None
         while True:

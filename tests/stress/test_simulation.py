@@ -35,6 +35,20 @@ def test_a_seed_repeats_its_run_and_the_correct_server_passes(tmp_path):
     assert history_rows(simulate(tmp_path / "c", seconds=1.5, seed="4", crash_every=0.3)[1]) != rows
 
 
+def test_a_reservation_its_crashed_waker_held_is_released_by_a_later_scan(tmp_path, monkeypatch):
+    """Half the reserved batches are redriven in the waker's next turn, so a crash in between leaves rows
+    reserved, and a later scan's lapsed release (impl/wakes.py WakeQueue.lapsed) finds them (the oracle's
+    simulated run: before, no reservation ever lapsed there). Stubbed to find nothing, the rows stay reserved
+    and bounded liveness names them (harness/README.md, "Inputs and wakes"; its unit test in
+    test_stress_faults.py)."""
+    from impl.wakes import WakeQueue
+    found, lapsed = [], WakeQueue.lapsed
+    monkeypatch.setattr(WakeQueue, "lapsed", lambda self, conn, *a: found.append(lapsed(self, conn, *a)) or found[-1])
+    code, res = simulate(tmp_path, seconds=2, seed="1", crash_every=0.15)
+    assert code == 0, res.validation
+    assert any(found), f"{len(found)} lapsed reads, none found a reservation"
+
+
 def test_a_defect_the_run_meets_is_caught(tmp_path):
     """Ordinary acquisition overwriting an expired claim: the history check names the commit and the
     invariants it breaks; a run that meets no such claim would say NOT DETECTED (exit 4), never OK."""

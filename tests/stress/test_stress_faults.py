@@ -70,6 +70,19 @@ def test_the_same_session_recovered_is_served_within_k_leases():
     assert not tight.ok and tight.late == [("s1", 1.5)] and "served late: Session s1" in "\n".join(tight.lines())
 
 
+def test_a_wake_reservation_neither_served_nor_released_is_held_and_named():
+    """A scan reserves a wake row and nothing ends the reservation (its waker died with it, and no scan's
+    lapsed release came): past the bound the check fails naming the row; released, it passes."""
+    cfg = configs.CONFIGS["wakes"]
+    rs = RecordingScheduler(cfg).run([("WakeArrive", (1,)), ("WakeScan", ())])  # looked at 10 ticks later
+    rep = _liveness(rs, bound=3, after=0)
+    assert not rep.ok and [w for w, _ in rep.held] == ["ordinary/w1"], rep.lines()
+    assert "wake reservation held: row ordinary/w1" in "\n".join(rep.lines())
+    rs.run([("WakeLost", (1,))])
+    rep = _liveness(rs, bound=3, after=0, later=0)
+    assert rep.ok and rep.reservations == 1, rep.lines()
+
+
 def test_waits_before_the_last_fault_are_not_counted():
     """A wait is measured from the end of the last fault: the same stranding, seen from a fault that ended
     just now, is within the bound."""
