@@ -293,7 +293,9 @@ INVARIANTS = _index([
               "a wake scan that had fresh and retried rows waiting reserves at least one of each: fresh work "
               "keeps capacity while retries saturate, and one retry advances while fresh work floods"),
     Invariant("ReservationsExclusive", "action", "a waker's reservation takes only rows no waker holds, each "
-              "at the counter it observed when it read: a row another waker reserved or moved is lost to it"),
+              "at the counter it observed when it read: a row another waker reserved or moved is lost to it; "
+              "whoever scans, only a row with work is reserved, and a reserved row keeps its reservation until "
+              "it is served or lapses"),
     Invariant("FreshWorkKeepsCapacity", "liveness",
               "with fair scheduling and eventually no more fresh arrivals (woken rows may be lost forever: "
               "retry saturation), every fresh wake row is eventually woken"),
