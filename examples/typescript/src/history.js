@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const SOURCE = "claimcheck TypeScript example";
-const NO_CLOCK = new Set(["Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeServe", "WakeLost", "Crash",
+export const NO_CLOCK = new Set(["Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeServe", "WakeLost", "Crash",
   "CorruptRecoveryRow", "ForgeContinuation"]); // their twin actions read no lease: no `now`
 const ENVIRONMENT = new Set([...NO_CLOCK, "CancelRequest", "Steer", "Tick"]); // a caller's, the waker's, a fault's
 const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
