@@ -24,7 +24,8 @@ import { twinAssistant, twinClaim } from "./mapping.js";
 import { PostgresDatabase } from "./pg.js";
 
 /** @typedef {import('./types.js').ActionName} ActionName @typedef {import('./types.js').Params} Params
- *  @typedef {import('./types.js').ClaimRow} ClaimRow @typedef {import('./types.js').InputRow} InputRow */
+ *  @typedef {import('./types.js').ClaimRow} ClaimRow @typedef {import('./types.js').InputRow} InputRow
+ *  @typedef {import('./types.js').EventRow & {ikind: string | null, isrc: number | null}} EventJson */
 /** What a unit's body answers: the action it took (null: none) and the action's parameters.
  * @typedef {{took: ActionName | null, params: Params}} Taken */
 
@@ -70,16 +71,19 @@ export class Recorder {
     this.prelude = prelude;
     this.memory = memory;
     this.lines = 0;
+    this.units = 0;
+    this.ms = 0;
   }
 
   /** One atomic unit in one recorded transaction; what it took. A body that throws rolls the unit back whole.
    * @param {string} actor @param {() => Promise<Taken | null>} body @returns {Promise<ActionName | null>} */
   async unit(actor, body) {
     const { db } = this;
-    await db.conn.query("BEGIN");
+    const t0 = Date.now();
+    this.units++;
+    await db.conn.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
     db.depth = 1; // the body's own transactions join this one
     try {
-      await db.conn.query("SELECT pg_advisory_xact_lock($1)", [LOCK_KEY]);
       const now = this.clock.read();
       await this.prelude();
       const memory = this.memory();
@@ -90,17 +94,16 @@ export class Recorder {
       const wrote = Object.keys(w).length > 0;
       if (wrote && !done?.took) throw new Error(`${actor}: a unit that took no action wrote ${JSON.stringify(w)}`);
       if (wrote && done?.took) {
-        /** @type {{seq: string}[]} */
-        const [row] = await db.all("SELECT nextval('ts_history_seq') AS seq");
-        const seq = Number(row?.seq);
-        const line = { seq, actor, action: done.took, params: done.params,
+        // the line's `seq` is the row's: the supervisor puts it first when it writes the file
+        const line = { actor, action: done.took, params: done.params,
           ...(NO_CLOCK.has(done.took) || this.process === null ? {} : { process: this.process, now }),
           writes: w, ...(memory ? { memory } : {}) };
-        await db.run("INSERT INTO ts_history (seq, line) VALUES (?, ?)", [seq, JSON.stringify(line)]);
+        await db.run("INSERT INTO ts_history (seq, line) VALUES (nextval('ts_history_seq'), ?)", [JSON.stringify(line)]);
         this.lines++;
       }
       db.depth = 0;
       await db.conn.query("COMMIT");
+      this.ms += Date.now() - t0;
       return done?.took ?? null;
     } catch (err) {
       db.depth = 0;
@@ -111,42 +114,38 @@ export class Recorder {
 
   /** The durable state a unit's writes are the difference of: every claim (at the unit's reading) and the
    * next execution id; after the body (`written`) also the events, inputs, recovery and cancellation rows this
-   * transaction wrote. @param {boolean} written */
+   * transaction wrote (one query each way). @param {boolean} written */
   async durable(written) {
     const { world, db } = this;
     const { cfg } = world;
     const claims = world.anyNode.claims;
-    /** @type {ClaimRow[]} */
-    const rows = await db.all("SELECT * FROM execution_claims");
-    const bySession = new Map(rows.map((c) => [c.session_id, c]));
+    /** @type {{claims: ClaimRow[] | null, issued: number, events: EventJson[] | null, inputs: InputRow[] | null,
+     *  recovery: import('./types.js').CancelledRow[] | null, cancelled: import('./types.js').CancelledRow[] | null}[]} */
+    const [got] = await db.all(`SELECT (SELECT json_agg(c) FROM execution_claims c) AS claims,
+      (SELECT value FROM id_sequence WHERE name = 'execution') AS issued${written ? `,
+      (SELECT json_agg(x ORDER BY x.seq) FROM (SELECT e.*, i.kind AS ikind, i.src AS isrc FROM events e
+        LEFT JOIN inputs i ON i.input_id = e.input_id WHERE e.${MINE}) x) AS events,
+      (SELECT json_agg(i ORDER BY i.input_id) FROM inputs i WHERE ${MINE}) AS inputs,
+      (SELECT json_agg(r ORDER BY r.execution_id) FROM session_recovery r WHERE ${MINE}) AS recovery,
+      (SELECT json_agg(x ORDER BY x.execution_id) FROM cancelled_executions x WHERE ${MINE}) AS cancelled` : ""}`);
+    if (!got) throw new Error("the durable state's query answered no row");
+    const bySession = new Map((got.claims ?? []).map((c) => [c.session_id, c]));
     /** @type {Record<string, import('./types.js').TwinClaim>} */
     const claim = {};
     for (const s of cfg.sessions) claim[s] = twinClaim(cfg, claims, bySession.get(s));
-    const state = { claim, nextExec: (await claims.issued()) + 1, log: /** @type {import('./types.js').TwinEvent[]} */ ([]),
-      recovery: /** @type {import('./types.js').TwinPair[]} */ ([]), inputs: /** @type {unknown[]} */ ([]),
-      cancelled: /** @type {import('./types.js').TwinPair[]} */ ([]), wakes: [] };
-    if (!written) return state;
-    /** @type {(import('./types.js').EventRow & {ikind: string | null, isrc: number | null})[]} */
-    const events = await db.all(`SELECT e.*, i.kind AS ikind, i.src AS isrc FROM events e
-      LEFT JOIN inputs i ON i.input_id = e.input_id WHERE e.${MINE} ORDER BY e.seq`);
-    state.log = events.map((e) => ({ sess: e.session_id, kind: e.kind, node: e.writer, call: e.tool_call,
-      asst: e.input_id !== null ? (e.ikind === "prompt" ? e.isrc ?? 0 : -(e.isrc ?? 0)) : twinAssistant(cfg, e.assistant_id) }));
-    /** @type {InputRow[]} */
-    const inputs = await db.all(`SELECT * FROM inputs WHERE ${MINE} ORDER BY input_id`);
-    for (const i of inputs) {
+    /** @param {import('./types.js').CancelledRow[] | null} rows */
+    const pairs = (rows) => (rows ?? []).map((r) => ({ exec: r.execution_id, sess: r.session_id }));
+    /** @type {unknown[]} */
+    const inputs = [];
+    for (const i of got.inputs ?? []) {
       const flaws = i.kind === "cont" ? continuationFlaws(i, await this.newestStarted(i.session_id, i.src)) : [];
-      state.inputs.push({ sess: i.session_id, kind: i.kind, src: i.src, state: i.state, gen: i.gen,
-        ...(flaws[0] ? { flaw: flaws[0] } : {}) });
+      inputs.push({ sess: i.session_id, kind: i.kind, src: i.src, state: i.state, gen: i.gen, ...(flaws[0] ? { flaw: flaws[0] } : {}) });
     }
-    /** @param {string} table */
-    const pairs = async (table) => {
-      /** @type {import('./types.js').CancelledRow[]} */
-      const got = await db.all(`SELECT * FROM ${table} WHERE ${MINE} ORDER BY execution_id`);
-      return got.map((r) => ({ exec: r.execution_id, sess: r.session_id }));
+    return {
+      claim, nextExec: Number(got.issued) + 1, inputs, recovery: pairs(got.recovery), cancelled: pairs(got.cancelled), wakes: [],
+      log: (got.events ?? []).map((e) => ({ sess: e.session_id, kind: e.kind, node: e.writer, call: e.tool_call,
+        asst: e.input_id !== null ? (e.ikind === "prompt" ? e.isrc ?? 0 : -(e.isrc ?? 0)) : twinAssistant(cfg, e.assistant_id) })),
     };
-    state.recovery = await pairs("session_recovery");
-    state.cancelled = await pairs("cancelled_executions");
-    return state;
   }
 
   /** The newest assistant execution `execution` of the Session started (a continuation's check).
@@ -161,7 +160,7 @@ export class Recorder {
 
 /** The recorded lines in commit order. @param {PostgresDatabase} db @returns {Promise<string[]>} */
 export async function recordedLines(db) {
-  /** @type {{line: string}[]} */
-  const rows = await db.all("SELECT line FROM ts_history ORDER BY seq");
-  return rows.map((r) => r.line);
+  /** @type {{seq: string, line: string}[]} */
+  const rows = await db.all("SELECT seq, line FROM ts_history ORDER BY seq");
+  return rows.map((r) => `{"seq":${Number(r.seq)},${r.line.slice(1)}`);
 }

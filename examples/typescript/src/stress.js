@@ -29,7 +29,7 @@ import { World } from "./world.js";
 /** Options: `--name value` (repeatable ones collected), and their defaults. */
 const DEFAULTS = { nodes: "2", sessions: "8", seconds: "10", "crash-every": "3", "pause-every": "10", seed: "1",
   "tick-ms": "10", lease: "30", grace: "0", "max-steps": "1", "fail-rate": "0.25", "cancel-every": "0.3",
-  "turn-ms": "2", "scan-every-ms": "50", memory: "1" };
+  "turn-ms": "2", "scan-every-ms": "200", memory: "1" };
 
 /** @param {string[]} argv */
 function parse(argv) {
@@ -115,7 +115,7 @@ async function nodeProcess(o, defects) {
   const scanEvery = num(o, "scan-every-ms"), turnMs = num(o, "turn-ms");
   /** @type {Map<string, number>} the clock reading of each Session's last heartbeat */
   const beats = new Map();
-  let nextScan = 0;
+  let nextScan = 0, nextWork = 0;
 
   /** @param {string} actor @param {() => Promise<Taken | null>} body */
   const unit = (actor, body) => rec.unit(actor, body);
@@ -141,7 +141,10 @@ async function nodeProcess(o, defects) {
     const rows = await db.all(`SELECT * FROM inputs i WHERE state = 'pending' ${any ? "" : `AND NOT EXISTS
       (SELECT 1 FROM execution_claims c WHERE c.session_id = i.session_id)`} ORDER BY input_id`);
     const row = pick(rng, rows);
-    if (!row) return null;
+    if (!row) {
+      nextWork = Date.now() + 20;
+      return null;
+    }
     const i = { sess: row.session_id, kind: row.kind, src: row.src, state: row.state, gen: row.gen };
     const owned = row.kind === "cont" && (await node.inputs.recoveryOwned(row.session_id, row.src));
     const action = owned ? "PromoteContinuation" : "Acquire";
@@ -194,13 +197,16 @@ async function nodeProcess(o, defects) {
     return did;
   };
 
+  /** Whether a move of the runner can take a unit (a stopped runner waits while its finalizer holds its execution).
+   * @param {import('./runner.js').Runner} r */
+  const movable = (r) => r.pc !== "idle" && r.pc !== "hung" && !(r.pc === "stopped" && node.finalizer.holds(r.execution));
   while (!stopping) {
     let did = await cancels();
-    for (let k = 0; k < 12 && !stopping; k++) {
+    for (let k = 0; k < 12 && !stopping && movable(node.runner); k++) {
       if (!(await runnerUnit())) break;
       did = true;
     }
-    if (node.runner.pc === "idle") did = Boolean(await acquire()) || did;
+    if (node.runner.pc === "idle" && Date.now() >= nextWork) did = Boolean(await acquire()) || did;
     for (let k = 0; k < 4 && node.finalizer.pc !== "idle"; k++) {
       if (!(await unit(id, async () => as(await MOVE.finalizer(world, id), { n: id })))) break;
       did = true;
@@ -209,6 +215,7 @@ async function nodeProcess(o, defects) {
     did = (await heartbeats()) || did;
     await sleep(did ? turnMs : 5);
   }
+  if (process.env.CLAIMCHECK_TS_STRESS_DEBUG) process.stderr.write(`${id}: ${rec.units} units, ${rec.lines} lines, ${rec.ms} ms in units\n`);
   await db.conn.end();
 }
 
