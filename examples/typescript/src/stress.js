@@ -29,7 +29,7 @@ import { World } from "./world.js";
 /** Options: `--name value` (repeatable ones collected), and their defaults. */
 const DEFAULTS = { nodes: "2", sessions: "8", seconds: "10", "crash-every": "3", "pause-every": "10", seed: "1",
   "tick-ms": "10", lease: "30", grace: "0", "max-steps": "1", "fail-rate": "0.25", "cancel-every": "0.3",
-  "turn-ms": "2", "scan-every-ms": "200", memory: "1" };
+  "turn-ms": "2", "any-share": "0.2", "scan-every-ms": "200", memory: "1" };
 
 /** @param {string[]} argv */
 function parse(argv) {
@@ -112,7 +112,7 @@ async function nodeProcess(o, defects) {
     fin: { [id]: finalizerMemory(node.finalizer) }, rec: { [rid]: recoveryMemory(worker) } }) : () => undefined;
   const rec = new Recorder(world, db, clock, `${id}#${o.incarnation}@${process.pid}`, () => node.supervise(), memory);
   const failRate = num(o, "fail-rate"), beatEvery = Math.max(1, Math.floor(cfg.lease / 3));
-  const scanEvery = num(o, "scan-every-ms"), turnMs = num(o, "turn-ms");
+  const scanEvery = num(o, "scan-every-ms"), turnMs = num(o, "turn-ms"), anyShare = num(o, "any-share");
   /** @type {Map<string, number>} the clock reading of each Session's last heartbeat */
   const beats = new Map();
   let nextScan = 0, nextWork = 0;
@@ -132,11 +132,12 @@ async function nodeProcess(o, defects) {
     return as(await MOVE.runner(world, id), { n: id });
   });
 
-  /** Ordinary acquisition, or recovery's continuation, of a pending input of an unclaimed Session (a fifth of
-   * the tries: of any Session with pending input, which insert-only acquisition must refuse when claimed). */
+  /** Ordinary acquisition, or recovery's continuation, of a pending input of an unclaimed Session (`--any-share`
+   * of the tries, a fifth: of any Session with pending input, which insert-only acquisition must refuse when
+   * claimed). */
   const acquire = () => unit(id, async () => {
     if (node.runner.pc !== "idle") return null;
-    const any = rng() < 0.2;
+    const any = rng() < anyShare;
     /** @type {import('./types.js').InputRow[]} */
     const rows = await db.all(`SELECT * FROM inputs i WHERE state = 'pending' ${any ? "" : `AND NOT EXISTS
       (SELECT 1 FROM execution_claims c WHERE c.session_id = i.session_id)`} ORDER BY input_id`);
