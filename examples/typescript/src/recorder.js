@@ -31,6 +31,16 @@ import { PostgresDatabase } from "./pg.js";
 
 /** The advisory lock every recording transaction takes first. */
 const LOCK_KEY = 32_040;
+/** The actions recorded even when they wrote nothing (a refused attempt, a renewal at the reading its lease
+ * already runs from, a fenced step whose fence failed, a lost race, a conversion whose lease ran out): the
+ * transactions a process ran, as the bundled server's recorder keeps them. An empty line places the step, and
+ * the memory recorded with it, for the search (docs/history.md); without them a worker's conversion that found
+ * its lease gone (idle again, nothing written) had to be found among every actor's silent steps. The
+ * memory-only steps (Dispatch, the listener returns, RunnerStop, RunnerExit, Supervise, a scan, a
+ * reconciliation) are left to the search. */
+const RECORDED_EMPTY = new Set(["Acquire", "PromoteContinuation", "CancelRequest", "Heartbeat", "Renew", "PublishStepStarted",
+  "PublishStepEnded", "PublishStepFailed", "PublishToolSuccess", "ToolStart", "MarkUnknown", "ClearClaim", "FinalizerSettle",
+  "FinalizerClear", "RecoveryTakeover", "RecoveryConvert", "RecoveryReconvert", "RecoveryQuarantine", "Admit", "Resume"]);
 /** This transaction's id as `xmin` holds it (32 bits), or null when it has written nothing yet. */
 const XID = "(SELECT txid_current_if_assigned() % 4294967296)";
 const MINE = `xmin::text::bigint = ${XID}`;
@@ -93,7 +103,7 @@ export class Recorder {
       const w = writes(before, after);
       const wrote = Object.keys(w).length > 0;
       if (wrote && !done?.took) throw new Error(`${actor}: a unit that took no action wrote ${JSON.stringify(w)}`);
-      if (wrote && done?.took) {
+      if (done?.took && (wrote || RECORDED_EMPTY.has(done.took))) {
         // the line's `seq` is the row's: the supervisor puts it first when it writes the file
         const line = { actor, action: done.took, params: done.params,
           ...(NO_CLOCK.has(done.took) || this.process === null ? {} : { process: this.process, now }),
@@ -156,6 +166,19 @@ export class Recorder {
       [session]);
     return rows.map((r) => r.assistant_id).filter((a) => assistantStep(a)[0] === execution).pop();
   }
+}
+
+/** The environment's Crash of a process's actors (a node and its recovery worker), recorded by the supervisor
+ * after the process's SIGKILL took effect and before its next incarnation starts: one transaction under the
+ * recorders' lock, so it comes after the dead process's last commit and before the new one's first.
+ * @param {PostgresDatabase} db @param {string[]} actors */
+export async function recordCrash(db, actors) {
+  await db.conn.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
+  for (const n of actors) {
+    const line = { actor: "environment", action: "Crash", params: { n }, writes: {} };
+    await db.run("INSERT INTO ts_history (seq, line) VALUES (nextval('ts_history_seq'), ?)", [JSON.stringify(line)]);
+  }
+  await db.conn.query("COMMIT");
 }
 
 /** The recorded lines in commit order. @param {PostgresDatabase} db @returns {Promise<string[]>} */

@@ -20,7 +20,7 @@ import { attempt, MOVE, step } from "./actions.js";
 import { RealClock } from "./clock.js";
 import { Settings } from "./config.js";
 import { finalizerMemory, recoveryMemory, runnerMemory } from "./mapping.js";
-import { connect, createRun, recordedLines, Recorder } from "./recorder.js";
+import { connect, createRun, recordCrash, recordedLines, Recorder } from "./recorder.js";
 import { SOURCE } from "./history.js";
 import { World } from "./world.js";
 
@@ -265,6 +265,14 @@ async function run(o, defects) {
   /** @type {Map<string, {child: import('node:child_process').ChildProcess, incarnation: number, paused: number}>} */
   const procs = new Map();
   let unexpected = 0, crashes = 0, pauses = 0;
+  /** A node's arguments. @param {string} name */
+  const nodeArgs = (name) => ["node", "--node", name, "--worker", cfg.recoverers[cfg.nodes.indexOf(name)] ?? "r1"];
+  /** The crash of a node process that died (SIGKILL, or an unexpected exit): the twin's Crash of its node and
+   * worker recorded, then its next incarnation started. @param {string} name @param {number} incarnation */
+  const restart = async (name, incarnation) => {
+    await recordCrash(admin, [name, cfg.recoverers[cfg.nodes.indexOf(name)] ?? "r1"]);
+    if (!stopping) start(name, nodeArgs(name), incarnation + 1);
+  };
   /** @param {string} name @param {string[]} args @param {number} incarnation */
   const start = (name, args, incarnation) => {
     const child = spawn(process.execPath, [script, ...args, ...common, "--incarnation", String(incarnation)],
@@ -275,12 +283,16 @@ async function run(o, defects) {
       if (code !== 0 || !stopping) {
         unexpected++;
         process.stderr.write(`stress: ${name}#${incarnation} exited (${code ?? signal}) unexpectedly\n`);
-        if (!stopping) start(name, args, incarnation + 1);
+        if (name === "caller") {
+          if (!stopping) start(name, args, incarnation + 1);
+        } else pending.push(restart(name, incarnation));
       }
     });
     procs.set(name, entry);
   };
-  cfg.nodes.forEach((n, k) => start(n, ["node", "--node", n, "--worker", cfg.recoverers[k] ?? `r${k + 1}`], 0));
+  /** @type {Promise<void>[]} */
+  const pending = [];
+  cfg.nodes.forEach((n) => start(n, nodeArgs(n), 0));
   start("caller", ["caller"], 0);
   const t0 = Date.now();
   let nextCrash = t0 + crashEvery * (0.5 + rng()), nextPause = t0 + pauseEvery * (0.5 + rng());
@@ -300,11 +312,12 @@ async function run(o, defects) {
       const name = pick(rng, running);
       const p = name ? procs.get(name) : undefined;
       if (name && p) {
-        const k = cfg.nodes.indexOf(name);
         procs.delete(name);
+        const dead = new Promise((resolve) => p.child.once("exit", resolve));
         p.child.kill("SIGKILL");
+        await dead;
         crashes++;
-        start(name, ["node", "--node", name, "--worker", cfg.recoverers[k] ?? `r${k + 1}`], p.incarnation + 1);
+        await restart(name, p.incarnation);
       }
     }
     if (pauseEvery > 0 && t >= nextPause) {
@@ -326,6 +339,7 @@ async function run(o, defects) {
     setTimeout(() => p.child.kill("SIGKILL"), 10_000).unref();
   }));
   await Promise.all(exits);
+  await Promise.all(pending);
   const lines = await recordedLines(admin);
   /** @type {{k: number | null}[]} */
   const [prompts] = await admin.all("SELECT max(src) AS k FROM inputs WHERE kind = 'prompt'");
