@@ -306,18 +306,19 @@ async function run(o, defects) {
         p.child.kill("SIGCONT");
       }
     }
-    const running = cfg.nodes.filter((n) => !procs.get(n)?.paused);
+    const running = cfg.nodes.filter((n) => procs.has(n) && !procs.get(n)?.paused); // neither paused nor restarting
     if (crashEvery > 0 && t >= nextCrash) {
       nextCrash = t + crashEvery * (0.5 + rng());
       const name = pick(rng, running);
       const p = name ? procs.get(name) : undefined;
       if (name && p) {
+        // not awaited here: the Crash's record waits for the recorders' lock, which a paused process may hold
+        // until this loop resumes it
         procs.delete(name);
         const dead = new Promise((resolve) => p.child.once("exit", resolve));
         p.child.kill("SIGKILL");
-        await dead;
         crashes++;
-        await restart(name, p.incarnation);
+        pending.push(dead.then(() => restart(name, p.incarnation)));
       }
     }
     if (pauseEvery > 0 && t >= nextPause) {
