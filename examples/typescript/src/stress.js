@@ -280,7 +280,8 @@ async function run(o, defects) {
     const entry = { child, incarnation, paused: 0 };
     child.on("exit", (code, signal) => {
       if (procs.get(name) !== entry) return; // killed and replaced
-      if (code !== 0 || !stopping) {
+      // at the end a process killed by the SIGTERM before its handler was installed (just started) stopped too
+      if (stopping ? code !== 0 && signal !== "SIGTERM" : true) {
         unexpected++;
         process.stderr.write(`stress: ${name}#${incarnation} exited (${code ?? signal}) unexpectedly\n`);
         if (name === "caller") {
