@@ -24,7 +24,7 @@ def stress(url: str, out, *extra: str) -> tuple[int, int, int, int]:
     """A run of the supervisor; its lines, crashes, pauses and executions (it must exit 0)."""
     _installed()
     done = subprocess.run(["node", str(STRESS), "run", "--database", url, "--out", str(out), "--nodes", "2",
-                           "--seed", "1", *extra], capture_output=True, text=True, timeout=120)
+                           "--seed", "1", "--lease", "30", *extra], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     got = SUMMARY.search(done.stdout)
     assert got, done.stdout

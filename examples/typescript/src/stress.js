@@ -28,7 +28,7 @@ import { World } from "./world.js";
 
 /** Options: `--name value` (repeatable ones collected), and their defaults. */
 const DEFAULTS = { nodes: "2", sessions: "8", seconds: "10", "crash-every": "3", "pause-every": "10", seed: "1",
-  "tick-ms": "10", lease: "30", grace: "0", "max-steps": "1", "fail-rate": "0.25", "cancel-every": "0.3",
+  "tick-ms": "10", lease: "100", grace: "0", "max-steps": "1", "fail-rate": "0.25", "cancel-every": "0.3",
   "turn-ms": "2", "any-share": "0.2", "scan-every-ms": "200", memory: "1" };
 
 /** @param {string[]} argv */
