@@ -101,6 +101,13 @@ async function open(o, defects) {
 
 let stopping = false;
 
+/** An attempt (the caller's parameters) as a unit's body: the action when the server took it.
+ * @param {World} world @param {import('./types.js').AttemptName} action @param {import('./types.js').Params} params
+ * @returns {Promise<Taken>} */
+async function attempted(world, action, params) {
+  return { took: (await attempt(world, action, params)) === true ? action : null, params };
+}
+
 /** One node process: node n<k> and recovery worker r<k>, one recorded unit at a time.
  * @param {Record<string, string>} o @param {string[]} defects */
 async function nodeProcess(o, defects) {
@@ -121,6 +128,8 @@ async function nodeProcess(o, defects) {
   const unit = (actor, body) => rec.unit(actor, body);
   /** @param {ActionName | null} took @param {import('./types.js').Params} params @returns {Taken} */
   const as = (took, params) => ({ took, params });
+  /** @param {import('./types.js').AttemptName} action @param {import('./types.js').Params} params */
+  const tried = (action, params) => attempted(world, action, params);
 
   /** The runner's next unit, the provider's outcome decided for the Step's end as the driver's step does. */
   const runnerUnit = () => unit(id, async () => {
@@ -174,12 +183,12 @@ async function nodeProcess(o, defects) {
     for (const s of busy) {
       if (now - (beats.get(s) ?? -Infinity) < beatEvery) continue;
       beats.set(s, now);
-      did = Boolean(await unit(id, async () => as((await attempt(world, "Heartbeat", { n: id, s })) === true ? "Heartbeat" : null, { n: id, s }))) || did;
+      did = Boolean(await unit(id, () => tried("Heartbeat", { n: id, s }))) || did;
     }
     if (["converting", "reconciled"].includes(worker.pc) && now - (beats.get("@worker") ?? -Infinity) >= beatEvery) {
       beats.set("@worker", now);
       const s = worker.session;
-      did = Boolean(await unit(rid, async () => as((await attempt(world, "Heartbeat", { n: rid, s })) === true ? "Heartbeat" : null, { n: rid, s }))) || did;
+      did = Boolean(await unit(rid, () => tried("Heartbeat", { n: rid, s }))) || did;
     }
     for (const s of [...beats.keys()]) if (s !== "@worker" && !busy.has(s)) beats.delete(s);
     return did;
@@ -192,8 +201,7 @@ async function nodeProcess(o, defects) {
     let did = false;
     for (const { session_id: s } of got) {
       if (node.finalizer.pc !== "idle") continue;
-      did = Boolean(await unit(id, async () => as((await attempt(world, "CancelRequest", { n: id, s })) === true ? "CancelRequest" : null,
-        { n: id, s }))) || did;
+      did = Boolean(await unit(id, () => tried("CancelRequest", { n: id, s }))) || did;
     }
     return did;
   };
@@ -234,8 +242,8 @@ async function callerProcess(o, defects) {
     /** @type {{k: string}[]} */
     const [waiting] = await db.all("SELECT count(*) AS k FROM inputs WHERE session_id = ? AND kind = 'prompt' AND state IN ('held', 'pending')", [s]);
     if (Number(waiting?.k ?? 0) < 2) {
-      const admitted = await rec.unit("environment", async () => ({ took: (await attempt(world, "Admit", { s })) === true ? "Admit" : null, params: { s } }));
-      if (admitted) await rec.unit("environment", async () => ({ took: (await attempt(world, "Resume", { n, s })) === true ? "Resume" : null, params: { n, s } }));
+      const admitted = await rec.unit("environment", () => attempted(world, "Admit", { s }));
+      if (admitted) await rec.unit("environment", () => attempted(world, "Resume", { n, s }));
     }
     if (Date.now() >= nextCancel) {
       nextCancel = Date.now() + rng() * 2 * cancelEvery;
