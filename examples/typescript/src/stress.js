@@ -261,10 +261,12 @@ async function callerProcess(o, defects) {
 async function run(o, defects) {
   const url = o.database ?? usage("--database is required"), out = o.out ?? usage("--out is required");
   const schemaName = o.schema ?? `ts_stress_${process.pid}`;
-  const admin = await createRun(url, schemaName);
   const rng = seeded(`${o.seed}:supervisor`);
   const seconds = num(o, "seconds"), crashEvery = num(o, "crash-every") * 1000, pauseEvery = num(o, "pause-every") * 1000;
   const cfg = runConfig(o);
+  if (cfg.nodes.length < 1 || cfg.sessions.length < 1) usage("--nodes and --sessions must be at least 1");
+  for (const k of Object.keys(DEFAULTS)) num(o, k); // every numeric option, before any process starts
+  const admin = await createRun(url, schemaName).catch((/** @type {unknown} */ err) => usage(`cannot open ${url}: ${err instanceof Error ? err.message : err}`));
   const epoch = Date.now();
   const common = ["--database", url, "--schema", schemaName, "--epoch", String(epoch)];
   for (const [k, v] of Object.entries(o)) if (!["database", "schema", "out", "epoch"].includes(k)) common.push(`--${k}`, v);
