@@ -2,7 +2,7 @@
 /**
  * The commit history (docs/history.md) of several real processes on one PostgreSQL database (src/stress.js).
  * Each atomic unit a process runs (an actor's move, an attempt) is one transaction: BEGIN, a transaction-level
- * advisory lock taken first (so the recording transactions are serialized: the history's row order is their
+ * advisory lock taken first (polled: see `unit`) (so the recording transactions are serialized: the history's row order is their
  * commit order, and the twin-state readings inside one are of one state), the process's clock read, its
  * supervisor's pass, the claims read, the unit's body (its own `db.tx` joins this transaction), the rows it
  * wrote read back, and, when it wrote something, one `ts_history` row (its `seq` drawn from a sequence in the
@@ -29,6 +29,7 @@ import { PostgresDatabase } from "./pg.js";
 /** What a unit's body answers: the action it took (null: none) and the action's parameters.
  * @typedef {{took: ActionName | null, params: Params}} Taken */
 
+const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The advisory lock every recording transaction takes first. */
 const LOCK_KEY = 32_040;
 /** The actions recorded even when they wrote nothing (a refused attempt, a renewal at the reading its lease
@@ -91,9 +92,13 @@ export class Recorder {
     const { db } = this;
     const t0 = Date.now();
     this.units++;
-    await db.conn.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_KEY})`);
+    await db.conn.query("BEGIN");
     db.depth = 1; // the body's own transactions join this one
     try {
+      // tried, not waited for: a process waiting in PostgreSQL for the lock would hold it, once granted, while it
+      // is stopped (SIGSTOP), stalling every other process for the pause; polled, a pause lands outside it
+      // unless it lands inside the unit itself
+      while (!(await this.tryLock())) await sleep(1 + Math.random() * 2);
       const now = this.clock.read();
       await this.prelude();
       const memory = this.memory();
@@ -120,6 +125,13 @@ export class Recorder {
       await db.conn.query("ROLLBACK").catch(() => {});
       throw err;
     }
+  }
+
+  /** The recorders' lock, if free now (held to the end of the transaction). */
+  async tryLock() {
+    /** @type {{got: boolean}[]} */
+    const rows = await this.db.all(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY}) AS got`);
+    return rows[0]?.got === true;
   }
 
   /** The durable state a unit's writes are the difference of: every claim (at the unit's reading) and the

@@ -275,12 +275,17 @@ async function run(o, defects) {
   /** @type {Map<string, {child: import('node:child_process').ChildProcess, incarnation: number, paused: number}>} */
   const procs = new Map();
   let unexpected = 0, crashes = 0, pauses = 0;
+  /** @type {Promise<void>} the Crash records, in turn */
+  let crashed = Promise.resolve();
   /** A node's arguments. @param {string} name */
   const nodeArgs = (name) => ["node", "--node", name, "--worker", cfg.recoverers[cfg.nodes.indexOf(name)] ?? "r1"];
   /** The crash of a node process that died (SIGKILL, or an unexpected exit): the twin's Crash of its node and
    * worker recorded, then its next incarnation started. @param {string} name @param {number} incarnation */
   const restart = async (name, incarnation) => {
-    await recordCrash(admin, [name, cfg.recoverers[cfg.nodes.indexOf(name)] ?? "r1"]);
+    // one at a time on the supervisor's one connection
+    const recorded = crashed.then(() => recordCrash(admin, [name, cfg.recoverers[cfg.nodes.indexOf(name)] ?? "r1"]));
+    crashed = recorded;
+    await recorded;
     if (!stopping) start(name, nodeArgs(name), incarnation + 1);
   };
   /** @param {string} name @param {string[]} args @param {number} incarnation */
