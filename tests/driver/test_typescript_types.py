@@ -73,7 +73,7 @@ MISTAKES = {
     "a pc the twin has no name for": ("src/finalizer.js", 'this.pc = "clear";', 'this.pc = "cleared";',
                                       "not assignable to type 'FinalizerPc'"),
     "a twin-state field of the wrong type": ("src/mapping.js", "tries: Math.min(c.recovery_attempts, cfg.maxTries),",
-                                             "tries: c.recovery_error,", "not assignable to type 'TwinClaim'"),
+                                             "tries: c.recovery_error,", "not assignable to type 'number'"),
     "a parameter of the wrong type": ("src/node.js", "return this.finalizer.cancel(session);",
                                       "return this.finalizer.cancel(this.runner.execution);",
                                       "not assignable to parameter of type 'string'"),

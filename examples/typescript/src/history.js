@@ -7,8 +7,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const SOURCE = "claimcheck TypeScript example";
-const NO_CLOCK = new Set(["Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeScanQueue", "WakeServe", "WakeLost",
-  "Crash", "CorruptRecoveryRow", "ForgeContinuation"]); // their twin actions read no lease: no `now`
+export const NO_CLOCK = new Set(["Admit", "ExactRetry", "Resume", "WakeArrive", "WakeScan", "WakeScanQueue", "WakeServe",
+  "WakeLost", "Crash", "CorruptRecoveryRow", "ForgeContinuation"]); // their twin actions read no lease: no `now`
 const ENVIRONMENT = new Set([...NO_CLOCK, "CancelRequest", "Steer", "Tick"]); // a caller's, the waker's, a fault's
 const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
 /** @type {Record<string, (r: any) => string>} a row's identity, in the tables compared row by row */

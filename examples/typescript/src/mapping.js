@@ -10,7 +10,7 @@ import { continuationFlaws } from "./inputs.js";
 
 /** The twin's number of an assistant id: Step k of execution e is (e - 1) * MaxSteps + k; none is 0.
  * @param {import('./config.js').Settings} cfg @param {string | null | undefined} id */
-function twinAssistant(cfg, id) {
+export function twinAssistant(cfg, id) {
   if (id === null || id === undefined) return 0;
   const [e, k] = assistantStep(id);
   return (e - 1) * cfg.maxSteps + k;
@@ -19,21 +19,43 @@ function twinAssistant(cfg, id) {
 /** @type {import('./types.js').TwinClaim} */
 const NO_CLAIM = { exec: 0, owner: "", ttl: 0, phase: "none", asst: 0, quar: false, tries: 0, why: "" };
 
+/** A claim row (or none) in the twin's vocabulary, its `ttl` at the claims' clock reading.
+ * @param {import('./config.js').Settings} cfg @param {import('./claims.js').Claims} claims
+ * @param {import('./types.js').ClaimRow | undefined} c @returns {import('./types.js').TwinClaim} */
+export function twinClaim(cfg, claims, c) {
+  return !c ? NO_CLAIM : {
+    exec: c.execution_id, owner: c.owner_id, ttl: claims.ttl(c), phase: c.phase,
+    asst: twinAssistant(cfg, c.assistant_id), quar: c.recovery_error !== null,
+    tries: Math.min(c.recovery_attempts, cfg.maxTries),
+    why: c.recovery_error === null ? "" : quarantineReason(c.recovery_error),
+  };
+}
+
+/** A runner's memory (the twin's `run[n]`). @param {import('./config.js').Settings} cfg
+ * @param {import('./runner.js').Runner} r @returns {import('./types.js').TwinRunner} */
+export function runnerMemory(cfg, r) {
+  return { pc: r.pc, sess: r.session, exec: r.execution, mem: twinAssistant(cfg, r.mem), active: r.active,
+    intr: r.intr, ordinal: r.ordinal, tool: r.tool };
+}
+
+/** A finalizer's memory (`fin[n]`). @param {import('./finalizer.js').Finalizer} f @returns {import('./types.js').TwinFinalizer} */
+export function finalizerMemory(f) {
+  return { pc: f.pc, sess: f.session, exec: f.execution, owner: f.owner };
+}
+
+/** A recovery worker's memory (`rec[r]`). @param {import('./recovery.js').RecoveryWorker} w
+ * @returns {import('./types.js').TwinRecovery} */
+export function recoveryMemory(w) {
+  return { pc: w.pc, sess: w.session, exec: w.execution, seen: w.seen, why: w.why };
+}
+
 /** @param {import('./world.js').World} world @returns {Promise<TwinState>} */
 export async function twinState(world) {
   const { cfg, db } = world;
   const claims = world.anyNode.claims;
   /** @type {TwinState["claim"]} */
   const claim = {};
-  for (const s of cfg.sessions) {
-    const c = await claims.get(s);
-    claim[s] = !c ? NO_CLAIM : {
-      exec: c.execution_id, owner: c.owner_id, ttl: claims.ttl(c), phase: c.phase,
-      asst: twinAssistant(cfg, c.assistant_id), quar: c.recovery_error !== null,
-      tries: Math.min(c.recovery_attempts, cfg.maxTries),
-      why: c.recovery_error === null ? "" : quarantineReason(c.recovery_error),
-    };
-  }
+  for (const s of cfg.sessions) claim[s] = twinClaim(cfg, claims, await claims.get(s));
   /** @type {import('./types.js').InputRow[]} */
   const inputs = await db.all("SELECT * FROM inputs ORDER BY input_id");
   // an input event names its input as the twin's RequestId: a prompt by number, a continuation by its
@@ -66,15 +88,12 @@ export async function twinState(world) {
   /** @type {TwinState["fin"]} */
   const fin = {};
   for (const [id, n] of world.nodes) {
-    const r = n.runner;
-    run[id] = { pc: r.pc, sess: r.session, exec: r.execution, mem: twinAssistant(cfg, r.mem), active: r.active,
-      intr: r.intr, ordinal: r.ordinal, tool: r.tool };
-    const f = n.finalizer;
-    fin[id] = { pc: f.pc, sess: f.session, exec: f.execution, owner: f.owner };
+    run[id] = runnerMemory(cfg, n.runner);
+    fin[id] = finalizerMemory(n.finalizer);
   }
   /** @type {TwinState["rec"]} */
   const rec = {};
-  for (const [id, w] of world.workers) rec[id] = { pc: w.pc, sess: w.session, exec: w.execution, seen: w.seen, why: w.why };
+  for (const [id, w] of world.workers) rec[id] = recoveryMemory(w);
   const rows = new Map((await world.wakes.rows()).map((r) => [r.item, r]));
   /** @type {TwinState["wakes"]} */
   const wakes = [];

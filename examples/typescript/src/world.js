@@ -59,11 +59,12 @@ export class World {
     this.clock.advance(cfg.lease + cfg.grace);
   }
 
-  /** @param {Settings} cfg @param {import('./types.js').Database} db */
-  constructor(cfg, db) {
+  /** @param {Settings} cfg @param {import('./types.js').Database} db
+   *  @param {ManualClock} clock the driver's manual clock, or a process's real one (src/stress.js) */
+  constructor(cfg, db, clock = new ManualClock()) {
     this.cfg = cfg;
     this.db = db;
-    this.clock = new ManualClock();
+    this.clock = clock;
     this.failpoints = new Failpoints();
     this.provider = new ScriptedProvider();
     /** @type {Map<string, Node>} */
