@@ -204,3 +204,33 @@ def test_a_supervisor_that_reports_a_stop_it_did_not_make_fails_the_refused_supe
     step = 1 if stopped == "idle" else 7
     assert any(p.startswith(f"step {step} Supervise(n1): n1 took Supervise, the refused action") for p in res.problems), \
         res.problems
+
+
+RETRY_OTHER_SESSION = R.TRACES / "exact-retry-other-session.json"
+
+
+@pytest.mark.parametrize("unscoped, step", [("exact_retry", 3), ("request_pending", 5)])
+def test_an_exact_retry_or_resume_without_its_session_test_fails_the_two_session_trace(monkeypatch, unscoped, step):
+    """traces/exact-retry-other-session.json has two Sessions with admission: an exact retry that takes the
+    Session of the input it names instead of its caller's (StrykerJS's `row.session_id !== session` ->
+    `false`) requests and arms s1's prompt for s2's caller; a resume of every Session's held prompts arms
+    s2's prompt when s1's is resumed. Each is the refused step it hinges on."""
+    from impl import ids
+    from impl.inputs import InputStore
+    original = getattr(InputStore, unscoped)
+    owner = {ids.prompt_id(s, 1): s for s in ("s1", "s2")}
+
+    def exact_retry(self, session_id, input_id, digest=None):
+        return original(self, owner.get(input_id, session_id), input_id, digest)
+
+    def request_pending(self, session_id):
+        got = original(self, session_id)
+        for other in ("s1", "s2"):
+            if other != session_id:
+                original(self, other)
+        return got
+
+    assert R.replay_file(RETRY_OTHER_SESSION, server=BUNDLED).ok
+    monkeypatch.setattr(InputStore, unscoped, exact_retry if unscoped == "exact_retry" else request_pending)
+    res = R.replay_file(RETRY_OTHER_SESSION, server=BUNDLED)
+    assert any(p.startswith(f"step {step} ") for p in res.problems), res.problems
