@@ -204,3 +204,29 @@ def test_a_supervisor_that_reports_a_stop_it_did_not_make_fails_the_refused_supe
     step = 1 if stopped == "idle" else 7
     assert any(p.startswith(f"step {step} Supervise(n1): n1 took Supervise, the refused action") for p in res.problems), \
         res.problems
+
+
+STEER_OWN = R.TRACES / "steer-own-session-in-order.json"
+
+
+@pytest.mark.parametrize("weakened", ["session", "ahead"])
+def test_a_steer_of_another_sessions_input_or_past_an_older_one_fails_the_refused_steer(monkeypatch, weakened):
+    """traces/steer-own-session-in-order.json asks s1's running execution to steer s2's pending prompt, then a
+    steer prompt behind an older one: a steer that checks the input's own Session instead of the runner's
+    (mutmut's `or` made `and` in InputStore.steer's first test) or skips the waiting-ahead test takes it."""
+    from impl.inputs import InputStore
+    original = InputStore.steer
+
+    def steer_any_session(self, conn, session_id, input_id):
+        row = self.get(conn, input_id)
+        return original(self, conn, row.session_id if row is not None else session_id, input_id)
+
+    assert R.replay_file(STEER_OWN, server=BUNDLED).ok
+    if weakened == "session":
+        monkeypatch.setattr(InputStore, "steer", steer_any_session)
+    else:
+        monkeypatch.setattr(InputStore, "waiting_ahead", lambda self, conn, row: None)
+    res = R.replay_file(STEER_OWN, server=BUNDLED)
+    step = 2 if weakened == "session" else 3
+    assert any(p.startswith(f"step {step} Steer(n1, ") and "the twin does not enable it" in p for p in res.problems), \
+        res.problems
