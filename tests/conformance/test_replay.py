@@ -230,3 +230,21 @@ def test_a_steer_of_another_sessions_input_or_past_an_older_one_fails_the_refuse
     step = 2 if weakened == "session" else 3
     assert any(p.startswith(f"step {step} Steer(n1, ") and "the twin does not enable it" in p for p in res.problems), \
         res.problems
+
+
+NUMBERED_LIKE = R.TRACES / "steer-prompt-numbered-like-recovered-execution.json"
+
+
+def test_a_prompt_numbered_like_a_recovered_execution_taken_for_recoverys_fails_the_steer(monkeypatch):
+    """traces/steer-prompt-numbered-like-recovered-execution.json steers prompt 1 while s1 has a recovery row
+    of execution 1: a recovery-owned test without its `kind == continuation` conjunct (mutmut's change to
+    impl.inputs._owned_by_recovery) takes the prompt for recovery's and refuses the steer the twin takes."""
+    import sqlalchemy as sa
+    from impl import inputs as I
+    owned = sa.exists().where(I.RT.c.execution_id == I.T.c.src, I.RT.c.session_id == I.T.c.session_id)
+    weakened = {d: sa.select(sa.exists().where(I.T.c.id == sa.bindparam("id"), I.T.c.state == "pending",
+                                               sa.true() if d else sa.not_(owned))) for d in (False, True)}
+    assert R.replay_file(NUMBERED_LIKE, server=BUNDLED).ok
+    monkeypatch.setattr(I, "_SELECTABLE", weakened)
+    res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
+    assert any(p.startswith("step 16 Steer(n1, s1/prompt#1): divergence") for p in res.problems), res.problems
