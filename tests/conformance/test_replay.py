@@ -247,4 +247,21 @@ def test_a_prompt_numbered_like_a_recovered_execution_taken_for_recoverys_fails_
     assert R.replay_file(NUMBERED_LIKE, server=BUNDLED).ok
     monkeypatch.setattr(I, "_SELECTABLE", weakened)
     res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
-    assert any(p.startswith("step 16 Steer(n1, s1/prompt#1): divergence") for p in res.problems), res.problems
+    assert any(p.startswith("step 17 Steer(n1, s1/prompt#1): divergence") for p in res.problems), res.problems
+
+
+def test_a_promotion_that_takes_a_pending_prompt_for_a_continuation_fails_the_refused_promotion(monkeypatch):
+    """The same trace asks recovery's promotion to take prompt 1 (refused: it is no continuation): a
+    check_continuation whose kind-or-state test is made `and` (mutmut's change) lets the pending prompt through,
+    and the promotion quarantines it (its flaw: the id)."""
+    from dataclasses import replace
+    from impl.inputs import InputStore
+    original = InputStore.check_continuation
+
+    def pending_passes(self, conn, row):  # a pending prompt passes the kind test as a continuation would
+        return original(self, conn, replace(row, kind="continuation") if row.state == "pending" else row)
+
+    monkeypatch.setattr(InputStore, "check_continuation", pending_passes)
+    res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
+    assert any(p.startswith("step 15 PromoteContinuation(n1, s1/prompt#1): the implementation took it")
+               for p in res.problems), res.problems
