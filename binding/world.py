@@ -10,6 +10,8 @@ with boundaries as no-ops); the scheduler only chooses who moves next.
 
 from __future__ import annotations
 
+import sqlalchemy as sa
+
 from impl import ids
 from impl import registry as IR
 from impl.boundaries import Boundaries, Recorder
@@ -20,6 +22,7 @@ from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
 from impl.context import Context
 from impl.wakes import Waker, WakeQueue
+from impl.schema import input_t
 from impl.snapshot import snapshot
 from spec import model as M
 from spec import names as N
@@ -29,6 +32,10 @@ from harness.port import DivergenceError
 
 from binding.actions import ATTEMPT, IMPL, MOVE, STEP, input_id  # noqa: F401  (input_id: for callers)
 from binding.mapping import _ISSUED, _ISSUED_PG, twin_state
+
+# the Session's admitted prompts, counted (the twin's Prompts bound on Admit: the adapter's read, not the server's)
+_PROMPT_COUNT = sa.select(sa.func.count()).select_from(input_t).where(
+    input_t.c.session_id == sa.bindparam("session"), input_t.c.kind == "prompt")
 
 STEPPED_BY_FINALIZER = tuple(a for a in R.FINALIZER_ACTIONS if a not in N.ATTEMPTS)
 
@@ -149,14 +156,16 @@ class World:
             return bool(inputs.pending_any(conn, s) if regardless else inputs.select_ordinary(conn, s))
 
     def admit(self, session: str):
-        """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested
-        (the callers of this world admit at most `prompts` per Session, as the twin's Prompts bounds them)."""
+        """The twin's Admit: a caller admits the Session's next prompt, its execution not yet requested, by
+        the production admission (InputStore.admit_next numbers it itself, so the mapped state checks its
+        numbering); the callers of this world admit at most `prompts` per Session, as the twin's Prompts
+        bounds them (the count is this adapter's read)."""
         with self.db.read() as conn:
-            k = len(self.any_node.inputs.prompts_of(conn, session)) + 1
+            k = conn.execute(_PROMPT_COUNT, {"session": session}).scalar_one() + 1
         if k > self.prompts:
             return None
-        self.prompt[(session, k)] = self.any_node.inputs.admit_prompt(session, k, delivery=self.delivery(k),
-                                                                      requested=False)
+        self.prompt[(session, k)] = self.any_node.inputs.admit_next(session, delivery=self.delivery(k),
+                                                                    requested=False)
         return self.prompt[(session, k)]
 
     def delivery(self, k: int) -> str:

@@ -138,12 +138,6 @@ class InputStore:
             return _insert_prompt(conn, session_id, k, delivery, requested)
         return self.ctx.db.atomic(body, sessions=[session_id])
 
-    def prompts_of(self, conn: Connection, session_id: str) -> list[InputRow]:
-        """The Session's admitted prompts, in admission order."""
-        rows = conn.execute(sa.select(T).where(T.c.session_id == session_id, T.c.kind == "prompt")
-                            .order_by(T.c.admitted_seq)).mappings()
-        return [InputRow(**r) for r in rows]
-
     def exact_retry(self, session_id: str, input_id: str, digest: str | None = None) -> Result:
         """ExactRetry: the identity check (any id a caller sends: this Session's admitted input of that id,
         a prompt, never a continuation, never recovery-owned, with the admitted content's digest; each

@@ -234,3 +234,64 @@ def test_an_exact_retry_or_resume_without_its_session_test_fails_the_two_session
     monkeypatch.setattr(InputStore, unscoped, exact_retry if unscoped == "exact_retry" else request_pending)
     res = R.replay_file(RETRY_OTHER_SESSION, server=BUNDLED)
     assert any(p.startswith(f"step {step} ") for p in res.problems), res.problems
+
+
+STEER_OWN = R.TRACES / "steer-own-session-in-order.json"
+
+
+@pytest.mark.parametrize("weakened", ["session", "ahead"])
+def test_a_steer_of_another_sessions_input_or_past_an_older_one_fails_the_refused_steer(monkeypatch, weakened):
+    """traces/steer-own-session-in-order.json asks s1's running execution to steer s2's pending prompt, then a
+    steer prompt behind an older one: a steer that checks the input's own Session instead of the runner's
+    (mutmut's `or` made `and` in InputStore.steer's first test) or skips the waiting-ahead test takes it."""
+    from impl.inputs import InputStore
+    original = InputStore.steer
+
+    def steer_any_session(self, conn, session_id, input_id):
+        row = self.get(conn, input_id)
+        return original(self, conn, row.session_id if row is not None else session_id, input_id)
+
+    assert R.replay_file(STEER_OWN, server=BUNDLED).ok
+    if weakened == "session":
+        monkeypatch.setattr(InputStore, "steer", steer_any_session)
+    else:
+        monkeypatch.setattr(InputStore, "waiting_ahead", lambda self, conn, row: None)
+    res = R.replay_file(STEER_OWN, server=BUNDLED)
+    step = 2 if weakened == "session" else 3
+    assert any(p.startswith(f"step {step} Steer(n1, ") and "the twin does not enable it" in p for p in res.problems), \
+        res.problems
+
+
+NUMBERED_LIKE = R.TRACES / "steer-prompt-numbered-like-recovered-execution.json"
+
+
+def test_a_prompt_numbered_like_a_recovered_execution_taken_for_recoverys_fails_the_steer(monkeypatch):
+    """traces/steer-prompt-numbered-like-recovered-execution.json steers prompt 1 while s1 has a recovery row
+    of execution 1: a recovery-owned test without its `kind == continuation` conjunct (mutmut's change to
+    impl.inputs._owned_by_recovery) takes the prompt for recovery's and refuses the steer the twin takes."""
+    import sqlalchemy as sa
+    from impl import inputs as I
+    owned = sa.exists().where(I.RT.c.execution_id == I.T.c.src, I.RT.c.session_id == I.T.c.session_id)
+    weakened = {d: sa.select(sa.exists().where(I.T.c.id == sa.bindparam("id"), I.T.c.state == "pending",
+                                               sa.true() if d else sa.not_(owned))) for d in (False, True)}
+    assert R.replay_file(NUMBERED_LIKE, server=BUNDLED).ok
+    monkeypatch.setattr(I, "_SELECTABLE", weakened)
+    res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
+    assert any(p.startswith("step 17 Steer(n1, s1/prompt#1): divergence") for p in res.problems), res.problems
+
+
+def test_a_promotion_that_takes_a_pending_prompt_for_a_continuation_fails_the_refused_promotion(monkeypatch):
+    """The same trace asks recovery's promotion to take prompt 1 (refused: it is no continuation): a
+    check_continuation whose kind-or-state test is made `and` (mutmut's change) lets the pending prompt through,
+    and the promotion quarantines it (its flaw: the id)."""
+    from dataclasses import replace
+    from impl.inputs import InputStore
+    original = InputStore.check_continuation
+
+    def pending_passes(self, conn, row):  # a pending prompt passes the kind test as a continuation would
+        return original(self, conn, replace(row, kind="continuation") if row.state == "pending" else row)
+
+    monkeypatch.setattr(InputStore, "check_continuation", pending_passes)
+    res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
+    assert any(p.startswith("step 15 PromoteContinuation(n1, s1/prompt#1): the implementation took it")
+               for p in res.problems), res.problems

@@ -62,14 +62,15 @@ def test_typescript_server_passes_and_its_mutant_is_killed(tmp_path):
     assert "oracle: replay exits 1: killed" in killed.stdout
 
 
-def test_the_simulation_kills_a_mutant_of_a_production_path_replay_cannot_reach(tmp_path):
+def test_the_simulation_kills_a_mutant_of_admissions_own_numbering(tmp_path):
     """`claimcheck stress --simulate` runs the bundled server's own loops: a mutant of admission's numbering
-    (a prompt number skipped) passes the replay of every trace, and the simulated run's history check kills
-    it; the check is the bundled server's only (with --sut it is left out)."""
+    (a prompt number skipped) fails the simulated run's history check; the check is the bundled server's only
+    (with --sut it is left out). The replay kills it too: the twin's Admit drives the same production admission
+    (InputStore.admit_next, binding.world.World.admit), whose number the mapped state shows."""
     shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
     mutate(tmp_path / "impl" / "inputs.py", *PY_ADMIT)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    assert oracle(cwd=tmp_path, env=env).returncode == 0
+    assert oracle(cwd=tmp_path, env=env).returncode == 1
     killed = oracle(cwd=tmp_path, env=env, check="simulate")
     assert killed.returncode == 1, killed.stdout + killed.stderr
     assert "oracle: simulate exits 1: killed" in killed.stdout
