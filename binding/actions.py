@@ -80,7 +80,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.RECOVERY_SCAN: (ATTEMPT, lambda w, p: w.worker(p[0]).scan(p[1])),
     R.ADMIT: (ATTEMPT, lambda w, p: w.admit(p[0])),
     R.EXACT_RETRY: (ATTEMPT, lambda w, p: w.any_node.inputs.exact_retry(p[0], input_id(p[1]), digest(p[1], p[2]))),
-    R.RESUME: (ATTEMPT, lambda w, p: w.node(p[0]).resume(p[1], drain=False)),  # the drain: the next Acquire
+    R.RESUME: (ATTEMPT, lambda w, p: w.node(p[0]).resume(p[1])),  # the drain: the next Acquire
     R.STEER: (ATTEMPT, lambda w, p: w.node(p[0]).runner.steer(input_id(p[1]))),
     **{name: (STEP, _runner_step) for name in R.RUNNER_ACTIONS if name not in N.ATTEMPTS},
     R.OPEN_FRAGMENT: (STEP, lambda w, p: _runner_step(w, p, fragment=True)),

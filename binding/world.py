@@ -135,7 +135,7 @@ class World:
         return take(input_id, self.tied_queue(row))
 
     def wake_lost(self, row: int):
-        """WakeLost of a tied row: the woken redrive found nothing to take (Node.wake's release); refused while
+        """WakeLost of a tied row: the woken redrive found nothing to take (its release); refused while
         an idle node's redrive would take the work (within the model's execution ids, MaxExec)."""
         return None if self._takeable(row) else self.tied_queue(row).release(self.tied_session)
 

@@ -55,20 +55,11 @@ class Node:
         transaction."""
         return self._acquire(input_id, ordinary=True, wake=wake)
 
-    def acquire_next(self, session_id: str, wake=None) -> Result:
-        """Acquire the input ordinary selection would pick next for a Session (through `wake`: WakeAcquire)."""
-        with self.ctx.db.read() as conn:
-            if wake is not None and self.has(R.WAKE_SERVES_REGARDLESS):  # the defect: any pending input
-                picked = self.inputs.pending_any(conn, session_id)
-            else:
-                picked = self.inputs.select_ordinary(conn, session_id)
-        return self.acquire(picked[0].id, wake) if picked else NotEnabled(f"no ordinary input for {session_id}")
-
-    def resume(self, session_id: str, *, drain: bool = True) -> Result:
-        """Resume: durably request the Session's pending ordinary execution (one transaction), then force a
-        drain, a unit of its own (`drain=False`: the scheduler runs it as the next Acquire). The
-        resume-drains-without-request defect forces the drain with no request: it takes the oldest held
-        prompt at once, and on a busy Session leaves nothing behind."""
+    def resume(self, session_id: str) -> Result:
+        """Resume: durably request the Session's pending ordinary execution (one transaction); the drain it
+        forces is a unit of its own, an idle runner's next Acquire (the stress node's, the scheduler's). The
+        resume-drains-without-request defect drains with no request: it takes the oldest held prompt at once,
+        and on a busy Session leaves nothing behind."""
         if self.has(R.RESUME_DRAINS_WITHOUT_REQUEST):
             with self.ctx.db.read() as conn:
                 held = self.inputs.oldest_held(conn, session_id)
@@ -78,8 +69,6 @@ class Node:
         requested = self.inputs.request_pending(session_id)
         if requested:
             self.ctx.boundaries.hit(R.B_RESUME_REQUESTED, node=self.owner_id, session=session_id, action=R.RESUME)
-            if drain:
-                self.acquire_next(session_id)
         return requested
 
     def promote(self, input_id: str, wake=None) -> Result:
@@ -143,30 +132,6 @@ class Node:
                                     execution=ident.execution_id,
                                     action=R.RESUME if drained else R.ACQUIRE if ordinary else R.PROMOTE_CONTINUATION)
         return result
-
-    # ------------------------------------------------------------------ wakes
-
-    def wake(self, queue) -> list[tuple[str, Result]]:
-        """One production wake pass over an `impl.wakes.WakeQueue`: reserve a batch (WakeScan: plan_batch,
-        compare-and-set on each row's counter), then redrive each woken Session: an ordinary wake acquires
-        the input ordinary selection picks, a recovery wake promotes the Session's continuation. A row is
-        served when its redrive took the work, released (a retry for a later batch) when it took nothing
-        (WakeServe, WakeLost)."""
-        scanned = queue.scan()
-        if not scanned:
-            return []
-        out = []
-        for session, _slot in scanned.value:
-            if queue.kind == "recovery":
-                with self.ctx.db.read() as conn:
-                    cont = self.inputs.pending_continuation(conn, session)
-                took = self.promote(cont, queue) if cont else NotEnabled(f"no continuation of {session} waits")
-            else:
-                took = self.acquire_next(session, queue)
-            if not took:  # served: the acquisition removed the row in its own transaction
-                queue.release(session)
-            out.append((session, took))
-        return out
 
     # ------------------------------------------------------------------ cancellation, leases, faults
 

@@ -191,7 +191,7 @@ class WakeQueue:
 
     def scan(self) -> Result:
         """One waker's scan (WakeScan): the read and the reservation of its plan in one transaction under the
-        wake lock, so wakers that scan this way (the production pass `Node.wake`, a one-node stress run) are
+        wake lock, so wakers that scan this way (a one-node stress run's, the twin's WakeScan and WakeScanQueue) are
         serialized and no reservation loses; racing wakers read and reserve apart (`Waker`). Ok([(item,
         slot)]) or NotEnabled when nothing waits."""
         def body(conn):

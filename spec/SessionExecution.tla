@@ -1280,7 +1280,7 @@ WakeSync(w) ==
     /\ wakes' = [wakes EXCEPT ![w] = [work |-> TRUE, tries |-> 0, woken |-> "", turned |-> FALSE]]
     /\ UNCHANGED <<claim, nextExec, log, recovery, inputs, run, fin, rec, cancelled, faults, effects, waker>>
 
-\* Each kind's queue is scanned in a transaction of its own (Node.wake(queue), as the reviewed code scans its
+\* Each kind's queue is scanned in a transaction of its own (WakeQueue.scan of one kind, as the reviewed code scans its
 \* recovery wakes and its ordinary wakes apart): tied, row w is its kind's queue, so the scan of queue w
 \* plans that row alone and reserves it by compare-and-set as WakeScan reserves (a batch of WakeBatch >= 2
 \* with either fresh share takes a queue's one row, fresh or retried; a round of one row is always new).

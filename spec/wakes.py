@@ -48,7 +48,7 @@ def WakeScan(cfg, st):
 
 
 def WakeScanQueue(cfg, st, w):
-    """Tied: the scan of row w's kind's queue, a transaction of its own (Node.wake(queue)); the queue holds
+    """Tied: the scan of row w's kind's queue, a transaction of its own (one kind's WakeQueue.scan); the queue holds
     that row alone, so its plan is the row, fresh or retried, reserved as WakeScan reserves."""
     x = st.wakes[w - 1]
     if not cfg.wakes_tied or not x.work or x.woken:  # the row waits unreserved: fresh or retried

@@ -81,7 +81,7 @@ class Callers:
             if p.node.inputs.oldest_held(conn, s) is None:
                 return False
         owner = p.args.owner
-        if p.step(owner, R.RESUME, {"n": owner, "s": s}, lambda: p.node.resume(s, drain=False)) is None:
+        if p.step(owner, R.RESUME, {"n": owner, "s": s}, lambda: p.node.resume(s)) is None:
             return False
         if p.node.runner.pc == "idle":
             p.take(s)

@@ -43,7 +43,7 @@ from impl.history import HistoryRecorder, memory_of
 from impl.node import Node
 from impl.provider import ScriptedProvider
 from impl.recovery import RecoveryWorker
-from impl.schema import input_t, recovery_t
+from impl.schema import input_t
 
 from harness import registry as R
 from harness.stress.faults import application_name
@@ -270,11 +270,9 @@ class NodeProcess:
         """Begin an execution on Session s: recovery's continuation (`promote`) or the input ordinary selection
         picks; whether it began."""
         with self.db.read() as conn:
-            if promote:
-                row = conn.execute(sa.select(input_t).where(
-                    input_t.c.session_id == s, input_t.c.kind == "continuation", input_t.c.state == "pending",
-                    sa.exists().where(recovery_t.c.execution_id == input_t.c.src,
-                                      recovery_t.c.session_id == s)).order_by(input_t.c.admitted_seq)).first()
+            if promote:  # the production recovery wake's choice
+                cont = self.node.inputs.pending_continuation(conn, s)
+                row = self.node.inputs.get(conn, cont) if cont else None
             else:
                 picked = self.node.inputs.select_ordinary(conn, s)
                 row = picked[0] if picked else None

@@ -6,7 +6,8 @@ example (StrykerJS's JSON report), then every survivor against the committed tri
 
 Killed counts a crash of the server (a check failing any way; mutmut's signal deaths); timed out is the
 tool's own timeout; survived counts the mutants no check reached (mutmut's "no tests", Stryker's
-NoCoverage) too, as a mutant no check runs is one no check kills. Score: (killed + timed out) / (generated -
+NoCoverage, or none the oracle's coverage map of the run has) too, as a mutant no check runs is one
+no check kills. Score: (killed + timed out) / (generated -
 not run), where not run is what the tool did not test (skipped, not checked yet, a mutant that does not
 compile). The goal (issue 33): >= 90% of the non-equivalent mutants killed per server; `--check` exits 1
 when a server misses it or a survivor has no triage entry.
@@ -40,7 +41,8 @@ MUTMUT = {1: "killed", 3: "killed", -11: "killed", -9: "killed",
 # StrykerJS's mutant statuses (mutation-testing-report-schema); a RuntimeError is a test run that errored
 STRYKER = {"Killed": "killed", "RuntimeError": "killed", "Timeout": "timeout",
            "Survived": "survived", "NoCoverage": "survived"}
-UNREACHED = {5, 33, "NoCoverage"}
+# mutmut's "no tests" and "skipped"; Stryker's NoCoverage, and a survivor no check reached by the oracle's map
+UNREACHED = {5, 33, "NoCoverage", "Unreached"}
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def mutmut_change(functions: dict[str, list[str]], name: str) -> tuple[str, str]
 def stryker_results(report: Path) -> list[Mutant]:
     """Every mutant of a StrykerJS JSON report (mutation-testing-report-schema)."""
     data = json.loads(report.read_text(encoding="utf-8"))
+    reached = reached_by_checks(report)
     out = []
     for module, f in sorted(data["files"].items()):
         lines = f["source"].splitlines(keepends=True)
@@ -120,8 +123,21 @@ def stryker_results(report: Path) -> list[Mutant]:
             before = after = ""
             if status == "survived":
                 before, after = " ".join(_span(lines, m["location"]).split()), " ".join(m.get("replacement", "").split())
-            out.append(Mutant("typescript", module, m["id"], status, m["status"], before, after))
+            raw = "Unreached" if status == "survived" and reached is not None and m["id"] not in reached \
+                else m["status"]
+            out.append(Mutant("typescript", module, m["id"], status, raw, before, after))
     return out
+
+
+def reached_by_checks(report: Path) -> set[str] | None:
+    """The mutants some check reached, from the oracle's map of the same run (ci/mutation/oracle.py
+    `--coverage`): `coverage.json` beside `mutation.json`, `NAME.coverage.json` beside `NAME.json` (a
+    renamed run's pair); None without one."""
+    name = "coverage.json" if report.name == "mutation.json" else f"{report.stem}.coverage.json"
+    path = report.with_name(name)
+    if not path.exists():
+        return None
+    return {m for ids in json.loads(path.read_text(encoding="utf-8"))["checks"].values() for m in ids}
 
 
 def _span(lines: list[str], location: dict) -> str:

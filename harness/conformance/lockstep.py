@@ -429,8 +429,8 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
     and recovery workers' heartbeats (the code's renews whatever claim the worker holds)."""
     taken = {(a, p) for a, p, _n in enabled}
     out = []
-    if st.nextExec <= cfg.max_exec:  # tied wake rows: a promotion is a recovery wake's (the code's one caller of
-        # Node.promote is Node.wake), so a standalone one is the model's own restriction, not probed
+    if st.nextExec <= cfg.max_exec:  # tied wake rows: a promotion is a recovery wake's (the reviewed code promotes
+        # a continuation from its recovery wake's redrive), so a standalone one is the model's own restriction, not probed
         out += [(a, (node, i)) for node in cfg.nodes for i in sorted(st.inputs)
                 for a in (R.ACQUIRE,) + (() if cfg.wakes_tied else (R.PROMOTE_CONTINUATION,))]
     out += [(R.CANCEL_REQUEST, (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)

@@ -14,6 +14,7 @@ from binding.world import input_id  # noqa: F401
 from impl.boundaries import Boundaries
 from impl.clock import ManualClock
 from impl.db import Database
+from impl.results import NotEnabled
 from impl.schema import wake_row_t
 from spec import model as M
 
@@ -29,6 +30,14 @@ def World(nodes=("n1", "n2"), workers=("r1",), *, defects=(), lease=1, scan_boun
                    admission=admission, tools=tools, fragments=fragments, hosted=hosted, defects=frozenset(defects),
                    delivery_kinds=bool(steer_prompts), steer_prompts=frozenset(steer_prompts))
     return BindingWorld(cfg, db=db)
+
+
+def acquire_next(node, session_id: str):
+    """Acquire the input ordinary selection picks next for a Session, as a caller's drain after Resume and the
+    stress node's `take` do (the twin's Acquire names its input: the server has no such call of its own)."""
+    with node.ctx.db.read() as conn:
+        picked = node.inputs.select_ordinary(conn, session_id)
+    return node.acquire(picked[0].id) if picked else NotEnabled(f"no ordinary input for {session_id}")
 
 
 def wake_rows(queue, conn) -> dict[str, tuple[int, str]]:

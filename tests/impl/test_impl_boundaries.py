@@ -5,7 +5,7 @@ import pytest
 from impl import faults
 from impl import registry as R
 from impl.cancel import SETTLE
-from implkit import World, wake_rows
+from implkit import World, acquire_next, wake_rows
 from spec import names as N
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
@@ -41,6 +41,7 @@ def _every_path(w: World) -> None:
     # an explicit resume of a held prompt: the durable request, then the drain it forces (execution 4)
     n1.inputs.admit_prompt("s1", 2, requested=False)
     n1.resume("s1")
+    acquire_next(n1, "s1")
     n1.runner.run_to_completion()
     # a local tool whose Tool.Success publication fails: the claim goes unknown, recovery reconciles it
     w.provider.tools = 1

@@ -7,7 +7,7 @@ from impl import ids
 from impl import faults
 from impl.faults import NOT_COMMITTED
 from impl import registry as R
-from implkit import World, wake_rows
+from implkit import World, acquire_next, wake_rows
 from spec import names as N
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
@@ -213,7 +213,7 @@ def recovery_input_in_ordinary_queue(defects):
     w.node().crash()
     w.tick()
     w.worker().run_once()
-    picked = w.node("n2").acquire_next("s1")
+    picked = acquire_next(w.node("n2"), "s1")
     return (bool(picked), [i.state for i in w.snap().inputs if i.kind == "cont"])
 
 
@@ -472,7 +472,8 @@ def wake_reserve_without_cas(defects):
 
 def wake_serves_regardless(defects):
     """A crash leaves recovery's continuation waiting; the Session's ordinary wake row, woken, redrives it
-    (acquire_next through the wake, as Node.wake does): (taken, the continuation's state, row left)."""
+    (an acquisition of the continuation through the wake, the twin's WakeAcquire naming it): (taken, the
+    continuation's state, row left)."""
     w = World(defects=defects)
     w.node().acquire(w.prompt["s1", 1])
     w.node().crash()
@@ -480,7 +481,7 @@ def wake_serves_regardless(defects):
     w.worker().run_once()
     w.wakes.arrive("s1", 1)
     w.wakes.scan()
-    took = w.node("n2").acquire_next("s1", w.wakes)
+    took = w.node("n2").acquire(ids.continuation_id("s1", 1), w.wakes)
     with w.db.read() as conn:
         left = sorted(wake_rows(w.wakes, conn))
     return (bool(took), [i.state for i in w.snap().inputs if i.kind == "cont"], left)

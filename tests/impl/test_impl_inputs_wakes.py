@@ -5,7 +5,7 @@ import pytest
 from impl import ids
 from impl import registry as R
 from impl.wakes import plan_batch
-from implkit import World
+from implkit import World, acquire_next
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
@@ -104,6 +104,7 @@ def test_a_resume_requests_durably_then_drains():
     node = w.node()
     pid = node.inputs.admit_prompt("s1", 1, requested=False)
     assert not node.acquire(pid)  # held: ordinary selection does not take it
-    assert node.resume("s1")  # the request, then the drain it forces
+    assert node.resume("s1") and node.runner.pc == "idle"  # the request; the drain is a unit of its own
+    assert acquire_next(node, "s1")
     assert {i.id: i.state for i in w.snap().inputs}[pid] == "ordinary" and node.runner.pc == "acquired"
     assert not node.resume("s1")  # nothing held any more

@@ -5,7 +5,7 @@ import pytest
 from impl import faults, ids
 from impl import registry as R
 from impl.results import Conflict, NotEnabled
-from implkit import World
+from implkit import World, acquire_next
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
@@ -47,7 +47,7 @@ def test_only_recovery_promotes_the_continuation():
     w.worker().run_once()
     cont = ids.continuation_id("s1", e)
     assert isinstance(w.node("n2").acquire(cont), NotEnabled)
-    assert isinstance(w.node("n2").acquire_next("s1"), NotEnabled)
+    assert isinstance(acquire_next(w.node("n2"), "s1"), NotEnabled)
     assert w.node("n2").promote(cont)
     assert w.node("n2").runner.run_to_completion()[-1] == "ClearClaim"
     assert [i.state for i in w.snap().inputs if i.id == cont] == ["recovery"]

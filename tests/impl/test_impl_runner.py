@@ -4,7 +4,7 @@ import pytest
 
 from impl import ids
 from impl.results import Fenced
-from implkit import World
+from implkit import World, acquire_next
 
 pytestmark = pytest.mark.backends()  # sqlite and postgresql (tests/impl/conftest.py)
 
@@ -143,7 +143,7 @@ def test_a_busy_runner_does_not_acquire_again():
 def test_acquire_next_takes_steer_before_queue():
     w = World(prompts=2)
     steer = w.node().inputs.admit_prompt("s1", 3, delivery="steer")
-    assert w.node().acquire_next("s1")
+    assert acquire_next(w.node(), "s1")
     assert [i.state for i in w.snap().inputs if i.id == steer] == ["ordinary"]
 
 

@@ -113,14 +113,17 @@ def test_the_claim_scan_plans_a_window_of_several_rows_and_keeps_one_row_oldest_
     assert one.worker().scan_bound == 1  # a window of one row has no share: the oldest, as before
 
 
-def test_a_node_redrives_its_woken_sessions_serving_or_releasing_each_row():
+def test_a_woken_row_goes_with_its_acquisition_or_is_released():
+    """The tied units (WakeScanQueue, WakeAcquire, WakeLost): a woken row is removed in its acquisition's
+    transaction; a redrive that takes nothing (the runner is busy with s1) releases its row."""
     w = World(nodes=("n1",), sessions=("s1", "s2"), lease=1)
     q = WakeQueue(Context(w.db, w.clock, w.boundaries), "ordinary", bound=2, fresh_share=1)
     with w.db.read() as conn:
         waiting = w.node().inputs.sessions_to_wake(conn, 10)
     assert q.refresh(waiting, {"s1": 1, "s2": 2}) == ["s1", "s2"]
-    done = w.node().wake(q)
-    assert [(s, bool(r)) for s, r in done] == [("s1", True), ("s2", False)]  # the runner is busy with s1
+    assert [s for s, _slot in q.scan().value] == ["s1", "s2"]
+    assert w.node().acquire(w.prompt["s1", 1], q)
+    assert not w.node().acquire(w.prompt["s2", 1], q) and q.release("s2")  # the runner is busy with s1
     assert rows(q) == {"s2": (1, "")}  # s1 served, s2 released: a retry for the next batch
 
 
@@ -140,8 +143,10 @@ def test_a_recovery_wake_promotes_the_sessions_continuation():
     with w.db.read() as conn:
         waiting = node.inputs.sessions_to_wake(conn, 10, recovery=True)
     assert q.refresh(waiting, {"s1": 1}) == ["s1"]
-    [(session, took)] = node.wake(q)
-    assert session == "s1" and took and node.runner.pc == "acquired"
+    assert [s for s, _slot in q.scan().value] == ["s1"]
+    with w.db.read() as conn:
+        cont = node.inputs.pending_continuation(conn, "s1")  # the recovery wake's choice
+    assert node.promote(cont, q) and node.runner.pc == "acquired"
     assert rows(q) == {}  # served: the continuation was promoted
 
 

@@ -95,3 +95,22 @@ def test_the_simulation_reaches_the_production_recovery_pass(tmp_path):
     killed = oracle(cwd=tmp_path, env=env, check="simulate")
     assert killed.returncode != 0 and "oracle: simulate exits" in killed.stdout and ": killed" in killed.stdout, \
         killed.stdout + killed.stderr
+
+
+# the recovery wake's choice of continuation, as if none waited (mutmut's "return None" of the function)
+PY_CONTINUATION = ("        return None if row is None else row[0]", "        return None")
+
+
+def test_the_simulation_reaches_the_recovery_wakes_choice(tmp_path):
+    """The stress node's `take` promotes what `InputStore.pending_continuation` chooses (it had its own query,
+    and the server's choice was called only by a wake pass no loop ran, deleted 2026-12-07): a server whose
+    choice finds no continuation strands the converted Sessions, and the simulated run says so."""
+    shutil.copytree(ROOT / "impl", tmp_path / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / "impl" / "inputs.py"
+    text = path.read_text(encoding="utf-8")
+    at = text.index("    def pending_continuation(")
+    assert text.count(PY_CONTINUATION[0], at) == 1, "the known mutant's line moved; update this test"
+    path.write_text(text[:at] + text[at:].replace(*PY_CONTINUATION, 1), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    killed = oracle(cwd=tmp_path, env=env, check="simulate")
+    assert killed.returncode == 1 and "Sessions stranded" in killed.stdout, killed.stdout + killed.stderr

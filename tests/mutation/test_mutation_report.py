@@ -95,6 +95,18 @@ def test_counts_each_module_and_scores_it(results, capsys):
                        "5 survivor(s) untriaged")
 
 
+def test_the_oracles_coverage_map_names_the_survivors_no_check_reached(results, capsys):
+    """`coverage.json` beside `mutation.json` (ci/mutation/oracle.py --coverage, the same run): survivor 1,
+    in no check's list, is unreached; without the map it is not."""
+    (results / "coverage.json").write_text(json.dumps({"checks": {"replay": ["0", "2"], "inputs": ["3"]}}))
+    assert report.main(args(results)) == 0
+    assert capsys.readouterr().out.splitlines()[3].split()[6] == "2"
+    renamed = results / "fin.json"
+    (results / "mutation.json").rename(renamed)  # a renamed report's map is NAME.coverage.json: none here
+    assert report.main(["--stryker", str(renamed), "--mutmut", str(results / "mutants")]) == 0
+    assert capsys.readouterr().out.splitlines()[3].split()[6] == "1"
+
+
 def test_survivors_name_their_change(results, capsys):
     assert report.main(args(results, "--survivors")) == 0
     out = capsys.readouterr().out

@@ -56,7 +56,7 @@ def test_an_ordinary_wake_acquires_the_prompt_and_takes_its_row():
 
 
 def test_each_kinds_queue_is_scanned_in_a_transaction_of_its_own():
-    """The servers scan the ordinary and the recovery wake queue apart (Node.wake(queue)), as the reviewed code
+    """The servers scan the ordinary and the recovery wake queue apart (one `WakeQueue.scan` per kind), as the reviewed code
     scans its recovery wakes and ordinary wakes: a scan of one queue reserves its row and leaves the other
     kind's waiting row as it was, another actor may act in between, and the plan's share is the queue's
     (WakePlanShared holds of it; read over both rows, as an untied scan is, it would not)."""

@@ -295,7 +295,7 @@ def test_supervision_stops_a_finalizer_whose_claim_was_taken_over():
     from binding.world import World
     w = World(M.Config(nodes=("n1",), recoverers=("r1",), lease=1, grace=0))
     n1 = w.node("n1")
-    assert n1.acquire_next("s1") and n1.cancel("s1")
+    assert n1.acquire(w.prompt["s1", 1]) and n1.cancel("s1")
     w.clock.advance(1)  # n1 stalls: nothing supervises it at the expiry
     assert w.worker("r1").takeover("s1")
     assert n1.supervise() and n1.finalizer.pc == "idle"
@@ -365,7 +365,7 @@ def test_a_missing_record_is_caught(tmp_path):
 
 def test_an_unattributed_commit_is_caught():
     rs = RecordingScheduler(CI)
-    rs.world.node("n1").acquire_next("s1")  # a commit made outside the recorder's step context
+    rs.world.node("n1").acquire(rs.world.prompt["s1", 1])  # a commit made outside the recorder's step context
     assert any(f.kind == "record" and "no step attributed" in f.message for f in check(rs).report.violations)
 
 
