@@ -295,3 +295,33 @@ def test_a_promotion_that_takes_a_pending_prompt_for_a_continuation_fails_the_re
     res = R.replay_file(NUMBERED_LIKE, server=BUNDLED)
     assert any(p.startswith("step 15 PromoteContinuation(n1, s1/prompt#1): the implementation took it")
                for p in res.problems), res.problems
+
+
+WAKE_LAPSES = R.TRACES / "wake-lapses-while-session-claimed.json"
+
+
+def test_a_server_that_counts_a_claimed_session_takeable_fails_the_lapse(monkeypatch, tmp_path):
+    """traces/wake-lapses-while-session-claimed.json lapses a woken ordinary row whose Session is claimed while
+    prompt 2 waits: a server whose tied WakeLost refusal forgets the claim (the TypeScript example's mutant:
+    `!(await node.claims.get(session))` -> `await node.claims.get(session)`; the bundled binding's read without
+    `occupied`) thinks the redrive could take prompt 2 and refuses the lapse the twin takes."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    from binding.world import World
+    assert R.replay_file(WAKE_LAPSES, server=BUNDLED).ok
+    monkeypatch.setattr(World, "_takeable", lambda self, row: row == 1)  # the claim forgotten: prompt 2 takeable
+    res = R.replay_file(WAKE_LAPSES, server=BUNDLED)
+    assert any(p.startswith("step 5 WakeLost(1)") for p in res.problems), res.problems
+    ts = Path(__file__).resolve().parents[2] / "examples" / "typescript"
+    copy = tmp_path / "typescript"
+    shutil.copytree(ts, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
+    (copy / "node_modules").symlink_to(ts / "node_modules")
+    src = copy / "src" / "wakes.js"
+    before = "if (node && !(await node.claims.get(session)) && "
+    assert src.read_text().count(before) == 1, "the known mutant's line moved; update this test"
+    src.write_text(src.read_text().replace(before, "if (node && (await node.claims.get(session)) && "))
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(WAKE_LAPSES), "--sut", str(copy / "driver")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "WakeLost(1)" in done.stdout, done.stdout + done.stderr
