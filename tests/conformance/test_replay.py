@@ -298,6 +298,24 @@ def test_a_promotion_that_takes_a_pending_prompt_for_a_continuation_fails_the_re
 
 
 WAKE_LAPSES = R.TRACES / "wake-lapses-while-session-claimed.json"
+PROMPT_LIKE_RECOVERED = R.TRACES / "prompt-numbered-like-recovered-execution-acquired.json"
+
+
+def _replay_ts_mutant(tmp_path, trace, module: str, before: str, after: str):
+    """`claimcheck replay trace` against a copy of the TypeScript example with one StrykerJS mutant written in."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    ts = Path(__file__).resolve().parents[2] / "examples" / "typescript"
+    copy = tmp_path / "typescript"
+    shutil.copytree(ts, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
+    (copy / "node_modules").symlink_to(ts / "node_modules")
+    src = copy / "src" / module
+    assert src.read_text().count(before) == 1, "the known mutant's line moved; update this test"
+    src.write_text(src.read_text().replace(before, after))
+    return subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(trace), "--sut", str(copy / "driver")],
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_a_server_that_counts_a_claimed_session_takeable_fails_the_lapse(monkeypatch, tmp_path):
@@ -305,23 +323,34 @@ def test_a_server_that_counts_a_claimed_session_takeable_fails_the_lapse(monkeyp
     prompt 2 waits: a server whose tied WakeLost refusal forgets the claim (the TypeScript example's mutant:
     `!(await node.claims.get(session))` -> `await node.claims.get(session)`; the bundled binding's read without
     `occupied`) thinks the redrive could take prompt 2 and refuses the lapse the twin takes."""
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
     from binding.world import World
     assert R.replay_file(WAKE_LAPSES, server=BUNDLED).ok
     monkeypatch.setattr(World, "_takeable", lambda self, row: row == 1)  # the claim forgotten: prompt 2 takeable
     res = R.replay_file(WAKE_LAPSES, server=BUNDLED)
     assert any(p.startswith("step 5 WakeLost(1)") for p in res.problems), res.problems
-    ts = Path(__file__).resolve().parents[2] / "examples" / "typescript"
-    copy = tmp_path / "typescript"
-    shutil.copytree(ts, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
-    (copy / "node_modules").symlink_to(ts / "node_modules")
-    src = copy / "src" / "wakes.js"
-    before = "if (node && !(await node.claims.get(session)) && "
-    assert src.read_text().count(before) == 1, "the known mutant's line moved; update this test"
-    src.write_text(src.read_text().replace(before, "if (node && (await node.claims.get(session)) && "))
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(WAKE_LAPSES), "--sut", str(copy / "driver")],
-                          capture_output=True, text=True, timeout=300)
+    done = _replay_ts_mutant(tmp_path, WAKE_LAPSES, "wakes.js", "if (node && !(await node.claims.get(session)) && ",
+                             "if (node && (await node.claims.get(session)) && ")
     assert done.returncode == 1 and "WakeLost(1)" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_server_that_asks_the_recovery_rows_about_a_prompt_fails_its_acquisition(monkeypatch, tmp_path):
+    """traces/prompt-numbered-like-recovered-execution-acquired.json: execution 1 ran prompt 2 and was recovered,
+    then prompt 1 is acquired. Ordinary selection that asks whether a recovery row owns a prompt by its number (the
+    TypeScript example without its prompt test, StrykerJS's `row.kind === "prompt"` -> `false`; the bundled
+    server's selectability read that way) refuses it."""
+    from impl.inputs import InputStore
+    assert R.replay_file(PROMPT_LIKE_RECOVERED, server=BUNDLED).ok
+    original = InputStore.ordinary_selectable
+
+    def by_number(self, conn, input_id):
+        row = self.get(conn, input_id)
+        owned = conn.exec_driver_sql("SELECT 1 FROM session_recovery WHERE session_id = ? AND execution_id = ?",
+                                     (row.session_id, row.src)).first()
+        return original(self, conn, input_id) and owned is None
+
+    monkeypatch.setattr(InputStore, "ordinary_selectable", by_number)
+    res = R.replay_file(PROMPT_LIKE_RECOVERED, server=BUNDLED)
+    assert any(p.startswith("step 10 Acquire(n1, s1/prompt#1)") for p in res.problems), res.problems
+    done = _replay_ts_mutant(tmp_path, PROMPT_LIKE_RECOVERED, "inputs.js", 'if (row.kind === "prompt") return true;',
+                             "if (false) return true;")
+    assert done.returncode == 1 and "step 10 Acquire" in done.stdout, done.stdout + done.stderr
