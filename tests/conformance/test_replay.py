@@ -354,3 +354,29 @@ def test_a_server_that_asks_the_recovery_rows_about_a_prompt_fails_its_acquisiti
     done = _replay_ts_mutant(tmp_path, PROMPT_LIKE_RECOVERED, "inputs.js", 'if (row.kind === "prompt") return true;',
                              "if (false) return true;")
     assert done.returncode == 1 and "step 10 Acquire" in done.stdout, done.stdout + done.stderr
+
+
+OLDER_QUEUE_FIRST = R.TRACES / "older-queue-prompt-first.json"
+
+
+def test_a_server_that_counts_every_pending_input_ahead_fails_the_older_queue_prompt(monkeypatch, tmp_path):
+    """traces/older-queue-prompt-first.json (delivery kinds, prompts 2 and 3 queued): prompt 2 is acquired while
+    the younger prompt 3 waits. A selection that counts any other pending input as waiting ahead (the TypeScript
+    example's `j.delivery === "steer"` -> `true`; the bundled server's waiting_ahead answering, for a queue input,
+    any other pending input) refuses it."""
+    from impl.inputs import InputStore
+    assert R.replay_file(OLDER_QUEUE_FIRST, server=BUNDLED).ok
+
+    original = InputStore.waiting_ahead
+
+    def any_other(self, conn, row):  # a queue input waits behind any other pending input
+        if row.delivery != "queue":
+            return original(self, conn, row)
+        return next((r for r in self.select_ordinary(conn, row.session_id, limit=None) if r.id != row.id), None)
+
+    monkeypatch.setattr(InputStore, "waiting_ahead", any_other)
+    res = R.replay_file(OLDER_QUEUE_FIRST, server=BUNDLED)
+    assert any(p.startswith("step 7 Acquire(n1, s1/prompt#2)") for p in res.problems), res.problems
+    done = _replay_ts_mutant(tmp_path, OLDER_QUEUE_FIRST, "inputs.js", 'const kind = j.delivery === "steer" && ',
+                             "const kind = true && ")
+    assert done.returncode == 1 and "step 7 Acquire" in done.stdout, done.stdout + done.stderr
