@@ -18,3 +18,19 @@ class StandIn(Bundled):
 
     def start(self, cfg, mutant=None):
         return self.world(cfg, mutant=mutant)
+
+
+def typescript_mutant(tmp_path, module: str, before: str, after: str):
+    """A copy of the TypeScript example with one mutant written into `src/<module>` (as StrykerJS would make it,
+    `before` occurring once); its driver's path. The copy shares the example's node_modules."""
+    import shutil
+    from pathlib import Path
+    ts = Path(__file__).resolve().parents[1] / "examples" / "typescript"
+    copy = tmp_path / "typescript"
+    shutil.copytree(ts, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
+    (copy / "node_modules").symlink_to(ts / "node_modules")
+    src = copy / "src" / module
+    text = src.read_text(encoding="utf-8")
+    assert text.count(before) == 1, f"src/{module}: the known mutant's line moved; update the test"
+    src.write_text(text.replace(before, after), encoding="utf-8")
+    return copy / "driver"

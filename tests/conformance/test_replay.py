@@ -301,21 +301,18 @@ WAKE_LAPSES = R.TRACES / "wake-lapses-while-session-claimed.json"
 PROMPT_LIKE_RECOVERED = R.TRACES / "prompt-numbered-like-recovered-execution-acquired.json"
 
 
-def _replay_ts_mutant(tmp_path, trace, module: str, before: str, after: str):
-    """`claimcheck replay trace` against a copy of the TypeScript example with one StrykerJS mutant written in."""
-    import shutil
+def _fails_on_both(trace, step: str, tmp_path, ts_mutant: tuple[str, str, str]) -> None:
+    """The bundled server with the test's stand-in patched in, then the TypeScript example with its StrykerJS
+    mutant (module, before, after) written in: each fails `trace` at `step` (its number and action)."""
     import subprocess
     import sys
-    from pathlib import Path
-    ts = Path(__file__).resolve().parents[2] / "examples" / "typescript"
-    copy = tmp_path / "typescript"
-    shutil.copytree(ts, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
-    (copy / "node_modules").symlink_to(ts / "node_modules")
-    src = copy / "src" / module
-    assert src.read_text().count(before) == 1, "the known mutant's line moved; update this test"
-    src.write_text(src.read_text().replace(before, after))
-    return subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(trace), "--sut", str(copy / "driver")],
+    from serverkit import typescript_mutant
+    res = R.replay_file(trace, server=BUNDLED)
+    assert any(p.startswith(step) for p in res.problems), res.problems
+    driver = typescript_mutant(tmp_path, *ts_mutant)
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(trace), "--sut", str(driver)],
                           capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and step.split("(")[0] in done.stdout, done.stdout + done.stderr
 
 
 def test_a_server_that_counts_a_claimed_session_takeable_fails_the_lapse(monkeypatch, tmp_path):
@@ -326,11 +323,9 @@ def test_a_server_that_counts_a_claimed_session_takeable_fails_the_lapse(monkeyp
     from binding.world import World
     assert R.replay_file(WAKE_LAPSES, server=BUNDLED).ok
     monkeypatch.setattr(World, "_takeable", lambda self, row: row == 1)  # the claim forgotten: prompt 2 takeable
-    res = R.replay_file(WAKE_LAPSES, server=BUNDLED)
-    assert any(p.startswith("step 5 WakeLost(1)") for p in res.problems), res.problems
-    done = _replay_ts_mutant(tmp_path, WAKE_LAPSES, "wakes.js", "if (node && !(await node.claims.get(session)) && ",
-                             "if (node && (await node.claims.get(session)) && ")
-    assert done.returncode == 1 and "WakeLost(1)" in done.stdout, done.stdout + done.stderr
+    _fails_on_both(WAKE_LAPSES, "step 5 WakeLost(1)", tmp_path,
+                   ("wakes.js", "if (node && !(await node.claims.get(session)) && ",
+                    "if (node && (await node.claims.get(session)) && "))
 
 
 def test_a_server_that_asks_the_recovery_rows_about_a_prompt_fails_its_acquisition(monkeypatch, tmp_path):
@@ -349,11 +344,8 @@ def test_a_server_that_asks_the_recovery_rows_about_a_prompt_fails_its_acquisiti
         return original(self, conn, input_id) and owned is None
 
     monkeypatch.setattr(InputStore, "ordinary_selectable", by_number)
-    res = R.replay_file(PROMPT_LIKE_RECOVERED, server=BUNDLED)
-    assert any(p.startswith("step 10 Acquire(n1, s1/prompt#1)") for p in res.problems), res.problems
-    done = _replay_ts_mutant(tmp_path, PROMPT_LIKE_RECOVERED, "inputs.js", 'if (row.kind === "prompt") return true;',
-                             "if (false) return true;")
-    assert done.returncode == 1 and "step 10 Acquire" in done.stdout, done.stdout + done.stderr
+    _fails_on_both(PROMPT_LIKE_RECOVERED, "step 10 Acquire(n1, s1/prompt#1)", tmp_path,
+                   ("inputs.js", 'if (row.kind === "prompt") return true;', "if (false) return true;"))
 
 
 OLDER_QUEUE_FIRST = R.TRACES / "older-queue-prompt-first.json"
@@ -375,8 +367,5 @@ def test_a_server_that_counts_every_pending_input_ahead_fails_the_older_queue_pr
         return next((r for r in self.select_ordinary(conn, row.session_id, limit=None) if r.id != row.id), None)
 
     monkeypatch.setattr(InputStore, "waiting_ahead", any_other)
-    res = R.replay_file(OLDER_QUEUE_FIRST, server=BUNDLED)
-    assert any(p.startswith("step 7 Acquire(n1, s1/prompt#2)") for p in res.problems), res.problems
-    done = _replay_ts_mutant(tmp_path, OLDER_QUEUE_FIRST, "inputs.js", 'const kind = j.delivery === "steer" && ',
-                             "const kind = true && ")
-    assert done.returncode == 1 and "step 7 Acquire" in done.stdout, done.stdout + done.stderr
+    _fails_on_both(OLDER_QUEUE_FIRST, "step 7 Acquire(n1, s1/prompt#2)", tmp_path,
+                   ("inputs.js", 'const kind = j.delivery === "steer" && ', "const kind = true && "))

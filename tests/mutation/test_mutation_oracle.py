@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from serverkit import typescript_mutant
+
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "ci" / "mutation" / "oracle.py"
 TS = ROOT / "examples" / "typescript"
@@ -53,11 +55,7 @@ def test_typescript_server_passes_and_its_mutant_is_killed(tmp_path):
     assert (TS / "node_modules").is_dir(), "run `npm ci --prefix examples/typescript` first"
     clean = oracle("--sut", str(TS / "driver"), cwd=tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    copy = tmp_path / "typescript"
-    shutil.copytree(TS, copy, ignore=shutil.ignore_patterns("node_modules", ".stryker-tmp*", "reports"))
-    (copy / "node_modules").symlink_to(TS / "node_modules")
-    mutate(copy / "src" / "claims.js", *TS_FENCE)
-    killed = oracle("--sut", str(copy / "driver"), cwd=tmp_path)
+    killed = oracle("--sut", str(typescript_mutant(tmp_path, "claims.js", *TS_FENCE)), cwd=tmp_path)
     assert killed.returncode == 1, killed.stdout + killed.stderr
     assert "oracle: replay exits 1: killed" in killed.stdout
 
