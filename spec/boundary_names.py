@@ -7,7 +7,8 @@ from .records import Boundary, _index
 # Named boundaries (failpoints) of the implementation: each sits where the spec splits one code path
 # into two actions, so the deterministic scheduler can hold an actor exactly between them.
 BOUNDARIES = _index([
-    Boundary("acquire.committed", "Acquire", "Renew", "after the claim insert commits"),
+    Boundary("acquire.committed", "Acquire", "Renew", "after the claim insert commits",
+             also=("PromoteContinuation", "WakeAcquire", "WakePromote")),  # each inserts the claim as Acquire does
     Boundary("renew.committed", "Renew", "Dispatch", "between the pre-dispatch renewal and the provider call"),
     Boundary("provider.dispatched", "Dispatch", "PublishStepStarted", "the provider call is in flight"),
     Boundary("fragment.opened", "OpenFragment", "PublishStepStarted",
@@ -41,7 +42,8 @@ BOUNDARIES = _index([
              "the conversion committed; its acknowledgement is lost (the worker sees a connection error) and "
              "the retry has not run"),
     Boundary("wake.reserved", "WakeScan", "WakeServe",
-             "the wake batch is reserved (counters moved by compare-and-set); no woken redrive has run"),
+             "the wake batch is reserved (counters moved by compare-and-set); no woken redrive has run",
+             also=("WakeScanQueue", "WakeReserve")),  # a tied queue's scan, a racing waker's reservation
     Boundary("resume.requested", "Resume", "Acquire",
              "the resume's durable request committed; the drain it forces has not run"),
 ])

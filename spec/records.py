@@ -58,6 +58,12 @@ class Boundary:
     after: str  # the action whose commit (or in-memory step) the boundary follows
     before: str  # the action that the code runs next in the same actor
     doc: str
+    also: tuple[str, ...] = ()  # other actions whose unit ends at the same point (an acquisition by promotion)
+
+    @property
+    def follows(self) -> tuple[str, ...]:
+        """The actions an edge may fire this boundary in: its own and those ending the same way."""
+        return (self.after, *self.also)
 
 
 def _index(items):

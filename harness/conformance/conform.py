@@ -27,6 +27,7 @@ from spec import model as M
 
 from harness.traces.paths import Graph, Step, path_to, tree_ids
 from harness.port import DivergenceError, Saves, Savepoints, Server, World
+from harness.conformance import boundaries
 from harness.conformance.diff import diff, render_diff
 from harness.conformance.lockstep import refusals
 from harness.conformance.probes import problems as probe_problems
@@ -216,12 +217,14 @@ class _Walk:
         bad = I.check_edge(self.cfg, self.graph.states[i], impl)
         if delta:  # a mapped state unlike the twin's is checked here (an equal one where it is first visited)
             bad = I.check_state(self.cfg, impl) + bad
+        stray = None if self.cfg.defects else boundaries.problem(name, [h for h, _ in hits[mark:]])
         t3 = clock()
         rep.timing["apply"] += t1 - t
         rep.timing["map"] += t2 - t1
         rep.timing["check"] += t3 - t2
-        if bad or delta:
-            lines = [f"after {name}{params}:"] + [f"  invariant violated: {b}" for b in bad] + render_diff(delta, "  ")
+        if bad or delta or stray:
+            lines = [f"after {name}{params}:"] + [f"  invariant violated: {b}" for b in bad] + render_diff(delta, "  ") \
+                + ([f"  the implementation {stray}"] if stray else [])
             self._fail(i, name, params, "safety" if bad else "divergence", bad, "\n".join(lines))
         if not count:  # an edge on the way to a part's first state: another part checks it
             return impl

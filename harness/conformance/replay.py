@@ -21,6 +21,7 @@ from harness.traces import expect as X
 from harness.traces import trace as T
 from harness.engines.liveness import fair_enabled
 from harness.port import DivergenceError, Server
+from harness.conformance import boundaries
 from harness.conformance.diff import diff
 from harness.conformance.probes import problems as probe_problems
 
@@ -148,6 +149,9 @@ def replay(trace: T.Trace, defects=None, name: str = "trace", *, server: Server)
         seen.append(got)
         if delta:
             res.problems += [f"{label}: divergence: {d}" for d in delta]
+            break
+        if not cfg.defects and (stray := boundaries.problem(step.action, rec.fired)):
+            res.problems.append(f"{label}: divergence: the implementation {stray}")
             break
         if step.boundary and step.boundary not in rec.fired:
             res.problems.append(f"{label}: boundary {step.boundary} did not fire (fired: {', '.join(rec.fired) or 'none'})")

@@ -209,3 +209,51 @@ def test_a_mutant_no_edge_of_the_configuration_reaches_exits_4(tmp_path, capsys)
     """A tool defect on `rows` (no tools there): every edge passes, and that is no OK."""
     assert main(["conform", "--config", "rows", "--mutant", "recovery-reruns-unknown-tool", "--out", str(tmp_path)]) == 4
     assert "NOT DETECTED" in capsys.readouterr().out
+
+
+def _fires_tool_publish_failed_on_every_failed_publication(monkeypatch):
+    """A bundled runner that fires tool.publish_failed after a Step.Started or Step.Ended publication failure
+    too (the TypeScript example's `pc === "tool_failed"` -> `true` before the failpoint)."""
+    from impl import registry as IR
+    from impl.runner import Runner
+    original = Runner._publication_fails
+
+    def fails(self):
+        injected = original(self)
+        if injected:
+            self._hit(IR.B_TOOL_PUBLISH_FAILED)
+        return injected
+
+    monkeypatch.setattr(Runner, "_publication_fails", fails)
+
+
+def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tmp_path):
+    """An edge may fire only the boundaries that follow its action (harness/conformance/boundaries.py): the
+    bundled stand-in and the TypeScript mutant fire tool.publish_failed after StepEndedFails; without the rule the
+    walk passes them."""
+    import subprocess
+    import sys
+    from harness.conformance import boundaries
+    from serverkit import typescript_mutant
+    cfg, _ = X.resolve("tools/max_exec=1")
+    _fires_tool_publish_failed_on_every_failed_publication(monkeypatch)
+    f = C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure
+    assert f is not None and f.kind == "divergence" and "fired tool.publish_failed (which follows ToolSuccessFails)" \
+        in f.message, f
+    monkeypatch.setattr(boundaries, "problem", lambda action, fired: None)
+    assert C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure is None
+    driver = typescript_mutant(tmp_path, "runner.js", 'if (pc === "tool_failed") this.failpoints.fire(',
+                               "if (true) this.failpoints.fire(")
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
+                           str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "fired tool.publish_failed" in done.stdout, done.stdout + done.stderr
+
+
+def test_which_boundaries_an_edge_may_fire():
+    """Each boundary follows its action, and an acquisition's or a reservation's other forms (the registry's
+    `also`); no other."""
+    from harness.conformance.boundaries import stray
+    assert stray("PromoteContinuation", ["acquire.committed"]) == []
+    assert stray("WakeScanQueue", ["wake.reserved"]) == []
+    assert stray("StepEndedFails", ["tool.publish_failed"]) == ["tool.publish_failed"]
+    assert stray("Renew", ["renew.committed", "provider.dispatched"]) == ["provider.dispatched"]

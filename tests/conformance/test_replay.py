@@ -369,3 +369,94 @@ def test_a_server_that_counts_every_pending_input_ahead_fails_the_older_queue_pr
     monkeypatch.setattr(InputStore, "waiting_ahead", any_other)
     _fails_on_both(OLDER_QUEUE_FIRST, "step 7 Acquire(n1, s1/prompt#2)", tmp_path,
                    ("inputs.js", 'const kind = j.delivery === "steer" && ', "const kind = true && "))
+
+
+HANG_AFTER_STEP = R.TRACES / "listener-hangs-after-an-intermediate-step-ended.json"
+TOOL_START_RENEWS = R.TRACES / "tool-start-renews-the-lease.json"
+BESIDE_RUNNER = R.TRACES / "finalizer-settles-crashed-execution-beside-runner.json"
+
+
+def test_a_runner_whose_listener_gate_forgets_an_intermediate_step_ended_fails_the_hang(monkeypatch, tmp_path):
+    """traces/listener-hangs-after-an-intermediate-step-ended.json (listeners with max_steps 2): a listener of Step
+    1's Step.Ended hangs. A runner whose gate test leaves out the pc after a Step.Ended that is not the last (the
+    TypeScript example's `"ended"` -> `""`; the bundled runner's hang_listener refusing at ENDED) takes no hang."""
+    from impl.runner import ENDED, Runner
+    assert R.replay_file(HANG_AFTER_STEP, server=BUNDLED).ok
+    original = Runner.hang_listener
+    monkeypatch.setattr(Runner, "hang_listener", lambda self: None if self.pc == ENDED else original(self))
+    _fails_on_both(HANG_AFTER_STEP, "step 7 ListenerHangs(n1)", tmp_path,
+                   ("runner.js", '["started", "failed", "ended"].includes(this.pc)', '["started", "failed", ""].includes(this.pc)'))
+
+
+def test_a_tool_start_without_its_renewal_fails_after_a_tick(monkeypatch, tmp_path):
+    """traces/tool-start-renews-the-lease.json (tools with a 2-tick lease): a tick, then the fenced tool start
+    renews the lease. A tool start that checks its fence but does not renew (the TypeScript example's `if (await
+    this.fence())` -> `if (false)` inside its transaction; a bundled claim store whose renewal only checks) leaves
+    the lease a tick short."""
+    from impl.claims import ClaimStore
+    assert R.replay_file(TOOL_START_RENEWS, server=BUNDLED).ok
+    monkeypatch.setattr(ClaimStore, "renew", lambda self, conn, ident, now, until=None: self.check(conn, ident, now, "running"))
+    _fails_on_both(TOOL_START_RENEWS, "step 7 ToolStart(n1)", tmp_path,
+                   ("runner.js", "if (await this.fence()) await claims.renew(", "if (false) await claims.renew("))
+
+
+def test_a_cancel_interrupting_the_runner_of_another_execution_fails(monkeypatch, tmp_path):
+    """traces/finalizer-settles-crashed-execution-beside-runner.json (two Sessions, max_exec 2): s1's crashed
+    execution 1 is cancelled on n1 while n1's runner works on s2's execution 2. A node that asks whether its runner
+    works on an execution without comparing the execution (the TypeScript example's worksOn: `this.execution ===
+    execution` -> `true`; the bundled Runner.runs the same) interrupts the runner of execution 2 (and its
+    finalizer would wait for that runner)."""
+    from impl.runner import Runner
+    assert R.replay_file(BESIDE_RUNNER, server=BUNDLED).ok
+    monkeypatch.setattr(Runner, "runs", lambda self, execution_id: self.busy)
+    _fails_on_both(BESIDE_RUNNER, "step 4 CancelRequest(n1, s1)", tmp_path,
+                   ("runner.js", "return this.busy && this.execution === execution;", "return this.busy && true;"))
+
+
+def test_a_runner_waiting_for_a_finalizer_of_another_execution_fails(monkeypatch, tmp_path):
+    """The same trace: n1's runner stops on execution 2 while the finalizer holds execution 1. A runner that waits
+    while its finalizer holds any execution (the TypeScript example's Settling.holds with `&&` -> `||`; the bundled
+    Settling.holds the same) never exits."""
+    from impl.runner import Settling
+    monkeypatch.setattr(Settling, "holds", lambda self, execution_id: self.execution_id is not None)
+    _fails_on_both(BESIDE_RUNNER, "step 9 RunnerExit(n1)", tmp_path,
+                   ("runner.js", "this.execution !== 0 && this.execution === execution", "this.execution !== 0 || this.execution === execution"))
+
+
+def test_a_second_cancel_while_the_finalizer_settles_fails(monkeypatch, tmp_path):
+    """The same trace: a cancel of s2 on n1 while n1's finalizer settles execution 1 is refused. A finalizer
+    whose cancel forgets it is already at work (the TypeScript example's `this.pc !== "idle"` -> `false`; a
+    bundled request that takes the cancel whatever its pc) moves s2's claim to cancelling."""
+    from impl.actor import IDLE
+    from impl.cancel import Finalizer
+    original = Finalizer.request
+
+    def busy_ignored(self, session_id, execution_id=None):
+        pc, self.pc = self.pc, IDLE
+        got = original(self, session_id, execution_id)
+        if not got:
+            self.pc = pc
+        return got
+
+    monkeypatch.setattr(Finalizer, "request", busy_ignored)
+    _fails_on_both(BESIDE_RUNNER, "step 6 CancelRequest(n1, s2)", tmp_path,
+                   ("finalizer.js", 'if (this.pc !== "idle" || !c', "if (false || !c"))
+
+
+def test_a_replayed_step_that_fires_another_actions_boundary_fails(monkeypatch, tmp_path):
+    """Replay holds each step to the boundaries of its own action too (harness/conformance/boundaries.py): the
+    shortest path to a StepEndedFails, replayed on a bundled runner that fires tool.publish_failed there."""
+    from harness.conformance import conform as C
+    from harness.conformance import exhaustive as X
+    from harness.traces.paths import path_to
+    from test_conform import _fires_tool_publish_failed_on_every_failed_publication
+    cfg, _ = X.resolve("tools/max_exec=1")
+    graph = C.graph_of(cfg)
+    j = next(j for j, via in enumerate(graph.via) if via and via[0] == "StepEndedFails")
+    path = T.save(T.from_steps(cfg, path_to(graph, j), title="a Step.Ended publication fails", source="hand",
+                               base="tools"), tmp_path / "step-ended-fails.json")
+    assert R.replay_file(path, server=BUNDLED).ok
+    _fires_tool_publish_failed_on_every_failed_publication(monkeypatch)
+    res = R.replay_file(path, server=BUNDLED)
+    assert any("StepEndedFails(n1): divergence: the implementation fired tool.publish_failed" in p
+               for p in res.problems), res.problems
