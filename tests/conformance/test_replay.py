@@ -460,3 +460,52 @@ def test_a_replayed_step_that_fires_another_actions_boundary_fails(monkeypatch, 
     res = R.replay_file(path, server=BUNDLED)
     assert any("StepEndedFails(n1): divergence: the implementation fired tool.publish_failed" in p
                for p in res.problems), res.problems
+
+
+TAKEOVER_AFTER_CONVERSION = R.TRACES / "takeover-after-another-workers-conversion.json"
+CONVERSION_AFTER_TAKEOVER = R.TRACES / "conversion-after-another-workers-takeover.json"
+
+
+def test_a_takeover_that_reads_a_gone_claim_fails(monkeypatch, tmp_path):
+    """traces/takeover-after-another-workers-conversion.json (two recovery workers): r1 converts the claim both
+    scanned, then r2's takeover finds none. A takeover that reads the claim it compares on without asking whether it
+    still exists (the TypeScript example's pre-check made `false`; a bundled compare-and-swap that does the same)
+    fails there."""
+    from impl.claims import ClaimStore
+    assert R.replay_file(TAKEOVER_AFTER_CONVERSION, server=BUNDLED).ok
+    original = ClaimStore.takeover
+
+    def reads_the_gone_claim(self, conn, seen, owner, now):
+        claim = self.get(conn, seen.session_id)
+        claim.phase  # noqa: B018 - the mutant's read of a claim that is no longer there
+        return original(self, conn, seen, owner, now)
+
+    monkeypatch.setattr(ClaimStore, "takeover", reads_the_gone_claim)
+    _fails_on_both(TAKEOVER_AFTER_CONVERSION, "step 10 RecoveryTakeover(r2)", tmp_path,
+                   ("recovery.js", "if (!c || c.execution_id !== this.execution || c.recovery_error !== null) return false;",
+                    "if (false) return false;"))
+
+
+def test_a_conversion_that_takes_another_workers_claim_for_its_own_fails(monkeypatch, tmp_path):
+    """traces/conversion-after-another-workers-takeover.json (two recovery workers, max_tries 3): r1's lease lapsed and
+    r2 took the claim over before r1 converts. r1's fence fails and the claim is not its own: it quarantines (a no-op).
+    A conversion that asks only whether the claim is of its execution (the TypeScript example's `c.owner_id ===
+    this.id` -> `true`; the bundled conversion the same) releases the row for a retry instead."""
+    from impl.recovery import RecoveryWorker
+    from impl.results import Abort, Fenced, Released
+    assert R.replay_file(CONVERSION_AFTER_TAKEOVER, server=BUNDLED).ok
+    original = RecoveryWorker._convert
+
+    def any_owner(self, conn):
+        try:
+            return original(self, conn)
+        except Abort as lost:
+            claim = self.claims.get(conn, self.ident.session_id)
+            if isinstance(lost.result, Fenced) and claim is not None and claim.execution_id == self.ident.execution_id \
+                    and claim.recovery_error is None and claim.recovery_attempts < self.max_tries:
+                raise Abort(Released("lease lost")) from None
+            raise
+
+    monkeypatch.setattr(RecoveryWorker, "_convert", any_owner)
+    _fails_on_both(CONVERSION_AFTER_TAKEOVER, "step 12 RecoveryConvert(r1)", tmp_path,
+                   ("recovery.js", "c.owner_id === this.id && c.recovery_error === null;", "true && c.recovery_error === null;"))
