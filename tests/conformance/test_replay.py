@@ -419,7 +419,7 @@ def test_a_runner_waiting_for_a_finalizer_of_another_execution_fails(monkeypatch
     Settling.holds the same) never exits."""
     from impl.runner import Settling
     monkeypatch.setattr(Settling, "holds", lambda self, execution_id: self.execution_id is not None)
-    _fails_on_both(BESIDE_RUNNER, "step 9 RunnerExit(n1)", tmp_path,
+    _fails_on_both(BESIDE_RUNNER, "step 11 RunnerExit(n1)", tmp_path,
                    ("runner.js", "this.execution !== 0 && this.execution === execution", "this.execution !== 0 || this.execution === execution"))
 
 
