@@ -34,3 +34,19 @@ def typescript_mutant(tmp_path, module: str, before: str, after: str):
     assert text.count(before) == 1, f"src/{module}: the known mutant's line moved; update the test"
     src.write_text(text.replace(before, after), encoding="utf-8")
     return copy / "driver"
+
+
+def fires_tool_publish_failed_after_every_failed_publication(monkeypatch):
+    """A bundled runner that fires tool.publish_failed after a Step.Started or Step.Ended publication failure
+    too (the TypeScript example's `pc === "tool_failed"` -> `true` before the failpoint)."""
+    from impl import registry as IR
+    from impl.runner import Runner
+    original = Runner._publication_fails
+
+    def fails(self):
+        injected = original(self)
+        if injected:
+            self._hit(IR.B_TOOL_PUBLISH_FAILED)
+        return injected
+
+    monkeypatch.setattr(Runner, "_publication_fails", fails)

@@ -211,22 +211,6 @@ def test_a_mutant_no_edge_of_the_configuration_reaches_exits_4(tmp_path, capsys)
     assert "NOT DETECTED" in capsys.readouterr().out
 
 
-def _fires_tool_publish_failed_on_every_failed_publication(monkeypatch):
-    """A bundled runner that fires tool.publish_failed after a Step.Started or Step.Ended publication failure
-    too (the TypeScript example's `pc === "tool_failed"` -> `true` before the failpoint)."""
-    from impl import registry as IR
-    from impl.runner import Runner
-    original = Runner._publication_fails
-
-    def fails(self):
-        injected = original(self)
-        if injected:
-            self._hit(IR.B_TOOL_PUBLISH_FAILED)
-        return injected
-
-    monkeypatch.setattr(Runner, "_publication_fails", fails)
-
-
 def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tmp_path):
     """An edge may fire only the boundaries that follow its action (harness/conformance/boundaries.py): the
     bundled stand-in and the TypeScript mutant fire tool.publish_failed after StepEndedFails; without the rule the
@@ -234,9 +218,9 @@ def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tm
     import subprocess
     import sys
     from harness.conformance import boundaries
-    from serverkit import typescript_mutant
+    from serverkit import fires_tool_publish_failed_after_every_failed_publication, typescript_mutant
     cfg, _ = X.resolve("tools/max_exec=1")
-    _fires_tool_publish_failed_on_every_failed_publication(monkeypatch)
+    fires_tool_publish_failed_after_every_failed_publication(monkeypatch)
     f = C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure
     assert f is not None and f.kind == "divergence" and "fired tool.publish_failed (which follows ToolSuccessFails)" \
         in f.message, f

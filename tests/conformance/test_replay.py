@@ -449,14 +449,14 @@ def test_a_replayed_step_that_fires_another_actions_boundary_fails(monkeypatch, 
     from harness.conformance import conform as C
     from harness.conformance import exhaustive as X
     from harness.traces.paths import path_to
-    from test_conform import _fires_tool_publish_failed_on_every_failed_publication
+    from serverkit import fires_tool_publish_failed_after_every_failed_publication
     cfg, _ = X.resolve("tools/max_exec=1")
     graph = C.graph_of(cfg)
     j = next(j for j, via in enumerate(graph.via) if via and via[0] == "StepEndedFails")
     path = T.save(T.from_steps(cfg, path_to(graph, j), title="a Step.Ended publication fails", source="hand",
                                base="tools"), tmp_path / "step-ended-fails.json")
     assert R.replay_file(path, server=BUNDLED).ok
-    _fires_tool_publish_failed_on_every_failed_publication(monkeypatch)
+    fires_tool_publish_failed_after_every_failed_publication(monkeypatch)
     res = R.replay_file(path, server=BUNDLED)
     assert any("StepEndedFails(n1): divergence: the implementation fired tool.publish_failed" in p
                for p in res.problems), res.problems

@@ -132,8 +132,8 @@ def test_committed_races_conform_without_their_defect(path):
 @pytest.mark.parametrize("path", [p for p in R.committed_traces() if _validated(p)], ids=lambda p: p.stem)
 def test_races_beyond_the_checker_validate_and_fail_under_their_defect(path):
     """The recorded history of each tied-wake or forged-continuation race validates without its defect; with
-    it (a trace of a correct run has none), validate names the line of the step the defect changes (issue 31: the wake boundary, recovery
-    validation). The tied one validates since each kind's wake queue is its own scan (WakeScanQueue): with
+    it (a trace of a correct run has none), validate names the line of the step the defect changes (issue 31:
+    the wake boundary, recovery validation). The tied one validates since each kind's wake queue is its own scan (WakeScanQueue): with
     the twin's one scan over both rows it was NOT VALID at its second queue's commit."""
     import json
     from harness.validation.command import check_database
