@@ -111,6 +111,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
                     yield nx
             if f.pc != "idle" and not M.fenced(st, M.si(cfg, f.sess), f.exec, f.owner):
                 yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # its own check: its lease is gone
+            yield from _earlier_reconciliation(cfg, st, k)
         else:
             k = cfg.recoverers.index(n)
             for fn in (M.RecoveryTakeover, M.RecoveryReconcile, M.RecoveryConvert, M.RecoveryConvertFails,
@@ -124,39 +125,60 @@ def local_steps(cfg: M.Config, st: M.State, names):
 def _earlier_conversions(cfg: M.Config, st: M.State, k: int):
     """A conversion that committed nothing ran at some clock reading between the two commits, possibly
     while its lease was still live (the checker only knows the later reading): its outcome (released, or
-    quarantining for a reason, or reconverting after a lost COMMIT) as at each live lease, with the durable
-    state kept as it is."""
+    quarantining for a reason, or reconverting after a lost COMMIT), with the durable state kept as it is."""
     w = st.rec[k]
     if w.pc == "converting":  # the reconciliation commits nothing: the conversion follows it
         st = M.RecoveryReconcile(cfg, st, k)
         w = st.rec[k]
     if w.pc != "reconciled":
         return
-    s = M.si(cfg, w.sess)
+    for nx in _at_a_live_lease(cfg, st, w.sess, (M.RecoveryConvert, M.RecoveryConvertFails), k):
+        yield st._replace(rec=nx.rec)
+
+
+def _earlier_reconciliation(cfg: M.Config, st: M.State, k: int):
+    """The finalizer's reconciliation commits nothing either: it began at some clock reading between the
+    two commits, possibly while its lease was still live, and the finalizer may still be reconciling at
+    the later one (within SupervisionLag, see `supervision`); its span begun, the durable state kept."""
+    f = st.fin[k]
+    if f.pc == "settle":
+        for nx in _at_a_live_lease(cfg, st, f.sess, (M.FinalizerReconcile,), k):
+            yield st._replace(fin=nx.fin, effects=nx.effects)
+
+
+def _at_a_live_lease(cfg: M.Config, st: M.State, sess: str, steps, k: int):
+    """The steps' outcomes as at each live lease of the Session's claim (the same claim, an earlier clock
+    reading) that change nothing durable."""
+    s = M.si(cfg, sess)
     for ttl in range(1, cfg.lease + 1):
         then = st._replace(claim=M._put(st.claim, s, st.claim[s]._replace(ttl=ttl)))
-        for fn in (M.RecoveryConvert, M.RecoveryConvertFails):
+        for fn in steps:
             nx = fn(cfg, then, k)
             if nx is not None and durable_eq(then, nx):
-                yield st._replace(rec=nx.rec)
+                yield nx
 
 
 def supervision(checker, c: Commit) -> None:
-    """A finalizer still running must not have outlived the lease it held, at its own process's clock
-    reading (SynchronizedClocks: a supervised finalizer stops no later than its lease expires). The
-    lease is the last one recorded for its exact claim: a takeover may commit between the node's
-    supervision read and its own commit (the node read the clock first), so the claim as it stands
-    at this commit can already be another owner's while the finalizer rightly ran."""
+    """A finalizer still running must not have outlived the lease it held by more than the node's
+    supervision lag, at its own process's clock reading: the twin's Supervise stops a stale actor before
+    SupervisionLag ticks pass, and under SynchronizedClocks (Grace >= SupervisionLag) no successor takes
+    the claim meanwhile. So past its lease it may still run only while the claim is still its own; a claim
+    taken over (or gone) means it should have stopped. The lease is the last one recorded for its exact
+    claim: a takeover may commit between the node's supervision read and its own commit (the node read the
+    clock first), so before its lease expired the claim at this commit can already be another owner's
+    while the finalizer rightly ran."""
     now = c.now
     for n, f in c.memory["fin"].items():
         if f.pc == "idle":
             continue
         held = checker.last_lease.get((f.sess, f.exec, f.owner))
-        if held is not None and now < held:
-            continue
         cl = checker.claims.get(f.sess)
+        own = cl is not None and (cl[1], cl[2]) == (f.exec, f.owner)
+        if held is not None and (now < held or (own and now < held + checker.cfg.supervision_lag)):
+            continue
         seen = "no claim" if cl is None else f"claim (execution {cl[1]}, owner {cl[2]}, lease until {cl[3]})"
         lease = "a claim never recorded" if held is None else f"its lease, which expired at {held}"
+        lag = f" (SupervisionLag {checker.cfg.supervision_lag})" if own else ""
         checker.find(c.row, "supervision", [R.NO_OVERLAPPING_EFFECTS], f.sess,
-                      f"finalizer of {n} still running ({f.pc}, execution {f.exec}) at clock {now}, past {lease}; "
+                      f"finalizer of {n} still running ({f.pc}, execution {f.exec}) at clock {now}, past {lease}{lag}; "
                       f"now {seen}: supervision should have stopped it")

@@ -270,6 +270,53 @@ def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
     assert sup and sup[0].names == ["NoOverlappingEffects"] and "finalizer of n1" in sup[0].message
 
 
+def _finalizer_reconciling_past_its_lease(commit_at: int) -> Checker:
+    """n1's finalizer reconciles its crashed execution of s1 (in memory: the reconciliation commits nothing)
+    while its runner works on s2's; the lease runs out (a pause: Grace 1 = SupervisionLag 1), and n1 commits
+    at clock `commit_at` a failed heartbeat of s1 with the finalizer still reconciling, not yet supervised."""
+    from dataclasses import replace
+    q1, q2 = M.Input("s1", "prompt", 1, "pending"), M.Input("s2", "prompt", 1, "pending")
+    cfg = replace(configs.CONFIGS["rows"], max_exec=2, faults=frozenset({"crash", "pause"}))
+    rs = record(cfg, [("Acquire", ("n1", q1)), ("Crash", ("n1",)), ("Acquire", ("n1", q2)),
+                      ("CancelRequest", ("n1", "s1")), ("FinalizerReconcile", ("n1",)), ("Tick", ())])
+    rs.world.clock._now = commit_at
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), commit_at):
+        assert not rs.world.node("n1").heartbeat("s1")  # its lease is gone: a fenced step that failed
+    return check(rs)
+
+
+def test_a_finalizer_reconciling_within_the_supervision_lag_is_no_finding():
+    """What a trace's stress recording found (the first version of
+    traces/finalizer-settles-crashed-execution-beside-runner.json): a correct node's finalizer, its
+    reconciliation begun while its lease was live, is still reconciling at the next commit of its node, one
+    tick past the expiry, before its supervision ran. The twin lets it (SupervisionLag 1); the history check
+    inferred the reconciliation at the later commit's clock (not reachable) and required the finalizer to
+    stop by the expiry (a supervision finding): two false rejections of a correct server's log."""
+    ch = _finalizer_reconciling_past_its_lease(1)
+    assert ch.report.ok, render_history(ch)
+
+
+def test_a_finalizer_reconciling_past_the_supervision_lag_is_a_supervision_violation():
+    """The same finalizer at a commit SupervisionLag ticks past its lease: supervision should have stopped it."""
+    ch = _finalizer_reconciling_past_its_lease(2)
+    sup = [f for f in ch.report.violations if f.kind == "supervision"]
+    assert sup and "finalizer of n1" in sup[0].message and "SupervisionLag 1" in sup[0].message, render_history(ch)
+
+
+def test_a_finalizer_reconciling_beside_its_own_runner_is_a_memory_violation():
+    """The widened search (a reconciliation begun at an earlier live lease) still asks the twin's guard: a
+    finalizer that records itself reconciling while its runner still works on the execution is no memory
+    the twin reaches (the finalizer waits for its runner to stop)."""
+    rs = record(CI, [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1"))])
+    memory = rs._memory("n1")
+    memory["fin"]["n1"][0] = "reconciling"
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, memory, 0):
+        rs.world.node("n1").heartbeat("s1")
+    ch = check(rs)
+    assert [f.kind for f in ch.report.violations][:1] == ["memory"] and "reconciling" in \
+        ch.report.violations[0].message, render_history(ch)
+
+
 def test_a_scan_of_a_lease_a_late_heartbeat_extended_is_plausible():
     """What a stress run found: a worker scans an expired claim; the owner's heartbeat, its clock read before
     the expiry, commits after the scan and extends the lease; the worker's compare-and-swap then fails. The
