@@ -55,11 +55,14 @@ def continuity(checker, c: Commit, assts: set) -> None:
             got == want or (kn[0] == "rec" and got.pc == "idle" and want.pc == "scanned"
                             and scan_plausible(checker, want, c.now))
             for kn, got, want in zip(names, k2, target))
+
+    def recorded(sess, e, owner) -> bool:
+        return (sess, e, owner) in checker.last_lease
     frontier, seen = [st], {key(st)}
     for _ in range(MAX_LOCAL_STEPS):
         nxt_frontier = []
         for s in frontier:
-            for s2 in local_steps(cfg, s, names):
+            for s2 in local_steps(cfg, s, names, recorded):
                 k2 = key(s2)
                 if reached(k2):
                     return
@@ -89,8 +92,9 @@ def scan_plausible(checker, w: M.Rec, now: int) -> bool:
     return held is not None and held <= now
 
 
-def local_steps(cfg: M.Config, st: M.State, names):
-    """Steps of the given actors that change only their memory (no commit)."""
+def local_steps(cfg: M.Config, st: M.State, names, recorded=lambda sess, e, owner: False):
+    """Steps of the given actors that change only their memory (no commit); `recorded` says whether the
+    history recorded a claim of an identity (Session, execution, owner)."""
     for kind, n in names:
         if kind in ("run", "fin"):  # Supervise: the node stops its stale actors (in memory, no commit)
             nx = M.Supervise(cfg, st, cfg.nodes.index(n))
@@ -111,7 +115,7 @@ def local_steps(cfg: M.Config, st: M.State, names):
                     yield nx
             if f.pc != "idle" and not M.fenced(st, M.si(cfg, f.sess), f.exec, f.owner):
                 yield st._replace(fin=M._put(st.fin, k, M.FIN_IDLE))  # its own check: its lease is gone
-            yield from _earlier_reconciliation(cfg, st, k)
+            yield from _earlier_reconciliation(cfg, st, k, recorded)
         else:
             k = cfg.recoverers.index(n)
             for fn in (M.RecoveryTakeover, M.RecoveryReconcile, M.RecoveryConvert, M.RecoveryConvertFails,
@@ -136,14 +140,27 @@ def _earlier_conversions(cfg: M.Config, st: M.State, k: int):
         yield st._replace(rec=nx.rec)
 
 
-def _earlier_reconciliation(cfg: M.Config, st: M.State, k: int):
+def _earlier_reconciliation(cfg: M.Config, st: M.State, k: int, recorded):
     """The finalizer's reconciliation commits nothing either: it began at some clock reading between the
-    two commits, possibly while its lease was still live, and the finalizer may still be reconciling at
-    the later one (within SupervisionLag, see `supervision`); its span begun, the durable state kept."""
+    two commits while its lease was live, and the finalizer may still be reconciling at the later one
+    (within SupervisionLag, see `supervision`). By then the claim may even be another's or gone: a paused
+    node whose reading came before its expiry commits after a takeover and conversion (a stress run's
+    history). So the claim is taken as its own exact one at a live lease when the history recorded that
+    identity (`recorded(session, execution, owner)`); its span begun, the durable state kept. The
+    settlement that follows is fenced at its own reading and checked as a commit."""
     f = st.fin[k]
-    if f.pc == "settle":
-        for nx in _at_a_live_lease(cfg, st, f.sess, (M.FinalizerReconcile,), k):
-            yield st._replace(fin=nx.fin, effects=nx.effects)
+    if f.pc != "settle":
+        return
+    s = M.si(cfg, f.sess)
+    c = st.claim[s]
+    if (c.exec, c.owner) != (f.exec, f.owner):
+        if not recorded(f.sess, f.exec, f.owner):
+            return
+        st_then = st._replace(claim=M._put(st.claim, s, c._replace(exec=f.exec, owner=f.owner, phase="cancelling")))
+    else:
+        st_then = st
+    for nx in _at_a_live_lease(cfg, st_then, f.sess, (M.FinalizerReconcile,), k):
+        yield st._replace(fin=nx.fin, effects=nx.effects)
 
 
 def _at_a_live_lease(cfg: M.Config, st: M.State, sess: str, steps, k: int):

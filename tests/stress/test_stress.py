@@ -317,6 +317,31 @@ def test_a_finalizer_reconciling_beside_its_own_runner_is_a_memory_violation():
         ch.report.violations[0].message, render_history(ch)
 
 
+@pytest.mark.parametrize("runner", ["stopped", "acquired"])
+def test_a_paused_finalizer_reconciling_after_a_takeover_is_judged_at_its_own_claim(runner):
+    """What a stress run found (test_every_fault_on_within_the_skew_bound_holds, sqlite): n1's finalizer
+    began reconciling while its lease was live, its node paused, recovery took the claim over and converted
+    it, and n1 then committed a heartbeat read at its clock before the expiry with the finalizer still
+    reconciling. The check looked for the reconciliation at the claim as it stands (gone): a false memory
+    violation. Judged at n1's own recorded claim it is reachable once its runner has stopped; with its
+    runner still at work it is not (the finalizer waits for it)."""
+    steps = [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1")), ("Tick", ()), ("Supervise", ("n1",)),
+             ("Tick", ()), ("RecoveryScan", ("r1", "s1")), ("RecoveryTakeover", ("r1",)),
+             ("RecoveryReconcile", ("r1",)), ("RecoveryConvert", ("r1",))]
+    rs = record(CI, steps)
+    memory = rs._memory("n1")
+    memory["run"]["n1"][0] = runner
+    memory["fin"]["n1"] = ["reconciling", "s1", 1, "n1"]
+    rs.world.clock._now, rs.recorder.process = 0, "n1"  # the paused node's reading, before its lease expired
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, memory, 0):
+        assert not rs.world.node("n1").heartbeat("s1")
+    ch = check(rs)
+    if runner == "stopped":
+        assert ch.report.ok, render_history(ch)
+    else:
+        assert [f.kind for f in ch.report.violations] == ["memory"], render_history(ch)
+
+
 def test_a_scan_of_a_lease_a_late_heartbeat_extended_is_plausible():
     """What a stress run found: a worker scans an expired claim; the owner's heartbeat, its clock read before
     the expiry, commits after the scan and extends the lease; the worker's compare-and-swap then fails. The
