@@ -43,7 +43,9 @@ def test_two_node_processes_with_crashes_and_pauses_validate(pg_server, tmp_path
     assert header["config"]["nodes"] == ["n1", "n2"] and header["config"]["max_exec"] == executions
     body = [json.loads(ln) for ln in text[1:]]
     assert [ln["seq"] for ln in body] == sorted(ln["seq"] for ln in body)
-    assert len({ln["process"] for ln in body if "process" in ln}) >= 3  # a crashed node's next incarnation too
+    # a crashed node's next incarnation committed too (its first may not have, on a loaded machine: seen with
+    # n1#0 and n1#1 killed before their first line, n1#2 and n2#0 committing)
+    assert any(not p.split("@")[0].endswith("#0") for p in {ln["process"] for ln in body if "process" in ln})
     capsys.readouterr()
     assert main(["validate", str(out)]) == 0, capsys.readouterr().out
 
