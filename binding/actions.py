@@ -54,7 +54,12 @@ def _publication_fails(w, params, fault):
         w.provider.decide(runner.execution_id, "end")
     if fault == R.STEP_STARTED_FAILS:
         w.provider.open_fragment(runner.execution_id, False)
-    return runner.fail_next_publication(fault)
+    took = runner.fail_next_publication(fault)
+    if runner.fail_publication:  # the move must spend the fault: left set, the next publication would fail too
+        runner.fail_publication = False
+        raise RuntimeError(f"runner {params[0]}'s move left the publication fault set: its next publication would "
+                           "fail too")
+    return took
 
 
 def wake_item(w: int) -> str:

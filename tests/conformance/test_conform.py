@@ -233,6 +233,34 @@ def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tm
     assert done.returncode == 1 and "fired tool.publish_failed" in done.stdout, done.stdout + done.stderr
 
 
+def test_a_publication_fault_the_server_never_spends_fails(tmp_path, monkeypatch):
+    """The environment's publication fault is the server's to spend: a runner whose failed publication leaves
+    it set fails the walk on both servers (the bundled stand-in re-arms it; the TypeScript mutant keeps
+    publishOk's flag). The example's adapter used to clear the flag after the move, and the mutant passed
+    every check at 100%, as the bundled stand-in did (its binding now asks the same)."""
+    import subprocess
+    import sys
+    from impl.runner import Runner
+    from serverkit import typescript_mutant
+    cfg, _ = X.resolve("tools/max_exec=1")
+    original = Runner._publication_fails
+
+    def never_spent(self):
+        injected = original(self)
+        self.fail_publication = self.fail_publication or injected
+        return injected
+
+    monkeypatch.setattr(Runner, "_publication_fails", never_spent)
+    f = C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure
+    assert f is not None and "left the publication fault set" in f.message, f
+    driver = typescript_mutant(tmp_path, "runner.js",
+                               'this.publisher.failNext = false;\n      throw new PublicationFailed("the transaction failed");',
+                               'throw new PublicationFailed("the transaction failed");')
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
+                           str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "left the publication fault set" in done.stdout, done.stdout + done.stderr
+
+
 def test_which_boundaries_an_edge_may_fire():
     """Each boundary follows its action, and an acquisition's or a reservation's other forms (the registry's
     `also`); no other."""

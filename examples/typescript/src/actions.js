@@ -162,16 +162,18 @@ function decided(w, n, outcome) {
 }
 
 /** The environment's publication fault: the runner's next publication (Tool.Success, Step.Started,
- * Step.Ended) fails as it moves. @param {World} w @param {string} n
- * @param {() => Promise<ActionName | null>} move */
+ * Step.Ended) fails as it moves. The move must spend the fault: a fault left set is an error here, not
+ * cleared (clearing it hid a server that never spends it, whose next publication would fail too).
+ * @param {World} w @param {string} n @param {() => Promise<ActionName | null>} move */
 async function publicationFails(w, n, move) {
   const node = w.node(n);
   node.publisher.failNext = true;
-  try {
-    return await move();
-  } finally {
+  const took = await move();
+  if (node.publisher.failNext) {
     node.publisher.failNext = false;
+    throw new Error(`runner ${n}'s move left the publication fault set: its next publication would fail too`);
   }
+  return took;
 }
 
 /** The provider's stream for the runner's execution opens with a partial fragment (or not); then it moves.
