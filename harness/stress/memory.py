@@ -92,7 +92,7 @@ def scan_plausible(checker, w: M.Rec, now: int) -> bool:
     return held is not None and held <= now
 
 
-def local_steps(cfg: M.Config, st: M.State, names, recorded=lambda sess, e, owner: False):
+def local_steps(cfg: M.Config, st: M.State, names, recorded):
     """Steps of the given actors that change only their memory (no commit); `recorded` says whether the
     history recorded a claim of an identity (Session, execution, owner)."""
     for kind, n in names:

@@ -215,8 +215,6 @@ def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tm
     """An edge may fire only the boundaries that follow its action (harness/conformance/boundaries.py): the
     bundled stand-in and the TypeScript mutant fire tool.publish_failed after StepEndedFails; without the rule the
     walk passes them."""
-    import subprocess
-    import sys
     from harness.conformance import boundaries
     from serverkit import fires_tool_publish_failed_after_every_failed_publication, typescript_mutant
     cfg, _ = X.resolve("tools/max_exec=1")
@@ -228,8 +226,7 @@ def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tm
     assert C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure is None
     driver = typescript_mutant(tmp_path, "runner.js", 'if (pc === "tool_failed") this.failpoints.fire(',
                                "if (true) this.failpoints.fire(")
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
-                           str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    done = _conform_tools_through(driver, tmp_path)
     assert done.returncode == 1 and "fired tool.publish_failed" in done.stdout, done.stdout + done.stderr
 
 
@@ -238,8 +235,6 @@ def test_a_publication_fault_the_server_never_spends_fails(tmp_path, monkeypatch
     it set fails the walk on both servers (the bundled stand-in re-arms it; the TypeScript mutant keeps
     publishOk's flag). The example's adapter used to clear the flag after the move, and the mutant passed
     every check at 100%, as the bundled stand-in did (its binding now asks the same)."""
-    import subprocess
-    import sys
     from impl.runner import Runner
     from serverkit import typescript_mutant
     cfg, _ = X.resolve("tools/max_exec=1")
@@ -256,9 +251,16 @@ def test_a_publication_fault_the_server_never_spends_fails(tmp_path, monkeypatch
     driver = typescript_mutant(tmp_path, "runner.js",
                                'this.publisher.failNext = false;\n      throw new PublicationFailed("the transaction failed");',
                                'throw new PublicationFailed("the transaction failed");')
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
-                           str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    done = _conform_tools_through(driver, tmp_path)
     assert done.returncode == 1 and "left the publication fault set" in done.stdout, done.stdout + done.stderr
+
+
+def _conform_tools_through(driver, tmp_path):
+    """`claimcheck conform --config tools/max_exec=1` through a driver, as a user runs it."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
+                           str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
 
 
 def test_which_boundaries_an_edge_may_fire():

@@ -270,6 +270,14 @@ def test_a_finalizer_outliving_its_lease_is_a_supervision_violation():
     assert sup and sup[0].names == ["NoOverlappingEffects"] and "finalizer of n1" in sup[0].message
 
 
+def _n1_heartbeat(rs: RecordingScheduler, now: int, memory: dict | None = None) -> bool:
+    """n1 commits a heartbeat of s1 at its clock reading `now`, recording `memory` (else its own) as its
+    memory before the step: how these tests put a node's memory before the history check at a chosen time."""
+    rs.world.clock._now, rs.recorder.process = now, "n1"
+    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, memory or rs._memory("n1"), now):
+        return rs.world.node("n1").heartbeat("s1")
+
+
 def _finalizer_reconciling_past_its_lease(commit_at: int) -> Checker:
     """n1's finalizer reconciles its crashed execution of s1 (in memory: the reconciliation commits nothing)
     while its runner works on s2's; the lease runs out (a pause: Grace 1 = SupervisionLag 1), and n1 commits
@@ -279,9 +287,7 @@ def _finalizer_reconciling_past_its_lease(commit_at: int) -> Checker:
     cfg = replace(configs.CONFIGS["rows"], max_exec=2, faults=frozenset({"crash", "pause"}))
     rs = record(cfg, [("Acquire", ("n1", q1)), ("Crash", ("n1",)), ("Acquire", ("n1", q2)),
                       ("CancelRequest", ("n1", "s1")), ("FinalizerReconcile", ("n1",)), ("Tick", ())])
-    rs.world.clock._now = commit_at
-    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, rs._memory("n1"), commit_at):
-        assert not rs.world.node("n1").heartbeat("s1")  # its lease is gone: a fenced step that failed
+    assert not _n1_heartbeat(rs, commit_at)  # its lease is gone: a fenced step that failed
     return check(rs)
 
 
@@ -310,8 +316,7 @@ def test_a_finalizer_reconciling_beside_its_own_runner_is_a_memory_violation():
     rs = record(CI, [("Acquire", ("n1", P1)), ("CancelRequest", ("n1", "s1"))])
     memory = rs._memory("n1")
     memory["fin"]["n1"][0] = "reconciling"
-    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, memory, 0):
-        rs.world.node("n1").heartbeat("s1")
+    _n1_heartbeat(rs, 0, memory)
     ch = check(rs)
     assert [f.kind for f in ch.report.violations][:1] == ["memory"] and "reconciling" in \
         ch.report.violations[0].message, render_history(ch)
@@ -332,9 +337,7 @@ def test_a_paused_finalizer_reconciling_after_a_takeover_is_judged_at_its_own_cl
     memory = rs._memory("n1")
     memory["run"]["n1"][0] = runner
     memory["fin"]["n1"] = ["reconciling", "s1", 1, "n1"]
-    rs.world.clock._now, rs.recorder.process = 0, "n1"  # the paused node's reading, before its lease expired
-    with rs.recorder.step("n1", "Heartbeat", {"n": "n1", "s": "s1"}, memory, 0):
-        assert not rs.world.node("n1").heartbeat("s1")
+    assert not _n1_heartbeat(rs, 0, memory)  # the paused node's reading, before its lease expired
     ch = check(rs)
     if runner == "stopped":
         assert ch.report.ok, render_history(ch)
