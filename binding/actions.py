@@ -81,7 +81,7 @@ IMPL: dict[str, tuple[str, Callable]] = {
     R.PROMOTE_CONTINUATION: (ATTEMPT, lambda w, p: w.node(p[0]).promote(input_id(p[1]))),
     R.CANCEL_REQUEST: (ATTEMPT, lambda w, p: w.node(p[0]).cancel(p[1])),
     R.HEARTBEAT: (ATTEMPT, lambda w, p: w.node(p[0]).heartbeat(p[1]) if p[0] in w.nodes
-                  else w.worker(p[0]).heartbeat()),
+                  else w.worker(p[0]).heartbeat(p[1])),
     R.RECOVERY_SCAN: (ATTEMPT, lambda w, p: w.worker(p[0]).scan(p[1])),
     R.ADMIT: (ATTEMPT, lambda w, p: w.admit(p[0])),
     R.EXACT_RETRY: (ATTEMPT, lambda w, p: w.any_node.inputs.exact_retry(p[0], input_id(p[1]), digest(p[1], p[2]))),

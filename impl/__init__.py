@@ -9,7 +9,7 @@ binding/actions.py holds the whole table (every registry action to its call, che
     ToolStart .. ToolRun         decision picks PublishStepFailed / PublishStepEnded)
     CancelRequest(n, s)        Node.cancel(s)  (Finalizer.request)
     FinalizerReconcile .. Clear Node.finalizer.step()  (reconcile, then the fenced settle, then clear)
-    Heartbeat(k, s)            Node.heartbeat(s) / RecoveryWorker.heartbeat()
+    Heartbeat(k, s)            Node.heartbeat(s) / RecoveryWorker.heartbeat(s)
     Supervise(n)               Node.supervise()  (stops the runner / finalizer whose claim is not its own)
     Tick                       clock.advance(1)
     RecoveryScan(r, s)         RecoveryWorker.scan(s)

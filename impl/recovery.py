@@ -438,10 +438,12 @@ class RecoveryWorker(Actor):
 
     # ------------------------------------------------------------------ lease and steps
 
-    def heartbeat(self) -> Result:
-        """Heartbeat while converting: renew the claim this worker took over."""
+    def heartbeat(self, session_id: str) -> Result:
+        """Heartbeat while converting: renew the claim this worker took over (of `session_id`)."""
         if self.pc not in (CONVERTING, RECONCILED):
             return NotEnabled("worker is not converting")
+        if session_id != self.session_id:
+            return NotEnabled("not the Session this worker converts")
         now = self.ctx.now()
 
         def body(conn):

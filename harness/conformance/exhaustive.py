@@ -23,7 +23,7 @@ from harness.conformance import conform as C
 # pass every named boundary (tests/conformance/test_conform.py checks the union), each a registered
 # configuration with fewer executions or rows where its feature shows without them. `deep`: the two
 # largest gate configurations, whole (the nightly job).
-SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 14,191)
+SMALL = {  # label: (registered configuration, the constants changed), fewest edges first (193 to 20,122)
     "inputs/prompts=1": ("inputs", {"prompts": 1}),  # Admit, ExactRetry, Resume
     "steer/no-faults": ("steer", {"faults": frozenset()}),  # Steer
     "delivery": ("delivery", {}),  # delivery kinds: steer before queue, then age
@@ -41,6 +41,10 @@ SMALL = {  # label: (registered configuration, the constants changed), fewest ed
     "replays": ("replays", {}),  # a reconversion whose lease a pause expired: it changes nothing
     "rows": ("rows", {}),  # two Sessions, the forged recovery row
     "wakestied": ("wakestied", {}),  # tied wake rows: WakeSync, WakeAcquire, WakePromote (each row its Session's)
+    # two recovery workers racing under pauses: a takeover, conversion or heartbeat after the other worker's
+    # takeover or conversion (Lease 2: a live lease short of full, the only one a heartbeat renews; MaxTries 1:
+    # the retry is `retries`'s)
+    "takeovers/max_tries=1/lease=2": ("takeovers", {"max_tries": 1, "lease": 2}),
 }
 PROFILES = {"ci": tuple(SMALL), "deep": ("ci", "sessions")}
 

@@ -62,4 +62,6 @@ def test_a_durable_defect_in_the_processes_fails_validation(pg_server, tmp_path,
     capsys.readouterr()
     assert main(["validate", str(out)]) == 1
     report = capsys.readouterr().out
-    assert "NOT VALID" in report and re.search(r"first unmatched: line \d+: n\d Acquire\(", report), report
+    # the history stays in pytest's base temp for a failure's diagnosis (seen once under load, not reproduced
+    # in 38 runs beside three others: a line other than an Acquire first unmatched)
+    assert "NOT VALID" in report and re.search(r"first unmatched: line \d+: n\d Acquire\(", report), (out, report)

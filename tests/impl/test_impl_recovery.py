@@ -161,10 +161,10 @@ def test_recovery_heartbeat_keeps_its_lease_while_converting():
     abandoned(w)
     w.tick(2)
     r = w.worker()
-    assert isinstance(r.heartbeat(), NotEnabled)
+    assert isinstance(r.heartbeat("s1"), NotEnabled)
     r.takeover("s1")
     w.clock.advance(1)
-    assert r.heartbeat() and w.snap().claims["s1"].lease_expires_at == 5
+    assert r.heartbeat("s1") and w.snap().claims["s1"].lease_expires_at == 5
 
 
 def test_scan_is_bounded_and_run_once_handles_every_row_of_its_window():
