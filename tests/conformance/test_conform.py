@@ -226,7 +226,7 @@ def test_a_boundary_fired_in_another_actions_unit_fails_the_walk(monkeypatch, tm
     assert C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure is None
     driver = typescript_mutant(tmp_path, "runner.js", 'if (pc === "tool_failed") this.failpoints.fire(',
                                "if (true) this.failpoints.fire(")
-    done = _conform_tools_through(driver, tmp_path)
+    done = _conform_through(driver, tmp_path)
     assert done.returncode == 1 and "fired tool.publish_failed" in done.stdout, done.stdout + done.stderr
 
 
@@ -251,15 +251,47 @@ def test_a_publication_fault_the_server_never_spends_fails(tmp_path, monkeypatch
     driver = typescript_mutant(tmp_path, "runner.js",
                                'this.publisher.failNext = false;\n      throw new PublicationFailed("the transaction failed");',
                                'throw new PublicationFailed("the transaction failed");')
-    done = _conform_tools_through(driver, tmp_path)
+    done = _conform_through(driver, tmp_path)
     assert done.returncode == 1 and "left the publication fault set" in done.stdout, done.stdout + done.stderr
 
 
-def _conform_tools_through(driver, tmp_path):
-    """`claimcheck conform --config tools/max_exec=1` through a driver, as a user runs it."""
+def test_a_recovery_worker_renewing_another_workers_claim_fails(tmp_path, monkeypatch):
+    """Every owner's heartbeat is a refusal probe: a recovery worker, still converting a claim the other worker
+    took over from it, that renews the other's lease fails the `ci` profile's two-worker configuration on both
+    servers (the bundled stand-in drops its heartbeat's own-claim test; the TypeScript mutant the owner test),
+    which passed every check while recovery workers' heartbeats were left out of the probes."""
+    from impl.actor import CONVERTING, RECONCILED
+    from impl.recovery import RecoveryWorker
+    from impl.results import NotEnabled
+    from serverkit import typescript_mutant
+    label = "takeovers/max_tries=1/lease=2"
+    cfg, _ = X.resolve(label)
+
+    def renews_any_claim(self, session_id):
+        if self.pc not in (CONVERTING, RECONCILED):
+            return NotEnabled("worker is not converting")
+        now = self.ctx.now()
+
+        def body(conn):
+            claim = self.claims.get(conn, session_id)
+            if claim is None or claim.lease_expires_at - now >= self.ctx.lease_ticks:
+                return NotEnabled("no claim, or its lease is full")
+            return self.claims.heartbeat(conn, claim, now)
+        return self.ctx.db.atomic(body, sessions=[session_id])
+
+    monkeypatch.setattr(RecoveryWorker, "heartbeat", renews_any_claim)
+    f = C.walk(cfg, server=BUNDLED, graph=C.graph_of(cfg)).failure
+    assert f is not None and f.kind == "divergence" and f.message.startswith("probe:") and "Heartbeat('r" in f.message, f
+    driver = typescript_mutant(tmp_path, "recovery.js", "if (!c || c.owner_id !== this.id || ", "if (!c || ")
+    done = _conform_through(driver, tmp_path, label)
+    assert done.returncode == 1 and "the implementation took Heartbeat('r" in done.stdout, done.stdout + done.stderr
+
+
+def _conform_through(driver, tmp_path, config="tools/max_exec=1"):
+    """`claimcheck conform --config CONFIG` through a driver, as a user runs it."""
     import subprocess
     import sys
-    return subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", "tools/max_exec=1", "--sut",
+    return subprocess.run([sys.executable, "-m", "harness.cli", "conform", "--config", config, "--sut",
                            str(driver), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
 
 
