@@ -353,7 +353,8 @@ class NodeProcess:
         if self.worker.pc in ("converting", "reconciled") and t - self.last_beat.get("@worker", 0.0) >= self.beat_every:
             self.last_beat["@worker"] = t
             wid = self.args.worker
-            self.step(wid, R.HEARTBEAT, {"n": wid, "s": self.worker.session_id}, self.worker.heartbeat)
+            self.step(wid, R.HEARTBEAT, {"n": wid, "s": self.worker.session_id},
+                      lambda: self.worker.heartbeat(self.worker.session_id))
             did = True
         for s in list(self.last_beat):
             if s not in busy and s != "@worker":
