@@ -24,7 +24,7 @@ from .context import Context
 from .db import next_id
 from .events import append_event
 from .prepared import run
-from .results import Conflict, Lost, Malformed, NotEnabled, Ok, Result
+from .results import Conflict, Lost, NotEnabled, Ok, Result
 from .schema import claim_t, event_t, input_t as T, recovery_t as RT
 
 
@@ -250,8 +250,9 @@ class InputStore:
         return run(conn, stmt, {"id": input_id}).scalar_one()
 
     def check_continuation(self, conn: Connection, row: InputRow) -> Result:
-        """Recovery may promote this input: a pending continuation whose recovery row is its own
-        (same Session and execution) and names it as the continuation."""
+        """Recovery may promote this input: a pending continuation with a recovery row of its own (same Session
+        and execution), as the twin's PromoteContinuation and the TypeScript example ask; what the row holds is
+        the promotion's validation (`refused_flaw`)."""
         if row.kind != "continuation" or row.state != "pending":
             return NotEnabled(f"input {row.id} is not a pending continuation")
         if self.ctx.has(R.RECOVERY_INPUT_EXCLUDED_EVERYWHERE) and not self.ordinary_selectable(conn, row.id):
@@ -260,10 +261,6 @@ class InputStore:
         rec = run(conn, _RECOVERY_ROW, {"execution": row.src}).mappings().first()
         if rec is None or rec["session_id"] != row.session_id:
             return NotEnabled(f"continuation {row.id} has no recovery row of its Session")
-        if row.id == ids.minted_continuation_id(row.session_id, row.src, ids.continuation_gen(row.id)) and (
-                rec["continuation_input_id"] != row.id or row.id != ids.continuation_id(row.session_id, row.src)):
-            return Malformed(f"recovery row of execution {row.src} names {rec['continuation_input_id']}, "
-                             f"not {row.id}")
         return Ok()
 
     def newest_assistant(self, conn: Connection, session_id: str, execution_id: int) -> str | None:

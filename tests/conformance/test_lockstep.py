@@ -86,7 +86,7 @@ def _every_run(defects):
 LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt": 16,
           "cancellation-quarantine-strands": 12, "conversion-leaves-assistant-open": 12,
           "cancel-trusts-previous-step-memory": 24, "steer-selects-recovery-input": 24,
-          "conversion-retry-mints-new-ids": 20,  # 16 until recovery workers' heartbeats were probed (2026-12-07): a divergence first there
+          "conversion-retry-mints-new-ids": 16,  # found at 12 to 36 since the bundled server promotes a minted continuation as the twin does
           "recovery-reruns-unknown-tool": 16,  # 12 steps at the shortest since RecoveryReconcile (was 11)
           "tool-call-identified-by-step": 18,  # 14 steps at the shortest: call 1 settled, call 2 started, a cancel
           "reconvert-replay-leaves-assistant-open": 28,  # 11 steps at the shortest (a conversion's COMMIT lost): 18 and 24 miss it derandomized, and 30 since recovery workers' heartbeats are probed (their draws change the walk)
