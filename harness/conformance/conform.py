@@ -11,7 +11,7 @@ binding.savepoints; a driver's save, or its path replayed from Init, harness.dri
 enabled action instance applies it on both sides, compares the mapped state with the twin's
 (mapping.diff), checks every action invariant on the mapped edge, and restores; a tree edge leads on to a
 state not yet visited (so each reachable state is visited once, each labelled edge checked once), where
-every state invariant is checked and every refusal probe (lockstep.refusals) must be refused with
+every state invariant is checked and every refusal probe (every_refusal) must be refused with
 nothing changed. The first failure ends the walk; its path is the spanning tree's, so the shortest from
 Init to the failing edge.
 """
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from spec import invariants as I
 from spec import model as M
 
+from harness import registry as R
 from harness.traces.paths import Graph, Step, path_to, tree_ids
 from harness.port import DivergenceError, Saves, Savepoints, Server, World
 from harness.conformance import boundaries
@@ -33,6 +34,14 @@ from harness.conformance.lockstep import refusals
 from harness.conformance.probes import problems as probe_problems
 
 PROGRESS_EVERY = 500  # checked edges between two calls of `progress`
+
+
+def every_refusal(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
+    """The walk's probes: lockstep's `refusals` and recovery workers' heartbeats (the random walks' budgets were
+    sized on `refusals`' pool, and a larger one moved their derandomized draws off several defects)."""
+    taken = {(a, p) for a, p, _n in enabled}
+    return refusals(cfg, st, enabled) + [(R.HEARTBEAT, (r, s)) for r in cfg.recoverers for s in cfg.sessions
+                                         if (R.HEARTBEAT, (r, s)) not in taken]
 
 
 @dataclass
@@ -250,7 +259,7 @@ class _Walk:
         t = self.clock()
         enabled = [(a, p, None) for a, p, _j in self.graph.succ[j]]
         points = self.points
-        probes = list(refusals(cfg, st, enabled))
+        probes = every_refusal(cfg, st, enabled)
         # a driver that carries out many attempts in one request (harness.driver.client): every result at
         # once, each read in order below as if it had been attempted alone
         batch = getattr(self.sched, "attempt_all", None)

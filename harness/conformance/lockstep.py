@@ -424,9 +424,9 @@ def _reason(why: str | None) -> str:
 def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
     """Every attempt (names.ATTEMPTS) the twin does not enable in `st`, except where only the
     model's own bound disables it (execution ids beyond max_exec: the code has no such bound; a standalone
-    promotion with tied wake rows), and a cancel
-    sent to a node that does not own the claim (routing it is the caller's job: ProcessLocalRouting). A
-    heartbeat is probed for every owner, nodes and recovery workers."""
+    promotion with tied wake rows), a cancel
+    sent to a node that does not own the claim (routing it is the caller's job: ProcessLocalRouting),
+    and recovery workers' heartbeats (only the exhaustive walk's: conform.every_refusal)."""
     taken = {(a, p) for a, p, _n in enabled}
     out = []
     if st.nextExec <= cfg.max_exec:  # tied wake rows: a promotion is a recovery wake's (the reviewed code promotes
@@ -435,7 +435,7 @@ def refusals(cfg: M.Config, st: M.State, enabled) -> list[tuple[str, tuple]]:
                 for a in (R.ACQUIRE,) + (() if cfg.wakes_tied else (R.PROMOTE_CONTINUATION,))]
     out += [(R.CANCEL_REQUEST, (node, s)) for node in cfg.nodes for k, s in enumerate(cfg.sessions)
             if not cfg.process_local_routing or st.claim[k].owner == node]
-    out += [(R.HEARTBEAT, (who, s)) for who in cfg.nodes + cfg.recoverers for s in cfg.sessions]
+    out += [(R.HEARTBEAT, (node, s)) for node in cfg.nodes for s in cfg.sessions]
     out += [(R.RECOVERY_SCAN, (r, s)) for r in cfg.recoverers for s in cfg.sessions]
     if cfg.admission:  # a retry by any Session names any id (an input's, a forged one) with either digest
         out += [(R.ADMIT, (s,)) for s in cfg.sessions]

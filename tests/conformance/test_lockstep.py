@@ -89,7 +89,7 @@ LONGER = {"unsupervised-cancel-heartbeat": 12, "step-failed-duplicate-interrupt"
           "conversion-retry-mints-new-ids": 16,  # found at 12 to 36 since the bundled server promotes a minted continuation as the twin does
           "recovery-reruns-unknown-tool": 16,  # 12 steps at the shortest since RecoveryReconcile (was 11)
           "tool-call-identified-by-step": 18,  # 14 steps at the shortest: call 1 settled, call 2 started, a cancel
-          "reconvert-replay-leaves-assistant-open": 28,  # 11 steps at the shortest (a conversion's COMMIT lost): 18 and 24 miss it derandomized, and 30 since recovery workers' heartbeats are probed (their draws change the walk)
+          "reconvert-replay-leaves-assistant-open": 30,  # 11 steps at the shortest (a conversion's COMMIT lost): 18 and 24 miss it derandomized
           "conversion-conflicts-on-own-row": 24}  # 16 steps at the shortest (a lost COMMIT, a pause, the replay, a takeover)
 # the promotion's validation (decision 28): 9 steps at the shortest, and the forge must come before the fair
 # promotion with the one flaw of seven its defect omits: the ci budget (450 derandomized examples) meets some

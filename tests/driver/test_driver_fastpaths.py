@@ -16,7 +16,7 @@ from serverkit import BUNDLED
 
 from test_sut_replay import importable  # noqa: F401 - the fixture puts the clone on the path
 
-LABEL = "steer/no-faults"  # 485 states, 524 edges, 2,949 probes: probes at most states
+LABEL = "steer/no-faults"  # 485 states, 524 edges, 3,434 probes: probes at most states
 PROBED = ("inputs/prompts=1", "exact-retry-ignores-content")  # caught by a refusal probe taken, two steps in
 
 

@@ -19,7 +19,7 @@ from serverkit import BUNDLED
 
 from test_sut_replay import DRIVER, importable  # noqa: F401 - the fixture puts the clone on the path
 
-LABEL = "steer/no-faults"  # 485 states, 524 edges, 2,949 probes: every kind of request, in seconds
+LABEL = "steer/no-faults"  # 485 states, 524 edges, 3,434 probes: every kind of request, in seconds
 
 
 def in_process(**kw) -> Sut:
@@ -81,7 +81,7 @@ def test_conform_command_through_the_subprocess_driver(capsys, tmp_path):
     assert main(["conform", "--config", LABEL, "--sut", DRIVER]) == 0
     out = capsys.readouterr().out
     assert out.startswith("conform against claimcheck bundled implementation")
-    assert "states 485 of 485, edges 524 of 524, probes 2,949" in out and "verdict:    OK, 100%" in out
+    assert "states 485 of 485, edges 524 of 524, probes 3,434" in out and "verdict:    OK, 100%" in out
     assert main(["conform", "--config", LABEL, "--sut", DRIVER, "--mutant", "memory-before-publish",
                  "--out", str(tmp_path)]) == 1
     out = capsys.readouterr().out
