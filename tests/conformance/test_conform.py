@@ -125,7 +125,7 @@ def test_without_state_invariants_an_extended_lease_is_only_a_divergence(monkeyp
 
 
 def test_without_refusal_probes_a_renewal_after_expiry_is_not_caught_by_a_probe(monkeypatch):
-    monkeypatch.setattr(C, "refusals", lambda *a, **k: [])
+    monkeypatch.setattr(C, "every_refusal", lambda *a, **k: [])
     assert _caught("renew-after-expiry") != CAUGHT["renew-after-expiry"][1]
 
 
