@@ -3,7 +3,7 @@ processes over RMI on loopback) gives a local TLC run's state count and safety v
 counterexample trace, and a report saying liveness was not checked; a worker that never connects, or a
 trace local TLC does not confirm, is a clear failure, and no java process outlives a run.
 
-Small configurations only (`heartbeat`, `lag`: a few thousand states); each distributed run starts three
+Small configurations only (`heartbeat`, `rows`: a few thousand states); each distributed run starts three
 JVMs, so these tests take tens of seconds each on a loaded machine."""
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def spawned(monkeypatch):
 
 def test_the_state_count_and_report_of_a_local_run_with_liveness_not_checked(compiler_or_skip, spawned, tmp_path, capsys):
     report = tmp_path / "check.json"
-    code = main(["check", "--engine", "tlc", "--distributed", "--config", "lag", "--json", str(report),
+    code = main(["check", "--engine", "tlc", "--distributed", "--config", "rows", "--json", str(report),
                  "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, out + err
     doc = json.loads(report.read_text())
-    local = tlc.run(configs.get("lag"), liveness=False, workers=1)
+    local = tlc.run(configs.get("rows"), liveness=False, workers=1)
     assert local.verdict == "ok" and doc["verdict"] == "ok" and doc["distinct"] == local.distinct
     assert "  liveness: not checked (TLC's distributed mode checks safety only)" in out.splitlines()
     assert "verdict:   OK, every invariant and property holds" in out and "Refinement" in out
