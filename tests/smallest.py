@@ -27,8 +27,12 @@ def edges(name: str, defect: str | None = None) -> frozenset:
     """The twin's graph of configuration `name` (with `defect` on), as the comparison sees it: canonical keys."""
     from harness.engines.equivalence import twin_graph
     from spec import configs
-    cfg = configs.get(name, defects=[defect] if defect else [])
-    _init, keys, edges_ = twin_graph(cfg)
+    return key_edges(twin_graph(configs.get(name, defects=[defect] if defect else [])))
+
+
+def key_edges(graph) -> frozenset:
+    """A twin_graph's edges between canonical keys."""
+    _init, keys, edges_ = graph
     return frozenset((keys[i], a, keys[j]) for i, a, j in edges_)
 
 
