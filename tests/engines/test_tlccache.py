@@ -35,7 +35,7 @@ def standin(tmp_path, monkeypatch):
     monkeypatch.setattr(tlcgraph, "read", lambda path, key=None: path.read_text())
     monkeypatch.setattr(tlcgraph, "command", lambda cmd, graph: cmd)
 
-    def command(work, cfg_text, workers, extra=()):
+    def command(work, cfg_text, workers, extra=(), quick_jit=False):
         (work / "MC.cfg").write_text(cfg_text)
         return [sys.executable, "-c", STANDIN, str(work), str(count), *map(str, modules)]
     monkeypatch.setattr(tlc, "command", command)
