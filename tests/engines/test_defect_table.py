@@ -52,12 +52,11 @@ def test_tlc_detects_with_the_same_counterexample_length(name, out_dir, tlc_or_s
     w = WITNESSES[name]
     cfg = witness_config(w)
     safety = w.expected[0] not in N.LIVENESS
-    # one TLC worker for a safety headline: with two, TLC's breadth-first order is not strict, and its
-    # counterexample may be a step longer than the shortest (seen on takeover-trusts-scan); on `scans` TLC
-    # with liveness took 1,024 s to the same violation (171 s without)
-    # a safety headline is checked without liveness (TLC checks invariants during its breadth-first search and
-    # liveness only at its end, so the first violation is the same) and on the JVM's first compiler alone
-    # (tlc.QUICK_JIT: a violation within a dozen steps is a small search; 5.5 s -> 2.0 s a run, idle)
+    # a safety headline: one TLC worker (with two, TLC's breadth-first order is not strict, and its counterexample
+    # may be a step longer than the shortest: seen on takeover-trusts-scan), no liveness (TLC checks invariants
+    # during its search and liveness at its end, so the first violation is the same; on `scans` liveness took
+    # 1,024 s to it, 171 s without), the JVM's first compiler alone (tlc.QUICK_JIT: a search of a dozen steps;
+    # 5.5 s -> 2.0 s a run, idle)
     o = run_tlc(cfg, w.config_name, liveness=not safety, out_dir=out_dir, workers=1 if safety else 2,
                 quick_jit=safety)
     w.outcomes["tlc"] = o
