@@ -57,10 +57,11 @@ class TlcRuns:
     twin share the two cores instead of taking turns. Each check is asked for once; a second ask waits."""
 
     def __init__(self, out_dir: Path | None, store: Path | None = None, graphs: tuple[str, ...] | None = None,
-                 *, parallel: int = PARALLEL, workers: int = WORKERS):
+                 *, parallel: int = PARALLEL, workers: int = WORKERS, graph_workers: int = GRAPH_WORKERS):
         self.out_dir, self.store = out_dir, store
         self.graphs = GRAPH_CONFIGS if graphs is None else graphs
         self.workers = workers  # TLC's -workers of each check
+        self.graph_workers = graph_workers  # of a check that writes its graph (the gate's `ci`: two)
         self._futures: dict[tuple[str, bool], Future] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="tlc")
@@ -149,7 +150,7 @@ class TlcRuns:
         return Run(check.Outcome("tlc", name, configs.get(name), reused=True, **kept), graph)
 
     def _workers(self, name: str) -> int:
-        return max(self.workers, GRAPH_WORKERS) if name in self.graphs else self.workers
+        return max(self.workers, self.graph_workers) if name in self.graphs else self.workers
 
     def _run(self, name: str, liveness: bool, progress, entry: tlccache.Entry | None = None) -> Run:
         graph = Path(self._tmp.name) / f"{name}.graph" if name in self.graphs else None

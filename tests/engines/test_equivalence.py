@@ -15,11 +15,11 @@ from spec import model as M
 from spec import names as N
 
 
-def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = True) -> None:
+def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = True, graph_workers: int = 1) -> None:
     """As the gate does it (harness/reports/tlcruns.py): TLC's one check of the configuration (every invariant,
     the refinement, the liveness properties when `liveness`) writes the graph the twin's is compared with, so
     the suite pays for TLC on each configuration once (tlckit.shared_runs)."""
-    runs = tlckit.shared_runs()
+    runs = tlckit.shared_runs(graph_workers)
     c = compare(configs.get(name), tlc_graph=runs.start(name, liveness=liveness))
     assert c.equal, c
     assert c.twin_states == c.tlc_states > at_least and c.twin_edges == c.tlc_edges
@@ -27,19 +27,24 @@ def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = 
     assert o.verdict == "ok" and o.liveness == liveness and o.distinct == c.twin_states, (o.verdict, o.reason)
 
 
-def test_ci_graphs_are_equal_and_tlc_passes_ci(tlc_or_skip):
-    _graphs_are_equal_and_tlc_passes("ci", 50_000)
+# The whole configurations are the gate's (the README's first command compares `ci`'s graphs and checks it on
+# TLC, liveness too) and the deep profile's: `ci` (95,651 states; 278 to 397 s of a loaded CI worker, the
+# suite's longest test) and `leftclaims` (57 s) nightly (spec/README.md, "the test suite's budget, part 2").
+@pytest.mark.deep
+@pytest.mark.parametrize("name", sorted(tlckit.WHOLE))
+def test_the_whole_configurations_graphs_are_equal_and_tlc_passes_them(name, tlc_or_skip):
+    _graphs_are_equal_and_tlc_passes(name, tlckit.WHOLE[name], graph_workers=2)
 
 
-# TLC checks the liveness properties on the gate's configurations in every run, as the gate does; on the
-# feature configurations it checks every invariant and the refinement in every run (its liveness check costs
-# 2-3x: steer 47 s against 17 s, inputs 27 against 13, listeners 23 against 9, measured side by side; wakes'
-# per-row RetryAdvances 85 s) and the liveness properties nightly; the explorer checks every liveness property
-# on them in every run (tests/spec/test_twin.py: 20 s for all of them). `sessions` (156,295 states): its graph
-# and its check are nightly (its TLC liveness check takes minutes); `rows` is the two-Session graph compared in
-# every run.
-TLC_LIVENESS = configs.GATE_CONFIGS
-EVERY_RUN = [c for c in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS if c not in ("ci", "sessions")]
+# TLC checks the liveness properties in every run on two gate configurations, `rows` (two Sessions) and
+# `heartbeat` (renewals); on the others it checks every invariant and the refinement in every run (its
+# liveness check costs 2-3x: steer 47 s against 17 s, inputs 27 against 13, listeners 23 against 9, measured
+# side by side; steps 51 s against about 20; wakes' per-row RetryAdvances 85 s) and the liveness properties
+# nightly; the explorer checks every liveness property on them in every run (tests/spec/test_twin.py), and each
+# liveness property is broken on TLC in every run (tests/engines/test_defect_table.py). `sessions` (156,295
+# states): its graph and its check are nightly.
+TLC_LIVENESS = ("rows", "heartbeat")
+EVERY_RUN = tlckit.COMPARED_EVERY_RUN
 
 
 @pytest.mark.parametrize("name", EVERY_RUN)
@@ -72,11 +77,15 @@ def test_graphs_are_equal_on_sessions(tlc_or_skip):
 # small configuration) TLC wrote in 154 s of a loaded run: nightly (its 4-step counterexample on both engines
 # and `leftclaims`' own graph, 75 s, stay in every run)
 DEEP_GRAPHS = ("scan-window-ignores-fresh-share",)
+# Each defect's TLC override runs in every run once (spec/README.md, "the test suite's budget, part 2"): a
+# defect whose witness breaks a safety invariant in test_defect_table's TLC counterexample, whose graph here
+# (5 to 40 s each, 302 s for all) is nightly; a defect that breaks only liveness properties in its graph here,
+# since TLC breaks each liveness property in every run with one defect only.
+EVERY_RUN_GRAPHS = {d for d, x in N.DEFECTS.items() if all(v in N.LIVENESS for v in x.violates)} - set(DEEP_GRAPHS)
 
 
-@pytest.mark.parametrize("defect", [pytest.param(d, marks=pytest.mark.deep)
-                                    if N.DEFECTS[d].config in configs.SAFETY_ONLY or d in DEEP_GRAPHS else d
-                                    for d in sorted(N.DEFECTS)])
+@pytest.mark.parametrize("defect", [d if d in EVERY_RUN_GRAPHS and N.DEFECTS[d].config not in configs.SAFETY_ONLY
+                                    else pytest.param(d, marks=pytest.mark.deep) for d in sorted(N.DEFECTS)])
 def test_graphs_are_equal_with_each_defect(defect, tlc_or_skip):
     """The twin's graph with the defect is built once, for both questions (it changes the graph; TLC's equals
     it), and first, so that TLC writes a small one on the JVM's first compiler alone (tlc.QUICK_JIT_STATES)."""

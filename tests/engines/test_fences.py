@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import tlckit
 from spec import configs
 from spec import model as M
 from spec import names as N
@@ -30,10 +31,12 @@ def _walk(cfg, taken: set) -> Counter:
 
 
 def test_the_gate_configurations_take_every_action_and_reach_every_branch_the_registry_does_not_explain():
-    """One pass over the gate and feature configurations' graphs: every registry action is taken somewhere,
-    and every fence branch is reached but those the protocol rules out (names.FENCE_UNREACHABLE)."""
+    """One pass over the graphs every run compares on both engines (the gate and feature configurations but
+    `ci` and `leftclaims`, tlckit.COMPARED_EVERY_RUN): every registry action is taken somewhere, and every
+    fence branch is reached but those the protocol rules out (names.FENCE_UNREACHABLE). So the twin = TLC
+    comparisons of every run meet every action and branch; the gate's configurations, a superset, too."""
     taken: set = set()
-    cells = F.table((n, _walk(configs.get(n), taken)) for n in configs.GATE_CONFIGS + configs.FEATURE_CONFIGS)
+    cells = F.table((n, _walk(configs.get(n), taken)) for n in tlckit.COMPARED_EVERY_RUN)
     assert taken == set(N.ACTIONS), f"actions never taken: {set(N.ACTIONS) - taken}"
     assert F.problems(cells) == []
     assert cells["Renew", F.HELD][0] > 0 and cells["Renew", F.EXPIRED][0] > 0

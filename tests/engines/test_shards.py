@@ -12,9 +12,9 @@ from harness.reports import bench
 from spec import configs
 
 COMPARED = configs.GATE_CONFIGS + configs.FEATURE_CONFIGS
-# the two largest (ci 95,651 states, sessions 156,295: 35 s of a worker in every run) nightly; the sharding is
-# the same code on the others, two Sessions included (rows)
-LARGEST = ("ci", "sessions")
+# the largest (ci 95,651 states, sessions 156,295: 35 s of a worker in every run; leftclaims 21 s and steer 13 s
+# of a loaded worker) nightly; the sharding is the same code on the others, two Sessions included (rows)
+LARGEST = ("ci", "sessions", "leftclaims", "steer")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.deep) if n in LARGEST else n for n in COMPARED])
