@@ -132,8 +132,9 @@ def _model_check_result(name: str, o) -> Check:
 def tlc_liveness(serial: bool = False) -> tuple[str, ...]:
     """The configurations whose TLC check includes the liveness properties: `ci`, whose graph twin = TLC
     shows equal to the explorer's (so both engines' liveness verdicts are over one graph). The other gate
-    configurations' TLC liveness runs in every test run (tests/engines/test_equivalence.py), the explorer's
-    in the gate: on two cores it cost the gate about 24 CPU-s of its 300 (issue 34 item 2). `serial`: the
+    configurations' TLC liveness runs in the test suite (tests/engines/test_equivalence.py: `rows` and
+    `heartbeat` in every run, `steps` nightly), the explorer's in the gate: on two cores it cost the gate
+    about 24 CPU-s of its 300 (issue 34 item 2). `serial`: the
     layout before it, liveness on every gate configuration."""
     from harness.reports.tlcruns import GRAPH_CONFIGS
     return configs.GATE_CONFIGS if serial else GRAPH_CONFIGS

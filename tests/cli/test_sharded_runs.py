@@ -1,7 +1,7 @@
 """`--shard K/N` and `claimcheck merge` (harness/shard.py, harness/reports/merge.py, harness/cli/sharded.py): three
 shards of conform, replay and check --profile, run here, merge into what the unsharded run reports; a missing
 shard fails the merge by name; shards that do not belong together are bad input. Small configurations, each
-run in seconds: conform on `rows` and `heartbeat` cut into parts of 300 edges (so a configuration's walk is
+run in seconds: conform on `delivery` and `boundary` (the two smallest, 705 and 730 states) cut into parts of 100 edges (so a configuration's walk is
 split over shards), replay on the committed traces, check on four small configurations with the explorer."""
 
 import json
@@ -13,7 +13,7 @@ from harness.cli import main
 from harness.conformance import parts
 from harness.engines import check
 
-CONFORM = ["conform", "--config", "rows", "--config", "heartbeat"]
+CONFORM = ["conform", "--config", "delivery", "--config", "boundary"]
 REPLAY = ["replay"]
 CHECK = ["check", "--profile", "ci"]
 
@@ -41,19 +41,19 @@ def run_sharded(argv, tmp_path, n=3):
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    monkeypatch.setattr(parts, "MIN_PART_EDGES", 300)
+    monkeypatch.setattr(parts, "MIN_PART_EDGES", 100)
 
 
 def test_three_conform_shards_merge_to_the_unsharded_walk(tmp_path, small_parts, capsys):
     whole, merged, files = run_sharded(CONFORM, tmp_path)
     assert stable(merged) == stable(whole)
     (run,) = merged["runs"]
-    assert run["ok"] and run["covered"] == run["total"] > 3_000 and run["coverage_percent"] == 100.0
-    assert [c["name"] for c in run["stage"]["checks"]] == ["conform rows", "conform heartbeat"]
+    assert run["ok"] and run["covered"] == run["total"] > 1_000 and run["coverage_percent"] == 100.0
+    assert [c["name"] for c in run["stage"]["checks"]] == ["conform delivery", "conform boundary"]
     shards = [json.loads(open(f).read()) for f in files]
     took = [[u for r in s["results"] for u in r["units"]] for s in shards]
     assert all(took) and sorted(sum(took, [])) == sorted(shards[0]["plan"]["units"])  # disjoint, and all of them
-    split = [name for name in ("rows", "heartbeat") if sum(any(u.startswith(name + ":") for u in t) for t in took) > 1]
+    split = [name for name in ("delivery", "boundary") if sum(any(u.startswith(name + ":") for u in t) for t in took) > 1]
     assert split, "no configuration was walked in parts on several shards"
     assert "merge: OK, 100% over all shards" in capsys.readouterr().out
 

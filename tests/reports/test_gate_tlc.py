@@ -1,7 +1,7 @@
 """The gate's TLC runs (harness/reports/tlcruns.py): one TLC run per configuration, whose graph the twin = TLC
 stage compares and whose outcome the TLC stage reports; a comparison that still fails under a change on either
-side; and outcomes reused between gate runs by content, which an edited module misses. On `heartbeat` (5,226
-states) as the only configuration, so each TLC run takes seconds."""
+side; and outcomes reused between gate runs by content, which an edited module misses. On `hosted` (2,002
+states: TLC's check with liveness 9 s, `heartbeat`'s 17) as the only configuration, so each TLC run takes seconds."""
 
 import pytest
 
@@ -13,12 +13,17 @@ from spec import configs
 from spec import model as M
 
 
+SMALL, STATES = "hosted", "2,002"
+# a defect that breaks SMALL on both engines (UnknownNeverReexecuted, 10 steps)
+DEFECT, BROKEN = "reconciliation-skips-hosted-call", "UnknownNeverReexecuted"
+
+
 @pytest.fixture
 def small(monkeypatch):
-    """The gate's TLC stages on `heartbeat` alone; returns the list of configurations TLC actually ran."""
-    monkeypatch.setattr(configs, "GATE_CONFIGS", ("heartbeat",))
+    """The gate's TLC stages on SMALL alone; returns the list of configurations TLC actually ran."""
+    monkeypatch.setattr(configs, "GATE_CONFIGS", (SMALL,))
     monkeypatch.setattr(configs, "FEATURE_CONFIGS", ())
-    monkeypatch.setattr(tlcruns, "GRAPH_CONFIGS", ("heartbeat",))
+    monkeypatch.setattr(tlcruns, "GRAPH_CONFIGS", (SMALL,))
     ran = []
     real = check.run_tlc
 
@@ -36,9 +41,9 @@ def stages(tmp_path, reuse=None):
 
 def test_one_tlc_run_per_configuration_serves_both_stages(tlc_or_skip, small, tmp_path):
     eq, tl = stages(tmp_path)
-    assert eq.status == gate.PASS and "heartbeat: 5,226 states" in eq.detail, eq
+    assert eq.status == gate.PASS and f"{SMALL}: {STATES} states" in eq.detail, eq
     assert tl.status == gate.PASS and "run by twin = TLC" in tl.detail, tl
-    assert small == [("heartbeat", True)]  # one run, the graph written by the check itself
+    assert small == [(SMALL, True)]  # one run, the graph written by the check itself
     assert not eq.reused and not tl.reused
 
 
@@ -56,18 +61,18 @@ def test_the_gate_comparison_fails_when_tlc_is_altered(tlc_or_skip, small, tmp_p
     monkeypatch.setattr(tlc, "MODULES", tlckit.altered_modules(tmp_path))
     eq, tl = stages(tmp_path)
     assert eq.status == tl.status == gate.FAIL and "the spec and the twin disagree" in eq.detail, eq
-    assert small == [("heartbeat", True)]  # the failed run is not run again for the TLC stage
+    assert small == [(SMALL, True)]  # the failed run is not run again for the TLC stage
 
 
 def test_a_violation_in_the_shared_run_fails_both_stages(tlc_or_skip, small, tmp_path, monkeypatch):
     """A graph cut short by a violation is never compared: twin = TLC says why, TLC reports the violation."""
     real = configs.get
-    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != "heartbeat"
-                        else real(name, defects=["heartbeat-extends-lease"]))
+    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != SMALL
+                        else real(name, defects=[DEFECT]))
     eq, tl = stages(tmp_path)
     assert eq.status == gate.FAIL and eq.kind == "GraphUnavailable" and "VIOLATION" in eq.detail, eq
-    assert tl.status == gate.FAIL and "TypeOK" in tl.detail
-    assert small == [("heartbeat", True)]
+    assert tl.status == gate.FAIL and BROKEN in tl.detail
+    assert small == [(SMALL, True)]
 
 
 def test_outcomes_are_reused_by_content_and_an_edited_module_misses(tlc_or_skip, small, tmp_path, monkeypatch, capsys):
@@ -84,7 +89,7 @@ def test_outcomes_are_reused_by_content_and_an_edited_module_misses(tlc_or_skip,
     again = stages(tmp_path, reuse=store)
     assert len(small) == 1, "the second gate run ran TLC again"
     assert all(r.status == gate.PASS and r.reused for r in again), again
-    assert "TLC's side reused" in again[0].detail and "heartbeat: 5,226 states" in again[0].detail
+    assert "TLC's side reused" in again[0].detail and f"{SMALL}: {STATES} states" in again[0].detail
     text = gate.summary(again)
     assert "gate: reused from an earlier gate run" in text and "TLC (reused)" in text and "twin = TLC (TLC's side reused)" in text
     modules[0].write_text(modules[0].read_text() + "\n\\* edited\n")
@@ -95,8 +100,8 @@ def test_outcomes_are_reused_by_content_and_an_edited_module_misses(tlc_or_skip,
 
 def test_a_violation_is_never_stored(tlc_or_skip, small, tmp_path, monkeypatch):
     real = configs.get
-    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != "heartbeat"
-                        else real(name, defects=["heartbeat-extends-lease"]))
+    monkeypatch.setattr(configs, "get", lambda name, **kw: real(name, **kw) if kw or name != SMALL
+                        else real(name, defects=[DEFECT]))
     stages(tmp_path, reuse=tmp_path / "store")
     stages(tmp_path, reuse=tmp_path / "store")
     assert len(small) == 2 and not list((tmp_path / "store").glob("*.json"))
