@@ -202,6 +202,7 @@ def run_in(cfg: M.Config, work: Path, cmd: list[str], *, timeout: float | None =
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()  # a run stopped mid-output (a timeout) leaves the pipe for the GC to warn about
     out = "".join(chunks)
     res = parse_output(cfg, out)
     res.exit_code = code
