@@ -100,9 +100,9 @@ def shared_runs(graph_workers: int = 1):
     from harness.reports import tlcruns
     from spec import configs
     store = os.environ.get(tlccache.ENV)
-    # one TLC worker on the JVM's first compiler: beside the other xdist worker that used least CPU on the
-    # every-run configurations (measured side by side, CPU seconds, two workers and both compilers against
-    # one and C1: heartbeat with liveness 30.9 / 27.2, steer 36.3 / 31.1, toolpauses 27.6 / 20.8; but steps with
-    # liveness 77 / 103, whose liveness check is nightly); the whole configurations (nightly) ask for two
+    # one TLC worker on the JVM's first compiler for a safety check: beside the other xdist worker that used
+    # least CPU (measured side by side, CPU seconds, two workers and both compilers against one and C1: steer
+    # 36.3 / 31.1, toolpauses 27.6 / 20.8); a check with liveness keeps two (tlcruns.TlcRuns._workers); the
+    # whole configurations (nightly) ask for two
     return tlcruns.TlcRuns(None, Path(store) if store else None,
                            graphs=configs.GATE_CONFIGS + configs.FEATURE_CONFIGS, graph_workers=graph_workers)
