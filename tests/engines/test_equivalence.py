@@ -1,6 +1,7 @@
 """Twin equivalence: TLC's full state graph (written by TLC as it runs: harness/engines/tlcgraph.py) equals the
-twin's, for every gate configuration (the correct protocol) and for each defect on its witness configuration;
-and the comparison fails when one guard is weakened on one side only, the twin's or TLC's."""
+twin's, for every gate and feature configuration (the correct protocol; `ci` and `leftclaims` nightly) and for
+each defect (in every run those that break only liveness properties); and the comparison fails when one guard is
+weakened on one side only, the twin's or TLC's."""
 
 import pytest
 
@@ -75,7 +76,7 @@ def test_graphs_are_equal_on_sessions(tlc_or_skip):
 # a defect no small configuration reaches, whose witness has millions of states (configs.SAFETY_ONLY), and
 # scan-window-ignores-fresh-share, whose graph on `leftclaims` (three Sessions, a window of two: the largest
 # small configuration) TLC wrote in 154 s of a loaded run: nightly (its 4-step counterexample on both engines
-# and `leftclaims`' own graph, 75 s, stay in every run)
+# stays in every run; `leftclaims`' own graph is nightly too since part 2)
 DEEP_GRAPHS = ("scan-window-ignores-fresh-share",)
 # Each defect's TLC override runs in every run once (spec/README.md, "the test suite's budget, part 2"): a
 # defect whose witness breaks a safety invariant in test_defect_table's TLC counterexample, whose graph here
