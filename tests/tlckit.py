@@ -83,14 +83,13 @@ def small_configs() -> tuple[str, ...]:
 # the configurations whose twin and TLC graphs every run compares (tests/engines/test_equivalence.py): the gate's
 # and the feature configurations but the whole ones, which are the gate's and the deep profile's (spec/README.md,
 # "the test suite's budget, part 2"); together they take every action and reach every fence branch
-# (tests/engines/test_fences.py)
-# (`sessions`, 156,295 states, is neither: its graphs are compared nightly)
+# (tests/engines/test_fences.py); `sessions` (156,295 states) is compared nightly on its own
 WHOLE = {"ci": 50_000, "leftclaims": 500}  # the least number of states each has
 COMPARED_EVERY_RUN = tuple(c for c in _configs.GATE_CONFIGS + _configs.FEATURE_CONFIGS if c not in (*WHOLE, "sessions"))
 
 
-@functools.lru_cache(maxsize=2)
-def shared_runs(graph_workers: int = 1):
+@functools.lru_cache(maxsize=1)
+def shared_runs():
     """The suite's one TLC check per configuration (every invariant, the liveness properties, the
     refinement), writing its state graph for the twin = TLC comparison, as the gate's run of `ci` does;
     stored in the run's cache (tests/conftest.py), so each check runs once across the xdist workers."""
@@ -102,7 +101,6 @@ def shared_runs(graph_workers: int = 1):
     store = os.environ.get(tlccache.ENV)
     # one TLC worker on the JVM's first compiler for a safety check: beside the other xdist worker that used
     # least CPU (measured side by side, CPU seconds, two workers and both compilers against one and C1: steer
-    # 36.3 / 31.1, toolpauses 27.6 / 20.8); a check with liveness keeps two (tlcruns.TlcRuns._workers); the
-    # whole configurations (nightly) ask for two
+    # 36.3 / 31.1, toolpauses 27.6 / 20.8); a check with liveness keeps two (tlcruns.TlcRuns._workers)
     return tlcruns.TlcRuns(None, Path(store) if store else None,
-                           graphs=configs.GATE_CONFIGS + configs.FEATURE_CONFIGS, graph_workers=graph_workers)
+                           graphs=configs.GATE_CONFIGS + configs.FEATURE_CONFIGS, graph_workers=1)

@@ -16,11 +16,11 @@ from spec import model as M
 from spec import names as N
 
 
-def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = True, graph_workers: int = 1) -> None:
+def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = True) -> None:
     """As the gate does it (harness/reports/tlcruns.py): TLC's one check of the configuration (every invariant,
     the refinement, the liveness properties when `liveness`) writes the graph the twin's is compared with, so
     the suite pays for TLC on each configuration once (tlckit.shared_runs)."""
-    runs = tlckit.shared_runs(graph_workers)
+    runs = tlckit.shared_runs()
     c = compare(configs.get(name), tlc_graph=runs.start(name, liveness=liveness))
     assert c.equal, c
     assert c.twin_states == c.tlc_states > at_least and c.twin_edges == c.tlc_edges
@@ -34,7 +34,7 @@ def _graphs_are_equal_and_tlc_passes(name: str, at_least: int, liveness: bool = 
 @pytest.mark.deep
 @pytest.mark.parametrize("name", sorted(tlckit.WHOLE))
 def test_the_whole_configurations_graphs_are_equal_and_tlc_passes_them(name, tlc_or_skip):
-    _graphs_are_equal_and_tlc_passes(name, tlckit.WHOLE[name], graph_workers=2)
+    _graphs_are_equal_and_tlc_passes(name, tlckit.WHOLE[name])
 
 
 # TLC checks the liveness properties in every run on two gate configurations, `rows` (two Sessions) and
